@@ -1,0 +1,58 @@
+use std::io;
+use std::path::PathBuf;
+
+/// Errors of input discovery, reading and output commit. Every variant names the path involved.
+#[derive(Debug, thiserror::Error)]
+pub enum IoError {
+    /// An input path or glob matched nothing.
+    #[error("input path does not exist: {path}")]
+    InputNotFound {
+        /// The path or pattern as the user gave it.
+        path: PathBuf,
+    },
+    /// A glob pattern is malformed.
+    #[error("invalid input pattern {pattern:?}: {detail}")]
+    BadPattern {
+        /// The pattern.
+        pattern: String,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// Reading (or listing, or opening) a path failed.
+    #[error("cannot read {path}: {source}")]
+    Read {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+    /// A compressed input could not be decoded.
+    #[error("cannot decompress {path} ({codec}) near uncompressed byte {offset}: {source}")]
+    Decompress {
+        /// The compressed file.
+        path: PathBuf,
+        /// Its codec name.
+        codec: &'static str,
+        /// Uncompressed bytes successfully read before the failure.
+        offset: u64,
+        /// The decoder's error.
+        #[source]
+        source: io::Error,
+    },
+    /// The output directory exists already; sluice never overwrites results.
+    #[error("output directory {path} already exists")]
+    OutputExists {
+        /// The output directory.
+        path: PathBuf,
+    },
+    /// Creating, writing or renaming output failed.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        /// The file or directory.
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
+}

@@ -1,0 +1,24 @@
+//! Getting bytes in and out of a sluice job on local files.
+//!
+//! # Brief overview
+//!
+//! * [`discover_inputs`] turns the user's `--input` arguments (files, directories, globs) into a
+//!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
+//! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain files, whole files for
+//!   compressed ones.
+//! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics.
+//! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
+//!   place only when the job succeeds, then writes `_SUCCESS`.
+#![forbid(unsafe_code)]
+
+mod error;
+mod input;
+mod line;
+mod output;
+mod split;
+
+pub use error::IoError;
+pub use input::{discover_inputs, Compression, InputFile};
+pub use line::LineReader;
+pub use output::OutputCommitter;
+pub use split::{plan_splits, Split};
