@@ -1,1 +1,239 @@
-fn main() {}
+//! `sluice`: run MapReduce jobs natively on one machine.
+//!
+//! This binary only parses arguments, shows progress and reports; the work is done by
+//! `sluice-exec`. Errors are printed with their whole chain of context, and the exit status is
+//! 0 on success, 1 when a job fails, 2 for usage errors.
+
+mod gen;
+mod progress;
+mod size;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use clap::{Args, Parser, Subcommand};
+use sluice_exec::{jobs, run_job, Job, JobConfig, JobReport, JobStatus};
+use sluice_format::Codec;
+
+use crate::size::{human_bytes, parse_size};
+
+/// A native MapReduce engine: runs Hadoop-style jobs on one machine, fast, within a memory budget.
+#[derive(Parser)]
+#[command(name = "sluice", version, propagate_version = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a built-in job.
+    #[command(subcommand)]
+    Run(RunJob),
+    /// Generate deterministic test data.
+    #[command(subcommand)]
+    Gen(GenData),
+}
+
+#[derive(Subcommand)]
+enum RunJob {
+    /// Count words, split exactly as Hadoop's WordCount does (on space, tab, newline, carriage
+    /// return and form feed; no other byte separates words). Output: `word<TAB>count` lines
+    /// sorted by word bytes.
+    Wordcount(CommonArgs),
+    /// Count every match of a regular expression, like Hadoop's Grep example. Output: one file of
+    /// `count<TAB>match` lines by decreasing count, ties by match bytes.
+    Grep {
+        /// The regular expression (Rust regex syntax, matched against the bytes of each line).
+        #[arg(long, short = 'e')]
+        pattern: String,
+        /// Count this capture group instead of the whole match.
+        #[arg(long, default_value_t = 0)]
+        group: usize,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
+    /// Sort `key<TAB>value` lines by key (bytes before the first tab; a line without a tab is
+    /// all key). Lines are output unchanged; equal keys keep input order.
+    Sort(CommonArgs),
+    /// For each word, list the input files that contain it. Output: `word<TAB>path,path,...`
+    /// with paths sorted and distinct.
+    Invertedindex(CommonArgs),
+}
+
+/// Options every job takes.
+#[derive(Args)]
+struct CommonArgs {
+    /// Input files, directories (read recursively; names starting with `_` or `.` are skipped)
+    /// or glob patterns. Repeat or separate with commas.
+    #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',')]
+    input: Vec<PathBuf>,
+    /// Output directory; must not exist. Written atomically: it appears, with `_SUCCESS`, only
+    /// if the job succeeds.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Number of reduce partitions (part files).
+    #[arg(long, short = 'r', default_value_t = 1)]
+    reducers: usize,
+    /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk.
+    #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
+    memory: u64,
+    /// Worker threads [default: number of cores].
+    #[arg(long, short = 't')]
+    threads: Option<usize>,
+    /// Largest input split (bytes of a file one map task reads).
+    #[arg(long, default_value = "32MiB", value_parser = parse_size_arg)]
+    split_size: u64,
+    /// Compression of spill files: none, lz4 or zstd[:LEVEL].
+    #[arg(long, default_value = "lz4")]
+    spill_codec: Codec,
+    /// Directory for spill files [default: beside the output directory].
+    #[arg(long)]
+    spill_dir: Option<PathBuf>,
+    /// Write the counters and timings as JSON to this file.
+    #[arg(long)]
+    report: Option<PathBuf>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+#[derive(Subcommand)]
+enum GenData {
+    /// A text corpus: lines of words drawn from a Zipf-distributed vocabulary.
+    Text {
+        /// Total size, e.g. 1GiB (whole lines: files end at the first line past their share).
+        #[arg(long, value_parser = parse_size_arg)]
+        size: u64,
+        /// Output directory; must not exist.
+        #[arg(long, short = 'o')]
+        output: PathBuf,
+        /// Number of files [default: one per 64 MiB, at least 1].
+        #[arg(long)]
+        files: Option<usize>,
+        /// Seed: the same seed, size and file count give the same bytes.
+        #[arg(long, default_value_t = 42)]
+        seed: u64,
+        /// Print nothing but errors.
+        #[arg(long, short = 'q')]
+        quiet: bool,
+    },
+}
+
+fn parse_size_arg(text: &str) -> Result<u64, String> {
+    parse_size(text)
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("sluice: error: {error:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Run(job) => run_builtin(job),
+        Command::Gen(GenData::Text {
+            size,
+            output,
+            files,
+            seed,
+            quiet,
+        }) => {
+            let files = files.unwrap_or_else(|| (size.div_ceil(64 << 20)).max(1) as usize);
+            let started = std::time::Instant::now();
+            let written = gen::generate_text(&output, size, files, seed, default_threads())?;
+            if !quiet {
+                eprintln!(
+                    "sluice: wrote {} in {files} file(s) to {} in {:.2} s",
+                    human_bytes(written),
+                    output.display(),
+                    started.elapsed().as_secs_f64()
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn run_builtin(job: RunJob) -> Result<()> {
+    let (job, common) = match job {
+        RunJob::Wordcount(c) => (jobs::wordcount(c.reducers), c),
+        RunJob::Grep {
+            pattern,
+            group,
+            common,
+        } => {
+            let regex = regex::bytes::Regex::new(&pattern)
+                .with_context(|| format!("invalid --pattern {pattern:?}"))?;
+            if group > regex.captures_len() - 1 {
+                anyhow::bail!(
+                    "--group {group} but the pattern has only {} capture group(s)",
+                    regex.captures_len() - 1
+                );
+            }
+            (jobs::grep(regex, group, common.reducers), common)
+        }
+        RunJob::Sort(c) => (jobs::sort(c.reducers), c),
+        RunJob::Invertedindex(c) => (jobs::inverted_index(c.reducers), c),
+    };
+    execute(&job, &common)
+}
+
+fn execute(job: &Job, args: &CommonArgs) -> Result<()> {
+    if args.reducers == 0 {
+        anyhow::bail!("--reducers must be at least 1");
+    }
+    let memory = usize::try_from(args.memory).context("--memory is too large")?;
+    let mut config = JobConfig::new(args.input.clone(), args.output.clone())
+        .with_memory(memory)
+        .with_threads(args.threads.unwrap_or_else(default_threads))
+        .with_split_size(args.split_size)
+        .with_spill_codec(args.spill_codec);
+    if let Some(dir) = &args.spill_dir {
+        config = config.with_spill_parent(dir.clone());
+    }
+    let status = Arc::new(JobStatus::default());
+    {
+        let status = Arc::clone(&status);
+        // A second Ctrl-C while the job winds down is left to the default handling by ctrlc.
+        ctrlc::set_handler(move || status.cancel()).context("cannot install the Ctrl-C handler")?;
+    }
+    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let result = run_job(job, &config, Arc::clone(&status));
+    display.stop();
+    let report = result
+        .map_err(|e| match e {
+            sluice_exec::ExecError::Cancelled => anyhow::anyhow!("job {} was interrupted", job.name),
+            other => anyhow::Error::new(other),
+        })
+        .with_context(|| format!("job {} failed; no output was written", job.name))?;
+    if let Some(path) = &args.report {
+        write_report(path, &report)?;
+    }
+    if !args.quiet {
+        progress::print_summary(&report);
+    }
+    Ok(())
+}
+
+fn write_report(path: &std::path::Path, report: &JobReport) -> Result<()> {
+    let mut json = serde_json::to_value(report).context("cannot serialise the report")?;
+    if let (Some(obj), Some(rss)) = (json.as_object_mut(), progress::peak_rss_bytes()) {
+        obj.insert("peak_rss_bytes".into(), rss.into());
+    }
+    let text = serde_json::to_string_pretty(&json).context("cannot serialise the report")?;
+    std::fs::write(path, text + "\n")
+        .with_context(|| format!("cannot write report {}", path.display()))
+}

@@ -1,5 +1,14 @@
-use std::fs::File;
-use std::path::{Path, PathBuf};
+//! Atomic job output.
+//!
+//! Like Hadoop's `FileOutputCommitter`, a job's output either appears complete, with `_SUCCESS`,
+//! or not at all: readers that wait for the output directory (or for `_SUCCESS`) never see half a
+//! result. Part files are written into a hidden temporary sibling of the output directory, which
+//! is synced and renamed into place in one step; `rename` within one directory is atomic.
+
+use std::ffi::OsString;
+use std::fs::{self, File};
+use std::io;
+use std::path::{Component, Path, PathBuf};
 
 use crate::IoError;
 
@@ -12,16 +21,44 @@ use crate::IoError;
 pub struct OutputCommitter {
     final_dir: PathBuf,
     temp_dir: PathBuf,
+    /// Set once the temporary directory is no longer ours to remove.
+    finished: bool,
 }
 
 impl OutputCommitter {
     /// Prepares to write `output`.
     ///
+    /// Missing parent directories of `output` are created (as Hadoop does).
+    ///
     /// # Errors
-    /// [`IoError::OutputExists`] if `output` exists (file or directory); [`IoError::Write`] if the
-    /// temporary directory cannot be created (e.g. the parent directory is missing or read-only).
+    /// [`IoError::OutputExists`] if `output` exists (file, directory, or even a dangling symbolic
+    /// link); [`IoError::Write`] if the parent or the temporary directory cannot be created (e.g.
+    /// the parent is read-only, or a temporary directory of this process already exists).
     pub fn create(output: &Path) -> Result<OutputCommitter, IoError> {
-        todo!("{}", output.display())
+        if exists(output).map_err(|source| write_error(output, source))? {
+            return Err(IoError::OutputExists {
+                path: output.to_path_buf(),
+            });
+        }
+        let Some(name) = output.file_name() else {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "output path has no name");
+            return Err(write_error(output, source));
+        };
+        let parent = match output.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => parent,
+            _ => Path::new("."),
+        };
+        fs::create_dir_all(parent).map_err(|source| write_error(parent, source))?;
+        let mut temp_name = OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".sluice-tmp-{}", std::process::id()));
+        let temp_dir = parent.join(temp_name);
+        fs::create_dir(&temp_dir).map_err(|source| write_error(&temp_dir, source))?;
+        Ok(OutputCommitter {
+            final_dir: output.to_path_buf(),
+            temp_dir,
+            finished: false,
+        })
     }
 
     /// The directory the part files are written into until commit.
@@ -36,10 +73,21 @@ impl OutputCommitter {
 
     /// Creates (truncating) a file named `name` in the temporary directory.
     ///
+    /// `name` must be a plain file name (no `/`, not `.` or `..`).
+    ///
     /// # Errors
     /// [`IoError::Write`] naming the file.
     pub fn create_file(&self, name: &str) -> Result<File, IoError> {
-        todo!("{name}")
+        let path = self.temp_dir.join(name);
+        let mut components = Path::new(name).components();
+        let plain = matches!(components.next(), Some(Component::Normal(_)))
+            && components.next().is_none()
+            && !name.contains('/');
+        if !plain {
+            let source = io::Error::new(io::ErrorKind::InvalidInput, "not a plain file name");
+            return Err(write_error(&path, source));
+        }
+        File::create(&path).map_err(|source| write_error(&path, source))
     }
 
     /// Syncs the part files, renames the temporary directory to the output path and writes
@@ -48,7 +96,114 @@ impl OutputCommitter {
     /// # Errors
     /// [`IoError::OutputExists`] if the output appeared meanwhile; [`IoError::Write`] otherwise. On
     /// error nothing is left at the output path.
-    pub fn commit(self) -> Result<PathBuf, IoError> {
-        todo!()
+    pub fn commit(mut self) -> Result<PathBuf, IoError> {
+        sync_tree(&self.temp_dir)?;
+        if exists(&self.final_dir).map_err(|source| write_error(&self.final_dir, source))? {
+            return Err(self.output_exists());
+        }
+        if let Err(source) = fs::rename(&self.temp_dir, &self.final_dir) {
+            // Renaming a directory replaces an empty one, fails on anything else.
+            return Err(match exists(&self.final_dir) {
+                Ok(true) => self.output_exists(),
+                _ => write_error(&self.final_dir, source),
+            });
+        }
+        self.finished = true;
+        if let Err(e) = self.finish_committed() {
+            let _ = fs::remove_dir_all(&self.final_dir);
+            return Err(e);
+        }
+        Ok(self.final_dir.clone())
+    }
+
+    /// Removes the temporary directory and everything written into it, reporting failures (a
+    /// plain drop does the same silently).
+    ///
+    /// # Errors
+    /// [`IoError::Write`] naming the temporary directory.
+    pub fn abort(mut self) -> Result<(), IoError> {
+        self.finished = true;
+        match fs::remove_dir_all(&self.temp_dir) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(write_error(&self.temp_dir, e)),
+            _ => Ok(()),
+        }
+    }
+
+    fn output_exists(&self) -> IoError {
+        IoError::OutputExists {
+            path: self.final_dir.clone(),
+        }
+    }
+
+    /// Writes `_SUCCESS` into the renamed directory and makes the result durable.
+    fn finish_committed(&self) -> Result<(), IoError> {
+        let success = self.final_dir.join("_SUCCESS");
+        let file = File::create(&success).map_err(|source| write_error(&success, source))?;
+        file.sync_all()
+            .map_err(|source| write_error(&success, source))?;
+        sync_dir(&self.final_dir)?;
+        match self.final_dir.parent() {
+            Some(parent) if !parent.as_os_str().is_empty() => sync_dir(parent),
+            _ => sync_dir(Path::new(".")),
+        }
+    }
+}
+
+impl Drop for OutputCommitter {
+    fn drop(&mut self) {
+        if !self.finished {
+            let _ = fs::remove_dir_all(&self.temp_dir);
+        }
+    }
+}
+
+fn write_error(path: &Path, source: io::Error) -> IoError {
+    IoError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Whether anything (even a dangling symbolic link) is at `path`.
+fn exists(path: &Path) -> io::Result<bool> {
+    match fs::symlink_metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
+/// Syncs every regular file below `dir`, then `dir` itself.
+fn sync_tree(dir: &Path) -> Result<(), IoError> {
+    let entries = fs::read_dir(dir).map_err(|source| write_error(dir, source))?;
+    for entry in entries {
+        let entry = entry.map_err(|source| write_error(dir, source))?;
+        let path = entry.path();
+        let kind = entry
+            .file_type()
+            .map_err(|source| write_error(&path, source))?;
+        if kind.is_dir() {
+            sync_tree(&path)?;
+        } else if kind.is_file() {
+            File::open(&path)
+                .and_then(|file| file.sync_all())
+                .map_err(|source| write_error(&path, source))?;
+        }
+    }
+    sync_dir(dir)
+}
+
+/// Syncs a directory's entries. File systems that cannot sync directories are tolerated.
+fn sync_dir(dir: &Path) -> Result<(), IoError> {
+    match File::open(dir).and_then(|d| d.sync_all()) {
+        Err(e)
+            if !matches!(
+                e.kind(),
+                io::ErrorKind::InvalidInput | io::ErrorKind::Unsupported
+            ) =>
+        {
+            Err(write_error(dir, e))
+        }
+        _ => Ok(()),
     }
 }

@@ -1,1 +1,23 @@
-//! (being written)
+//! Sorting and merging of key/value records, all keys compared as unsigned bytes (the order of
+//! Hadoop's `Text`).
+//!
+//! # Brief overview
+//!
+//! * [`RecordBuffer`]: the map side's in-memory store. Records are appended into large blocks;
+//!   a compact fixed-size index entry per record (partition, 8-byte normalised key prefix,
+//!   location) is what gets sorted, so sorting moves 32-byte entries, never the records.
+//! * [`SortedCursor`]: anything that yields records in key order one at a time — a spill file
+//!   segment, an in-memory run ([`BytesCursor`]), or a [`Merger`] of other cursors.
+//! * [`Merger`]: a k-way merge over cursors with a tournament tree; equal keys come out in the
+//!   order of their sources, which keeps the whole pipeline stable.
+#![forbid(unsafe_code)]
+
+mod buffer;
+mod cursor;
+mod merge;
+mod prefix;
+
+pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
+pub use cursor::{BytesCursor, SortedCursor};
+pub use merge::Merger;
+pub use prefix::normalized_prefix;

@@ -1,0 +1,127 @@
+//! What the user sees while and after a job runs: a progress bar on a terminal, then counters.
+
+use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use indicatif::{ProgressBar, ProgressStyle};
+use sluice_exec::{JobReport, JobStatus, Phase};
+
+use crate::size::human_bytes;
+
+/// A progress bar refreshed from the job's status by a background thread.
+pub(crate) struct Display {
+    stop: Option<(Arc<std::sync::atomic::AtomicBool>, JoinHandle<()>)>,
+}
+
+impl Display {
+    /// Starts the display if stderr is a terminal and `quiet` is not set.
+    pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
+        if quiet || !std::io::stderr().is_terminal() {
+            return Display { stop: None };
+        }
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = Arc::clone(&done);
+        let handle = std::thread::spawn(move || refresh(&status, &flag));
+        Display {
+            stop: Some((done, handle)),
+        }
+    }
+
+    /// Stops and clears the bar.
+    pub(crate) fn stop(self) {
+        if let Some((done, handle)) = self.stop {
+            done.store(true, Ordering::Relaxed);
+            let _ = handle.join();
+        }
+    }
+}
+
+fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
+    let bar = ProgressBar::new(0);
+    let bytes_style = ProgressStyle::with_template(
+        "{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
+    )
+    .unwrap_or_else(|_| ProgressStyle::default_bar())
+    .progress_chars("=> ");
+    let tasks_style = ProgressStyle::with_template("{prefix:>7} [{bar:40}] {pos}/{len} partitions")
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ");
+    let mut shown = None;
+    while !done.load(Ordering::Relaxed) {
+        let phase = status.phase();
+        if shown != Some(phase) {
+            shown = Some(phase);
+            bar.reset();
+            match phase {
+                Phase::Map => {
+                    bar.set_style(bytes_style.clone());
+                    bar.set_prefix("map");
+                }
+                _ => {
+                    bar.set_style(tasks_style.clone());
+                    bar.set_prefix(format!("{phase:?}").to_lowercase());
+                }
+            }
+        }
+        match phase {
+            Phase::Map => {
+                bar.set_length(status.input_bytes_total.load(Ordering::Relaxed));
+                bar.set_position(status.counters.map_input_bytes.load(Ordering::Relaxed));
+            }
+            _ => {
+                bar.set_length(status.tasks_total.load(Ordering::Relaxed));
+                bar.set_position(status.tasks_done.load(Ordering::Relaxed));
+            }
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    bar.finish_and_clear();
+}
+
+/// Prints the job's counters and timings to stderr, Hadoop style.
+pub(crate) fn print_summary(report: &JobReport) {
+    let phases: Vec<String> = report
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
+        .collect();
+    eprintln!(
+        "sluice: job {} done in {:.2} s ({}); output in {}",
+        report.job,
+        report.wall_seconds,
+        phases.join(", "),
+        report.output.display()
+    );
+    eprintln!(
+        "  input files={} splits={} reducers={} threads={} memory budget={} peak reserved={}",
+        report.input_files,
+        report.splits,
+        report.reducers,
+        report.threads,
+        human_bytes(report.memory_budget as u64),
+        human_bytes(report.peak_memory_reserved as u64),
+    );
+    if report.forced_memory > 0 {
+        eprintln!(
+            "  warning: {} beyond the budget were needed for records larger than it",
+            human_bytes(report.forced_memory as u64)
+        );
+    }
+    for (name, value) in report.counters.entries() {
+        eprintln!("  {name}={value}");
+    }
+    if let Some(rss) = peak_rss_bytes() {
+        eprintln!("  peak resident memory={}", human_bytes(rss));
+    }
+}
+
+/// The process's peak resident set size, from `/proc/self/status` (Linux only).
+pub(crate) fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}

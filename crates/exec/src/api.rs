@@ -1,0 +1,169 @@
+//! The programming model: what a job author implements.
+//!
+//! A job is a [`Mapper`] that turns input lines into key/value pairs, an optional combiner, and
+//! one or more reduce stages. Keys and values are plain bytes; keys are grouped and ordered as
+//! unsigned bytes (Hadoop's `Text` order), so a job that needs another order encodes its keys
+//! so that byte order is the order it wants (see the `grep` job).
+
+use std::sync::Arc;
+
+use sluice_format::FormatError;
+use sluice_sort::SortedCursor;
+
+use crate::ExecError;
+
+/// Receives the key/value pairs a mapper, combiner or reducer produces.
+pub trait Emit {
+    /// Takes one pair; the bytes are copied before this returns.
+    ///
+    /// # Errors
+    /// Whatever the destination reports (a full disk, a cancelled job).
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError>;
+}
+
+/// Where a map task's input comes from, for mappers that need it (e.g. the inverted index).
+#[derive(Debug, Clone)]
+pub struct MapInput {
+    /// Index of the map task (= index of its split in input order).
+    pub task: usize,
+    /// Index of the input file among all input files (sorted by path).
+    pub file_index: usize,
+    /// The input file's path as discovered.
+    pub path: std::path::PathBuf,
+}
+
+/// Turns input records into key/value pairs. One instance per map task.
+pub trait Mapper: Send {
+    /// Maps one line (without its terminator) that starts at byte `offset` of its file.
+    ///
+    /// # Errors
+    /// A user error, or the emitter's error.
+    fn map(&mut self, offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError>;
+
+    /// Called once after the last record of the task.
+    ///
+    /// # Errors
+    /// As for [`Mapper::map`].
+    fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+/// Reduces all values of one key. Also used as a combiner. One instance per task.
+pub trait Reducer: Send {
+    /// Called once per distinct key, in key order, with every value of that key.
+    ///
+    /// # Errors
+    /// A user error, a corrupt run, or the emitter's error.
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError>;
+}
+
+/// Makes a mapper for a map task.
+pub type MapperFactory = Arc<dyn Fn(&MapInput) -> Box<dyn Mapper> + Send + Sync>;
+/// Makes a reducer (or combiner) for a task.
+pub type ReducerFactory = Arc<dyn Fn() -> Box<dyn Reducer> + Send + Sync>;
+
+/// Decides which reduce partition a key goes to.
+pub trait Partitioner: Send + Sync {
+    /// A partition in `0..partitions`.
+    fn partition(&self, key: &[u8], partitions: usize) -> usize;
+}
+
+/// How map output is combined before it is spilled.
+#[derive(Clone, Default)]
+pub enum Combine {
+    /// No combining.
+    #[default]
+    None,
+    /// Values are `u64` counts (see [`encode_count`]) summed per key. The map side
+    /// then aggregates in a hash table instead of sorting every record.
+    SumCounts,
+    /// A general combiner, run over each sorted group before a run is written.
+    Reducer(ReducerFactory),
+}
+
+/// The values of one key, read lazily from the merge. Iterate with [`Values::next_value`].
+pub struct Values<'a> {
+    cursor: &'a mut dyn SortedCursor,
+    key: &'a [u8],
+    state: ValuesState,
+    returned: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValuesState {
+    /// The cursor is on the group's first value, not yet returned.
+    First,
+    /// The last returned value is the cursor's current record.
+    Inside,
+    /// The cursor is on the first record of the next group.
+    NextGroup,
+    /// The cursor is exhausted.
+    End,
+}
+
+impl<'a> Values<'a> {
+    /// Values of `key`, with `cursor` positioned on the group's first record.
+    pub(crate) fn new(cursor: &'a mut dyn SortedCursor, key: &'a [u8]) -> Values<'a> {
+        Values {
+            cursor,
+            key,
+            state: ValuesState::First,
+            returned: 0,
+        }
+    }
+
+    /// The next value of the group, or `None` when the group is done.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable run.
+    pub fn next_value(&mut self) -> Result<Option<&[u8]>, FormatError> {
+        match self.state {
+            ValuesState::First => self.state = ValuesState::Inside,
+            ValuesState::Inside => {
+                if !self.cursor.advance()? {
+                    self.state = ValuesState::End;
+                    return Ok(None);
+                }
+                if self.cursor.key() != self.key {
+                    self.state = ValuesState::NextGroup;
+                    return Ok(None);
+                }
+            }
+            ValuesState::NextGroup | ValuesState::End => return Ok(None),
+        }
+        self.returned += 1;
+        Ok(Some(self.cursor.value()))
+    }
+
+    /// Skips the rest of the group; returns whether the cursor now holds the next group's first
+    /// record (`false`: the input is exhausted) and how many values the group had.
+    pub(crate) fn finish(mut self) -> Result<(bool, u64), FormatError> {
+        while self.next_value()?.is_some() {}
+        Ok((self.state == ValuesState::NextGroup, self.returned))
+    }
+}
+
+/// Encodes a count as the value of a [`Combine::SumCounts`] job (8 bytes, little-endian).
+pub fn encode_count(count: u64) -> [u8; 8] {
+    count.to_le_bytes()
+}
+
+/// Decodes a value written by [`encode_count`].
+///
+/// # Errors
+/// [`ExecError::User`] if the value is not 8 bytes long.
+pub fn decode_count(value: &[u8]) -> Result<u64, ExecError> {
+    let bytes: [u8; 8] = value.try_into().map_err(|_| {
+        ExecError::user(format!(
+            "a summed count must be 8 bytes (encode_count), got {} bytes",
+            value.len()
+        ))
+    })?;
+    Ok(u64::from_le_bytes(bytes))
+}

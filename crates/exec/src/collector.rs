@@ -1,0 +1,296 @@
+//! The map-side output collector.
+//!
+//! # Algorithm
+//!
+//! 1. Each emitted pair is assigned its partition and appended to the task's store — a
+//!    [`RecordBuffer`] (sort mode) or, for jobs whose combiner sums counts, a hash table from key
+//!    to running count (hash mode), which collapses repeated keys as they arrive instead of
+//!    sorting every occurrence.
+//! 2. Before the store allocates, the bytes are reserved from the job's [`MemoryPool`], within
+//!    the task's share of the budget.
+//! 3. When the reservation cannot grow, the store is *flushed*: sorted by (partition, key),
+//!    passed through the combiner, and written as a spill file; its memory goes back to the pool.
+//! 4. When the task ends, the rest is flushed into an in-memory run if the budget's share for
+//!    held runs allows, else into one more spill file.
+//!
+//! ```text
+//!  emit(k, v) ─► partition ─► store ──(full)──► sort ─► combine ─► spill file
+//!                                     └─(task end)─► sort ─► combine ─► memory run | spill file
+//! ```
+
+use std::sync::Arc;
+
+use hashbrown::HashMap;
+use rustc_hash::FxBuildHasher;
+use sluice_format::FormatError;
+use sluice_sort::{RecordBuffer, SortedCursor};
+use sluice_spill::MemoryReservation;
+
+use crate::api::{decode_count, encode_count, Combine, Emit, Reducer};
+use crate::engine::{Resources, Stage};
+use crate::group::for_each_group;
+use crate::shuffle::{MemRunBuilder, Run, RunSink};
+use crate::{Counters, ExecError};
+
+/// Estimated bytes per hash-table entry beyond its key: slot (boxed key + count), control byte
+/// and load-factor slack, allocator overhead of the boxed key, and the entry's place in the
+/// vector sorted at flush time.
+const HASH_ENTRY_OVERHEAD: usize = 96;
+
+/// Block size of spill files: large enough for sequential I/O and good compression, small enough
+/// that a merge can read many runs at once within the budget.
+pub(crate) const SPILL_BLOCK: usize = 64 * 1024;
+
+enum Store {
+    Sort {
+        buffer: RecordBuffer,
+        combiner: Option<Box<dyn Reducer>>,
+    },
+    Hash {
+        table: HashMap<Box<[u8]>, u64, FxBuildHasher>,
+        key_bytes: usize,
+    },
+}
+
+/// Collects one task's output for one stage.
+pub(crate) struct Collector<'a> {
+    res: &'a Resources,
+    stage: &'a Stage,
+    store: Store,
+    reservation: MemoryReservation,
+    /// Most bytes this collector may hold: its task's share of the budget.
+    limit: usize,
+    runs: Vec<Run>,
+    combine_input: u64,
+    combine_output: u64,
+}
+
+impl<'a> Collector<'a> {
+    /// A collector allowed to hold up to `limit` bytes of the pool.
+    pub(crate) fn new(res: &'a Resources, stage: &'a Stage, limit: usize) -> Collector<'a> {
+        let store = match &stage.combine {
+            Combine::SumCounts => Store::Hash {
+                table: HashMap::default(),
+                key_bytes: 0,
+            },
+            Combine::None => Store::Sort {
+                buffer: RecordBuffer::new(res.collector_block),
+                combiner: None,
+            },
+            Combine::Reducer(factory) => Store::Sort {
+                buffer: RecordBuffer::new(res.collector_block),
+                combiner: Some(factory()),
+            },
+        };
+        Collector {
+            res,
+            stage,
+            store,
+            reservation: res.pool.empty_reservation(),
+            limit: limit.max(1),
+            runs: Vec::new(),
+            combine_input: 0,
+            combine_output: 0,
+        }
+    }
+
+    /// Makes sure `need` more bytes are reserved, flushing the store first if the share or the
+    /// pool is exhausted. A single record larger than everything available is let through as a
+    /// forced reservation rather than failing the job.
+    fn reserve(&mut self, need: impl Fn(&Store) -> usize) -> Result<(), ExecError> {
+        loop {
+            let bytes = need(&self.store);
+            if bytes == 0 {
+                return Ok(());
+            }
+            if self.reservation.size() + bytes <= self.limit && self.reservation.try_grow(bytes) {
+                return Ok(());
+            }
+            if self.is_empty() {
+                self.reservation.grow_forced(bytes);
+                return Ok(());
+            }
+            self.flush_to_disk()?;
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        match &self.store {
+            Store::Sort { buffer, .. } => buffer.is_empty(),
+            Store::Hash { table, .. } => table.is_empty(),
+        }
+    }
+
+    /// Bytes the encoded run of the current store will take at most.
+    fn encoded_estimate(&self) -> usize {
+        match &self.store {
+            Store::Sort { buffer, .. } => buffer.record_bytes() + 10 * buffer.len(),
+            Store::Hash { table, key_bytes } => key_bytes + table.len() * (10 + 8),
+        }
+    }
+
+    /// Sorts the store and writes it, combined, to `sink`; then empties the store.
+    fn write_sorted(&mut self, sink: &mut dyn RunSink) -> Result<(), ExecError> {
+        let partitioner = &*self.stage.partitioner;
+        let partitions = self.stage.partitions;
+        match &mut self.store {
+            Store::Sort { buffer, combiner } => {
+                buffer.sort();
+                match combiner {
+                    None => {
+                        for (p, key, value) in buffer.iter() {
+                            sink.write(p as usize, key, value)?;
+                        }
+                    }
+                    Some(combiner) => {
+                        self.combine_input += buffer.len() as u64;
+                        let mut cursor = BufferCursor::new(buffer.iter());
+                        let mut out = PartitionedEmit {
+                            sink,
+                            partition: 0,
+                            records: 0,
+                        };
+                        for_each_group(&mut cursor, |key, values| {
+                            out.partition = partitioner.partition(key, partitions);
+                            combiner.reduce(key, values, &mut out)
+                        })?;
+                        self.combine_output += out.records;
+                    }
+                }
+                buffer.clear();
+            }
+            Store::Hash { table, key_bytes } => {
+                let mut entries: Vec<(usize, &[u8], u64)> = table
+                    .iter()
+                    .map(|(k, &c)| (partitioner.partition(k, partitions), &**k, c))
+                    .collect();
+                entries.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+                for &(p, key, count) in &entries {
+                    sink.write(p, key, &encode_count(count))?;
+                }
+                self.combine_output += entries.len() as u64;
+                drop(entries);
+                *table = HashMap::default();
+                *key_bytes = 0;
+            }
+        }
+        self.reservation.free();
+        Ok(())
+    }
+
+    fn flush_to_disk(&mut self) -> Result<(), ExecError> {
+        if self.is_empty() {
+            return Ok(());
+        }
+        let mut writer =
+            self.res
+                .spill_dir
+                .create_writer(self.stage.partitions, self.res.codec, SPILL_BLOCK)?;
+        self.write_sorted(&mut writer)?;
+        let file = writer.finish()?;
+        let counters = &self.res.status.counters;
+        Counters::add(&counters.spilled_runs, 1);
+        Counters::add(&counters.spilled_records, file.total_records());
+        Counters::add(&counters.spilled_bytes, file.bytes());
+        self.runs.push(Run::Disk(Arc::new(file)));
+        Ok(())
+    }
+
+    /// Flushes what is left (into memory if the budget allows) and returns the task's runs,
+    /// oldest first.
+    pub(crate) fn finish(mut self) -> Result<Vec<Run>, ExecError> {
+        if !self.is_empty() {
+            let estimate = self.encoded_estimate();
+            match self.res.quota.try_reserve(estimate) {
+                Some(reservation) => {
+                    let mut builder =
+                        MemRunBuilder::new(self.stage.partitions, estimate, reservation);
+                    self.write_sorted(&mut builder)?;
+                    self.runs.push(Run::Memory(Arc::new(builder.finish())));
+                    Counters::add(&self.res.status.counters.memory_runs, 1);
+                }
+                None => self.flush_to_disk()?,
+            }
+        }
+        let counters = &self.res.status.counters;
+        Counters::add(&counters.combine_input_records, self.combine_input);
+        Counters::add(&counters.combine_output_records, self.combine_output);
+        Ok(std::mem::take(&mut self.runs))
+    }
+}
+
+impl Emit for Collector<'_> {
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        if let Store::Hash { table, .. } = &mut self.store {
+            let count = decode_count(value)?;
+            self.combine_input += 1;
+            if let Some(total) = table.get_mut(key) {
+                *total = total.wrapping_add(count);
+                return Ok(());
+            }
+            let entry_bytes = key.len() + HASH_ENTRY_OVERHEAD;
+            self.reserve(|_| entry_bytes)?;
+            if let Store::Hash { table, key_bytes } = &mut self.store {
+                table.insert(key.into(), count);
+                *key_bytes += key.len();
+            }
+            return Ok(());
+        }
+        self.reserve(|store| match store {
+            Store::Sort { buffer, .. } => buffer.memory_for_push(key.len(), value.len()),
+            Store::Hash { .. } => 0,
+        })?;
+        if let Store::Sort { buffer, .. } = &mut self.store {
+            let partition = self.stage.partitioner.partition(key, self.stage.partitions);
+            buffer.push(partition as u32, key, value)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sends a combiner's output for one partition to a run sink.
+struct PartitionedEmit<'s> {
+    sink: &'s mut dyn RunSink,
+    partition: usize,
+    records: u64,
+}
+
+impl Emit for PartitionedEmit<'_> {
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        self.records += 1;
+        self.sink.write(self.partition, key, value)
+    }
+}
+
+/// A [`SortedCursor`] over the records of a sorted [`RecordBuffer`].
+struct BufferCursor<'b, I> {
+    records: I,
+    current: (&'b [u8], &'b [u8]),
+}
+
+impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> BufferCursor<'b, I> {
+    fn new(records: I) -> Self {
+        BufferCursor {
+            records,
+            current: (&[], &[]),
+        }
+    }
+}
+
+impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> SortedCursor for BufferCursor<'b, I> {
+    fn advance(&mut self) -> Result<bool, FormatError> {
+        match self.records.next() {
+            Some((_, key, value)) => {
+                self.current = (key, value);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+    fn key(&self) -> &[u8] {
+        self.current.0
+    }
+    fn value(&self) -> &[u8] {
+        self.current.1
+    }
+}

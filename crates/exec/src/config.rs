@@ -1,0 +1,97 @@
+//! Settings of one job run.
+
+use std::path::PathBuf;
+
+use sluice_format::Codec;
+
+/// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
+/// `with_*` methods; every field has a sensible default.
+#[derive(Debug, Clone)]
+pub struct JobConfig {
+    /// Input paths (files, directories, globs).
+    pub inputs: Vec<PathBuf>,
+    /// Output directory; must not exist.
+    pub output: PathBuf,
+    /// Memory budget in bytes for all buffers of all tasks together.
+    pub memory: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Maximum bytes per input split.
+    pub split_size: u64,
+    /// Compression of spilled runs.
+    pub spill_codec: Codec,
+    /// Where the scratch directory for spills is created; default: the output's parent directory.
+    pub spill_parent: Option<PathBuf>,
+}
+
+/// Default budget: 1 GiB.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+/// Default split size: 32 MiB, the block size Hadoop's local file system reports.
+pub const DEFAULT_SPLIT_SIZE: u64 = 32 << 20;
+/// Smallest budget accepted: below this the fixed-size buffers alone would not fit.
+pub const MIN_MEMORY: usize = 2 << 20;
+
+impl JobConfig {
+    /// A configuration with defaults: 1 GiB, one thread per core, 32 MiB splits, lz4 spills.
+    pub fn new(inputs: Vec<PathBuf>, output: PathBuf) -> JobConfig {
+        JobConfig {
+            inputs,
+            output,
+            memory: DEFAULT_MEMORY,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            split_size: DEFAULT_SPLIT_SIZE,
+            spill_codec: Codec::Lz4,
+            spill_parent: None,
+        }
+    }
+
+    /// Sets the memory budget in bytes.
+    pub fn with_memory(mut self, bytes: usize) -> Self {
+        self.memory = bytes;
+        self
+    }
+
+    /// Sets the number of worker threads.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the split size in bytes.
+    pub fn with_split_size(mut self, bytes: u64) -> Self {
+        self.split_size = bytes;
+        self
+    }
+
+    /// Sets the spill codec.
+    pub fn with_spill_codec(mut self, codec: Codec) -> Self {
+        self.spill_codec = codec;
+        self
+    }
+
+    /// Sets where the scratch directory is created.
+    pub fn with_spill_parent(mut self, dir: PathBuf) -> Self {
+        self.spill_parent = Some(dir);
+        self
+    }
+
+    pub(crate) fn validate(&self) -> Result<(), crate::ExecError> {
+        let bad = |m: String| Err(crate::ExecError::Config(m));
+        if self.memory < MIN_MEMORY {
+            return bad(format!(
+                "memory budget {} bytes is below the minimum of {} bytes",
+                self.memory, MIN_MEMORY
+            ));
+        }
+        if self.threads == 0 {
+            return bad("threads must be at least 1".into());
+        }
+        if self.split_size == 0 {
+            return bad("split size must be at least 1 byte".into());
+        }
+        if self.inputs.is_empty() {
+            return bad("no input given".into());
+        }
+        Ok(())
+    }
+}

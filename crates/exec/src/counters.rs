@@ -1,0 +1,142 @@
+//! Hadoop-style job counters and the live status the command line shows.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+
+use serde::Serialize;
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// Live counters of a running job, updated by all tasks.
+        #[derive(Debug, Default)]
+        pub struct Counters {
+            $( $(#[$doc])* pub $name: AtomicU64, )*
+        }
+
+        /// A snapshot of [`Counters`], ready to print or serialise.
+        #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+        pub struct CounterValues {
+            $( $(#[$doc])* pub $name: u64, )*
+        }
+
+        impl Counters {
+            /// Reads every counter.
+            pub fn snapshot(&self) -> CounterValues {
+                CounterValues { $( $name: self.$name.load(Ordering::Relaxed), )* }
+            }
+        }
+
+        impl CounterValues {
+            /// `(name, value)` pairs in declaration order, for printing.
+            pub fn entries(&self) -> Vec<(&'static str, u64)> {
+                vec![ $( (stringify!($name), self.$name), )* ]
+            }
+        }
+    };
+}
+
+counters! {
+    /// Splits read by map tasks.
+    map_tasks,
+    /// Lines read by map tasks.
+    map_input_records,
+    /// Bytes of input consumed (uncompressed, terminators included).
+    map_input_bytes,
+    /// Pairs emitted by mappers.
+    map_output_records,
+    /// Key and value bytes emitted by mappers.
+    map_output_bytes,
+    /// Pairs given to the combiner (or the hash aggregation).
+    combine_input_records,
+    /// Pairs the combiner produced.
+    combine_output_records,
+    /// Records written to spill files on disk.
+    spilled_records,
+    /// Spill files written.
+    spilled_runs,
+    /// Bytes written to spill files.
+    spilled_bytes,
+    /// Runs kept in memory instead of on disk.
+    memory_runs,
+    /// Intermediate merge passes that had to go through disk because of the budget.
+    merge_passes,
+    /// Distinct keys seen by reducers (all stages).
+    reduce_input_groups,
+    /// Records read by reducers (all stages).
+    reduce_input_records,
+    /// Records written to the output.
+    output_records,
+    /// Bytes written to the output.
+    output_bytes,
+}
+
+impl Counters {
+    /// Adds `n` to a counter.
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// The phase a job is in, for progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[repr(u8)]
+pub enum Phase {
+    /// Finding inputs and planning splits.
+    Planning = 0,
+    /// Map tasks are running.
+    Map = 1,
+    /// Merging and reducing.
+    Reduce = 2,
+    /// Writing `_SUCCESS`.
+    Commit = 3,
+    /// Finished.
+    Done = 4,
+}
+
+/// What a progress display needs: counters plus the phase and its amount of work.
+#[derive(Debug, Default)]
+pub struct JobStatus {
+    /// The counters.
+    pub counters: Counters,
+    phase: AtomicU8,
+    /// Bytes of input in total (known after planning).
+    pub input_bytes_total: AtomicU64,
+    /// Tasks of the current phase.
+    pub tasks_total: AtomicU64,
+    /// Tasks of the current phase finished.
+    pub tasks_done: AtomicU64,
+    cancelled: AtomicBool,
+}
+
+impl JobStatus {
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => Phase::Planning,
+            1 => Phase::Map,
+            2 => Phase::Reduce,
+            3 => Phase::Commit,
+            _ => Phase::Done,
+        }
+    }
+
+    pub(crate) fn enter(&self, phase: Phase, tasks: u64) {
+        self.tasks_total.store(tasks, Ordering::Relaxed);
+        self.tasks_done.store(0, Ordering::Relaxed);
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// Asks every task to stop as soon as it can (e.g. on Ctrl-C); the job then fails with
+    /// [`crate::ExecError::Cancelled`] and leaves no output.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the job was cancelled or a task failed.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn task_done(&self) {
+        self.tasks_done.fetch_add(1, Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,61 @@
+use sluice_format::FormatError;
+use sluice_io::IoError;
+use sluice_spill::SpillError;
+
+/// Errors that end a job. Messages name the file, the task and, where known, the record offset.
+#[derive(Debug, thiserror::Error)]
+pub enum ExecError {
+    /// Reading input or writing output failed.
+    #[error(transparent)]
+    Io(#[from] IoError),
+    /// A spill file could not be written or read, or is corrupt.
+    #[error(transparent)]
+    Spill(#[from] SpillError),
+    /// An intermediate run is corrupt.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// A task failed; `source` says why.
+    #[error("{task}: {source}")]
+    Task {
+        /// Which task, e.g. `map task 3 (corpus/a.txt, bytes 0..33554432)`.
+        task: String,
+        /// The cause.
+        #[source]
+        source: Box<ExecError>,
+    },
+    /// A mapper, combiner or reducer rejected a record.
+    #[error("{message}")]
+    User {
+        /// What the user code reported (including the record offset where it knows it).
+        message: String,
+    },
+    /// The job's configuration is invalid.
+    #[error("invalid job configuration: {0}")]
+    Config(String),
+    /// Another task failed first, so this one stopped early.
+    #[error("cancelled because another task failed")]
+    Cancelled,
+    /// A record is too large for the in-memory index.
+    #[error(transparent)]
+    RecordTooLarge(#[from] sluice_sort::RecordTooLarge),
+}
+
+impl ExecError {
+    /// Wraps `self` with the name of the task it happened in.
+    pub fn in_task(self, task: impl Into<String>) -> ExecError {
+        match self {
+            ExecError::Cancelled => ExecError::Cancelled,
+            other => ExecError::Task {
+                task: task.into(),
+                source: Box::new(other),
+            },
+        }
+    }
+
+    /// An error reported by user code.
+    pub fn user(message: impl Into<String>) -> ExecError {
+        ExecError::User {
+            message: message.into(),
+        }
+    }
+}

@@ -1,0 +1,31 @@
+//! The built-in jobs, each the native twin of a Hadoop example.
+//!
+//! | job | map | combine | reduce | output |
+//! |---|---|---|---|---|
+//! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |
+//! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
+//! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
+//! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
+//!
+//! All keys are ordered as unsigned bytes, like Hadoop's `Text`.
+
+mod grep;
+mod index;
+mod sort;
+mod wordcount;
+
+pub use grep::grep;
+pub use index::inverted_index;
+pub use sort::sort;
+pub use wordcount::{tokenize, wordcount};
+
+use crate::{decode_count, ExecError, Values};
+
+/// Sums the counts of one key (values written by [`crate::encode_count`]).
+pub(crate) fn sum_counts(values: &mut Values<'_>) -> Result<u64, ExecError> {
+    let mut total = 0u64;
+    while let Some(v) = values.next_value()? {
+        total = total.wrapping_add(decode_count(v)?);
+    }
+    Ok(total)
+}

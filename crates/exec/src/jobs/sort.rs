@@ -1,0 +1,53 @@
+//! Sort: the lines of the input ordered by their key.
+
+use std::sync::Arc;
+
+use crate::{
+    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer,
+    Stage, Values,
+};
+
+struct SortMapper;
+
+impl Mapper for SortMapper {
+    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        let key_end = memchr::memchr(b'\t', line).unwrap_or(line.len());
+        out.emit(&line[..key_end], line)
+    }
+}
+
+struct IdentityReducer;
+
+impl Reducer for IdentityReducer {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        while let Some(line) = values.next_value()? {
+            out.emit(key, line)?;
+        }
+        Ok(())
+    }
+}
+
+/// Sorts `key\tvalue` lines by key (the bytes before the first tab; a line without a tab is all
+/// key), comparing unsigned bytes.
+///
+/// Output: the input lines, unchanged, sorted by key; lines with equal keys keep their input
+/// order (files in path order, then by position). With several reducers each part file is sorted
+/// and keys are spread by Hadoop's hash partitioner (as in Hadoop's `Sort` example).
+pub fn sort(reducers: usize) -> Job {
+    Job {
+        name: "sort".into(),
+        mapper: Arc::new(|_: &MapInput| Box::new(SortMapper) as Box<dyn Mapper>),
+        stages: vec![Stage {
+            reducer: Arc::new(|| Box::new(IdentityReducer) as Box<dyn Reducer>),
+            combine: Combine::None,
+            partitioner: Arc::new(HashPartitioner),
+            partitions: reducers,
+        }],
+        output: OutputFormat::ValueOnly,
+    }
+}

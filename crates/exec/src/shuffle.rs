@@ -1,0 +1,241 @@
+//! Sorted runs between a map (or reduce) stage and the reduce stage that consumes them.
+//!
+//! A run is the sorted output of one collector flush, cut into partitions. Runs that fit the
+//! budget's share for held runs stay in memory ([`MemRun`]); the others are spill files. The
+//! store keeps them in a stable order — (task, sequence within task) — so that the merge, which
+//! breaks ties by source order, keeps records with equal keys in input order.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+
+use sluice_format::record;
+use sluice_sort::{BytesCursor, SortedCursor};
+use sluice_spill::{MemoryPool, MemoryReservation, SegmentReader, SpillFile, SpillWriter};
+
+use crate::ExecError;
+
+/// A sorted run held in memory: records encoded back to back, partition after partition.
+#[derive(Debug)]
+pub(crate) struct MemRun {
+    bytes: Vec<u8>,
+    partitions: Vec<Range<usize>>,
+    _reservation: QuotaReservation,
+}
+
+/// One run, in memory or on disk.
+#[derive(Debug, Clone)]
+pub(crate) enum Run {
+    Memory(Arc<MemRun>),
+    Disk(Arc<SpillFile>),
+}
+
+impl Run {
+    /// Whether the run has records for `partition`.
+    pub(crate) fn has_records(&self, partition: usize) -> bool {
+        match self {
+            Run::Memory(m) => m.partitions.get(partition).is_some_and(|r| !r.is_empty()),
+            Run::Disk(f) => f.records(partition) > 0,
+        }
+    }
+
+    pub(crate) fn is_disk(&self) -> bool {
+        matches!(self, Run::Disk(_))
+    }
+
+    /// A cursor over `partition`'s records of this run.
+    pub(crate) fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        Ok(match self {
+            Run::Memory(m) => RunCursor::Memory(BytesCursor::new(MemSlice {
+                run: Arc::clone(m),
+                partition,
+            })),
+            Run::Disk(f) => RunCursor::Disk(Box::new(f.open_segment(partition)?)),
+        })
+    }
+}
+
+/// One partition of a [`MemRun`], shareable between threads.
+#[derive(Debug)]
+pub(crate) struct MemSlice {
+    run: Arc<MemRun>,
+    partition: usize,
+}
+
+impl AsRef<[u8]> for MemSlice {
+    fn as_ref(&self) -> &[u8] {
+        match self.run.partitions.get(self.partition) {
+            Some(range) => &self.run.bytes[range.clone()],
+            None => &[],
+        }
+    }
+}
+
+/// A cursor over one partition of any run, or over a merge of such cursors.
+pub(crate) enum RunCursor {
+    Memory(BytesCursor<MemSlice>),
+    Disk(Box<SegmentReader>),
+}
+
+impl SortedCursor for RunCursor {
+    fn advance(&mut self) -> Result<bool, sluice_format::FormatError> {
+        match self {
+            RunCursor::Memory(c) => c.advance(),
+            RunCursor::Disk(c) => c.advance(),
+        }
+    }
+    fn key(&self) -> &[u8] {
+        match self {
+            RunCursor::Memory(c) => c.key(),
+            RunCursor::Disk(c) => c.key(),
+        }
+    }
+    fn value(&self) -> &[u8] {
+        match self {
+            RunCursor::Memory(c) => c.value(),
+            RunCursor::Disk(c) => c.value(),
+        }
+    }
+}
+
+/// Where sorted records of a flush go: a spill file or an in-memory run being built.
+pub(crate) trait RunSink {
+    /// Appends a record; partitions arrive in increasing order, keys sorted within each.
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError>;
+}
+
+impl RunSink for SpillWriter {
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        Ok(SpillWriter::write(self, partition, key, value)?)
+    }
+}
+
+/// Builds a [`MemRun`].
+pub(crate) struct MemRunBuilder {
+    bytes: Vec<u8>,
+    partitions: Vec<Range<usize>>,
+    reservation: QuotaReservation,
+}
+
+impl MemRunBuilder {
+    /// A builder whose bytes were reserved (`capacity` bytes) by `reservation`.
+    pub(crate) fn new(partitions: usize, capacity: usize, reservation: QuotaReservation) -> Self {
+        MemRunBuilder {
+            bytes: Vec::with_capacity(capacity),
+            partitions: vec![0..0; partitions],
+            reservation,
+        }
+    }
+
+    pub(crate) fn finish(mut self) -> MemRun {
+        self.bytes.shrink_to_fit();
+        self.reservation.shrink(
+            self.reservation
+                .size()
+                .saturating_sub(self.bytes.capacity()),
+        );
+        MemRun {
+            bytes: self.bytes,
+            partitions: self.partitions,
+            _reservation: self.reservation,
+        }
+    }
+}
+
+impl RunSink for MemRunBuilder {
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        let range = &mut self.partitions[partition];
+        if range.start == range.end {
+            *range = self.bytes.len()..self.bytes.len();
+        }
+        record::encode(&mut self.bytes, key, value);
+        range.end = self.bytes.len();
+        Ok(())
+    }
+}
+
+/// Collects the runs of all tasks of a stage.
+pub(crate) struct ShuffleStore {
+    runs: Mutex<Vec<(usize, usize, Run)>>,
+}
+
+impl ShuffleStore {
+    pub(crate) fn new() -> ShuffleStore {
+        ShuffleStore {
+            runs: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Adds the runs of task `task`, oldest first.
+    pub(crate) fn add(&self, task: usize, runs: Vec<Run>) {
+        let mut all = self.runs.lock().unwrap_or_else(|e| e.into_inner());
+        all.extend(runs.into_iter().enumerate().map(|(seq, run)| (task, seq, run)));
+    }
+
+    /// All runs in (task, sequence) order.
+    pub(crate) fn into_runs(self) -> Vec<Run> {
+        let mut all = self.runs.into_inner().unwrap_or_else(|e| e.into_inner());
+        all.sort_by_key(|(task, seq, _)| (*task, *seq));
+        all.into_iter().map(|(_, _, run)| run).collect()
+    }
+}
+
+/// The budget's share for runs kept in memory between stages.
+#[derive(Debug)]
+pub(crate) struct MemRunQuota {
+    pool: MemoryPool,
+    cap: usize,
+    held: AtomicUsize,
+}
+
+impl MemRunQuota {
+    pub(crate) fn new(pool: MemoryPool, cap: usize) -> Arc<MemRunQuota> {
+        Arc::new(MemRunQuota {
+            pool,
+            cap,
+            held: AtomicUsize::new(0),
+        })
+    }
+
+    /// Reserves `bytes` for an in-memory run if both the quota and the pool allow.
+    pub(crate) fn try_reserve(self: &Arc<Self>, bytes: usize) -> Option<QuotaReservation> {
+        let before = self.held.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) <= self.cap {
+            if let Some(memory) = self.pool.try_reserve(bytes) {
+                return Some(QuotaReservation {
+                    memory,
+                    quota: Arc::clone(self),
+                });
+            }
+        }
+        self.held.fetch_sub(bytes, Ordering::Relaxed);
+        None
+    }
+}
+
+/// Bytes of the pool held by an in-memory run, also counted against the [`MemRunQuota`].
+#[derive(Debug)]
+pub(crate) struct QuotaReservation {
+    memory: MemoryReservation,
+    quota: Arc<MemRunQuota>,
+}
+
+impl QuotaReservation {
+    fn size(&self) -> usize {
+        self.memory.size()
+    }
+
+    fn shrink(&mut self, bytes: usize) {
+        let bytes = bytes.min(self.memory.size());
+        self.memory.shrink(bytes);
+        self.quota.held.fetch_sub(bytes, Ordering::Relaxed);
+    }
+}
+
+impl Drop for QuotaReservation {
+    fn drop(&mut self) {
+        self.quota
+            .held
+            .fetch_sub(self.memory.size(), Ordering::Relaxed);
+    }
+}

@@ -1,0 +1,205 @@
+//! Input discovery: Hadoop's hidden-file filter, recursion, globs, sorting and errors.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use sluice_io::{discover_inputs, Compression, IoError};
+
+/// A tree with visible and hidden entries at several depths.
+fn tree() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = dir.path().join("in");
+    for (name, contents) in [
+        ("b.txt", "bb\n"),
+        ("a.txt", "a\n"),
+        ("_SUCCESS", ""),
+        (".a.txt.crc", "crc"),
+        ("sub/c.gz", "not really gzip"),
+        ("sub/deeper/d.txt", "dddd\n"),
+        ("sub/deeper/_x", "hidden"),
+        ("sub/_tmp/inner.txt", "hidden"),
+        ("sub/.git/inner.txt", "hidden"),
+        ("_logs/history.txt", "hidden"),
+    ] {
+        let path = root.join(name);
+        fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        fs::write(path, contents).expect("write");
+    }
+    dir
+}
+
+fn paths(args: &[PathBuf]) -> Vec<PathBuf> {
+    discover_inputs(args)
+        .expect("discover")
+        .into_iter()
+        .map(|f| f.path)
+        .collect()
+}
+
+fn visible(root: &Path) -> Vec<PathBuf> {
+    ["a.txt", "b.txt", "sub/c.gz", "sub/deeper/d.txt"]
+        .iter()
+        .map(|p| root.join(p))
+        .collect()
+}
+
+#[test]
+fn directories_are_walked_without_hidden_entries() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let files = discover_inputs(std::slice::from_ref(&root)).expect("discover");
+    let found: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(found, visible(&root));
+    assert_eq!(files[1].len, 3);
+    assert_eq!(files[2].compression, Compression::Gzip);
+    assert_eq!(files[3].compression, Compression::None);
+}
+
+#[test]
+fn paths_keep_the_spelling_of_the_argument() {
+    let dir = tree();
+    let mut arg = dir.path().join("in").into_os_string();
+    arg.push("/");
+    let found = paths(&[PathBuf::from(&arg)]);
+    let mut expected = PathBuf::from(&arg);
+    expected.push("a.txt");
+    assert_eq!(found[0].as_os_str(), expected.as_os_str());
+}
+
+#[test]
+fn named_hidden_files_are_taken() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let found = paths(&[root.join("_SUCCESS"), root.join("sub/.git/inner.txt")]);
+    assert_eq!(
+        found,
+        vec![root.join("_SUCCESS"), root.join("sub/.git/inner.txt")]
+    );
+    // A hidden directory named explicitly is walked (its own hidden entries are still skipped).
+    assert_eq!(
+        paths(&[root.join("_logs")]),
+        vec![root.join("_logs/history.txt")]
+    );
+}
+
+#[test]
+fn output_is_sorted_by_bytes_and_deduplicated() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let found = paths(&[
+        root.join("sub"),
+        root.join("b.txt"),
+        root.clone(),
+        root.join("a.txt"),
+        root.join("sub/deeper/d.txt"),
+    ]);
+    assert_eq!(found, visible(&root));
+    // Byte order: uppercase before lowercase, `-` before `.`.
+    let other = dir.path().join("order");
+    fs::create_dir(&other).expect("mkdir");
+    for name in ["b", "B", "a.txt", "a-txt", "a"] {
+        fs::write(other.join(name), "x").expect("write");
+    }
+    let names: Vec<_> = paths(std::slice::from_ref(&other))
+        .into_iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["B", "a", "a-txt", "a.txt", "b"]);
+}
+
+#[test]
+fn globs_expand_and_filter_hidden_matches() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    assert_eq!(
+        paths(&[root.join("*.txt")]),
+        vec![root.join("a.txt"), root.join("b.txt")]
+    );
+    // `*` matches directories too (walked) but not hidden names (`_SUCCESS`, `_logs`, `.a.txt.crc`).
+    assert_eq!(paths(&[root.join("*")]), visible(&root));
+    assert_eq!(
+        paths(&[root.join("s?b/deeper/*")]),
+        vec![root.join("sub/deeper/d.txt")]
+    );
+    assert_eq!(
+        paths(&[root.join("[ab].txt"), root.join("a.*")]),
+        vec![root.join("a.txt"), root.join("b.txt")]
+    );
+}
+
+#[test]
+fn glob_matching_nothing_or_only_hidden_files_is_not_found() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    for pattern in [root.join("*.csv"), root.join("_*"), root.join("nope/*")] {
+        match discover_inputs(std::slice::from_ref(&pattern)) {
+            Err(IoError::InputNotFound { path }) => assert_eq!(path, pattern),
+            other => panic!("{}: expected not found, got {other:?}", pattern.display()),
+        }
+    }
+}
+
+#[test]
+fn malformed_glob_is_a_bad_pattern() {
+    let dir = tree();
+    let pattern = dir.path().join("in/[a");
+    match discover_inputs(&[pattern]) {
+        Err(IoError::BadPattern { pattern, .. }) => assert!(pattern.ends_with("in/[a")),
+        other => panic!("expected a bad pattern, got {other:?}"),
+    }
+}
+
+#[test]
+fn missing_path_is_not_found() {
+    let dir = tree();
+    let missing = dir.path().join("in/missing.txt");
+    match discover_inputs(&[dir.path().join("in/a.txt"), missing.clone()]) {
+        Err(IoError::InputNotFound { path }) => assert_eq!(path, missing),
+        other => panic!("expected not found, got {other:?}"),
+    }
+}
+
+#[test]
+fn empty_directory_gives_no_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    assert_eq!(
+        discover_inputs(&[dir.path().to_path_buf()]).expect("discover"),
+        vec![]
+    );
+    assert_eq!(discover_inputs(&[]).expect("discover"), vec![]);
+}
+
+#[test]
+fn symlinks_are_followed_and_cycles_do_not_hang() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let links = dir.path().join("links");
+    fs::create_dir(&links).expect("mkdir");
+    std::os::unix::fs::symlink(root.join("a.txt"), links.join("file")).expect("symlink");
+    std::os::unix::fs::symlink(root.join("sub/deeper"), links.join("dir")).expect("symlink");
+    std::os::unix::fs::symlink(&links, links.join("loop")).expect("symlink");
+    std::os::unix::fs::symlink(root.join("gone"), links.join("dangling")).expect("symlink");
+    let files = discover_inputs(std::slice::from_ref(&links)).expect("discover");
+    let found: Vec<_> = files.iter().map(|f| f.path.clone()).collect();
+    assert_eq!(found, vec![links.join("dir/d.txt"), links.join("file")]);
+    assert_eq!(files[1].len, 2, "the length of the target, not of the link");
+}
+
+#[test]
+fn unreadable_directory_is_a_read_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tree();
+    let locked = dir.path().join("in/sub/deeper");
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).expect("chmod");
+    let still_readable = fs::read_dir(&locked).is_ok(); // running as root
+    let result = discover_inputs(&[dir.path().join("in")]);
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o755)).expect("chmod");
+    if still_readable {
+        eprintln!("skipped: permissions are not enforced for this user");
+        return;
+    }
+    match result {
+        Err(IoError::Read { path, .. }) => assert_eq!(path, locked),
+        other => panic!("expected a read error, got {other:?}"),
+    }
+}

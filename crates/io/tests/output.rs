@@ -1,0 +1,169 @@
+//! The output committer: all or nothing, never overwriting.
+
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use sluice_io::{IoError, OutputCommitter};
+
+/// Names in `dir`, sorted.
+fn listing(dir: &Path) -> Vec<String> {
+    let mut names: Vec<_> = fs::read_dir(dir)
+        .expect("read_dir")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn assert_exists_error(result: Result<OutputCommitter, IoError>, output: &Path) {
+    match result {
+        Err(IoError::OutputExists { path }) => assert_eq!(path, output),
+        Err(other) => panic!("expected OutputExists, got {other}"),
+        Ok(_) => panic!("accepted an existing output {}", output.display()),
+    }
+}
+
+#[test]
+fn existing_output_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let as_dir = dir.path().join("d");
+    fs::create_dir(&as_dir).expect("mkdir");
+    assert_exists_error(OutputCommitter::create(&as_dir), &as_dir);
+    let as_file = dir.path().join("f");
+    fs::write(&as_file, "x").expect("write");
+    assert_exists_error(OutputCommitter::create(&as_file), &as_file);
+    let dangling = dir.path().join("l");
+    std::os::unix::fs::symlink(dir.path().join("nowhere"), &dangling).expect("symlink");
+    assert_exists_error(OutputCommitter::create(&dangling), &dangling);
+    assert_eq!(
+        listing(dir.path()),
+        ["d", "f", "l"],
+        "no temporary directory left"
+    );
+}
+
+#[test]
+fn commit_moves_files_into_place_with_success_marker() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("out");
+    let committer = OutputCommitter::create(&output).expect("create");
+    let temp = committer.temp_dir().to_path_buf();
+    assert_eq!(temp.parent(), Some(dir.path()));
+    assert_eq!(
+        temp.file_name().and_then(|n| n.to_str()),
+        Some(format!(".out.sluice-tmp-{}", std::process::id()).as_str())
+    );
+    assert_eq!(committer.final_dir(), output);
+    for name in ["part-00000", "part-00001"] {
+        let mut file = committer.create_file(name).expect("create_file");
+        writeln!(file, "{name} data").expect("write");
+    }
+    assert!(!output.exists(), "nothing visible before commit");
+    let committed = committer.commit().expect("commit");
+    assert_eq!(committed, output);
+    assert_eq!(listing(&output), ["_SUCCESS", "part-00000", "part-00001"]);
+    assert_eq!(fs::read(output.join("_SUCCESS")).expect("read"), b"");
+    assert_eq!(
+        fs::read_to_string(output.join("part-00001")).expect("read"),
+        "part-00001 data\n"
+    );
+    assert!(!temp.exists());
+    assert_eq!(listing(dir.path()), ["out"]);
+}
+
+#[test]
+fn drop_without_commit_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("out");
+    {
+        let committer = OutputCommitter::create(&output).expect("create");
+        committer.create_file("part-00000").expect("create_file");
+        assert!(committer.temp_dir().exists());
+    }
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn abort_removes_the_temporary_directory() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let committer = OutputCommitter::create(&dir.path().join("out")).expect("create");
+    committer.create_file("part-00000").expect("create_file");
+    committer.abort().expect("abort");
+    assert!(listing(dir.path()).is_empty());
+}
+
+#[test]
+fn missing_parents_are_created() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("a/b/out");
+    let committer = OutputCommitter::create(&output).expect("create");
+    assert_eq!(
+        committer.temp_dir().parent(),
+        Some(dir.path().join("a/b").as_path())
+    );
+    committer.create_file("part-00000").expect("create_file");
+    committer.commit().expect("commit");
+    assert_eq!(listing(&output), ["_SUCCESS", "part-00000"]);
+}
+
+#[test]
+fn output_appearing_before_commit_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("out");
+    for intruder_is_dir in [true, false] {
+        let committer = OutputCommitter::create(&output).expect("create");
+        committer.create_file("part-00000").expect("create_file");
+        if intruder_is_dir {
+            fs::create_dir(&output).expect("mkdir");
+        } else {
+            fs::write(&output, "someone else's").expect("write");
+        }
+        match committer.commit() {
+            Err(IoError::OutputExists { path }) => assert_eq!(path, output),
+            other => panic!("expected OutputExists, got {other:?}"),
+        }
+        assert_eq!(listing(dir.path()), ["out"], "temporary directory removed");
+        if intruder_is_dir {
+            assert!(listing(&output).is_empty(), "intruder untouched");
+            fs::remove_dir(&output).expect("cleanup");
+        } else {
+            assert_eq!(fs::read(&output).expect("read"), b"someone else's");
+            fs::remove_file(&output).expect("cleanup");
+        }
+    }
+}
+
+#[test]
+fn file_names_must_be_plain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let committer = OutputCommitter::create(&dir.path().join("out")).expect("create");
+    for name in ["", ".", "..", "../escape", "a/b", "/abs"] {
+        match committer.create_file(name) {
+            Err(IoError::Write { .. }) => {}
+            other => panic!("{name:?}: expected a write error, got {other:?}"),
+        }
+    }
+    assert!(!dir.path().join("escape").exists());
+}
+
+#[test]
+fn unwritable_parent_is_a_write_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let parent = dir.path().join("ro");
+    fs::create_dir(&parent).expect("mkdir");
+    fs::set_permissions(&parent, fs::Permissions::from_mode(0o555)).expect("chmod");
+    let enforced = fs::write(parent.join("probe"), "").is_err(); // root ignores permissions
+    let result = OutputCommitter::create(&parent.join("out"));
+    fs::set_permissions(&parent, fs::Permissions::from_mode(0o755)).expect("chmod");
+    if !enforced {
+        eprintln!("skipped: permissions are not enforced for this user");
+        return;
+    }
+    match result {
+        Err(IoError::Write { path, .. }) => assert!(path.starts_with(&parent)),
+        Err(other) => panic!("expected a write error, got {other}"),
+        Ok(_) => panic!("created output under a read-only parent"),
+    }
+}

@@ -1,0 +1,233 @@
+//! The map side's in-memory record store.
+//!
+//! ```text
+//! blocks: [k v k v k v ...][k v k v ...][k v ...]      record bytes, appended, never moved
+//! index:  [p|prefix|blk|off|klen|vlen] x records       32 bytes each; this is what is sorted
+//! ```
+//!
+//! Memory is taken in whole blocks and index chunks so that the owner can reserve it from the
+//! job's budget *before* allocating: [`RecordBuffer::memory_for_push`] says how many bytes the next
+//! push would allocate.
+
+use std::cmp::Ordering;
+
+use crate::normalized_prefix;
+
+/// Bytes of one index entry.
+pub const INDEX_ENTRY_BYTES: usize = std::mem::size_of::<IndexEntry>();
+
+/// Index entries added at a time when the index is full.
+const INDEX_CHUNK: usize = 4096;
+
+/// A record longer than 4 GiB cannot be indexed.
+#[derive(Debug, thiserror::Error)]
+#[error("record too large to sort: key {key_len} bytes, value {value_len} bytes (at most 4 GiB each)")]
+pub struct RecordTooLarge {
+    /// Key length.
+    pub key_len: usize,
+    /// Value length.
+    pub value_len: usize,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct IndexEntry {
+    prefix: u64,
+    partition: u32,
+    block: u32,
+    offset: u32,
+    key_len: u32,
+    value_len: u32,
+}
+
+/// Records appended in arrival order, sortable by (partition, key) and readable back in that order.
+#[derive(Debug)]
+pub struct RecordBuffer {
+    blocks: Vec<Vec<u8>>,
+    index: Vec<IndexEntry>,
+    block_size: usize,
+    record_bytes: usize,
+}
+
+impl RecordBuffer {
+    /// An empty buffer that allocates record storage `block_size` bytes at a time (a larger record
+    /// gets a block of its own size).
+    pub fn new(block_size: usize) -> RecordBuffer {
+        RecordBuffer {
+            blocks: Vec::new(),
+            index: Vec::new(),
+            block_size: block_size.max(1),
+            record_bytes: 0,
+        }
+    }
+
+    /// Records held.
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no record is held.
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Key and value bytes held (without index or unused block space).
+    pub fn record_bytes(&self) -> usize {
+        self.record_bytes
+    }
+
+    /// Bytes allocated: blocks plus index capacity.
+    pub fn memory(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum::<usize>()
+            + self.index.capacity() * INDEX_ENTRY_BYTES
+    }
+
+    /// Bytes that pushing a record of these sizes would allocate (0 if it fits in what is held).
+    pub fn memory_for_push(&self, key_len: usize, value_len: usize) -> usize {
+        let len = key_len + value_len;
+        let block = match self.blocks.last() {
+            Some(b) if b.capacity() - b.len() >= len => 0,
+            _ => len.max(self.block_size),
+        };
+        let index = if self.index.len() == self.index.capacity() {
+            INDEX_CHUNK * INDEX_ENTRY_BYTES
+        } else {
+            0
+        };
+        block + index
+    }
+
+    /// Appends a record. Allocates exactly [`RecordBuffer::memory_for_push`] bytes (as far as the
+    /// allocator honours exact capacities).
+    ///
+    /// # Errors
+    /// [`RecordTooLarge`] if the key or value exceeds 4 GiB.
+    pub fn push(&mut self, partition: u32, key: &[u8], value: &[u8]) -> Result<(), RecordTooLarge> {
+        let too_large = || RecordTooLarge {
+            key_len: key.len(),
+            value_len: value.len(),
+        };
+        let key_len = u32::try_from(key.len()).map_err(|_| too_large())?;
+        let value_len = u32::try_from(value.len()).map_err(|_| too_large())?;
+        let len = key.len() + value.len();
+        let fits = self
+            .blocks
+            .last()
+            .is_some_and(|b| b.capacity() - b.len() >= len);
+        if !fits {
+            self.blocks.push(Vec::with_capacity(len.max(self.block_size)));
+        }
+        let block_index = self.blocks.len() - 1;
+        let block = &mut self.blocks[block_index];
+        let offset = u32::try_from(block.len()).map_err(|_| too_large())?;
+        block.extend_from_slice(key);
+        block.extend_from_slice(value);
+        if self.index.len() == self.index.capacity() {
+            self.index.reserve_exact(INDEX_CHUNK);
+        }
+        self.index.push(IndexEntry {
+            prefix: normalized_prefix(key),
+            partition,
+            block: block_index as u32,
+            offset,
+            key_len,
+            value_len,
+        });
+        self.record_bytes += len;
+        Ok(())
+    }
+
+    /// Sorts the records by partition, then key bytes. Stable: records with equal partition and
+    /// key keep their arrival order.
+    pub fn sort(&mut self) {
+        let blocks = &self.blocks;
+        self.index.sort_by(|a, b| compare(blocks, a, b));
+    }
+
+    /// The records in their current order (arrival order, or sorted after [`RecordBuffer::sort`]),
+    /// as `(partition, key, value)`.
+    pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8], &[u8])> + '_ {
+        self.index.iter().map(|e| {
+            let (key, value) = record(&self.blocks, e);
+            (e.partition, key, value)
+        })
+    }
+
+    /// Drops all records and frees all memory.
+    pub fn clear(&mut self) {
+        self.blocks = Vec::new();
+        self.index = Vec::new();
+        self.record_bytes = 0;
+    }
+}
+
+fn record<'a>(blocks: &'a [Vec<u8>], e: &IndexEntry) -> (&'a [u8], &'a [u8]) {
+    let block = &blocks[e.block as usize];
+    let start = e.offset as usize;
+    let key_end = start + e.key_len as usize;
+    (
+        &block[start..key_end],
+        &block[key_end..key_end + e.value_len as usize],
+    )
+}
+
+fn compare(blocks: &[Vec<u8>], a: &IndexEntry, b: &IndexEntry) -> Ordering {
+    (a.partition, a.prefix)
+        .cmp(&(b.partition, b.prefix))
+        .then_with(|| {
+            if a.key_len <= 8 && b.key_len <= 8 {
+                // Equal zero-padded prefixes of short keys: they differ only in trailing zeros.
+                a.key_len.cmp(&b.key_len)
+            } else {
+                record(blocks, a).0.cmp(record(blocks, b).0)
+            }
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// Sorting equals a stable sort by (partition, key) of the records as pushed, and the
+        /// memory estimate matches what was allocated.
+        #[test]
+        fn sort_matches_reference(
+            records in proptest::collection::vec(
+                (0u32..3, proptest::collection::vec(prop_oneof![Just(0u8), Just(1u8), Just(255u8), any::<u8>()], 0..12),
+                 proptest::collection::vec(any::<u8>(), 0..5)),
+                0..200),
+            block_size in 1usize..64,
+        ) {
+            let mut buf = RecordBuffer::new(block_size);
+            for (i, (p, k, v)) in records.iter().enumerate() {
+                let mut v = v.clone();
+                v.extend_from_slice(&(i as u32).to_be_bytes());
+                let before = buf.memory();
+                let predicted = buf.memory_for_push(k.len(), v.len());
+                buf.push(*p, k, &v).unwrap();
+                prop_assert!(buf.memory() - before <= predicted);
+            }
+            buf.sort();
+            let got: Vec<(u32, Vec<u8>, Vec<u8>)> =
+                buf.iter().map(|(p, k, v)| (p, k.to_vec(), v.to_vec())).collect();
+            let mut want: Vec<(u32, Vec<u8>, Vec<u8>)> = records.iter().enumerate().map(|(i, (p, k, v))| {
+                let mut v = v.clone();
+                v.extend_from_slice(&(i as u32).to_be_bytes());
+                (*p, k.clone(), v)
+            }).collect();
+            want.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            prop_assert_eq!(got, want);
+        }
+    }
+
+    #[test]
+    fn clear_frees_memory() {
+        let mut buf = RecordBuffer::new(1024);
+        buf.push(0, b"key", b"value").unwrap();
+        assert!(buf.memory() >= 1024);
+        buf.clear();
+        assert_eq!(buf.memory(), 0);
+        assert!(buf.is_empty());
+    }
+}
