@@ -20,10 +20,9 @@
 
 use std::sync::Arc;
 
-use hashbrown::HashMap;
-use rustc_hash::FxBuildHasher;
+
 use sluice_format::FormatError;
-use sluice_sort::{RecordBuffer, SortedCursor};
+use sluice_sort::{CountTable, RecordBuffer, SortedCursor};
 use sluice_spill::MemoryReservation;
 
 use crate::api::{decode_count, encode_count, Combine, Emit, Reducer};
@@ -32,10 +31,8 @@ use crate::group::for_each_group;
 use crate::shuffle::{MemRunBuilder, Run, RunSink};
 use crate::{Counters, ExecError};
 
-/// Estimated bytes per hash-table entry beyond its key: slot (boxed key + count), control byte
-/// and load-factor slack, allocator overhead of the boxed key, and the entry's place in the
-/// vector sorted at flush time.
-const HASH_ENTRY_OVERHEAD: usize = 96;
+/// Bytes per distinct key of the vector a hash table is sorted through when it is flushed.
+const HASH_SORT_ENTRY: usize = 40;
 
 /// Block size of spill files: large enough for sequential I/O and good compression, small enough
 /// that a merge can read many runs at once within the budget.
@@ -46,10 +43,7 @@ enum Store {
         buffer: RecordBuffer,
         combiner: Option<Box<dyn Reducer>>,
     },
-    Hash {
-        table: HashMap<Box<[u8]>, u64, FxBuildHasher>,
-        key_bytes: usize,
-    },
+    Hash(CountTable),
 }
 
 /// Collects one task's output for one stage.
@@ -69,10 +63,7 @@ impl<'a> Collector<'a> {
     /// A collector allowed to hold up to `limit` bytes of the pool.
     pub(crate) fn new(res: &'a Resources, stage: &'a Stage, limit: usize) -> Collector<'a> {
         let store = match &stage.combine {
-            Combine::SumCounts => Store::Hash {
-                table: HashMap::default(),
-                key_bytes: 0,
-            },
+            Combine::SumCounts => Store::Hash(CountTable::new(res.collector_block)),
             Combine::None => Store::Sort {
                 buffer: RecordBuffer::new(res.collector_block),
                 combiner: None,
@@ -117,7 +108,7 @@ impl<'a> Collector<'a> {
     fn is_empty(&self) -> bool {
         match &self.store {
             Store::Sort { buffer, .. } => buffer.is_empty(),
-            Store::Hash { table, .. } => table.is_empty(),
+            Store::Hash(table) => table.is_empty(),
         }
     }
 
@@ -125,7 +116,7 @@ impl<'a> Collector<'a> {
     fn encoded_estimate(&self) -> usize {
         match &self.store {
             Store::Sort { buffer, .. } => buffer.record_bytes() + 10 * buffer.len(),
-            Store::Hash { table, key_bytes } => key_bytes + table.len() * (10 + 8),
+            Store::Hash(table) => table.key_bytes() + table.len() * (10 + 8),
         }
     }
 
@@ -159,19 +150,14 @@ impl<'a> Collector<'a> {
                 }
                 buffer.clear();
             }
-            Store::Hash { table, key_bytes } => {
-                let mut entries: Vec<(usize, &[u8], u64)> = table
-                    .iter()
-                    .map(|(k, &c)| (partitioner.partition(k, partitions), &**k, c))
-                    .collect();
-                entries.sort_unstable_by(|a, b| (a.0, a.1).cmp(&(b.0, b.1)));
+            Store::Hash(table) => {
+                let entries = table.sorted(|key| partitioner.partition(key, partitions));
                 for &(p, key, count) in &entries {
                     sink.write(p, key, &encode_count(count))?;
                 }
                 self.combine_output += entries.len() as u64;
                 drop(entries);
-                *table = HashMap::default();
-                *key_bytes = 0;
+                table.clear();
             }
         }
         self.reservation.free();
@@ -221,24 +207,24 @@ impl<'a> Collector<'a> {
 
 impl Emit for Collector<'_> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        if let Store::Hash { table, .. } = &mut self.store {
+        if let Store::Hash(table) = &mut self.store {
             let count = decode_count(value)?;
             self.combine_input += 1;
-            if let Some(total) = table.get_mut(key) {
-                *total = total.wrapping_add(count);
+            if table.add_existing(key, count) {
                 return Ok(());
             }
-            let entry_bytes = key.len() + HASH_ENTRY_OVERHEAD;
-            self.reserve(|_| entry_bytes)?;
-            if let Store::Hash { table, key_bytes } = &mut self.store {
-                table.insert(key.into(), count);
-                *key_bytes += key.len();
+            self.reserve(|store| match store {
+                Store::Hash(table) => table.memory_for_insert(key.len()) + HASH_SORT_ENTRY,
+                Store::Sort { .. } => 0,
+            })?;
+            if let Store::Hash(table) = &mut self.store {
+                table.insert_new(key, count)?;
             }
             return Ok(());
         }
         self.reserve(|store| match store {
             Store::Sort { buffer, .. } => buffer.memory_for_push(key.len(), value.len()),
-            Store::Hash { .. } => 0,
+            Store::Hash(_) => 0,
         })?;
         if let Store::Sort { buffer, .. } = &mut self.store {
             let partition = self.stage.partitioner.partition(key, self.stage.partitions);

@@ -59,6 +59,7 @@ const READ_GROW_STEP: usize = 1 << 20;
 #[derive(Debug, Clone, Copy)]
 struct Header {
     codec_id: u8,
+    reserved: [u8; 3],
     stored_len: u32,
     raw_len: u32,
     crc: u32,
@@ -84,6 +85,7 @@ impl Header {
         };
         Header {
             codec_id: bytes[0],
+            reserved: [bytes[1], bytes[2], bytes[3]],
             stored_len: u32_at(4),
             raw_len: u32_at(8),
             crc: u32_at(12),
@@ -92,13 +94,13 @@ impl Header {
 
     /// Why these header bytes cannot start a valid block, if they cannot. Checked before reading
     /// the body, whose length comes from this header.
-    fn check(&self, bytes: &[u8; BLOCK_HEADER_LEN]) -> Result<Codec, String> {
+    fn check(&self) -> Result<Codec, String> {
         let codec = Codec::from_id(self.codec_id)
             .map_err(|_| format!("unknown codec id {} in block header", self.codec_id))?;
-        if bytes[1..4] != [0, 0, 0] {
+        if self.reserved != [0; 3] {
             return Err(format!(
                 "nonzero reserved header bytes {:02x?}",
-                &bytes[1..4]
+                self.reserved
             ));
         }
         for (what, len) in [("stored", self.stored_len), ("raw", self.raw_len)] {
@@ -404,7 +406,7 @@ impl<R: Read> BlockReader<R> {
         }
         let header = Header::decode(&header_bytes);
         let codec = header
-            .check(&header_bytes)
+            .check()
             .map_err(|detail| self.corrupt(self.block_offset, detail))?;
 
         let stored_len = header.stored_len as usize;

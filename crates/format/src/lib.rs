@@ -11,6 +11,19 @@
 //!   cursor (`advance`, then `key` / `value`) so that a k-way merge can look at the current
 //!   record of many runs at once without copying.
 //!
+//! # What callers must know
+//!
+//! * Every byte read is checked: a damaged block is reported as
+//!   [`FormatError::ChecksumMismatch`] or [`FormatError::Corrupt`] with the absolute offset of
+//!   its header, and no record of it is returned. Readers never panic on bad input.
+//! * A stream cut exactly at a block boundary reads as a valid, shorter stream (there is no
+//!   trailer). Callers that know the expected length compare it with [`RunReader::offset`] /
+//!   [`BlockReader::offset`] once the end is reached.
+//! * After a reader returned an error it stays failed; after a writer returned an error the
+//!   output is incomplete and the writer should be dropped.
+//! * Readers and writers reuse their buffers: once warmed up they do not allocate per record or
+//!   per block. Writers issue two `write_all` calls per block, so give them a buffered writer.
+//!
 //! Nothing here knows about partitions, files or memory budgets: those live in higher crates.
 #![forbid(unsafe_code)]
 

@@ -1,5 +1,8 @@
 //! Blocks: round trips for every codec, header layout, and rejection of every kind of bad header
 //! or body.
+// Test helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test
+// failure with a backtrace.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

@@ -1,4 +1,7 @@
 //! Runs: round trips, block packing rules, positions and segments, cursor behaviour.
+// Test helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test
+// failure with a backtrace.
+#![allow(clippy::unwrap_used)]
 
 mod common;
 

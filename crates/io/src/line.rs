@@ -69,7 +69,8 @@ impl LineReader {
     /// A zero-length compressed file reads as empty (no lines) rather than as a truncated stream.
     ///
     /// # Errors
-    /// [`IoError::Read`] if the file cannot be opened or positioned.
+    /// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
+    /// decoder cannot be set up.
     pub fn open(file: &InputFile, split: &Split) -> Result<LineReader, IoError> {
         let path = file.path.clone();
         let read_error = |source| IoError::Read {

@@ -13,10 +13,12 @@
 #![forbid(unsafe_code)]
 
 mod buffer;
+mod counts;
 mod cursor;
 mod merge;
 mod prefix;
 
+pub use counts::CountTable;
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
 pub use cursor::{BytesCursor, SortedCursor};
 pub use merge::Merger;

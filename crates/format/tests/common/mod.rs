@@ -22,8 +22,7 @@ pub(crate) fn write_run(records: &[Record], codec: Codec, block_size: usize) -> 
         writer.write_record(key, value).unwrap();
     }
     assert_eq!(writer.records_written(), records.len() as u64);
-    let bytes = writer.into_inner().unwrap();
-    bytes
+    writer.into_inner().unwrap()
 }
 
 /// Reads a run until its end or its first error: the records read and how it stopped.

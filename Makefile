@@ -1,0 +1,29 @@
+# The two commands of the README, plus the checks CI runs.
+#
+#   make demo   build sluice, generate a 256 MiB corpus, count its words, show the top words
+#   make test   formatting, lints, and every test (what .ci/run calls)
+
+CARGO ?= cargo
+SLUICE := target/release/sluice
+DEMO := target/demo
+
+.PHONY: demo test fmt lint build
+
+build:
+	$(CARGO) build --release -p sluice-cli
+
+demo: build
+	rm -rf $(DEMO)
+	$(SLUICE) gen text --size 256MiB --output $(DEMO)/corpus
+	$(SLUICE) run wordcount --input $(DEMO)/corpus --output $(DEMO)/counts --reducers 2 --memory 256MiB
+	@echo "Most frequent words:"
+	@sort -t "$$(printf '\t')" -k2,2nr $(DEMO)/counts/part-r-* | head -n 10
+
+fmt:
+	$(CARGO) fmt --all -- --check
+
+lint:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test: fmt lint
+	$(CARGO) test --workspace --release

@@ -1,0 +1,251 @@
+//! Hash aggregation of counts: the map side of word-count-like jobs.
+//!
+//! Summing in a hash table collapses the thousands of repeats of a frequent key as they arrive,
+//! so only distinct keys are ever sorted. The lookup is the hot loop of word count, so:
+//!
+//! * keys of up to 16 bytes (nearly all words) live inside their slot, zero-padded: a lookup
+//!   compares one 128-bit value and never touches another cache line;
+//! * longer keys are copied once into large arena blocks (no allocation per key);
+//! * short keys are hashed by one folded 128-bit multiply of their two padded words.
+
+use std::hash::BuildHasher;
+
+use hashbrown::{DefaultHashBuilder, HashTable};
+
+/// Keys up to this length are stored inline in their slot.
+const INLINE: usize = 16;
+
+/// A key as the table sees it: inline bytes (zero-padded) or a place in the arena.
+#[derive(Debug, Clone, Copy)]
+enum KeyRef {
+    Inline([u8; INLINE]),
+    Arena { block: u32, offset: u32 },
+}
+
+fn pad(key: &[u8]) -> [u8; INLINE] {
+    let mut bytes = [0u8; INLINE];
+    bytes[..key.len()].copy_from_slice(key);
+    bytes
+}
+
+/// Hash of a short key from its padded form: a folded multiply, as in foldhash, mixing in the
+/// length so that keys differing only in trailing zero bytes differ.
+fn short_hash(padded: [u8; INLINE], len: usize) -> u64 {
+    let padded = u128::from_le_bytes(padded);
+    const K0: u64 = 0x243f_6a88_85a3_08d3;
+    const K1: u64 = 0x1319_8a2e_0370_7344;
+    let lo = padded as u64 ^ K0;
+    let hi = (padded >> 64) as u64 ^ K1 ^ (len as u64).rotate_left(56);
+    let product = u128::from(lo).wrapping_mul(u128::from(hi));
+    (product as u64) ^ ((product >> 64) as u64)
+}
+
+use crate::{normalized_prefix, RecordTooLarge};
+
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    hash: u64,
+    count: u64,
+    key: KeyRef,
+    len: u32,
+}
+
+/// Bytes per table slot, control byte and load-factor slack included.
+const SLOT_BYTES: usize = std::mem::size_of::<Slot>() * 8 / 7 + 1;
+
+/// A map from byte keys to `u64` sums whose memory can be reserved before it is allocated.
+#[derive(Debug)]
+pub struct CountTable {
+    table: HashTable<Slot>,
+    hasher: DefaultHashBuilder,
+    blocks: Vec<Vec<u8>>,
+    block_size: usize,
+    key_bytes: usize,
+}
+
+impl CountTable {
+    /// An empty table storing keys in arena blocks of `block_size` bytes.
+    pub fn new(block_size: usize) -> CountTable {
+        CountTable {
+            table: HashTable::new(),
+            hasher: DefaultHashBuilder::default(),
+            blocks: Vec::new(),
+            block_size: block_size.max(16),
+            key_bytes: 0,
+        }
+    }
+
+    /// Distinct keys held.
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// Whether no key is held.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// Bytes of all keys held.
+    pub fn key_bytes(&self) -> usize {
+        self.key_bytes
+    }
+
+    /// Bytes allocated: key blocks plus table slots.
+    pub fn memory(&self) -> usize {
+        self.blocks.iter().map(Vec::capacity).sum::<usize>() + self.table.capacity() * SLOT_BYTES
+    }
+
+    fn key_of<'a>(blocks: &'a [Vec<u8>], slot: &'a Slot) -> &'a [u8] {
+        match &slot.key {
+            KeyRef::Inline(bytes) => &bytes[..slot.len as usize],
+            KeyRef::Arena { block, offset } => {
+                let start = *offset as usize;
+                &blocks[*block as usize][start..start + slot.len as usize]
+            }
+        }
+    }
+
+    fn hash(&self, key: &[u8]) -> u64 {
+        if key.len() <= INLINE {
+            short_hash(pad(key), key.len())
+        } else {
+            self.hasher.hash_one(key)
+        }
+    }
+
+    /// Adds `count` to `key` if the key is present; returns whether it was.
+    pub fn add_existing(&mut self, key: &[u8], count: u64) -> bool {
+        let found = if key.len() <= INLINE {
+            let padded = pad(key);
+            let hash = short_hash(padded, key.len());
+            let wanted = u128::from_le_bytes(padded);
+            let len = key.len() as u32;
+            self.table.find_mut(hash, |s| {
+                s.len == len
+                    && matches!(s.key, KeyRef::Inline(k) if u128::from_le_bytes(k) == wanted)
+            })
+        } else {
+            let hash = self.hasher.hash_one(key);
+            let blocks = &self.blocks;
+            self.table.find_mut(hash, |s| {
+                s.hash == hash && s.len as usize == key.len() && Self::key_of(blocks, s) == key
+            })
+        };
+        match found {
+            Some(slot) => {
+                slot.count = slot.count.wrapping_add(count);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Bytes that inserting a new key of `key_len` bytes would allocate (0 if it fits).
+    pub fn memory_for_insert(&self, key_len: usize) -> usize {
+        let block = match self.blocks.last() {
+            _ if key_len <= INLINE => 0,
+            Some(b) if b.capacity() - b.len() >= key_len => 0,
+            _ => key_len.max(self.block_size),
+        };
+        let table = if self.table.len() == self.table.capacity() {
+            // hashbrown doubles its bucket count when full.
+            (self.table.capacity().max(16) * 2) * SLOT_BYTES
+        } else {
+            0
+        };
+        block + table
+    }
+
+    /// Inserts a key that is not present (call [`CountTable::add_existing`] first).
+    ///
+    /// # Errors
+    /// [`RecordTooLarge`] if the key is longer than 4 GiB.
+    pub fn insert_new(&mut self, key: &[u8], count: u64) -> Result<(), RecordTooLarge> {
+        let too_large = || RecordTooLarge {
+            key_len: key.len(),
+            value_len: 8,
+        };
+        let len = u32::try_from(key.len()).map_err(|_| too_large())?;
+        let key_ref = if key.len() <= INLINE {
+            KeyRef::Inline(pad(key))
+        } else {
+            if !self
+                .blocks
+                .last()
+                .is_some_and(|b| b.capacity() - b.len() >= key.len())
+            {
+                self.blocks
+                    .push(Vec::with_capacity(key.len().max(self.block_size)));
+            }
+            let block = self.blocks.len() - 1;
+            let arena = &mut self.blocks[block];
+            let offset = u32::try_from(arena.len()).map_err(|_| too_large())?;
+            arena.extend_from_slice(key);
+            KeyRef::Arena {
+                block: block as u32,
+                offset,
+            }
+        };
+        self.key_bytes += key.len();
+        let slot = Slot {
+            hash: self.hash(key),
+            count,
+            key: key_ref,
+            len,
+        };
+        self.table.insert_unique(slot.hash, slot, |s| s.hash);
+        Ok(())
+    }
+
+    /// The entries sorted by (`partition_of(key)`, key), as `(partition, key, count)`.
+    pub fn sorted(&self, partition_of: impl Fn(&[u8]) -> usize) -> Vec<(usize, &[u8], u64)> {
+        let mut entries: Vec<(usize, u64, &[u8], u64)> = self
+            .table
+            .iter()
+            .map(|s| {
+                let key = Self::key_of(&self.blocks, s);
+                (partition_of(key), normalized_prefix(key), key, s.count)
+            })
+            .collect();
+        entries.sort_unstable_by(|a, b| (a.0, a.1, a.2).cmp(&(b.0, b.1, b.2)));
+        entries
+            .into_iter()
+            .map(|(p, _, key, count)| (p, key, count))
+            .collect()
+    }
+
+    /// Drops every entry and frees all memory.
+    pub fn clear(&mut self) {
+        self.table = HashTable::new();
+        self.blocks = Vec::new();
+        self.key_bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::collections::BTreeMap;
+
+    proptest! {
+        /// The table sums like a BTreeMap model and sorts like it too.
+        #[test]
+        fn sums_match_model(keys in proptest::collection::vec((proptest::collection::vec(0u8..4, 0..6), 1u64..5), 0..300)) {
+            let mut table = CountTable::new(16);
+            let mut model = BTreeMap::new();
+            for (k, c) in &keys {
+                let before = table.memory();
+                let predicted = table.memory_for_insert(k.len());
+                if !table.add_existing(k, *c) {
+                    table.insert_new(k, *c).unwrap();
+                    prop_assert!(table.memory() - before <= predicted);
+                }
+                *model.entry(k.clone()).or_insert(0u64) += c;
+            }
+            let got: Vec<(Vec<u8>, u64)> = table.sorted(|_| 0).into_iter().map(|(_, k, c)| (k.to_vec(), c)).collect();
+            let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
+            prop_assert_eq!(got, want);
+        }
+    }
+}
