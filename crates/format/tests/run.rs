@@ -32,6 +32,9 @@ fn raw_block_lengths(bytes: &[u8]) -> Vec<usize> {
 }
 
 proptest! {
+    // Each case writes and reads the run 20 times (5 block sizes x 4 codecs).
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
     #[test]
     fn round_trip(
         records in records(6000),

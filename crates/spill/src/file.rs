@@ -16,7 +16,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Take, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use sluice_format::{Codec, RunReader, RunWriter};
+use sluice_format::{Codec, FormatError, RunReader, RunWriter};
 
 use crate::SpillError;
 
@@ -166,7 +166,45 @@ pub struct SpillFile {
 }
 
 /// A cursor over one segment of a spill file.
-pub type SegmentReader = RunReader<Take<File>>;
+///
+/// Blocks carry checksums but a run has no trailer, so a file cut short exactly at a block
+/// boundary would read as a shorter valid run; the reader therefore checks at the end that it
+/// consumed the whole segment as recorded when it was written.
+pub struct SegmentReader {
+    run: RunReader<Take<File>>,
+    end: u64,
+    path: PathBuf,
+}
+
+impl SegmentReader {
+    /// Moves to the next record; `false` at the end of the segment.
+    ///
+    /// # Errors
+    /// A corrupt or truncated block, or a segment shorter than written.
+    pub fn advance(&mut self) -> Result<bool, FormatError> {
+        if self.run.advance()? {
+            return Ok(true);
+        }
+        if self.run.offset() != self.end {
+            return Err(FormatError::Corrupt {
+                source_name: self.path.display().to_string(),
+                offset: self.run.offset(),
+                detail: format!("segment ends early: expected {} bytes", self.end),
+            });
+        }
+        Ok(false)
+    }
+
+    /// The current record's key.
+    pub fn key(&self) -> &[u8] {
+        self.run.key()
+    }
+
+    /// The current record's value.
+    pub fn value(&self) -> &[u8] {
+        self.run.value()
+    }
+}
 
 impl SpillFile {
     /// The file's path.
@@ -202,11 +240,15 @@ impl SpillFile {
         };
         let mut file = File::open(&self.path).map_err(io_err)?;
         file.seek(SeekFrom::Start(segment.offset)).map_err(io_err)?;
-        Ok(RunReader::new(
-            file.take(segment.len),
-            self.path.display().to_string(),
-            segment.offset,
-        ))
+        Ok(SegmentReader {
+            run: RunReader::new(
+                file.take(segment.len),
+                self.path.display().to_string(),
+                segment.offset,
+            ),
+            end: segment.offset + segment.len,
+            path: self.path.clone(),
+        })
     }
 }
 
@@ -312,5 +354,28 @@ mod tests {
         };
         let msg = SpillError::from(err).to_string();
         assert!(msg.contains(&file.path().display().to_string()), "{msg}");
+    }
+
+    #[test]
+    fn file_truncated_at_a_block_boundary_is_detected() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = SpillDir::create_in(parent.path()).unwrap();
+        let mut w = dir.create_writer(1, Codec::None, 64).unwrap();
+        for i in 0..100u32 {
+            w.write(0, format!("{i:08}").as_bytes(), b"value").unwrap();
+        }
+        let file = w.finish().unwrap();
+        // Cut the file right after its first block: the header says how long that block is.
+        let bytes = std::fs::read(file.path()).unwrap();
+        let stored = u32::from_le_bytes(bytes[4..8].try_into().unwrap()) as usize;
+        std::fs::write(file.path(), &bytes[..16 + stored]).unwrap();
+        let mut r = file.open_segment(0).unwrap();
+        let result = loop {
+            match r.advance() {
+                Ok(true) => continue,
+                other => break other,
+            }
+        };
+        assert!(result.is_err(), "a truncated segment read as complete");
     }
 }
