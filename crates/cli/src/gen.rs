@@ -43,7 +43,7 @@ struct Vocabulary {
 
 impl Vocabulary {
     fn new(seed: u64) -> Vocabulary {
-        let mut rng = SplitMix64(seed ^ 0x5eed_0f_70c4_b5);
+        let mut rng = SplitMix64(seed ^ 0x5eed_0f70_c4b5);
         let mut seen = std::collections::HashSet::new();
         let mut words = Vec::with_capacity(VOCABULARY);
         while words.len() < VOCABULARY {
@@ -145,7 +145,10 @@ pub(crate) fn generate_text(
             .collect();
         handles
             .into_iter()
-            .map(|h| h.join().unwrap_or_else(|_| bail!("generator thread panicked")))
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| bail!("generator thread panicked"))
+            })
             .collect()
     });
     let mut total = 0;
@@ -187,7 +190,9 @@ mod tests {
         let mut rng = SplitMix64(2);
         let mut counts = std::collections::HashMap::new();
         for _ in 0..100_000 {
-            *counts.entry(vocab.sample(&mut rng).to_vec()).or_insert(0u32) += 1;
+            *counts
+                .entry(vocab.sample(&mut rng).to_vec())
+                .or_insert(0u32) += 1;
         }
         let top = counts.get(&vocab.words[0]).copied().unwrap_or(0);
         let tenth = counts.get(&vocab.words[9]).copied().unwrap_or(0);

@@ -215,7 +215,9 @@ fn execute(job: &Job, args: &CommonArgs) -> Result<()> {
     display.stop();
     let report = result
         .map_err(|e| match e {
-            sluice_exec::ExecError::Cancelled => anyhow::anyhow!("job {} was interrupted", job.name),
+            sluice_exec::ExecError::Cancelled => {
+                anyhow::anyhow!("job {} was interrupted", job.name)
+            }
             other => anyhow::Error::new(other),
         })
         .with_context(|| format!("job {} failed; no output was written", job.name))?;

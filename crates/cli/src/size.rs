@@ -22,7 +22,11 @@ pub(crate) fn parse_size(text: &str) -> Result<u64, String> {
         "mb" => 1e6,
         "gb" => 1e9,
         "tb" => 1e12,
-        other => return Err(format!("unknown size unit {other:?} in {text:?} (use K, M, G, KiB, MiB, GiB, KB, MB, GB)")),
+        other => {
+            return Err(format!(
+                "unknown size unit {other:?} in {text:?} (use K, M, G, KiB, MiB, GiB, KB, MB, GB)"
+            ))
+        }
     };
     let bytes = number * multiplier;
     if !bytes.is_finite() || bytes < 0.0 || bytes > u64::MAX as f64 {

@@ -20,7 +20,6 @@
 
 use std::sync::Arc;
 
-
 use sluice_format::FormatError;
 use sluice_sort::{CountTable, RecordBuffer, SortedCursor};
 use sluice_spill::MemoryReservation;

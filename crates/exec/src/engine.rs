@@ -135,7 +135,9 @@ pub fn run_job(
 ) -> Result<JobReport, ExecError> {
     config.validate()?;
     if job.stages.iter().any(|s| s.partitions == 0) {
-        return Err(ExecError::Config("a stage needs at least 1 partition".into()));
+        return Err(ExecError::Config(
+            "a stage needs at least 1 partition".into(),
+        ));
     }
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
@@ -188,7 +190,10 @@ pub fn run_job(
         let phase_start = Instant::now();
         let next_stage = job.stages.get(index + 1);
         let next_store = next_stage.map(|_| ShuffleStore::new());
-        let runs = input.take().map(ShuffleStore::into_runs).unwrap_or_default();
+        let runs = input
+            .take()
+            .map(ShuffleStore::into_runs)
+            .unwrap_or_default();
         status.enter(Phase::Reduce, stage.partitions as u64);
         let target = match (next_stage, &next_store) {
             (Some(next), Some(store)) => ReduceTarget::Stage(next, store),
@@ -333,7 +338,9 @@ impl TaskSink<'_> {
                 Counters::add(&counters.output_bytes, bytes);
             }
             (TaskSink::Collect(_), None) => {
-                return Err(ExecError::Config("collector without a shuffle store".into()))
+                return Err(ExecError::Config(
+                    "collector without a shuffle store".into(),
+                ))
             }
         }
         Ok(())

@@ -38,7 +38,14 @@ mod tests {
     #[test]
     fn groups_are_exact_even_when_values_are_not_read() {
         let mut buf = Vec::new();
-        for (k, v) in [("a", "1"), ("a", "2"), ("b", "3"), ("c", "4"), ("c", "5"), ("c", "6")] {
+        for (k, v) in [
+            ("a", "1"),
+            ("a", "2"),
+            ("b", "3"),
+            ("c", "4"),
+            ("c", "5"),
+            ("c", "6"),
+        ] {
             record::encode(&mut buf, k.as_bytes(), v.as_bytes());
         }
         let mut cursor = BytesCursor::new(buf);

@@ -12,9 +12,9 @@ pub struct HashPartitioner;
 
 /// The hash Hadoop's `Text.hashCode()` computes over `bytes`.
 pub fn hadoop_text_hash(bytes: &[u8]) -> i32 {
-    bytes
-        .iter()
-        .fold(1i32, |h, &b| h.wrapping_mul(31).wrapping_add(i32::from(b as i8)))
+    bytes.iter().fold(1i32, |h, &b| {
+        h.wrapping_mul(31).wrapping_add(i32::from(b as i8))
+    })
 }
 
 impl Partitioner for HashPartitioner {
@@ -45,7 +45,12 @@ mod tests {
     #[test]
     fn partitions_are_in_range_and_stable() {
         let p = HashPartitioner;
-        for key in [&b"hello"[..], b"", b"\xff\xfe", b"a much longer key with spaces"] {
+        for key in [
+            &b"hello"[..],
+            b"",
+            b"\xff\xfe",
+            b"a much longer key with spaces",
+        ] {
             let n = p.partition(key, 7);
             assert!(n < 7);
             assert_eq!(n, p.partition(key, 7));

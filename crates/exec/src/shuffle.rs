@@ -169,7 +169,11 @@ impl ShuffleStore {
     /// Adds the runs of task `task`, oldest first.
     pub(crate) fn add(&self, task: usize, runs: Vec<Run>) {
         let mut all = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        all.extend(runs.into_iter().enumerate().map(|(seq, run)| (task, seq, run)));
+        all.extend(
+            runs.into_iter()
+                .enumerate()
+                .map(|(seq, run)| (task, seq, run)),
+        );
     }
 
     /// All runs in (task, sequence) order.

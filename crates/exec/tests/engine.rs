@@ -1,6 +1,10 @@
 //! Engine-level tests that need to reach inside a running job: corruption of spill files between
 //! the map and reduce phases, and the memory budget as the pool sees it.
 
+// Helpers of these tests are not `#[test]` functions, so clippy's test allowance does not cover them;
+// a panic there is a test failure, which is what we want.
+#![allow(clippy::unwrap_used)]
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -23,7 +27,11 @@ fn write_input(dir: &Path, lines: usize) -> PathBuf {
 fn corrupt_spills(parent: &Path) -> usize {
     let mut corrupted = 0;
     for dir in std::fs::read_dir(parent).unwrap().flatten() {
-        if !dir.file_name().to_string_lossy().starts_with(".sluice-spill-") {
+        if !dir
+            .file_name()
+            .to_string_lossy()
+            .starts_with(".sluice-spill-")
+        {
             continue;
         }
         for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
@@ -81,9 +89,15 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
         .with_threads(1)
         .with_spill_parent(scratch.clone());
     let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
-    assert!(corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0, "nothing spilled");
+    assert!(
+        corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "nothing spilled"
+    );
     let message = format!("{err}");
-    assert!(message.contains(".spill"), "error does not name the spill file: {message}");
+    assert!(
+        message.contains(".spill"),
+        "error does not name the spill file: {message}"
+    );
     assert!(
         message.contains("checksum") || message.contains("corrupt"),
         "error does not say what is wrong: {message}"
@@ -114,7 +128,10 @@ fn sort_under_a_tiny_budget_spills_stays_within_it_and_is_correct() {
 
     // Reference: the input lines sorted by key with a plain (stable) sort.
     let text = std::fs::read(&input).unwrap();
-    let mut lines: Vec<&[u8]> = text.split(|&b| b == b'\n').filter(|l| !l.is_empty()).collect();
+    let mut lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+        .collect();
     lines.sort_by_key(|l| l.split(|&b| b == b'\t').next().unwrap_or(&[]).to_vec());
     let mut expected = Vec::new();
     for l in lines {

@@ -21,7 +21,9 @@ const INDEX_CHUNK: usize = 4096;
 
 /// A record longer than 4 GiB cannot be indexed.
 #[derive(Debug, thiserror::Error)]
-#[error("record too large to sort: key {key_len} bytes, value {value_len} bytes (at most 4 GiB each)")]
+#[error(
+    "record too large to sort: key {key_len} bytes, value {value_len} bytes (at most 4 GiB each)"
+)]
 pub struct RecordTooLarge {
     /// Key length.
     pub key_len: usize,
@@ -114,7 +116,8 @@ impl RecordBuffer {
             .last()
             .is_some_and(|b| b.capacity() - b.len() >= len);
         if !fits {
-            self.blocks.push(Vec::with_capacity(len.max(self.block_size)));
+            self.blocks
+                .push(Vec::with_capacity(len.max(self.block_size)));
         }
         let block_index = self.blocks.len() - 1;
         let block = &mut self.blocks[block_index];

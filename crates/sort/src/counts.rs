@@ -169,10 +169,10 @@ impl CountTable {
         let key_ref = if key.len() <= INLINE {
             KeyRef::Inline(pad(key))
         } else {
-            if !self
+            if self
                 .blocks
                 .last()
-                .is_some_and(|b| b.capacity() - b.len() >= key.len())
+                .is_none_or(|b| b.capacity() - b.len() < key.len())
             {
                 self.blocks
                     .push(Vec::with_capacity(key.len().max(self.block_size)));

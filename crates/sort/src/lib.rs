@@ -18,8 +18,8 @@ mod cursor;
 mod merge;
 mod prefix;
 
-pub use counts::CountTable;
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
+pub use counts::CountTable;
 pub use cursor::{BytesCursor, SortedCursor};
 pub use merge::Merger;
 pub use prefix::normalized_prefix;

@@ -159,7 +159,10 @@ mod tests {
     #[test]
     fn empty_and_single_sources() {
         assert!(drain(Merger::<BytesCursor<Vec<u8>>>::new(vec![])).is_empty());
-        let one = vec![(b"a".to_vec(), b"1".to_vec()), (b"b".to_vec(), b"2".to_vec())];
+        let one = vec![
+            (b"a".to_vec(), b"1".to_vec()),
+            (b"b".to_vec(), b"2".to_vec()),
+        ];
         assert_eq!(drain(Merger::new(vec![run(&one)])), one);
         assert!(drain(Merger::new(vec![run(&[]), run(&[])])).is_empty());
     }

@@ -69,7 +69,12 @@ impl SpillDir {
         })?;
         let name = path.display().to_string();
         Ok(SpillWriter {
-            run: RunWriter::new(BufWriter::with_capacity(WRITE_BUFFER, file), codec, block_size, name),
+            run: RunWriter::new(
+                BufWriter::with_capacity(WRITE_BUFFER, file),
+                codec,
+                block_size,
+                name,
+            ),
             segments: vec![Segment::default(); partitions],
             current: None,
             path,
@@ -120,7 +125,10 @@ impl SpillWriter {
 
     fn switch_to(&mut self, partition: usize) -> Result<(), SpillError> {
         debug_assert!(partition < self.segments.len(), "partition out of range");
-        debug_assert!(self.current.is_none_or(|c| c < partition), "partitions out of order");
+        debug_assert!(
+            self.current.is_none_or(|c| c < partition),
+            "partitions out of order"
+        );
         self.close_segment()?;
         self.segments[partition].offset = self.run.position();
         self.current = Some(partition);
@@ -271,7 +279,8 @@ impl SpillMetrics {
     /// Counts one finished spill file.
     pub fn record(&self, file: &SpillFile) {
         self.runs.fetch_add(1, Ordering::Relaxed);
-        self.records.fetch_add(file.total_records(), Ordering::Relaxed);
+        self.records
+            .fetch_add(file.total_records(), Ordering::Relaxed);
         self.bytes.fetch_add(file.bytes(), Ordering::Relaxed);
     }
 
@@ -323,7 +332,11 @@ mod tests {
         assert_eq!(metrics.records(), 300);
         assert_eq!(file.records(1), 0);
         for (p, want) in expected.iter().enumerate() {
-            assert_eq!(&read_all(file.open_segment(p).unwrap()), want, "partition {p}");
+            assert_eq!(
+                &read_all(file.open_segment(p).unwrap()),
+                want,
+                "partition {p}"
+            );
         }
         let path = file.path().to_path_buf();
         assert!(path.exists());

@@ -64,7 +64,9 @@ impl Reducer for SumToText {
 fn bigram_job(reducers: usize) -> Job {
     Job {
         name: "bigrams".into(),
-        mapper: Arc::new(|_: &MapInput| Box::new(BigramMapper { pair: Vec::new() }) as Box<dyn Mapper>),
+        mapper: Arc::new(|_: &MapInput| {
+            Box::new(BigramMapper { pair: Vec::new() }) as Box<dyn Mapper>
+        }),
         stages: vec![Stage {
             reducer: Arc::new(|| Box::new(SumToText) as Box<dyn Reducer>),
             // Counts are summed in a hash table on the map side.
@@ -119,7 +121,9 @@ mod tests {
         for line in text.lines() {
             let words: Vec<&str> = line.split_whitespace().collect();
             for pair in words.windows(2) {
-                *expected.entry(format!("{} {}", pair[0], pair[1])).or_insert(0) += 1;
+                *expected
+                    .entry(format!("{} {}", pair[0], pair[1]))
+                    .or_insert(0) += 1;
             }
         }
         let expected: String = expected

@@ -97,7 +97,9 @@ pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
         }),
         stages: vec![
             Stage {
-                reducer: Arc::new(|| Box::new(CountReducer { key: Vec::new() }) as Box<dyn Reducer>),
+                reducer: Arc::new(|| {
+                    Box::new(CountReducer { key: Vec::new() }) as Box<dyn Reducer>
+                }),
                 combine: Combine::SumCounts,
                 partitioner: Arc::new(HashPartitioner),
                 partitions: reducers,

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::jobs::tokenize;
 use crate::{
-    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer,
-    Stage, Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer, Stage,
+    Values,
 };
 
 struct IndexMapper {

@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer,
-    Stage, Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer, Stage,
+    Values,
 };
 
 struct SortMapper;

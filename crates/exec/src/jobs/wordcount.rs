@@ -75,8 +75,7 @@ mod tests {
 
     #[test]
     fn tokenizer_splits_like_string_tokenizer() {
-        let words: Vec<&[u8]> =
-            tokenize(b"  a\tbb\x0cc\rd\ne  \xff\xfe,x\x0by  ").collect();
+        let words: Vec<&[u8]> = tokenize(b"  a\tbb\x0cc\rd\ne  \xff\xfe,x\x0by  ").collect();
         assert_eq!(
             words,
             vec![&b"a"[..], b"bb", b"c", b"d", b"e", b"\xff\xfe,x\x0by"]
