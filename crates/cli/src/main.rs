@@ -47,8 +47,8 @@ enum RunJob {
     /// `count<TAB>match` lines by decreasing count, ties by match bytes.
     Grep {
         /// The regular expression (Rust regex syntax, matched against the bytes of each line).
-        #[arg(long, short = 'e')]
-        pattern: String,
+        #[arg(long, short = 'e', value_parser = parse_regex)]
+        pattern: regex::bytes::Regex,
         /// Count this capture group instead of the whole match.
         #[arg(long, default_value_t = 0)]
         group: usize,
@@ -75,13 +75,13 @@ struct CommonArgs {
     #[arg(long, short = 'o')]
     output: PathBuf,
     /// Number of reduce partitions (part files).
-    #[arg(long, short = 'r', default_value_t = 1)]
+    #[arg(long, short = 'r', default_value_t = 1, value_parser = at_least_one)]
     reducers: usize,
     /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk.
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
     /// Worker threads [default: number of cores].
-    #[arg(long, short = 't')]
+    #[arg(long, short = 't', value_parser = at_least_one)]
     threads: Option<usize>,
     /// Largest input split (bytes of a file one map task reads).
     #[arg(long, default_value = "32MiB", value_parser = parse_size_arg)]
@@ -124,6 +124,18 @@ enum GenData {
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
     parse_size(text)
+}
+
+fn at_least_one(text: &str) -> Result<usize, String> {
+    match text.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+fn parse_regex(text: &str) -> Result<regex::bytes::Regex, String> {
+    regex::bytes::Regex::new(text).map_err(|e| e.to_string())
 }
 
 fn main() -> ExitCode {
@@ -171,12 +183,10 @@ fn run_builtin(job: RunJob) -> Result<()> {
     let (job, common) = match job {
         RunJob::Wordcount(c) => (jobs::wordcount(c.reducers), c),
         RunJob::Grep {
-            pattern,
+            pattern: regex,
             group,
             common,
         } => {
-            let regex = regex::bytes::Regex::new(&pattern)
-                .with_context(|| format!("invalid --pattern {pattern:?}"))?;
             if group > regex.captures_len() - 1 {
                 anyhow::bail!(
                     "--group {group} but the pattern has only {} capture group(s)",
@@ -192,9 +202,6 @@ fn run_builtin(job: RunJob) -> Result<()> {
 }
 
 fn execute(job: &Job, args: &CommonArgs) -> Result<()> {
-    if args.reducers == 0 {
-        anyhow::bail!("--reducers must be at least 1");
-    }
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let mut config = JobConfig::new(args.input.clone(), args.output.clone())
         .with_memory(memory)

@@ -15,7 +15,7 @@ pub enum ExecError {
     #[error(transparent)]
     Format(#[from] FormatError),
     /// A task failed; `source` says why.
-    #[error("{task}: {source}")]
+    #[error("{task}")]
     Task {
         /// Which task, e.g. `map task 3 (corpus/a.txt, bytes 0..33554432)`.
         task: String,

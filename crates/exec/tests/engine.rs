@@ -93,7 +93,13 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
         corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0,
         "nothing spilled"
     );
-    let message = format!("{err}");
+    // The whole chain, as the command line prints it.
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
     assert!(
         message.contains(".spill"),
         "error does not name the spill file: {message}"

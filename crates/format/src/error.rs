@@ -8,7 +8,7 @@ use std::io;
 #[derive(Debug, thiserror::Error)]
 pub enum FormatError {
     /// The underlying reader or writer failed.
-    #[error("I/O error on {source_name}: {error}")]
+    #[error("I/O error on {source_name}")]
     Io {
         /// What was being read or written.
         source_name: String,

@@ -19,7 +19,7 @@ pub enum IoError {
         detail: String,
     },
     /// Reading (or listing, or opening) a path failed.
-    #[error("cannot read {path}: {source}")]
+    #[error("cannot read {path}")]
     Read {
         /// The file or directory.
         path: PathBuf,
@@ -28,7 +28,7 @@ pub enum IoError {
         source: io::Error,
     },
     /// A compressed input could not be decoded.
-    #[error("cannot decompress {path} ({codec}) near uncompressed byte {offset}: {source}")]
+    #[error("cannot decompress {path} ({codec}) near uncompressed byte {offset}")]
     Decompress {
         /// The compressed file.
         path: PathBuf,
@@ -47,7 +47,7 @@ pub enum IoError {
         path: PathBuf,
     },
     /// Creating, writing or renaming output failed.
-    #[error("cannot write {path}: {source}")]
+    #[error("cannot write {path}")]
     Write {
         /// The file or directory.
         path: PathBuf,

@@ -7,7 +7,7 @@ use sluice_format::FormatError;
 #[derive(Debug, thiserror::Error)]
 pub enum SpillError {
     /// The scratch directory or a spill file could not be created, written or read.
-    #[error("spill I/O on {path}: {source}")]
+    #[error("spill I/O on {path}")]
     Io {
         /// The file or directory.
         path: PathBuf,

@@ -1,0 +1,143 @@
+//! Input discovery as seen in the output: directory walking with Hadoop's hidden-name filter
+//! at any depth, explicitly named hidden files, globs, comma-separated `--input`, duplicates read
+//! once, and paths in the inverted index spelled exactly as given on the command line.
+
+use std::fs;
+use std::path::Path;
+
+use crate::corpus::{messy_corpus, HIDDEN_WORDS};
+use crate::util::{Case, JobRun};
+
+/// The lines of a file, as byte strings.
+fn lines(path: &Path) -> Vec<Vec<u8>> {
+    fs::read(path)
+        .unwrap()
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::to_vec)
+        .collect()
+}
+
+fn has_line_starting(lines: &[Vec<u8>], prefix: &str) -> bool {
+    lines.iter().any(|l| l.starts_with(prefix.as_bytes()))
+}
+
+/// No word of a hidden file (`_x`, `.x`, `_SUCCESS`, `_logs/`, `.git/`) reaches the output of a
+/// directory walk; the reference agrees on everything else.
+#[test]
+fn hidden_names_are_skipped_at_any_depth() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = messy_corpus(dir.path(), false);
+    Case::new("wordcount", &[&corpus]).check(dir.path(), "reference");
+    let out = dir.path().join("out");
+    JobRun::new("wordcount")
+        .input(&corpus)
+        .output(&out)
+        .run_ok();
+    let words = lines(&out.join("part-r-00000"));
+    for hidden in HIDDEN_WORDS {
+        assert!(
+            !has_line_starting(&words, &format!("{hidden}\t")),
+            "{hidden} (from a hidden file) was counted"
+        );
+    }
+    assert!(has_line_starting(&words, "dfs.replication\t1"));
+}
+
+/// A hidden file named explicitly is read (only the walk filters names).
+#[test]
+fn explicitly_named_hidden_files_are_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = messy_corpus(dir.path(), false);
+    let hidden = corpus.join("_hidden.txt");
+    let dot = corpus.join(".dotfile");
+    let case = Case::new("invertedindex", &[&corpus, &hidden, &dot]);
+    case.check(dir.path(), "reference");
+    let out = dir.path().join("out");
+    JobRun::new("invertedindex")
+        .input(&corpus)
+        .input(&hidden)
+        .input(&dot)
+        .output(&out)
+        .run_ok();
+    let index = lines(&out.join("part-r-00000"));
+    let hidden_line = format!("HIDDENWORD\t{}", hidden.display());
+    let dot_line = format!("DOTWORD\t{}", dot.display());
+    assert!(index.contains(&hidden_line.into_bytes()));
+    assert!(index.contains(&dot_line.into_bytes()));
+    assert!(!has_line_starting(&index, "HIDDENLOGS\t"));
+}
+
+/// Paths of the inverted index are the `--input` spelling joined with the relative path:
+/// `./corpus/` gives `./corpus/sub/deep/c.txt` (run in the corpus's parent directory).
+#[test]
+fn index_paths_keep_the_input_spelling() {
+    let dir = tempfile::tempdir().unwrap();
+    messy_corpus(dir.path(), false);
+    for spelling in ["./corpus/", "corpus", "./corpus/sub/../sub"] {
+        let case = Case::new("invertedindex", &[Path::new(spelling)])
+            .reducers(2)
+            .cwd(dir.path());
+        case.check(dir.path(), "reference");
+        let out = dir.path().join("out");
+        JobRun::new("invertedindex")
+            .input(spelling)
+            .output(&out)
+            .args(&["--reducers", "2"])
+            .cwd(dir.path())
+            .run_ok();
+        let mut index = lines(&out.join("part-r-00000"));
+        index.extend(lines(&out.join("part-r-00001")));
+        let base = spelling.trim_end_matches('/');
+        let expected = if spelling.contains("sub/../sub") {
+            format!("dfs.replication\t{base}/deep/c.txt")
+        } else {
+            format!("dfs.replication\t{base}/sub/deep/c.txt")
+        };
+        assert!(
+            index.contains(&expected.clone().into_bytes()),
+            "{spelling}: no line {expected:?}"
+        );
+        fs::remove_dir_all(&out).unwrap();
+    }
+}
+
+/// Globs (`*`, `?`, `[...]`; matches with hidden names dropped, matched directories walked) and
+/// comma-separated `--input` values.
+#[test]
+fn globs_and_comma_separated_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    messy_corpus(dir.path(), false);
+    // `corpus/*.txt` matches _hidden.txt too, which must be dropped; `corpus/s?b` is a directory.
+    let joined = "corpus/[ab]*.txt,corpus/s?b,corpus/*.txt";
+    let separate = ["corpus/[ab]*.txt", "corpus/s?b", "corpus/*.txt"];
+    let case = Case::new("invertedindex", &[Path::new(joined)])
+        .cwd(dir.path())
+        .reference_inputs(&separate);
+    case.check(dir.path(), "reference");
+    let out = dir.path().join("out");
+    JobRun::new("invertedindex")
+        .input(joined)
+        .output(&out)
+        .cwd(dir.path())
+        .run_ok();
+    let index = lines(&out.join("part-r-00000"));
+    assert!(index.contains(&b"dfs.replication\tcorpus/sub/deep/c.txt".to_vec()));
+    assert!(index.contains(&b"hello\tcorpus/a.txt".to_vec()));
+    assert!(!has_line_starting(&index, "HIDDENWORD\t"));
+    assert!(!has_line_starting(&index, "HIDDENLOGS\t"));
+}
+
+/// A file reached twice (by name and through its directory) is read once.
+#[test]
+fn duplicate_inputs_are_read_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = messy_corpus(dir.path(), false);
+    let a = corpus.join("a.txt");
+    let sub = corpus.join("sub");
+    Case::new("wordcount", &[&corpus, &a, &sub, &corpus])
+        .reference_inputs(&[&corpus])
+        .check(dir.path(), "wordcount");
+    Case::new("sort", &[&a, &corpus, &a])
+        .reference_inputs(&[&corpus])
+        .check(dir.path(), "sort");
+}

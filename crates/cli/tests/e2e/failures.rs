@@ -1,0 +1,492 @@
+//! Failures and usage errors: the exit status (1 for a failed job, 2 for a command-line usage
+//! error), a message on stderr that starts with `sluice: error:` and names the culprit, and the
+//! all-or-nothing output: no output directory, no `_SUCCESS`, no temporary or spill directory
+//! left behind, and an existing output directory never touched.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::compressed::{bzip2, gzip, Compress};
+use crate::corpus::messy_corpus;
+use crate::util::{assert_no_debris, gen_text, list_dir, running_as_root, JobRun, Outcome, JOBS};
+
+/// Asserts a failed job: exit 1, `sluice: error:` with every `needle` on stderr, no output.
+fn assert_job_failed(out: &Outcome, output: &Path, needles: &[&str], what: &str) {
+    out.assert_code(1, what);
+    assert!(
+        out.stderr.starts_with("sluice: error:"),
+        "{what}: stderr should start with `sluice: error:`: {}",
+        out.stderr
+    );
+    for needle in needles {
+        assert!(
+            out.stderr.contains(needle),
+            "{what}: stderr should mention {needle:?}: {}",
+            out.stderr
+        );
+    }
+    assert!(
+        !output.exists(),
+        "{what}: output {} exists",
+        output.display()
+    );
+    if let Some(parent) = output.parent().filter(|p| p.exists()) {
+        assert_no_debris(parent);
+    }
+}
+
+#[test]
+fn missing_input_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let present = dir.path().join("present.txt");
+    fs::write(&present, "some words\n").unwrap();
+    let missing = dir.path().join("no-such-file.txt");
+    let out = dir.path().join("out");
+    for job in JOBS {
+        let mut run = JobRun::new(job)
+            .input(&present)
+            .input(&missing)
+            .output(&out);
+        if job == "grep" {
+            run = run.args(&["--pattern", "x"]);
+        }
+        let outcome = run.run();
+        assert_job_failed(
+            &outcome,
+            &out,
+            &[&missing.display().to_string()],
+            &run.describe(),
+        );
+    }
+    // A glob matching nothing is a missing input too.
+    let glob = dir.path().join("*.nothing");
+    let run = JobRun::new("wordcount").input(&glob).output(&out);
+    assert_job_failed(&run.run(), &out, &["*.nothing"], "empty glob");
+    // The only entries left are the ones the test made.
+    assert_eq!(list_dir(dir.path()), vec!["present.txt"]);
+}
+
+#[test]
+fn existing_output_is_refused_and_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b c\n").unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    fs::write(out.join("keep.txt"), "precious").unwrap();
+    fs::write(out.join("part-r-00000"), "old result\n").unwrap();
+    let outcome = JobRun::new("wordcount").input(&input).output(&out).run();
+    outcome.assert_code(1, "existing output");
+    assert!(
+        outcome.stderr.starts_with("sluice: error:"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(
+        outcome.stderr.contains("already exists"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(
+        outcome.stderr.contains(&out.display().to_string()),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(list_dir(&out), vec!["keep.txt", "part-r-00000"]);
+    assert_eq!(fs::read(out.join("keep.txt")).unwrap(), b"precious");
+    assert_eq!(fs::read(out.join("part-r-00000")).unwrap(), b"old result\n");
+    assert_no_debris(dir.path());
+    // An existing plain file in the way is refused too, and left as it was.
+    let file = dir.path().join("file-out");
+    fs::write(&file, "x").unwrap();
+    let outcome = JobRun::new("sort").input(&input).output(&file).run();
+    outcome.assert_code(1, "output is a file");
+    assert!(
+        outcome.stderr.contains("already exists"),
+        "{}",
+        outcome.stderr
+    );
+    assert_eq!(fs::read(&file).unwrap(), b"x");
+    assert_no_debris(dir.path());
+}
+
+/// An empty input directory (or one with only hidden and empty files) is a valid, empty input:
+/// every part file exists, empty, plus `_SUCCESS`.
+#[test]
+fn empty_input_directory_gives_empty_parts() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty");
+    fs::create_dir_all(empty.join("sub/deeper")).unwrap();
+    let hidden_only = dir.path().join("hidden-only");
+    fs::create_dir_all(hidden_only.join("sub")).unwrap();
+    fs::write(hidden_only.join("_ignored.txt"), "words here\n").unwrap();
+    fs::write(hidden_only.join("sub/.ignored"), "more words\n").unwrap();
+    fs::write(hidden_only.join("sub/empty.txt"), "").unwrap();
+    for input in [&empty, &hidden_only] {
+        for job in JOBS {
+            for reducers in [1usize, 3] {
+                let out = dir.path().join(format!("out-{job}-{reducers}"));
+                let r = reducers.to_string();
+                let mut run = JobRun::new(job)
+                    .input(input)
+                    .output(&out)
+                    .args(&["--reducers", &r]);
+                if job == "grep" {
+                    run = run.args(&["--pattern", "w"]);
+                }
+                run.run_ok();
+                // Grep's final stage has one partition whatever --reducers says.
+                let parts = if job == "grep" { 1 } else { reducers };
+                let mut want: Vec<String> = (0..parts).map(|p| format!("part-r-{p:05}")).collect();
+                want.push("_SUCCESS".into());
+                want.sort();
+                assert_eq!(list_dir(&out), want, "{}", run.describe());
+                for name in want {
+                    assert_eq!(fs::metadata(out.join(&name)).unwrap().len(), 0, "{name}");
+                }
+                fs::remove_dir_all(&out).unwrap();
+            }
+        }
+    }
+    assert_no_debris(dir.path());
+}
+
+/// Corrupt compressed inputs: truncated, bytes flipped in the middle, not compressed at all.
+/// The job fails naming the file, and writes nothing.
+/// zstd with a content checksum (the library leaves it off by default).
+fn zstd_checksummed(data: &[u8]) -> Vec<u8> {
+    let mut e = zstd::stream::Encoder::new(Vec::new(), 3).unwrap();
+    e.include_checksum(true).unwrap();
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+/// An LZ4 frame with block and content checksums.
+fn lz4_checksummed(data: &[u8]) -> Vec<u8> {
+    let info = lz4_flex::frame::FrameInfo::new()
+        .content_checksum(true)
+        .block_checksums(true);
+    let mut e = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
+    e.write_all(data).unwrap();
+    e.finish().unwrap()
+}
+
+#[test]
+fn corrupt_compressed_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = messy_corpus(dir.path(), false);
+    let text: Vec<u8> = fs::read(corpus.join("boundary.txt")).unwrap().repeat(20);
+    let out = dir.path().join("out");
+    // Checksummed streams only: without a checksum, flipped bytes in zstd or LZ4 literals can
+    // decode "successfully" to other bytes, which no reader could detect.
+    let codecs: [(&str, Compress); 4] = [
+        ("gz", gzip),
+        ("zst", zstd_checksummed),
+        ("lz4", lz4_checksummed),
+        ("bz2", bzip2),
+    ];
+    for (suffix, compress) in codecs {
+        let good = compress(&text);
+        let truncated = good[..good.len() / 2].to_vec();
+        let mut flipped = good.clone();
+        let mid = flipped.len() / 2;
+        for b in &mut flipped[mid..mid + 16] {
+            *b ^= 0x5a;
+        }
+        let garbage = b"this is not compressed at all\n".repeat(10);
+        for (kind, bytes) in [
+            ("truncated", truncated),
+            ("flipped", flipped),
+            ("garbage", garbage),
+        ] {
+            let bad_dir = dir.path().join(format!("in-{kind}-{suffix}"));
+            fs::create_dir(&bad_dir).unwrap();
+            fs::write(bad_dir.join("fine.txt"), "fine words\n").unwrap();
+            let bad = bad_dir.join(format!("bad.txt.{suffix}"));
+            fs::write(&bad, bytes).unwrap();
+            let run = JobRun::new("wordcount")
+                .input(&bad_dir)
+                .output(&out)
+                .args(&["--threads", "2"]);
+            let what = format!("{kind} .{suffix}: {}", run.describe());
+            assert_job_failed(&run.run(), &out, &[&bad.display().to_string()], &what);
+        }
+    }
+}
+
+#[test]
+fn invalid_pattern_and_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "abc\n").unwrap();
+    let out = dir.path().join("out");
+    // An invalid regex is a usage error, caught while parsing the command line.
+    let i = input.display().to_string();
+    let o = out.display().to_string();
+    let args = [
+        "run",
+        "grep",
+        "--input",
+        &i,
+        "--output",
+        &o,
+        "--pattern",
+        "([a-z",
+    ];
+    let outcome = crate::util::sluice(&args, None);
+    outcome.assert_code(2, "invalid regex");
+    assert!(outcome.stderr.contains("--pattern"), "{}", outcome.stderr);
+    assert!(!out.exists());
+    let run =
+        JobRun::new("grep")
+            .input(&input)
+            .output(&out)
+            .args(&["--pattern", "(a)b", "--group", "2"]);
+    assert_job_failed(&run.run(), &out, &["--group 2"], "group out of range");
+    assert_eq!(list_dir(dir.path()), vec!["in.txt"]);
+}
+
+/// Settings that cannot work are refused before anything is written.
+#[test]
+fn invalid_settings_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "abc\n").unwrap();
+    let out = dir.path().join("out");
+    let cases: [(&[&str], &[&str]); 2] = [
+        (&["--memory", "1KiB"], &["memory", "minimum"]),
+        (&["--split-size", "0"], &["split size", "at least 1"]),
+    ];
+    for (args, needles) in cases {
+        for job in ["wordcount", "sort"] {
+            let run = JobRun::new(job).input(&input).output(&out).args(args);
+            let what = run.describe();
+            assert_job_failed(&run.run(), &out, needles, &what);
+        }
+    }
+    assert_eq!(list_dir(dir.path()), vec!["in.txt"]);
+}
+
+/// Malformed command lines are usage errors: exit 2, nothing written.
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "abc\n").unwrap();
+    let out = dir.path().join("out");
+    let i = input.display().to_string();
+    let o = out.display().to_string();
+    let cases: [&[&str]; 8] = [
+        &[
+            "run",
+            "sort",
+            "--input",
+            &i,
+            "--output",
+            &o,
+            "--reducers",
+            "0",
+        ],
+        &[
+            "run",
+            "sort",
+            "--input",
+            &i,
+            "--output",
+            &o,
+            "--threads",
+            "0",
+        ],
+        &["run", "wordcount", "--input", &i],  // no --output
+        &["run", "wordcount", "--output", &o], // no --input
+        &["run", "nosuchjob", "--input", &i, "--output", &o], // unknown job
+        &["run", "grep", "--input", &i, "--output", &o], // no --pattern
+        &[
+            "run", "sort", "--input", &i, "--output", &o, "--memory", "lots",
+        ], // bad size
+        &[
+            "run",
+            "sort",
+            "--input",
+            &i,
+            "--output",
+            &o,
+            "--spill-codec",
+            "rar",
+        ],
+    ];
+    for args in cases {
+        let outcome = crate::util::sluice(args, None);
+        outcome.assert_code(2, &format!("{args:?}"));
+        assert!(!outcome.stderr.is_empty(), "{args:?}: no message");
+        assert!(!out.exists(), "{args:?}: output created");
+    }
+    assert_eq!(list_dir(dir.path()), vec!["in.txt"]);
+}
+
+/// A file that cannot be read fails the job naming it. Root reads anything, so the case is
+/// skipped (with a note) when the tests run as root.
+#[test]
+fn unreadable_input_file() {
+    if running_as_root() {
+        println!("unreadable_input_file: skipped, running as root (chmod 000 does not stop root)");
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir(&input).unwrap();
+    fs::write(input.join("ok.txt"), "fine\n").unwrap();
+    let locked = input.join("locked.txt");
+    fs::write(&locked, "secret\n").unwrap();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o000)).unwrap();
+    let out = dir.path().join("out");
+    let outcome = JobRun::new("wordcount").input(&input).output(&out).run();
+    fs::set_permissions(&locked, fs::Permissions::from_mode(0o644)).unwrap();
+    assert_job_failed(
+        &outcome,
+        &out,
+        &[&locked.display().to_string()],
+        "unreadable file",
+    );
+}
+
+/// Unmounts a tmpfs when dropped (even if the test panics).
+struct Mount(PathBuf);
+
+impl Mount {
+    /// Mounts a tmpfs of `size` at `dir`, or `None` if the sandbox refuses.
+    fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
+        fs::create_dir_all(dir).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir)
+            .output()
+            .ok()?;
+        if status.status.success() {
+            Some(Mount(dir.to_path_buf()))
+        } else {
+            println!(
+                "cannot mount a tmpfs: {}",
+                String::from_utf8_lossy(&status.stderr).trim()
+            );
+            None
+        }
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+/// A full disk (a 2 MiB tmpfs) under the output, the spills, or both: the job fails with a
+/// message naming a path on the full file system, and leaves nothing there (no output, no
+/// `_SUCCESS`, no temporary or spill directory). Skipped with a note if mounting is refused.
+#[test]
+fn full_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("gen");
+    gen_text(&input, "8MiB", 2, 21);
+    let mount_dir = dir.path().join("small-disk");
+    let Some(mount) = Mount::tmpfs(&mount_dir, "2m") else {
+        println!("full_disk: skipped, tmpfs mount refused");
+        return;
+    };
+    let small = mount.0.clone();
+    let roomy = dir.path().join("roomy");
+    fs::create_dir(&roomy).unwrap();
+    let spill_here = small.display().to_string();
+    let spill_roomy = roomy.display().to_string();
+    // (name, output, extra arguments): output and spills on the small disk; only the output
+    // there (spills elsewhere); only the spills there (output elsewhere).
+    let cases: [(&str, PathBuf, Vec<&str>); 3] = [
+        ("both", small.join("out"), vec![]),
+        (
+            "output",
+            small.join("out"),
+            vec!["--spill-dir", &spill_roomy],
+        ),
+        (
+            "spills",
+            roomy.join("out"),
+            vec!["--spill-dir", &spill_here],
+        ),
+    ];
+    for (name, out, extra) in cases {
+        for job in ["sort", "wordcount"] {
+            let run = JobRun::new(job)
+                .input(&input)
+                .output(&out)
+                .args(&[
+                    "--memory",
+                    "4MiB",
+                    "--threads",
+                    "2",
+                    "--spill-codec",
+                    "none",
+                ])
+                .args(&extra);
+            let outcome = run.run();
+            let what = format!("full disk ({name}), {job}: {}", run.describe());
+            println!(
+                "{what}: exit {:?}, stderr: {}",
+                outcome.code(),
+                outcome.stderr.trim()
+            );
+            if job == "wordcount" && outcome.code() == Some(0) {
+                // Word count's combined spills and output may fit in 2 MiB; sort's cannot (its
+                // output alone is 8 MiB), so only sort must fail.
+                fs::remove_dir_all(&out).unwrap();
+                continue;
+            }
+            assert_job_failed(&outcome, &out, &[&spill_here], &what);
+            assert_eq!(
+                list_dir(&small),
+                Vec::<String>::new(),
+                "{what}: debris on the small disk"
+            );
+            assert_no_debris(&roomy);
+        }
+    }
+}
+
+/// The first `: `-separated segment of a message (longer than a few characters) that occurs
+/// more than once, if any.
+fn repeated_segment(message: &str) -> Option<String> {
+    let segments: Vec<&str> = message.trim().split(": ").collect();
+    segments
+        .iter()
+        .enumerate()
+        .find(|(i, s)| s.len() > 8 && segments[i + 1..].contains(s))
+        .map(|(_, s)| s.to_string())
+}
+
+/// Each cause appears once in an error message: today every error whose `Display` already
+/// includes its source is printed again by the `{:#}` chain, so the tail of the message repeats
+/// (two or three times) for a corrupt input, a full disk, an unwritable output.
+#[test]
+
+fn error_messages_state_each_cause_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.txt.gz");
+    let good = gzip(b"some words here\n");
+    fs::write(&bad, &good[..good.len() / 2]).unwrap();
+    let out = dir.path().join("out");
+    let outcome = JobRun::new("wordcount").input(&bad).output(&out).run();
+    assert_job_failed(
+        &outcome,
+        &out,
+        &[&bad.display().to_string()],
+        "truncated gzip",
+    );
+    assert_eq!(
+        repeated_segment(&outcome.stderr),
+        None,
+        "repeated cause in: {}",
+        outcome.stderr
+    );
+}
