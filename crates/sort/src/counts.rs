@@ -15,13 +15,6 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 /// Keys up to this length are stored inline in their slot.
 const INLINE: usize = 16;
 
-/// A key as the table sees it: inline bytes (zero-padded) or a place in the arena.
-#[derive(Debug, Clone, Copy)]
-enum KeyRef {
-    Inline([u8; INLINE]),
-    Arena { block: u32, offset: u32 },
-}
-
 fn pad(key: &[u8]) -> [u8; INLINE] {
     let mut bytes = [0u8; INLINE];
     bytes[..key.len()].copy_from_slice(key);
@@ -42,12 +35,39 @@ fn short_hash(padded: [u8; INLINE], len: usize) -> u64 {
 
 use crate::{normalized_prefix, RecordTooLarge};
 
+/// One distinct key and its count: 32 bytes, two to a cache line.
+///
+/// `key` holds the key itself, zero-padded, when `len <= INLINE`; for a longer key it holds
+/// the key's place in the arena (block as `u32` LE, offset as `u32` LE) and its hash (`u64` LE),
+/// since the table needs the hash again when it grows.
 #[derive(Debug, Clone, Copy)]
 struct Slot {
-    hash: u64,
+    key: [u8; INLINE],
     count: u64,
-    key: KeyRef,
     len: u32,
+}
+
+impl Slot {
+    fn is_inline(&self) -> bool {
+        self.len as usize <= INLINE
+    }
+
+    fn arena_place(&self) -> (usize, usize) {
+        let [b0, b1, b2, b3, o0, o1, o2, o3, ..] = self.key;
+        (
+            u32::from_le_bytes([b0, b1, b2, b3]) as usize,
+            u32::from_le_bytes([o0, o1, o2, o3]) as usize,
+        )
+    }
+
+    fn hash(&self) -> u64 {
+        if self.is_inline() {
+            short_hash(self.key, self.len as usize)
+        } else {
+            let [.., h0, h1, h2, h3, h4, h5, h6, h7] = self.key;
+            u64::from_le_bytes([h0, h1, h2, h3, h4, h5, h6, h7])
+        }
+    }
 }
 
 /// Bytes per table slot, control byte and load-factor slack included.
@@ -96,12 +116,11 @@ impl CountTable {
     }
 
     fn key_of<'a>(blocks: &'a [Vec<u8>], slot: &'a Slot) -> &'a [u8] {
-        match &slot.key {
-            KeyRef::Inline(bytes) => &bytes[..slot.len as usize],
-            KeyRef::Arena { block, offset } => {
-                let start = *offset as usize;
-                &blocks[*block as usize][start..start + slot.len as usize]
-            }
+        if slot.is_inline() {
+            &slot.key[..slot.len as usize]
+        } else {
+            let (block, start) = slot.arena_place();
+            &blocks[block][start..start + slot.len as usize]
         }
     }
 
@@ -121,14 +140,13 @@ impl CountTable {
             let wanted = u128::from_le_bytes(padded);
             let len = key.len() as u32;
             self.table.find_mut(hash, |s| {
-                s.len == len
-                    && matches!(s.key, KeyRef::Inline(k) if u128::from_le_bytes(k) == wanted)
+                s.len == len && u128::from_le_bytes(s.key) == wanted
             })
         } else {
             let hash = self.hasher.hash_one(key);
             let blocks = &self.blocks;
             self.table.find_mut(hash, |s| {
-                s.hash == hash && s.len as usize == key.len() && Self::key_of(blocks, s) == key
+                s.len as usize == key.len() && s.hash() == hash && Self::key_of(blocks, s) == key
             })
         };
         match found {
@@ -166,8 +184,9 @@ impl CountTable {
             value_len: 8,
         };
         let len = u32::try_from(key.len()).map_err(|_| too_large())?;
-        let key_ref = if key.len() <= INLINE {
-            KeyRef::Inline(pad(key))
+        let hash = self.hash(key);
+        let stored = if key.len() <= INLINE {
+            pad(key)
         } else {
             if self
                 .blocks
@@ -181,19 +200,19 @@ impl CountTable {
             let arena = &mut self.blocks[block];
             let offset = u32::try_from(arena.len()).map_err(|_| too_large())?;
             arena.extend_from_slice(key);
-            KeyRef::Arena {
-                block: block as u32,
-                offset,
-            }
+            let mut place = [0u8; INLINE];
+            place[..4].copy_from_slice(&(block as u32).to_le_bytes());
+            place[4..8].copy_from_slice(&offset.to_le_bytes());
+            place[8..].copy_from_slice(&hash.to_le_bytes());
+            place
         };
         self.key_bytes += key.len();
         let slot = Slot {
-            hash: self.hash(key),
+            key: stored,
             count,
-            key: key_ref,
             len,
         };
-        self.table.insert_unique(slot.hash, slot, |s| s.hash);
+        self.table.insert_unique(hash, slot, Slot::hash);
         Ok(())
     }
 
