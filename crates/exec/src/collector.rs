@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use sluice_format::FormatError;
-use sluice_sort::{CountTable, RecordBuffer, SortedCursor};
+use sluice_sort::{CountTable, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
 use crate::api::{decode_count, encode_count, Combine, Emit, Reducer};
@@ -42,8 +42,16 @@ enum Store {
         buffer: RecordBuffer,
         combiner: Option<Box<dyn Reducer>>,
     },
-    Hash(CountTable),
+    Hash {
+        table: CountTable,
+        /// Short keys waiting to be counted a batch at a time ([`CountTable::add_batch`]).
+        batch: Vec<(ShortKey, u64)>,
+        missing: Vec<usize>,
+    },
 }
+
+/// Keys counted per batch.
+const BATCH: usize = 64;
 
 /// Collects one task's output for one stage.
 pub(crate) struct Collector<'a> {
@@ -62,7 +70,11 @@ impl<'a> Collector<'a> {
     /// A collector allowed to hold up to `limit` bytes of the pool.
     pub(crate) fn new(res: &'a Resources, stage: &'a Stage, limit: usize) -> Collector<'a> {
         let store = match &stage.combine {
-            Combine::SumCounts => Store::Hash(CountTable::new(res.collector_block)),
+            Combine::SumCounts => Store::Hash {
+                table: CountTable::new(res.collector_block),
+                batch: Vec::with_capacity(BATCH),
+                missing: Vec::with_capacity(BATCH),
+            },
             Combine::None => Store::Sort {
                 buffer: RecordBuffer::new(res.collector_block),
                 combiner: None,
@@ -107,7 +119,7 @@ impl<'a> Collector<'a> {
     fn is_empty(&self) -> bool {
         match &self.store {
             Store::Sort { buffer, .. } => buffer.is_empty(),
-            Store::Hash(table) => table.is_empty(),
+            Store::Hash { table, batch, .. } => table.is_empty() && batch.is_empty(),
         }
     }
 
@@ -115,7 +127,7 @@ impl<'a> Collector<'a> {
     fn encoded_estimate(&self) -> usize {
         match &self.store {
             Store::Sort { buffer, .. } => buffer.record_bytes() + 10 * buffer.len(),
-            Store::Hash(table) => table.key_bytes() + table.len() * (10 + 8),
+            Store::Hash { table, .. } => table.key_bytes() + table.len() * (10 + 8),
         }
     }
 
@@ -149,7 +161,7 @@ impl<'a> Collector<'a> {
                 }
                 buffer.clear();
             }
-            Store::Hash(table) => {
+            Store::Hash { table, .. } => {
                 let entries = table.sorted(|key| partitioner.partition(key, partitions));
                 for &(p, key, count) in &entries {
                     sink.write(p, key, &encode_count(count))?;
@@ -164,6 +176,7 @@ impl<'a> Collector<'a> {
     }
 
     fn flush_to_disk(&mut self) -> Result<(), ExecError> {
+        self.count_batch()?;
         if self.is_empty() {
             return Ok(());
         }
@@ -184,6 +197,7 @@ impl<'a> Collector<'a> {
     /// Flushes what is left (into memory if the budget allows) and returns the task's runs,
     /// oldest first.
     pub(crate) fn finish(mut self) -> Result<Vec<Run>, ExecError> {
+        self.count_batch()?;
         if !self.is_empty() {
             let estimate = self.encoded_estimate();
             match self.res.quota.try_reserve(estimate) {
@@ -204,26 +218,72 @@ impl<'a> Collector<'a> {
     }
 }
 
-impl Emit for Collector<'_> {
-    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        if let Store::Hash(table) = &mut self.store {
-            let count = decode_count(value)?;
-            self.combine_input += 1;
+impl Collector<'_> {
+    /// Counts the batched short keys: those already in the table in one pass, then the new
+    /// ones one by one, each reserving its memory first (which may flush the table to disk).
+    fn count_batch(&mut self) -> Result<(), ExecError> {
+        let Store::Hash {
+            table,
+            batch,
+            missing,
+        } = &mut self.store
+        else {
+            return Ok(());
+        };
+        if batch.is_empty() {
+            return Ok(());
+        }
+        missing.clear();
+        table.add_batch(batch, missing);
+        let (batch_keys, new_keys) = (std::mem::take(batch), std::mem::take(missing));
+        for &i in &new_keys {
+            let (key, count) = batch_keys[i];
+            self.add_count(key.bytes(), count)?;
+        }
+        if let Store::Hash { batch, missing, .. } = &mut self.store {
+            // Hand the buffers back so that batches never allocate.
+            *batch = batch_keys;
+            batch.clear();
+            *missing = new_keys;
+        }
+        Ok(())
+    }
+
+    /// Adds `count` to `key` in the table, inserting the key (after reserving) if it is new.
+    fn add_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        if let Store::Hash { table, .. } = &mut self.store {
             if table.add_existing(key, count) {
                 return Ok(());
             }
-            self.reserve(|store| match store {
-                Store::Hash(table) => table.memory_for_insert(key.len()) + HASH_SORT_ENTRY,
-                Store::Sort { .. } => 0,
-            })?;
-            if let Store::Hash(table) = &mut self.store {
-                table.insert_new(key, count)?;
+        }
+        self.reserve(|store| match store {
+            Store::Hash { table, .. } => table.memory_for_insert(key.len()) + HASH_SORT_ENTRY,
+            Store::Sort { .. } => 0,
+        })?;
+        if let Store::Hash { table, .. } = &mut self.store {
+            table.insert_new(key, count)?;
+        }
+        Ok(())
+    }
+}
+
+impl Emit for Collector<'_> {
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        if let Store::Hash { batch, .. } = &mut self.store {
+            let count = decode_count(value)?;
+            self.combine_input += 1;
+            let Some(short) = ShortKey::new(key) else {
+                return self.add_count(key, count);
+            };
+            batch.push((short, count));
+            if batch.len() >= BATCH {
+                self.count_batch()?;
             }
             return Ok(());
         }
         self.reserve(|store| match store {
             Store::Sort { buffer, .. } => buffer.memory_for_push(key.len(), value.len()),
-            Store::Hash(_) => 0,
+            Store::Hash { .. } => 0,
         })?;
         if let Store::Sort { buffer, .. } = &mut self.store {
             let partition = self.stage.partitioner.partition(key, self.stage.partitions);

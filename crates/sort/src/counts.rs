@@ -15,6 +15,28 @@ use hashbrown::{DefaultHashBuilder, HashTable};
 /// Keys up to this length are stored inline in their slot.
 const INLINE: usize = 16;
 
+/// A key of at most 16 bytes, zero-padded, ready for [`CountTable::add_batch`].
+#[derive(Debug, Clone, Copy)]
+pub struct ShortKey {
+    padded: [u8; INLINE],
+    len: u32,
+}
+
+impl ShortKey {
+    /// The key, if it is short enough to be stored inline.
+    pub fn new(key: &[u8]) -> Option<ShortKey> {
+        (key.len() <= INLINE).then(|| ShortKey {
+            padded: pad(key),
+            len: key.len() as u32,
+        })
+    }
+
+    /// The key's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.padded[..self.len as usize]
+    }
+}
+
 fn pad(key: &[u8]) -> [u8; INLINE] {
     let mut bytes = [0u8; INLINE];
     bytes[..key.len()].copy_from_slice(key);
@@ -155,6 +177,30 @@ impl CountTable {
                 true
             }
             None => false,
+        }
+    }
+
+    /// Adds the counts of a batch of short keys (see [`ShortKey`]); appends the indices of keys
+    /// not present to `missing`, for the caller to insert with [`CountTable::insert_new`].
+    ///
+    /// All hashes are computed first and the probes then run back to back, so that the
+    /// processor can have several slot loads (cache misses, for a large table) in flight at once.
+    pub fn add_batch(&mut self, batch: &[(ShortKey, u64)], missing: &mut Vec<usize>) {
+        const CHUNK: usize = 16;
+        let mut hashes = [0u64; CHUNK];
+        for (chunk_index, chunk) in batch.chunks(CHUNK).enumerate() {
+            for (h, (key, _)) in hashes.iter_mut().zip(chunk) {
+                *h = short_hash(key.padded, key.len as usize);
+            }
+            for (i, (&hash, (key, count))) in hashes.iter().zip(chunk).enumerate() {
+                let wanted = u128::from_le_bytes(key.padded);
+                match self.table.find_mut(hash, |s| {
+                    s.len == key.len && u128::from_le_bytes(s.key) == wanted
+                }) {
+                    Some(slot) => slot.count = slot.count.wrapping_add(*count),
+                    None => missing.push(chunk_index * CHUNK + i),
+                }
+            }
         }
     }
 

@@ -19,7 +19,7 @@ mod merge;
 mod prefix;
 
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
-pub use counts::CountTable;
+pub use counts::{CountTable, ShortKey};
 pub use cursor::{BytesCursor, SortedCursor};
 pub use merge::Merger;
 pub use prefix::normalized_prefix;
