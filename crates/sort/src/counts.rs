@@ -312,5 +312,34 @@ mod tests {
             let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
             prop_assert_eq!(got, want);
         }
+
+        /// Counting through batches (with the caller inserting the missing keys, as the
+        /// collector does) gives the same sums as one key at a time.
+        #[test]
+        fn batches_match_model(keys in proptest::collection::vec((proptest::collection::vec(0u8..4, 0..18), 1u64..5), 0..300)) {
+            let mut table = CountTable::new(16);
+            let mut model = BTreeMap::new();
+            for chunk in keys.chunks(37) {
+                let mut batch = Vec::new();
+                for (k, c) in chunk {
+                    *model.entry(k.clone()).or_insert(0u64) += c;
+                    match ShortKey::new(k) {
+                        Some(short) => batch.push((short, *c)),
+                        None => if !table.add_existing(k, *c) { table.insert_new(k, *c).unwrap(); },
+                    }
+                }
+                let mut missing = Vec::new();
+                table.add_batch(&batch, &mut missing);
+                for i in missing {
+                    let (key, count) = batch[i];
+                    if !table.add_existing(key.bytes(), count) {
+                        table.insert_new(key.bytes(), count).unwrap();
+                    }
+                }
+            }
+            let got: Vec<(Vec<u8>, u64)> = table.sorted(|_| 0).into_iter().map(|(_, k, c)| (k.to_vec(), c)).collect();
+            let want: Vec<(Vec<u8>, u64)> = model.into_iter().collect();
+            prop_assert_eq!(got, want);
+        }
     }
 }
