@@ -7,7 +7,7 @@
 #   --memory SIZE    memory budget given to every system (default 1GiB): sluice --memory,
 #                    sort -S, DuckDB memory_limit
 #   --threads N      worker threads given to every system (default: nproc)
-#   --work DIR       working directory for the corpus, outputs and spills (default bench/work)
+#   --work DIR       working directory for the corpus, outputs and spills (default bench/scratch)
 #   --runs N         timed runs of each system; the best wall time is reported (default 3)
 #   --sluice PATH    the sluice binary (default: $SLUICE, else
 #                    ${CARGO_TARGET_DIR:-target}/release/sluice under the repository root,
@@ -45,7 +45,7 @@ repo_root=$(cd "$script_dir/.." && pwd)
 size=1GiB
 memory=1GiB
 threads=$(nproc)
-work=$script_dir/work
+work=$script_dir/scratch
 runs=3
 sluice=${SLUICE:-}
 skip_duckdb=false
