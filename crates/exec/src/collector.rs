@@ -159,7 +159,9 @@ impl<'a> Collector<'a> {
                         self.combine_output += out.records;
                     }
                 }
-                buffer.clear();
+                // Keep the blocks (and their reservation) for the task's next records.
+                buffer.reset();
+                return Ok(());
             }
             Store::Hash { table, .. } => {
                 let entries = table.sorted(|key| partitioner.partition(key, partitions));

@@ -44,7 +44,9 @@ struct IndexEntry {
 /// Records appended in arrival order, sortable by (partition, key) and readable back in that order.
 #[derive(Debug)]
 pub struct RecordBuffer {
+    /// Record storage; `blocks[..in_use]` hold records, the rest are kept empty for reuse.
     blocks: Vec<Vec<u8>>,
+    in_use: usize,
     index: Vec<IndexEntry>,
     block_size: usize,
     record_bytes: usize,
@@ -56,6 +58,7 @@ impl RecordBuffer {
     pub fn new(block_size: usize) -> RecordBuffer {
         RecordBuffer {
             blocks: Vec::new(),
+            in_use: 0,
             index: Vec::new(),
             block_size: block_size.max(1),
             record_bytes: 0,
@@ -86,9 +89,10 @@ impl RecordBuffer {
     /// Bytes that pushing a record of these sizes would allocate (0 if it fits in what is held).
     pub fn memory_for_push(&self, key_len: usize, value_len: usize) -> usize {
         let len = key_len + value_len;
-        let block = match self.blocks.last() {
-            Some(b) if b.capacity() - b.len() >= len => 0,
-            _ => len.max(self.block_size),
+        let block = if self.fits_current(len) || self.fits_spare(len) {
+            0
+        } else {
+            len.max(self.block_size)
         };
         let index = if self.index.len() == self.index.capacity() {
             INDEX_CHUNK * INDEX_ENTRY_BYTES
@@ -111,15 +115,15 @@ impl RecordBuffer {
         let key_len = u32::try_from(key.len()).map_err(|_| too_large())?;
         let value_len = u32::try_from(value.len()).map_err(|_| too_large())?;
         let len = key.len() + value.len();
-        let fits = self
-            .blocks
-            .last()
-            .is_some_and(|b| b.capacity() - b.len() >= len);
-        if !fits {
-            self.blocks
-                .push(Vec::with_capacity(len.max(self.block_size)));
+        if !self.fits_current(len) {
+            if !self.fits_spare(len) {
+                // Keep the spare blocks after the ones in use.
+                self.blocks
+                    .insert(self.in_use, Vec::with_capacity(len.max(self.block_size)));
+            }
+            self.in_use += 1;
         }
-        let block_index = self.blocks.len() - 1;
+        let block_index = self.in_use - 1;
         let block = &mut self.blocks[block_index];
         let offset = u32::try_from(block.len()).map_err(|_| too_large())?;
         block.extend_from_slice(key);
@@ -155,9 +159,34 @@ impl RecordBuffer {
         })
     }
 
+    fn fits_current(&self, len: usize) -> bool {
+        self.in_use > 0 && {
+            let b = &self.blocks[self.in_use - 1];
+            b.capacity() - b.len() >= len
+        }
+    }
+
+    fn fits_spare(&self, len: usize) -> bool {
+        self.blocks
+            .get(self.in_use)
+            .is_some_and(|b| b.capacity() >= len)
+    }
+
+    /// Drops all records but keeps the memory for the next records: a collector that flushes
+    /// many times then allocates (and the kernel zeroes) its buffer only once.
+    pub fn reset(&mut self) {
+        for block in &mut self.blocks {
+            block.clear();
+        }
+        self.in_use = 0;
+        self.index.clear();
+        self.record_bytes = 0;
+    }
+
     /// Drops all records and frees all memory.
     pub fn clear(&mut self) {
         self.blocks = Vec::new();
+        self.in_use = 0;
         self.index = Vec::new();
         self.record_bytes = 0;
     }
@@ -222,6 +251,27 @@ mod tests {
             want.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             prop_assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn reset_keeps_memory_and_reuses_it() {
+        let mut buf = RecordBuffer::new(16);
+        for i in 0..10u8 {
+            buf.push(0, &[i; 6], b"vv").unwrap();
+        }
+        let memory = buf.memory();
+        buf.reset();
+        assert!(buf.is_empty());
+        assert_eq!(buf.memory(), memory);
+        for i in (0..10u8).rev() {
+            assert_eq!(buf.memory_for_push(6, 2), 0, "a kept block was not reused");
+            buf.push(0, &[i; 6], b"ww").unwrap();
+        }
+        assert_eq!(buf.memory(), memory);
+        buf.sort();
+        let keys: Vec<Vec<u8>> = buf.iter().map(|(_, k, _)| k.to_vec()).collect();
+        let want: Vec<Vec<u8>> = (0..10u8).map(|i| vec![i; 6]).collect();
+        assert_eq!(keys, want);
     }
 
     #[test]
