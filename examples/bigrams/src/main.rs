@@ -12,7 +12,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sluice_exec::jobs::tokenize;
+use sluice_exec::jobs::{sum_counts, tokenize};
 use sluice_exec::{
     encode_count, run_job, Combine, Emit, ExecError, HashPartitioner, Job, JobConfig, JobStatus,
     MapInput, Mapper, OutputFormat, Reducer, Stage, Values,
@@ -52,10 +52,7 @@ impl Reducer for SumToText {
         values: &mut Values<'_>,
         out: &mut dyn Emit,
     ) -> Result<(), ExecError> {
-        let mut total = 0u64;
-        while let Some(v) = values.next_value()? {
-            total += sluice_exec::decode_count(v)?;
-        }
+        let total = sum_counts(values)?;
         out.emit(key, total.to_string().as_bytes())
     }
 }

@@ -21,8 +21,12 @@ pub use wordcount::{tokenize, wordcount};
 
 use crate::{decode_count, ExecError, Values};
 
-/// Sums the counts of one key (values written by [`crate::encode_count`]).
-pub(crate) fn sum_counts(values: &mut Values<'_>) -> Result<u64, ExecError> {
+/// Sums the counts of one key (values written by [`crate::encode_count`]): the body of every
+/// reducer that adds up counts.
+///
+/// # Errors
+/// A corrupt run, or a value that is not an encoded count.
+pub fn sum_counts(values: &mut Values<'_>) -> Result<u64, ExecError> {
     let mut total = 0u64;
     while let Some(v) = values.next_value()? {
         total = total.wrapping_add(decode_count(v)?);
