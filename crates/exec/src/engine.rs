@@ -403,7 +403,64 @@ fn map_task(
     Counters::add(&counters.map_output_records, out_records);
     Counters::add(&counters.map_output_bytes, out_bytes);
     Counters::add(&counters.map_tasks, 1);
-    sink.finish(task, store, counters)
+    sink.finish(task, store, counters)?;
+    match (store, job.stages.first()) {
+        (Some(store), Some(stage)) => merge_early(store, stage.partitions, res),
+        _ => Ok(()),
+    }
+}
+
+/// Merges spill files of finished map tasks while other map tasks still run, when they have
+/// piled up (see [`ShuffleStore::take_merge_window`]): the work is done while the input is
+/// still being read, and the reduce tasks start with fewer runs to merge.
+fn merge_early(store: &ShuffleStore, partitions: usize, res: &Resources) -> Result<(), ExecError> {
+    let fan_in = (res.task_share / READER_COST).max(2);
+    let Some(window) = store.take_merge_window(fan_in) else {
+        return Ok(());
+    };
+    let place = (window[0].0, window[0].1);
+    let merged = merge_runs(&window, partitions, fan_in, res);
+    let (run, result) = match merged {
+        Ok(run) => (Some(run), Ok(())),
+        Err(e) => (None, Err(e)),
+    };
+    store.end_merge(place, run);
+    result.map_err(|e| e.in_task("merge of spill files during the map phase"))
+}
+
+/// Merges `window` partition by partition into one new spill file.
+fn merge_runs(
+    window: &[(usize, usize, Run)],
+    partitions: usize,
+    fan_in: usize,
+    res: &Resources,
+) -> Result<Run, ExecError> {
+    let _readers = res
+        .pool
+        .try_reserve(fan_in * READER_COST)
+        .unwrap_or_else(|| res.pool.reserve_forced(fan_in * READER_COST));
+    let mut writer = res
+        .spill_dir
+        .create_writer(partitions, res.codec, SPILL_BLOCK)?;
+    for partition in 0..partitions {
+        res.check_cancelled()?;
+        let cursors = window
+            .iter()
+            .filter(|(_, _, run)| run.has_records(partition))
+            .map(|(_, _, run)| run.open(partition))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut merge = Merger::new(cursors);
+        while merge.advance()? {
+            writer.write(partition, merge.key(), merge.value())?;
+        }
+    }
+    let file = writer.finish()?;
+    let counters = &res.status.counters;
+    Counters::add(&counters.merge_passes, 1);
+    Counters::add(&counters.spilled_runs, 1);
+    Counters::add(&counters.spilled_records, file.total_records());
+    Counters::add(&counters.spilled_bytes, file.bytes());
+    Ok(Run::Disk(Arc::new(file)))
 }
 
 /// Where a reduce stage's output goes.

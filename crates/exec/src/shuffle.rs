@@ -154,33 +154,100 @@ impl RunSink for MemRunBuilder {
     }
 }
 
+/// A run with its place in the stable order: (task, sequence within the task).
+pub(crate) type PlacedRun = (usize, usize, Run);
+
 /// Collects the runs of all tasks of a stage.
 pub(crate) struct ShuffleStore {
-    runs: Mutex<Vec<(usize, usize, Run)>>,
+    state: Mutex<StoreState>,
+}
+
+#[derive(Default)]
+struct StoreState {
+    runs: Vec<PlacedRun>,
+    /// `finished[t]`: task `t` has handed over all its runs.
+    finished: Vec<bool>,
+    /// A task is merging runs it took out of the store.
+    merging: bool,
 }
 
 impl ShuffleStore {
     pub(crate) fn new() -> ShuffleStore {
         ShuffleStore {
-            runs: Mutex::new(Vec::new()),
+            state: Mutex::new(StoreState::default()),
         }
     }
 
-    /// Adds the runs of task `task`, oldest first.
+    fn lock(&self) -> std::sync::MutexGuard<'_, StoreState> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Adds the runs of task `task`, oldest first; the task is then finished.
     pub(crate) fn add(&self, task: usize, runs: Vec<Run>) {
-        let mut all = self.runs.lock().unwrap_or_else(|e| e.into_inner());
-        all.extend(
-            runs.into_iter()
-                .enumerate()
-                .map(|(seq, run)| (task, seq, run)),
-        );
+        let mut state = self.lock();
+        state
+            .runs
+            .extend(runs.into_iter().enumerate().map(|(seq, run)| (task, seq, run)));
+        if state.finished.len() <= task {
+            state.finished.resize(task + 1, false);
+        }
+        state.finished[task] = true;
+    }
+
+    /// Takes out runs worth merging while other tasks still run, or `None`.
+    ///
+    /// Only runs of the tasks `0..P` that have all finished are candidates, and the window taken
+    /// is contiguous in (task, sequence) order, so a merge of it can take the window's place
+    /// without changing the order of equal keys. It is taken when those tasks have at least
+    /// `2 * fan_in` spill files: the `fan_in` consecutive spill files with the fewest bytes
+    /// (and the memory runs between them), so that large merged runs are not merged again and
+    /// again. One merge runs at a time.
+    pub(crate) fn take_merge_window(&self, fan_in: usize) -> Option<Vec<PlacedRun>> {
+        let mut state = self.lock();
+        if state.merging || fan_in < 2 {
+            return None;
+        }
+        let prefix = state
+            .finished
+            .iter()
+            .position(|done| !done)
+            .unwrap_or(state.finished.len());
+        state.runs.sort_by_key(|(task, seq, _)| (*task, *seq));
+        let eligible = state.runs.partition_point(|(task, _, _)| *task < prefix);
+        let disk: Vec<(usize, u64)> = state.runs[..eligible]
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (_, _, run))| match run {
+                Run::Disk(file) => Some((i, file.bytes())),
+                Run::Memory(_) => None,
+            })
+            .collect();
+        if disk.len() < 2 * fan_in {
+            return None;
+        }
+        let cheapest = disk
+            .windows(fan_in)
+            .min_by_key(|w| w.iter().map(|(_, bytes)| bytes).sum::<u64>())?;
+        let window = cheapest[0].0..cheapest[fan_in - 1].0 + 1;
+        state.merging = true;
+        Some(state.runs.drain(window).collect())
+    }
+
+    /// Puts back the result of a merge of a window taken by [`ShuffleStore::take_merge_window`]
+    /// (`None` if the merge failed), in the place of the window's first run.
+    pub(crate) fn end_merge(&self, place: (usize, usize), merged: Option<Run>) {
+        let mut state = self.lock();
+        if let Some(run) = merged {
+            state.runs.push((place.0, place.1, run));
+        }
+        state.merging = false;
     }
 
     /// All runs in (task, sequence) order.
     pub(crate) fn into_runs(self) -> Vec<Run> {
-        let mut all = self.runs.into_inner().unwrap_or_else(|e| e.into_inner());
-        all.sort_by_key(|(task, seq, _)| (*task, *seq));
-        all.into_iter().map(|(_, _, run)| run).collect()
+        let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
+        state.runs.sort_by_key(|(task, seq, _)| (*task, *seq));
+        state.runs.into_iter().map(|(_, _, run)| run).collect()
     }
 }
 
@@ -241,5 +308,48 @@ impl Drop for QuotaReservation {
         self.quota
             .held
             .fetch_sub(self.memory.size(), Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sluice_format::Codec;
+    use sluice_spill::SpillDir;
+
+    /// A spill file of one partition holding `records` records.
+    fn disk_run(dir: &SpillDir, records: usize) -> Run {
+        let mut w = dir.create_writer(1, Codec::None, 1024).unwrap();
+        for i in 0..records {
+            SpillWriter::write(&mut w, 0, format!("{i:06}").as_bytes(), b"").unwrap();
+        }
+        Run::Disk(Arc::new(w.finish().unwrap()))
+    }
+
+    #[test]
+    fn merge_windows_come_from_finished_prefix_and_are_contiguous() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = SpillDir::create_in(parent.path()).unwrap();
+        let store = ShuffleStore::new();
+        // Task 1 is still running: runs of task 2 must not be merged yet.
+        store.add(0, vec![disk_run(&dir, 50), disk_run(&dir, 1), disk_run(&dir, 1)]);
+        store.add(2, vec![disk_run(&dir, 1), disk_run(&dir, 1), disk_run(&dir, 1)]);
+        assert!(store.take_merge_window(2).is_none(), "3 files < 2 * fan_in");
+        store.add(1, vec![disk_run(&dir, 1)]);
+        let window = store.take_merge_window(2).unwrap();
+        let places: Vec<(usize, usize)> = window.iter().map(|(t, s, _)| (*t, *s)).collect();
+        // The two smallest consecutive files: after the big one of task 0.
+        assert_eq!(places, vec![(0, 1), (0, 2)]);
+        assert!(store.take_merge_window(2).is_none(), "one merge at a time");
+        store.end_merge((0, 1), Some(disk_run(&dir, 2)));
+        let sizes: Vec<u64> = store
+            .into_runs()
+            .iter()
+            .map(|r| match r {
+                Run::Disk(f) => f.total_records(),
+                Run::Memory(_) => 0,
+            })
+            .collect();
+        assert_eq!(sizes, vec![50, 2, 1, 1, 1, 1]);
     }
 }
