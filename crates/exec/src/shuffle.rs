@@ -185,9 +185,11 @@ impl ShuffleStore {
     /// Adds the runs of task `task`, oldest first; the task is then finished.
     pub(crate) fn add(&self, task: usize, runs: Vec<Run>) {
         let mut state = self.lock();
-        state
-            .runs
-            .extend(runs.into_iter().enumerate().map(|(seq, run)| (task, seq, run)));
+        state.runs.extend(
+            runs.into_iter()
+                .enumerate()
+                .map(|(seq, run)| (task, seq, run)),
+        );
         if state.finished.len() <= task {
             state.finished.resize(task + 1, false);
         }
@@ -332,8 +334,14 @@ mod tests {
         let dir = SpillDir::create_in(parent.path()).unwrap();
         let store = ShuffleStore::new();
         // Task 1 is still running: runs of task 2 must not be merged yet.
-        store.add(0, vec![disk_run(&dir, 50), disk_run(&dir, 1), disk_run(&dir, 1)]);
-        store.add(2, vec![disk_run(&dir, 1), disk_run(&dir, 1), disk_run(&dir, 1)]);
+        store.add(
+            0,
+            vec![disk_run(&dir, 50), disk_run(&dir, 1), disk_run(&dir, 1)],
+        );
+        store.add(
+            2,
+            vec![disk_run(&dir, 1), disk_run(&dir, 1), disk_run(&dir, 1)],
+        );
         assert!(store.take_merge_window(2).is_none(), "3 files < 2 * fan_in");
         store.add(1, vec![disk_run(&dir, 1)]);
         let window = store.take_merge_window(2).unwrap();
