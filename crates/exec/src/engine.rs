@@ -28,7 +28,7 @@ use crate::collector::{Collector, SPILL_BLOCK};
 use crate::counters::{CounterValues, JobStatus, Phase};
 use crate::group::for_each_group;
 use crate::output::{OutputFormat, TextOutput, OUTPUT_BUFFER};
-use crate::shuffle::{MemRunQuota, Run, ShuffleStore};
+use crate::shuffle::{merge_window, MemRunQuota, Run, ShuffleStore};
 use crate::{Counters, ExecError, JobConfig};
 
 /// A reduce stage: its input is grouped by key and reduced; its output feeds the next stage, or
@@ -419,18 +419,26 @@ fn merge_early(store: &ShuffleStore, partitions: usize, res: &Resources) -> Resu
         return Ok(());
     };
     let place = (window[0].0, window[0].1);
-    let merged = merge_runs(&window, partitions, fan_in, res);
-    let (run, result) = match merged {
-        Ok(run) => (Some(run), Ok(())),
-        Err(e) => (None, Err(e)),
-    };
-    store.end_merge(place, run);
-    result.map_err(|e| e.in_task("merge of spill files during the map phase"))
+    let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
+    let merged = merge_to_spill(&runs, 0..partitions, partitions, fan_in, res);
+    drop(runs);
+    match merged {
+        Ok(run) => {
+            store.end_merge(place, Some(run));
+            Ok(())
+        }
+        Err(e) => {
+            store.end_merge(place, None);
+            Err(e.in_task("merge of spill files during the map phase"))
+        }
+    }
 }
 
-/// Merges `window` partition by partition into one new spill file.
-fn merge_runs(
-    window: &[(usize, usize, Run)],
+/// Merges the `selected` partitions of `runs` (oldest first) into one new spill file of
+/// `partitions` partitions, holding at most `fan_in` readers' memory.
+fn merge_to_spill(
+    runs: &[Run],
+    selected: std::ops::Range<usize>,
     partitions: usize,
     fan_in: usize,
     res: &Resources,
@@ -442,12 +450,12 @@ fn merge_runs(
     let mut writer = res
         .spill_dir
         .create_writer(partitions, res.codec, SPILL_BLOCK)?;
-    for partition in 0..partitions {
+    for partition in selected {
         res.check_cancelled()?;
-        let cursors = window
+        let cursors = runs
             .iter()
-            .filter(|(_, _, run)| run.has_records(partition))
-            .map(|(_, _, run)| run.open(partition))
+            .filter(|run| run.has_records(partition))
+            .map(|run| run.open(partition))
             .collect::<Result<Vec<_>, _>>()?;
         let mut merge = Merger::new(cursors);
         while merge.advance()? {
@@ -527,10 +535,8 @@ fn reduce_task(
 }
 
 /// Merges runs of `partition` through disk until at most `fan_in` spill files remain, so that
-/// the final merge can hold one block of each in its share of the budget.
-///
-/// Each pass merges the oldest `fan_in` spill files (and the memory runs between them) into one
-/// new spill file that takes their place, which keeps equal keys in source order.
+/// the final merge can hold one block of each in its share of the budget. Each pass merges a
+/// window chosen by [`merge_window`] into one spill file that takes its place.
 fn limit_fan_in(
     mut sources: Vec<Run>,
     partition: usize,
@@ -539,36 +545,17 @@ fn limit_fan_in(
     res: &Resources,
 ) -> Result<Vec<Run>, ExecError> {
     loop {
-        let disk: Vec<usize> = (0..sources.len())
-            .filter(|&i| sources[i].is_disk())
-            .collect();
-        if disk.len() <= fan_in {
+        let refs: Vec<&Run> = sources.iter().collect();
+        let Some(window) = merge_window(&refs, fan_in, fan_in + 1) else {
             return Ok(sources);
-        }
-        res.check_cancelled()?;
-        let window = disk[0]..disk[fan_in - 1] + 1;
-        let _readers = res
-            .pool
-            .try_reserve(fan_in * READER_COST)
-            .unwrap_or_else(|| res.pool.reserve_forced(fan_in * READER_COST));
-        let cursors = sources[window.clone()]
-            .iter()
-            .map(|r| r.open(partition))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut merge = Merger::new(cursors);
-        let mut writer = res
-            .spill_dir
-            .create_writer(partitions, res.codec, SPILL_BLOCK)?;
-        while merge.advance()? {
-            writer.write(partition, merge.key(), merge.value())?;
-        }
-        drop(merge);
-        let file = writer.finish()?;
-        let counters = &res.status.counters;
-        Counters::add(&counters.merge_passes, 1);
-        Counters::add(&counters.spilled_runs, 1);
-        Counters::add(&counters.spilled_records, file.total_records());
-        Counters::add(&counters.spilled_bytes, file.bytes());
-        sources.splice(window, [Run::Disk(Arc::new(file))]);
+        };
+        let merged = merge_to_spill(
+            &sources[window.clone()],
+            partition..partition + 1,
+            partitions,
+            fan_in,
+            res,
+        )?;
+        sources.splice(window, [merged]);
     }
 }

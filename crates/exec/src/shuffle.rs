@@ -154,6 +154,30 @@ impl RunSink for MemRunBuilder {
     }
 }
 
+/// The range of `runs` to merge next, if they hold at least `threshold` spill files: the `fan_in`
+/// consecutive spill files with the fewest bytes in total, and the memory runs between them.
+///
+/// Consecutive, so that the merged run can take the window's place without changing the order of
+/// equal keys; fewest bytes, so that a large merged run is not read and written again at every
+/// pass (always merging the oldest files would make the I/O grow with the square of their number).
+pub(crate) fn merge_window(runs: &[&Run], fan_in: usize, threshold: usize) -> Option<Range<usize>> {
+    let disk: Vec<(usize, u64)> = runs
+        .iter()
+        .enumerate()
+        .filter_map(|(i, run)| match run {
+            Run::Disk(file) => Some((i, file.bytes())),
+            Run::Memory(_) => None,
+        })
+        .collect();
+    if fan_in < 2 || disk.len() < threshold.max(fan_in) {
+        return None;
+    }
+    let cheapest = disk
+        .windows(fan_in)
+        .min_by_key(|w| w.iter().map(|(_, bytes)| bytes).sum::<u64>())?;
+    Some(cheapest[0].0..cheapest[fan_in - 1].0 + 1)
+}
+
 /// A run with its place in the stable order: (task, sequence within the task).
 pub(crate) type PlacedRun = (usize, usize, Run);
 
@@ -198,15 +222,12 @@ impl ShuffleStore {
 
     /// Takes out runs worth merging while other tasks still run, or `None`.
     ///
-    /// Only runs of the tasks `0..P` that have all finished are candidates, and the window taken
-    /// is contiguous in (task, sequence) order, so a merge of it can take the window's place
-    /// without changing the order of equal keys. It is taken when those tasks have at least
-    /// `2 * fan_in` spill files: the `fan_in` consecutive spill files with the fewest bytes
-    /// (and the memory runs between them), so that large merged runs are not merged again and
-    /// again. One merge runs at a time.
+    /// Only runs of the tasks `0..P` that have all finished are candidates; a window (see
+    /// [`merge_window`]) is taken when they hold at least `2 * fan_in` spill files. One merge
+    /// runs at a time.
     pub(crate) fn take_merge_window(&self, fan_in: usize) -> Option<Vec<PlacedRun>> {
         let mut state = self.lock();
-        if state.merging || fan_in < 2 {
+        if state.merging {
             return None;
         }
         let prefix = state
@@ -216,21 +237,8 @@ impl ShuffleStore {
             .unwrap_or(state.finished.len());
         state.runs.sort_by_key(|(task, seq, _)| (*task, *seq));
         let eligible = state.runs.partition_point(|(task, _, _)| *task < prefix);
-        let disk: Vec<(usize, u64)> = state.runs[..eligible]
-            .iter()
-            .enumerate()
-            .filter_map(|(i, (_, _, run))| match run {
-                Run::Disk(file) => Some((i, file.bytes())),
-                Run::Memory(_) => None,
-            })
-            .collect();
-        if disk.len() < 2 * fan_in {
-            return None;
-        }
-        let cheapest = disk
-            .windows(fan_in)
-            .min_by_key(|w| w.iter().map(|(_, bytes)| bytes).sum::<u64>())?;
-        let window = cheapest[0].0..cheapest[fan_in - 1].0 + 1;
+        let eligible: Vec<&Run> = state.runs[..eligible].iter().map(|(_, _, r)| r).collect();
+        let window = merge_window(&eligible, fan_in, 2 * fan_in)?;
         state.merging = true;
         Some(state.runs.drain(window).collect())
     }
