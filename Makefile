@@ -7,7 +7,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test fmt lint build
+.PHONY: demo test fmt lint build hadoop
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -25,5 +25,9 @@ fmt:
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
-test: fmt lint
+# Apache Hadoop's jars for the differential tests of `sluice streaming` (tests/hadoop/README.md).
+hadoop:
+	tests/hadoop/fetch.sh
+
+test: fmt lint hadoop
 	$(CARGO) test --workspace --release

@@ -7,6 +7,7 @@
 mod gen;
 mod progress;
 mod size;
+mod streaming;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -35,6 +36,14 @@ enum Command {
     /// Generate deterministic test data.
     #[command(subcommand)]
     Gen(GenData),
+    /// Run a Hadoop Streaming job with Hadoop's own options (`sluice streaming -help`).
+    #[command(disable_help_flag = true)]
+    Streaming {
+        /// Hadoop Streaming's arguments: generic options (-D, -files), then -input, -output,
+        /// -mapper, -reducer, ...
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
 }
 
 #[derive(Subcommand)]
@@ -140,6 +149,12 @@ fn parse_regex(text: &str) -> Result<regex::bytes::Regex, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Command::Streaming { args } = &cli.command {
+        return streaming::run(args).unwrap_or_else(|error| {
+            eprintln!("sluice: error: {error:#}");
+            ExitCode::from(1)
+        });
+    }
     match run(cli) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
@@ -152,6 +167,7 @@ fn main() -> ExitCode {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(job) => run_builtin(job),
+        Command::Streaming { .. } => Ok(()),
         Command::Gen(GenData::Text {
             size,
             output,

@@ -10,6 +10,8 @@ use std::sync::Arc;
 use sluice_format::FormatError;
 use sluice_sort::SortedCursor;
 
+use crate::group::for_each_group;
+
 use crate::ExecError;
 
 /// Receives the key/value pairs a mapper, combiner or reducer produces.
@@ -26,11 +28,45 @@ pub trait Emit {
 pub struct MapInput {
     /// Index of the map task (= index of its split in input order).
     pub task: usize,
+    /// Attempt number of this run of the task, from 0 (tasks are retried after a failure when
+    /// the job allows it).
+    pub attempt: usize,
     /// Index of the input file among all input files (sorted by path).
     pub file_index: usize,
     /// The input file's path as discovered.
     pub path: std::path::PathBuf,
+    /// First byte of the split in the file.
+    pub start: u64,
+    /// Bytes in the split.
+    pub length: u64,
 }
+
+/// Which task a reducer or combiner instance works for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskContext {
+    /// `true` in a map task (a combiner), `false` in a reduce task.
+    pub is_map: bool,
+    /// The task's number: the map task, or the partition a reduce task reduces.
+    pub task: usize,
+    /// Attempt number of this run of the task, from 0.
+    pub attempt: usize,
+    /// The reduce stage, from 1.
+    pub stage: usize,
+}
+
+/// The lines of a map task's split, `(offset in the file, line without its terminator)`.
+pub trait LineSource: Send {
+    /// The next line, or `None` at the end of the split.
+    ///
+    /// # Errors
+    /// Unreadable or corrupt input, or a cancelled job.
+    fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, ExecError>;
+}
+
+/// A task's sorted input records, readable from another thread than the task's own.
+pub trait SortedInput: SortedCursor + Send {}
+
+impl<T: SortedCursor + Send> SortedInput for T {}
 
 /// Turns input records into key/value pairs. One instance per map task.
 pub trait Mapper: Send {
@@ -47,6 +83,19 @@ pub trait Mapper: Send {
     fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), ExecError> {
         Ok(())
     }
+
+    /// Maps a whole split. The default calls [`Mapper::map`] for every line, then
+    /// [`Mapper::finish`]; a mapper that hands lines to something else overrides it.
+    ///
+    /// # Errors
+    /// As for [`Mapper::map`], plus input errors.
+    fn run(&mut self, input: &mut dyn LineSource, out: &mut dyn Emit) -> Result<(), ExecError> {
+        while let Some((offset, line)) = input.next_line()? {
+            self.map(offset, line, out)
+                .map_err(|e| e.in_task(format!("record at byte {offset}")))?;
+        }
+        self.finish(out)
+    }
 }
 
 /// Reduces all values of one key. Also used as a combiner. One instance per task.
@@ -61,12 +110,23 @@ pub trait Reducer: Send {
         values: &mut Values<'_>,
         out: &mut dyn Emit,
     ) -> Result<(), ExecError>;
+
+    /// Reduces a task's whole sorted input. The default groups runs of byte-equal keys and
+    /// calls [`Reducer::reduce`] once per group; a reducer that hands records to something else
+    /// overrides it. A combiner's output must stay sorted (it normally keeps the keys).
+    ///
+    /// # Errors
+    /// As for [`Reducer::reduce`].
+    fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
+        for_each_group(input, |key, values| self.reduce(key, values, out))?;
+        Ok(())
+    }
 }
 
 /// Makes a mapper for a map task.
 pub type MapperFactory = Arc<dyn Fn(&MapInput) -> Box<dyn Mapper> + Send + Sync>;
 /// Makes a reducer (or combiner) for a task.
-pub type ReducerFactory = Arc<dyn Fn() -> Box<dyn Reducer> + Send + Sync>;
+pub type ReducerFactory = Arc<dyn Fn(&TaskContext) -> Box<dyn Reducer> + Send + Sync>;
 
 /// Decides which reduce partition a key goes to.
 pub trait Partitioner: Send + Sync {

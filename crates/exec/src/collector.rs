@@ -21,12 +21,11 @@
 use std::sync::Arc;
 
 use sluice_format::FormatError;
-use sluice_sort::{CountTable, RecordBuffer, ShortKey, SortedCursor};
+use sluice_sort::{CountTable, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
-use crate::api::{decode_count, encode_count, Combine, Emit, Reducer};
+use crate::api::{decode_count, encode_count, Combine, Emit, Reducer, TaskContext};
 use crate::engine::{Resources, Stage};
-use crate::group::for_each_group;
 use crate::shuffle::{MemRunBuilder, Run, RunSink};
 use crate::{Counters, ExecError};
 
@@ -68,7 +67,12 @@ pub(crate) struct Collector<'a> {
 
 impl<'a> Collector<'a> {
     /// A collector allowed to hold up to `limit` bytes of the pool.
-    pub(crate) fn new(res: &'a Resources, stage: &'a Stage, limit: usize) -> Collector<'a> {
+    pub(crate) fn new(
+        res: &'a Resources,
+        stage: &'a Stage,
+        limit: usize,
+        ctx: TaskContext,
+    ) -> Collector<'a> {
         let store = match &stage.combine {
             Combine::SumCounts => Store::Hash {
                 table: CountTable::new(res.collector_block),
@@ -81,7 +85,7 @@ impl<'a> Collector<'a> {
             },
             Combine::Reducer(factory) => Store::Sort {
                 buffer: RecordBuffer::new(res.collector_block),
-                combiner: Some(factory()),
+                combiner: Some(factory(&ctx)),
             },
         };
         Collector {
@@ -135,9 +139,10 @@ impl<'a> Collector<'a> {
     fn write_sorted(&mut self, sink: &mut dyn RunSink) -> Result<(), ExecError> {
         let partitioner = &*self.stage.partitioner;
         let partitions = self.stage.partitions;
+        let order = &self.stage.order;
         match &mut self.store {
             Store::Sort { buffer, combiner } => {
-                buffer.sort();
+                buffer.sort_in(order);
                 match combiner {
                     None => {
                         for (p, key, value) in buffer.iter() {
@@ -145,18 +150,28 @@ impl<'a> Collector<'a> {
                         }
                     }
                     Some(combiner) => {
+                        // The combiner runs over each partition's records on their own, as in
+                        // Hadoop, and its output stays in that partition.
                         self.combine_input += buffer.len() as u64;
-                        let mut cursor = BufferCursor::new(buffer.iter());
-                        let mut out = PartitionedEmit {
-                            sink,
-                            partition: 0,
-                            records: 0,
-                        };
-                        for_each_group(&mut cursor, |key, values| {
-                            out.partition = partitioner.partition(key, partitions);
-                            combiner.reduce(key, values, &mut out)
-                        })?;
-                        self.combine_output += out.records;
+                        let mut records = buffer.iter().peekable();
+                        while let Some(&(partition, _, _)) = records.peek() {
+                            let mut cursor = PartitionCursor {
+                                records: &mut records,
+                                partition,
+                                current: (&[], &[]),
+                            };
+                            let mut out = PartitionedEmit {
+                                sink: &mut *sink,
+                                partition: partition as usize,
+                                order,
+                                last_key: None,
+                                records: 0,
+                            };
+                            combiner.run(&mut cursor, &mut out)?;
+                            self.combine_output += out.records;
+                            // Whatever the combiner did not read of its partition is skipped.
+                            while records.next_if(|r| r.0 == partition).is_some() {}
+                        }
                     }
                 }
                 // Keep the blocks (and their reservation) for the task's next records.
@@ -164,7 +179,10 @@ impl<'a> Collector<'a> {
                 return Ok(());
             }
             Store::Hash { table, .. } => {
-                let entries = table.sorted(|key| partitioner.partition(key, partitions));
+                let mut entries = table.sorted(|key| partitioner.partition(key, partitions));
+                if let KeyOrder::Custom(_) = order {
+                    entries.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| order.compare(a.1, b.1)));
+                }
                 for &(p, key, count) in &entries {
                     sink.write(p, key, &encode_count(count))?;
                 }
@@ -295,38 +313,52 @@ impl Emit for Collector<'_> {
     }
 }
 
-/// Sends a combiner's output for one partition to a run sink.
+/// Sends a combiner's output for one partition to a run sink, checking that it stays sorted: a
+/// run out of order would silently break the merge.
 struct PartitionedEmit<'s> {
     sink: &'s mut dyn RunSink,
     partition: usize,
+    order: &'s KeyOrder,
+    last_key: Option<Vec<u8>>,
     records: u64,
 }
 
 impl Emit for PartitionedEmit<'_> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        match &mut self.last_key {
+            Some(last) => {
+                if self.order.compare(last, key) == std::cmp::Ordering::Greater {
+                    return Err(ExecError::user(format!(
+                        "the combiner's output is not sorted: key {:?} came after {:?}; a \
+                         combiner must emit its keys in the order it received them",
+                        String::from_utf8_lossy(key),
+                        String::from_utf8_lossy(last)
+                    )));
+                }
+                last.clear();
+                last.extend_from_slice(key);
+            }
+            None => self.last_key = Some(key.to_vec()),
+        }
         self.records += 1;
         self.sink.write(self.partition, key, value)
     }
 }
 
-/// A [`SortedCursor`] over the records of a sorted [`RecordBuffer`].
-struct BufferCursor<'b, I> {
-    records: I,
+/// A [`SortedCursor`] over the records of one partition of a sorted [`RecordBuffer`]; it stops
+/// before the first record of the next partition.
+struct PartitionCursor<'r, 'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> {
+    records: &'r mut std::iter::Peekable<I>,
+    partition: u32,
     current: (&'b [u8], &'b [u8]),
 }
 
-impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> BufferCursor<'b, I> {
-    fn new(records: I) -> Self {
-        BufferCursor {
-            records,
-            current: (&[], &[]),
-        }
-    }
-}
-
-impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> SortedCursor for BufferCursor<'b, I> {
+impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> SortedCursor
+    for PartitionCursor<'_, 'b, I>
+{
     fn advance(&mut self) -> Result<bool, FormatError> {
-        match self.records.next() {
+        let partition = self.partition;
+        match self.records.next_if(|r| r.0 == partition) {
             Some((_, key, value)) => {
                 self.current = (key, value);
                 Ok(true)

@@ -22,6 +22,11 @@ pub struct JobConfig {
     pub spill_codec: Codec,
     /// Where the scratch directory for spills is created; default: the output's parent directory.
     pub spill_parent: Option<PathBuf>,
+    /// How many times a map task may run before its failure fails the job (default 1: no
+    /// retry, since a built-in job fails the same way every time).
+    pub map_attempts: usize,
+    /// The same for reduce tasks.
+    pub reduce_attempts: usize,
 }
 
 /// Default budget: 1 GiB.
@@ -42,6 +47,8 @@ impl JobConfig {
             split_size: DEFAULT_SPLIT_SIZE,
             spill_codec: Codec::Lz4,
             spill_parent: None,
+            map_attempts: 1,
+            reduce_attempts: 1,
         }
     }
 
@@ -75,6 +82,13 @@ impl JobConfig {
         self
     }
 
+    /// Sets how many times a failed map or reduce task is run in all before the job fails.
+    pub fn with_attempts(mut self, map: usize, reduce: usize) -> Self {
+        self.map_attempts = map;
+        self.reduce_attempts = reduce;
+        self
+    }
+
     pub(crate) fn validate(&self) -> Result<(), crate::ExecError> {
         let bad = |m: String| Err(crate::ExecError::Config(m));
         if self.memory < MIN_MEMORY {
@@ -85,6 +99,9 @@ impl JobConfig {
         }
         if self.threads == 0 {
             return bad("threads must be at least 1".into());
+        }
+        if self.map_attempts == 0 || self.reduce_attempts == 0 {
+            return bad("task attempts must be at least 1".into());
         }
         if self.split_size == 0 {
             return bad("split size must be at least 1 byte".into());

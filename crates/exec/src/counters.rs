@@ -1,6 +1,8 @@
 //! Hadoop-style job counters and the live status the command line shows.
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
 
 use serde::Serialize;
 
@@ -105,6 +107,21 @@ pub struct JobStatus {
     /// Tasks of the current phase finished.
     pub tasks_done: AtomicU64,
     cancelled: AtomicBool,
+    /// Counters defined by the job's code (e.g. `reporter:counter:` lines of streaming
+    /// programs): group, then name.
+    user_counters: Mutex<UserCounters>,
+    /// Notices for the user (a retried task attempt), taken by the front end.
+    messages: Mutex<Vec<String>>,
+    /// The last status line a task reported (`reporter:status:`).
+    task_status: Mutex<String>,
+}
+
+/// Counters defined by a job's own code: group name, then counter name, then value.
+pub type UserCounters = BTreeMap<String, BTreeMap<String, i64>>;
+
+/// Locks `m`, ignoring poisoning: every value kept here stays consistent between statements.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl JobStatus {
@@ -138,5 +155,45 @@ impl JobStatus {
 
     pub(crate) fn task_done(&self) {
         self.tasks_done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds a finished task attempt's own counters to the job's (a failed attempt's counters
+    /// are dropped, as Hadoop does).
+    pub fn add_user_counters(&self, counters: &UserCounters) {
+        let mut all = lock(&self.user_counters);
+        for (group, names) in counters {
+            let target = all.entry(group.clone()).or_default();
+            for (name, value) in names {
+                let slot = target.entry(name.clone()).or_default();
+                *slot = slot.wrapping_add(*value);
+            }
+        }
+    }
+
+    /// The job's own counters so far.
+    pub fn user_counters(&self) -> UserCounters {
+        lock(&self.user_counters).clone()
+    }
+
+    /// Queues a notice for the user.
+    pub fn notice(&self, message: String) {
+        lock(&self.messages).push(message);
+    }
+
+    /// Takes the notices queued since the last call.
+    pub fn take_notices(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.messages))
+    }
+
+    /// Records the latest status line a task reported.
+    pub fn set_task_status(&self, status: &str) {
+        let mut slot = lock(&self.task_status);
+        slot.clear();
+        slot.push_str(status);
+    }
+
+    /// The latest status line a task reported (empty if none).
+    pub fn task_status(&self) -> String {
+        lock(&self.task_status).clone()
     }
 }

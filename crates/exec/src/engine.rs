@@ -20,14 +20,16 @@ use std::time::Instant;
 use serde::Serialize;
 use sluice_format::Codec;
 use sluice_io::{discover_inputs, plan_splits, InputFile, LineReader, OutputCommitter, Split};
-use sluice_sort::{Merger, SortedCursor};
+use sluice_sort::{KeyOrder, Merger, SortedCursor};
 use sluice_spill::{MemoryPool, SpillDir};
 
-use crate::api::{Combine, Emit, MapInput, MapperFactory, Partitioner, ReducerFactory};
+use crate::api::{
+    Combine, Emit, LineSource, MapInput, MapperFactory, Partitioner, ReducerFactory, TaskContext,
+};
 use crate::collector::{Collector, SPILL_BLOCK};
+use crate::counters::UserCounters;
 use crate::counters::{CounterValues, JobStatus, Phase};
-use crate::group::for_each_group;
-use crate::output::{OutputFormat, TextOutput, OUTPUT_BUFFER};
+use crate::output::{OutputFormat, PartNames, TextOutput, OUTPUT_BUFFER};
 use crate::shuffle::{merge_window, MemRunQuota, Run, ShuffleStore};
 use crate::{Counters, ExecError, JobConfig};
 
@@ -43,10 +45,12 @@ pub struct Stage {
     pub partitioner: Arc<dyn Partitioner>,
     /// Number of partitions (reduce tasks, part files of the last stage).
     pub partitions: usize,
+    /// How this stage's keys are sorted (default: unsigned bytes).
+    pub order: KeyOrder,
 }
 
 /// A complete job: a mapper and zero or more reduce stages. With no stage the job is map-only
-/// and every map task writes its own `part-m-NNNNN`.
+/// and every map task writes its own part file.
 #[derive(Clone)]
 pub struct Job {
     /// Name for messages and reports.
@@ -57,6 +61,44 @@ pub struct Job {
     pub stages: Vec<Stage>,
     /// How the final pairs are written.
     pub output: OutputFormat,
+    /// How the part files are named.
+    pub part_names: PartNames,
+    /// In which order map tasks are numbered.
+    pub split_order: SplitOrder,
+    /// Create a part file only for a task that writes a record (Hadoop's `-lazyOutput`).
+    pub lazy_output: bool,
+}
+
+impl Job {
+    /// A job with the default output conventions: `part-r-NNNNN`/`part-m-NNNNN` files, map
+    /// tasks in input order, an empty part file for a task without output.
+    pub fn new(
+        name: impl Into<String>,
+        mapper: MapperFactory,
+        stages: Vec<Stage>,
+        output: OutputFormat,
+    ) -> Job {
+        Job {
+            name: name.into(),
+            mapper,
+            stages,
+            output,
+            part_names: PartNames::Typed,
+            split_order: SplitOrder::Input,
+            lazy_output: false,
+        }
+    }
+}
+
+/// In which order the splits become map tasks `0, 1, ...` — which decides the part file
+/// numbers of a map-only job and the order in which equal keys of different tasks meet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SplitOrder {
+    /// Input order: files sorted by path, each file's splits in file order.
+    #[default]
+    Input,
+    /// Largest split first, ties in input order: Hadoop's `JobSubmitter` order.
+    LargestFirst,
 }
 
 /// Wall time of one phase.
@@ -91,6 +133,8 @@ pub struct JobReport {
     pub forced_memory: usize,
     /// Hadoop-style counters.
     pub counters: CounterValues,
+    /// Counters the job's own code reported, by group and name.
+    pub user_counters: UserCounters,
     /// Time per phase.
     pub phases: Vec<PhaseTiming>,
     /// Total wall time in seconds.
@@ -143,7 +187,10 @@ pub fn run_job(
     status.enter(Phase::Planning, 0);
     let committer = OutputCommitter::create(&config.output)?;
     let files = discover_inputs(&config.inputs)?;
-    let splits = plan_splits(&files, config.split_size);
+    let mut splits = plan_splits(&files, config.split_size);
+    if job.split_order == SplitOrder::LargestFirst {
+        splits.sort_by_key(|s| std::cmp::Reverse(s.len));
+    }
     status
         .input_bytes_total
         .store(files.iter().map(|f| f.len).sum(), Ordering::Relaxed);
@@ -173,13 +220,22 @@ pub fn run_job(
     run_tasks(config.threads, splits.len(), &status, |i| {
         let split = splits[i];
         let file = &files[split.file];
-        map_task(i, split, file, job, &res, first_store.as_ref(), &committer).map_err(|e| {
-            e.in_task(format!(
+        let name = || {
+            format!(
                 "map task {i} ({}, bytes {}..{})",
                 file.path.display(),
                 split.start,
                 split.start + split.len
-            ))
+            )
+        };
+        with_attempts(config.map_attempts, &status, name, |attempt| {
+            let task = MapTask {
+                task: i,
+                attempt,
+                split,
+                file,
+            };
+            map_task(&task, job, &res, first_store.as_ref(), &committer)
         })
     })?;
     phases.push(timing("map", phase_start));
@@ -197,11 +253,19 @@ pub fn run_job(
         status.enter(Phase::Reduce, stage.partitions as u64);
         let target = match (next_stage, &next_store) {
             (Some(next), Some(store)) => ReduceTarget::Stage(next, store),
-            _ => ReduceTarget::Files(&committer, job.output),
+            _ => ReduceTarget::Files(&committer),
         };
         run_tasks(config.threads, stage.partitions, &status, |p| {
-            reduce_task(p, &runs, stage, &target, &res)
-                .map_err(|e| e.in_task(format!("reduce task {p} of stage {}", index + 1)))
+            let name = || format!("reduce task {p} of stage {}", index + 1);
+            with_attempts(config.reduce_attempts, &status, name, |attempt| {
+                let ctx = TaskContext {
+                    is_map: false,
+                    task: p,
+                    attempt,
+                    stage: index + 1,
+                };
+                reduce_task(&ctx, &runs, stage, &target, job, &res)
+            })
         })?;
         drop(runs);
         let name = if index == 0 {
@@ -230,6 +294,7 @@ pub fn run_job(
         peak_memory_reserved: res.pool.peak(),
         forced_memory: res.pool.forced_bytes(),
         counters: status.counters.snapshot(),
+        user_counters: status.user_counters(),
         phases,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
@@ -292,6 +357,36 @@ fn run_tasks(
     Ok(())
 }
 
+/// Runs one task up to `attempts` times until it succeeds. A failed attempt's output is
+/// discarded by the attempt itself (its collector deletes its spill files when dropped, a part
+/// file is recreated); the job hears of each retry through a notice.
+fn with_attempts(
+    attempts: usize,
+    status: &JobStatus,
+    name: impl Fn() -> String,
+    mut run: impl FnMut(usize) -> Result<(), ExecError>,
+) -> Result<(), ExecError> {
+    let mut attempt = 0;
+    loop {
+        match run(attempt) {
+            Ok(()) => return Ok(()),
+            Err(e) if attempt + 1 < attempts && e.is_retryable() && !status.is_cancelled() => {
+                status.notice(format!(
+                    "{}: attempt {} of {attempts} failed, trying again: {}",
+                    name(),
+                    attempt + 1,
+                    e.chain()
+                ));
+                attempt += 1;
+            }
+            Err(e) if attempts > 1 && e.is_retryable() => {
+                return Err(e.in_task(format!("{} (failed {attempts} attempts)", name())));
+            }
+            Err(e) => return Err(e.in_task(name())),
+        }
+    }
+}
+
 /// Counts what a mapper emits, then passes it on.
 struct CountingEmit<'e> {
     inner: &'e mut dyn Emit,
@@ -350,28 +445,80 @@ impl TaskSink<'_> {
 /// How often (in records) a task publishes progress and checks for cancellation.
 const CHECK_EVERY: u64 = 4096;
 
-fn map_task(
+/// One attempt of one map task.
+struct MapTask<'a> {
     task: usize,
+    attempt: usize,
     split: Split,
-    file: &InputFile,
+    file: &'a InputFile,
+}
+
+/// A split's lines, counted, with progress published and cancellation checked as they are read.
+struct SplitLines<'a> {
+    reader: LineReader,
+    res: &'a Resources,
+    records: u64,
+    published_bytes: u64,
+}
+
+impl SplitLines<'_> {
+    fn publish(&mut self) {
+        let consumed = self.reader.bytes_consumed();
+        let counters = &self.res.status.counters;
+        Counters::add(&counters.map_input_bytes, consumed - self.published_bytes);
+        self.published_bytes = consumed;
+    }
+}
+
+impl LineSource for SplitLines<'_> {
+    fn next_line(&mut self) -> Result<Option<(u64, &[u8])>, ExecError> {
+        if self.records % CHECK_EVERY == CHECK_EVERY - 1 {
+            self.res.check_cancelled()?;
+            self.publish();
+        }
+        let line = self.reader.next_line()?;
+        if line.is_some() {
+            self.records += 1;
+        }
+        Ok(line)
+    }
+}
+
+fn map_task(
+    t: &MapTask<'_>,
     job: &Job,
     res: &Resources,
     store: Option<&ShuffleStore>,
     committer: &OutputCommitter,
 ) -> Result<(), ExecError> {
     let counters = &res.status.counters;
-    let mut reader = LineReader::open(file, &split)?;
+    let mut input = SplitLines {
+        reader: LineReader::open(t.file, &t.split)?,
+        res,
+        records: 0,
+        published_bytes: 0,
+    };
     let mut mapper = (job.mapper)(&MapInput {
-        task,
-        file_index: split.file,
-        path: file.path.clone(),
+        task: t.task,
+        attempt: t.attempt,
+        file_index: t.split.file,
+        path: t.file.path.clone(),
+        start: t.split.start,
+        length: t.split.len,
     });
+    let ctx = TaskContext {
+        is_map: true,
+        task: t.task,
+        attempt: t.attempt,
+        stage: 1,
+    };
     let mut sink = match job.stages.first() {
-        Some(stage) => TaskSink::Collect(Collector::new(res, stage, res.task_share)),
+        Some(stage) => TaskSink::Collect(Collector::new(res, stage, res.task_share, ctx)),
         None => TaskSink::Text(TextOutput::create(
             committer,
-            &format!("part-m-{task:05}"),
-            job.output,
+            &job.part_names.name(true, t.task),
+            &job.output,
+            job.lazy_output,
         )?),
     };
     let mut out = CountingEmit {
@@ -379,33 +526,16 @@ fn map_task(
         records: 0,
         bytes: 0,
     };
-    let mut records = 0u64;
-    let mut published_bytes = 0u64;
-    while let Some((offset, line)) = reader.next_line()? {
-        mapper
-            .map(offset, line, &mut out)
-            .map_err(|e| e.in_task(format!("record at byte {offset}")))?;
-        records += 1;
-        if records % CHECK_EVERY == 0 {
-            res.check_cancelled()?;
-            let consumed = reader.bytes_consumed();
-            Counters::add(&counters.map_input_bytes, consumed - published_bytes);
-            published_bytes = consumed;
-        }
-    }
-    mapper.finish(&mut out)?;
+    mapper.run(&mut input, &mut out)?;
     let (out_records, out_bytes) = (out.records, out.bytes);
-    Counters::add(
-        &counters.map_input_bytes,
-        reader.bytes_consumed() - published_bytes,
-    );
-    Counters::add(&counters.map_input_records, records);
+    input.publish();
+    Counters::add(&counters.map_input_records, input.records);
     Counters::add(&counters.map_output_records, out_records);
     Counters::add(&counters.map_output_bytes, out_bytes);
     Counters::add(&counters.map_tasks, 1);
-    sink.finish(task, store, counters)?;
+    sink.finish(t.task, store, counters)?;
     match (store, job.stages.first()) {
-        (Some(store), Some(stage)) => merge_early(store, stage.partitions, res),
+        (Some(store), Some(stage)) => merge_early(store, stage, res),
         _ => Ok(()),
     }
 }
@@ -413,14 +543,14 @@ fn map_task(
 /// Merges spill files of finished map tasks while other map tasks still run, when they have
 /// piled up (see [`ShuffleStore::take_merge_window`]): the work is done while the input is
 /// still being read, and the reduce tasks start with fewer runs to merge.
-fn merge_early(store: &ShuffleStore, partitions: usize, res: &Resources) -> Result<(), ExecError> {
+fn merge_early(store: &ShuffleStore, stage: &Stage, res: &Resources) -> Result<(), ExecError> {
     let fan_in = (res.task_share / READER_COST).max(2);
     let Some(window) = store.take_merge_window(fan_in) else {
         return Ok(());
     };
     let place = (window[0].0, window[0].1);
     let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
-    let merged = merge_to_spill(&runs, 0..partitions, partitions, fan_in, res);
+    let merged = merge_to_spill(&runs, 0..stage.partitions, stage, fan_in, res);
     drop(runs);
     match merged {
         Ok(run) => {
@@ -439,7 +569,7 @@ fn merge_early(store: &ShuffleStore, partitions: usize, res: &Resources) -> Resu
 fn merge_to_spill(
     runs: &[Run],
     selected: std::ops::Range<usize>,
-    partitions: usize,
+    stage: &Stage,
     fan_in: usize,
     res: &Resources,
 ) -> Result<Run, ExecError> {
@@ -449,7 +579,7 @@ fn merge_to_spill(
         .unwrap_or_else(|| res.pool.reserve_forced(fan_in * READER_COST));
     let mut writer = res
         .spill_dir
-        .create_writer(partitions, res.codec, SPILL_BLOCK)?;
+        .create_writer(stage.partitions, res.codec, SPILL_BLOCK)?;
     for partition in selected {
         res.check_cancelled()?;
         let cursors = runs
@@ -457,7 +587,7 @@ fn merge_to_spill(
             .filter(|run| run.has_records(partition))
             .map(|run| run.open(partition))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut merge = Merger::new(cursors);
+        let mut merge = Merger::with_order(cursors, stage.order.clone());
         while merge.advance()? {
             writer.write(partition, merge.key(), merge.value())?;
         }
@@ -476,29 +606,71 @@ enum ReduceTarget<'a> {
     /// Into the collectors of the next stage.
     Stage(&'a Stage, &'a ShuffleStore),
     /// Into part files.
-    Files(&'a OutputCommitter, OutputFormat),
+    Files(&'a OutputCommitter),
+}
+
+/// A reduce task's merged input: counts records and groups (runs of byte-equal keys) and checks
+/// for cancellation as it is read.
+struct ReduceInput<C> {
+    merge: C,
+    res_status: Arc<JobStatus>,
+    records: u64,
+    groups: u64,
+    last_key: Vec<u8>,
+}
+
+impl<C: SortedCursor> SortedCursor for ReduceInput<C> {
+    fn advance(&mut self) -> Result<bool, sluice_format::FormatError> {
+        if !self.merge.advance()? {
+            return Ok(false);
+        }
+        self.records += 1;
+        if self.records % CHECK_EVERY == 0 && self.res_status.is_cancelled() {
+            // Reported as cancellation by the task once the reducer returns.
+            return Err(sluice_format::FormatError::Io {
+                source_name: "reduce input".into(),
+                error: std::io::Error::new(std::io::ErrorKind::Interrupted, "job cancelled"),
+            });
+        }
+        let key = self.merge.key();
+        if self.records == 1 || key != self.last_key.as_slice() {
+            self.groups += 1;
+            self.last_key.clear();
+            self.last_key.extend_from_slice(key);
+        }
+        Ok(true)
+    }
+    fn key(&self) -> &[u8] {
+        self.merge.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.merge.value()
+    }
 }
 
 fn reduce_task(
-    partition: usize,
+    ctx: &TaskContext,
     runs: &[Run],
     stage: &Stage,
     target: &ReduceTarget<'_>,
+    job: &Job,
     res: &Resources,
 ) -> Result<(), ExecError> {
+    let partition = ctx.task;
     let counters = &res.status.counters;
     let (reader_share, mut sink, store) = match target {
         ReduceTarget::Stage(next, store) => (
             res.task_share / 2,
-            TaskSink::Collect(Collector::new(res, next, res.task_share / 2)),
+            TaskSink::Collect(Collector::new(res, next, res.task_share / 2, *ctx)),
             Some(*store),
         ),
-        ReduceTarget::Files(committer, format) => (
+        ReduceTarget::Files(committer) => (
             res.task_share.saturating_sub(OUTPUT_BUFFER),
             TaskSink::Text(TextOutput::create(
                 committer,
-                &format!("part-r-{partition:05}"),
-                *format,
+                &job.part_names.name(false, partition),
+                &job.output,
+                job.lazy_output,
             )?),
             None,
         ),
@@ -509,7 +681,7 @@ fn reduce_task(
         .filter(|r| r.has_records(partition))
         .cloned()
         .collect();
-    let sources = limit_fan_in(sources, partition, stage.partitions, fan_in, res)?;
+    let sources = limit_fan_in(sources, partition, stage, fan_in, res)?;
     let disk_readers = sources.iter().filter(|r| r.is_disk()).count();
     let _readers = res
         .pool
@@ -519,18 +691,19 @@ fn reduce_task(
         .iter()
         .map(|r| r.open(partition))
         .collect::<Result<Vec<_>, _>>()?;
-    let mut merge = Merger::new(cursors);
-    let mut reducer = (stage.reducer)();
-    let mut since_check = 0u64;
-    let (groups, records) = for_each_group(&mut merge, |key, values| {
-        since_check += 1;
-        if since_check % CHECK_EVERY == 0 {
-            res.check_cancelled()?;
-        }
-        reducer.reduce(key, values, &mut sink)
-    })?;
-    Counters::add(&counters.reduce_input_groups, groups);
-    Counters::add(&counters.reduce_input_records, records);
+    let mut input = ReduceInput {
+        merge: Merger::with_order(cursors, stage.order.clone()),
+        res_status: Arc::clone(&res.status),
+        records: 0,
+        groups: 0,
+        last_key: Vec::new(),
+    };
+    let mut reducer = (stage.reducer)(ctx);
+    let result = reducer.run(&mut input, &mut sink);
+    res.check_cancelled()?;
+    result?;
+    Counters::add(&counters.reduce_input_groups, input.groups);
+    Counters::add(&counters.reduce_input_records, input.records);
     sink.finish(partition, store, counters)
 }
 
@@ -540,7 +713,7 @@ fn reduce_task(
 fn limit_fan_in(
     mut sources: Vec<Run>,
     partition: usize,
-    partitions: usize,
+    stage: &Stage,
     fan_in: usize,
     res: &Resources,
 ) -> Result<Vec<Run>, ExecError> {
@@ -552,7 +725,7 @@ fn limit_fan_in(
         let merged = merge_to_spill(
             &sources[window.clone()],
             partition..partition + 1,
-            partitions,
+            stage,
             fan_in,
             res,
         )?;

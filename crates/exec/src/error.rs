@@ -35,6 +35,9 @@ pub enum ExecError {
     /// Another task failed first, so this one stopped early.
     #[error("cancelled because another task failed")]
     Cancelled,
+    /// An external program of a streaming job failed.
+    #[error(transparent)]
+    Program(Box<crate::streaming::ProgramError>),
     /// A record is too large for the in-memory index.
     #[error(transparent)]
     RecordTooLarge(#[from] sluice_sort::RecordTooLarge),
@@ -50,6 +53,28 @@ impl ExecError {
                 source: Box::new(other),
             },
         }
+    }
+
+    /// Whether running the task again could succeed: not for a cancelled job or a bad
+    /// configuration.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ExecError::Cancelled | ExecError::Config(_) => false,
+            ExecError::Task { source, .. } => source.is_retryable(),
+            _ => true,
+        }
+    }
+
+    /// The message of this error and of every cause, joined by `: `.
+    pub fn chain(&self) -> String {
+        let mut text = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            text.push_str(": ");
+            text.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        text
     }
 
     /// An error reported by user code.

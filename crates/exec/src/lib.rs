@@ -37,14 +37,16 @@ pub mod jobs;
 mod output;
 mod partition;
 mod shuffle;
+pub mod streaming;
 
 pub use api::{
-    decode_count, encode_count, Combine, Emit, MapInput, Mapper, MapperFactory, Partitioner,
-    Reducer, ReducerFactory, Values,
+    decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
+    Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext, Values,
 };
 pub use config::{JobConfig, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
-pub use counters::{CounterValues, Counters, JobStatus, Phase};
-pub use engine::{run_job, Job, JobReport, PhaseTiming, Stage};
+pub use counters::{CounterValues, Counters, JobStatus, Phase, UserCounters};
+pub use engine::{run_job, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use error::ExecError;
-pub use output::OutputFormat;
+pub use output::{OutputFormat, PartNames};
 pub use partition::{hadoop_text_hash, HashPartitioner};
+pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};

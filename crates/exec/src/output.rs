@@ -9,13 +9,38 @@ use sluice_io::{IoError, OutputCommitter};
 use crate::{Emit, ExecError};
 
 /// How emitted pairs become lines of the part files.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum OutputFormat {
     /// `key \t value \n` — Hadoop's `TextOutputFormat`.
     #[default]
     KeyValue,
+    /// `key SEPARATOR value \n` — `TextOutputFormat` with
+    /// `mapreduce.output.textoutputformat.separator` set.
+    KeyValueWith(Vec<u8>),
     /// `value \n` — the key is only used for sorting and grouping.
     ValueOnly,
+}
+
+/// How part files are named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PartNames {
+    /// `part-r-NNNNN` from reducers, `part-m-NNNNN` from map-only jobs: what Hadoop's
+    /// MapReduce API (and its example jobs) write.
+    #[default]
+    Typed,
+    /// `part-NNNNN` from either: what Hadoop's older API, which Hadoop Streaming uses, writes.
+    Plain,
+}
+
+impl PartNames {
+    /// The file name of task `task`'s output.
+    pub fn name(self, is_map: bool, task: usize) -> String {
+        match (self, is_map) {
+            (PartNames::Typed, true) => format!("part-m-{task:05}"),
+            (PartNames::Typed, false) => format!("part-r-{task:05}"),
+            (PartNames::Plain, _) => format!("part-{task:05}"),
+        }
+    }
 }
 
 /// Buffer of each part file writer.
@@ -23,24 +48,42 @@ pub(crate) const OUTPUT_BUFFER: usize = 256 * 1024;
 
 /// One part file being written.
 pub(crate) struct TextOutput {
-    writer: BufWriter<File>,
+    /// `None` until the first record when the output is lazy.
+    writer: Option<BufWriter<File>>,
     path: PathBuf,
-    format: OutputFormat,
+    /// Between key and value; `None` writes the value only.
+    separator: Option<Vec<u8>>,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
 }
 
 impl TextOutput {
+    /// A part file `name` in the committer's temporary directory. A `lazy` output creates its
+    /// file only when the first record arrives (Hadoop's `-lazyOutput`); otherwise the file is
+    /// created now, so that a task without output still leaves an empty part file.
     pub(crate) fn create(
         committer: &OutputCommitter,
         name: &str,
-        format: OutputFormat,
+        format: &OutputFormat,
+        lazy: bool,
     ) -> Result<TextOutput, ExecError> {
-        let file = committer.create_file(name)?;
+        // A previous attempt of the same task may have left the file: start over.
+        committer.remove_file(name)?;
+        let writer = if lazy {
+            None
+        } else {
+            let file = committer.create_file(name)?;
+            Some(BufWriter::with_capacity(OUTPUT_BUFFER, file))
+        };
+        let separator = match format {
+            OutputFormat::KeyValue => Some(b"\t".to_vec()),
+            OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
+            OutputFormat::ValueOnly => None,
+        };
         Ok(TextOutput {
-            writer: BufWriter::with_capacity(OUTPUT_BUFFER, file),
+            writer,
             path: committer.temp_dir().join(name),
-            format,
+            separator,
             records: 0,
             bytes: 0,
         })
@@ -55,32 +98,43 @@ impl TextOutput {
 
     /// Flushes the file; returns (records, bytes) written.
     pub(crate) fn finish(mut self) -> Result<(u64, u64), ExecError> {
-        if let Err(e) = self.writer.flush() {
-            return Err(self.write_error(e));
+        if let Some(writer) = &mut self.writer {
+            if let Err(e) = writer.flush() {
+                return Err(self.write_error(e));
+            }
         }
         Ok((self.records, self.bytes))
+    }
+
+    fn write_line(&mut self, key: &[u8], value: &[u8]) -> std::io::Result<usize> {
+        let writer = match &mut self.writer {
+            Some(writer) => writer,
+            None => self.writer.insert(BufWriter::with_capacity(
+                OUTPUT_BUFFER,
+                File::create(&self.path)?,
+            )),
+        };
+        let mut written = value.len() + 1;
+        if let Some(separator) = &self.separator {
+            writer.write_all(key)?;
+            writer.write_all(separator)?;
+            written += key.len() + separator.len();
+        }
+        writer.write_all(value)?;
+        writer.write_all(b"\n")?;
+        Ok(written)
     }
 }
 
 impl Emit for TextOutput {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        let result = match self.format {
-            OutputFormat::KeyValue => {
-                self.bytes += (key.len() + value.len() + 2) as u64;
-                self.writer
-                    .write_all(key)
-                    .and_then(|()| self.writer.write_all(b"\t"))
-                    .and_then(|()| self.writer.write_all(value))
-                    .and_then(|()| self.writer.write_all(b"\n"))
+        match self.write_line(key, value) {
+            Ok(written) => {
+                self.records += 1;
+                self.bytes += written as u64;
+                Ok(())
             }
-            OutputFormat::ValueOnly => {
-                self.bytes += (value.len() + 1) as u64;
-                self.writer
-                    .write_all(value)
-                    .and_then(|()| self.writer.write_all(b"\n"))
-            }
-        };
-        self.records += 1;
-        result.map_err(|e| self.write_error(e))
+            Err(e) => Err(self.write_error(e)),
+        }
     }
 }

@@ -24,14 +24,24 @@
 //! * Readers and writers reuse their buffers: once warmed up they do not allocate per record or
 //!   per block. Writers issue two `write_all` calls per block, so give them a buffered writer.
 //!
-//! Nothing here knows about partitions, files or memory budgets: those live in higher crates.
+//! # Hadoop compatibility
+//!
+//! * [`keyfield`]: Hadoop's `KeyFieldBasedComparator` and `KeyFieldBasedPartitioner`
+//!   (`-k2,2nr`-style key options), reproducing Hadoop's exact order and partition numbers.
+//! * [`typedbytes`]: Hadoop Streaming's typed bytes (`-io typedbytes`): cutting a child's
+//!   output into raw values, encoding map input, and the text Hadoop prints for a value.
+//!
+//! Apart from the partition arithmetic in those two modules, nothing here knows about partitions, files or memory budgets: those live in higher crates.
 #![forbid(unsafe_code)]
 
 mod block;
 mod codec;
 mod error;
+pub mod java;
+pub mod keyfield;
 pub mod record;
 mod run;
+pub mod typedbytes;
 
 pub use block::{BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
 pub use codec::Codec;

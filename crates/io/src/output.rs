@@ -90,6 +90,19 @@ impl OutputCommitter {
         File::create(&path).map_err(|source| write_error(&path, source))
     }
 
+    /// Removes part file `name` from the temporary directory if it is there (a failed task
+    /// attempt's output).
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if it exists and cannot be removed.
+    pub fn remove_file(&self, name: &str) -> Result<(), IoError> {
+        let path = self.temp_dir.join(name);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(write_error(&path, e)),
+            _ => Ok(()),
+        }
+    }
+
     /// Syncs the part files, renames the temporary directory to the output path and writes
     /// `_SUCCESS`. Returns the output path.
     ///

@@ -11,7 +11,7 @@
 
 use std::cmp::Ordering;
 
-use crate::normalized_prefix;
+use crate::{normalized_prefix, KeyOrder};
 
 /// Bytes of one index entry.
 pub const INDEX_ENTRY_BYTES: usize = std::mem::size_of::<IndexEntry>();
@@ -150,6 +150,22 @@ impl RecordBuffer {
         self.index.sort_by(|a, b| compare(blocks, a, b));
     }
 
+    /// Sorts the records by partition, then key in `order`. Stable, like [`RecordBuffer::sort`]
+    /// (which this is for [`KeyOrder::Bytes`]).
+    pub fn sort_in(&mut self, order: &KeyOrder) {
+        match order {
+            KeyOrder::Bytes => self.sort(),
+            KeyOrder::Custom(comparator) => {
+                let blocks = &self.blocks;
+                self.index.sort_by(|a, b| {
+                    a.partition
+                        .cmp(&b.partition)
+                        .then_with(|| comparator.compare(record(blocks, a).0, record(blocks, b).0))
+                });
+            }
+        }
+    }
+
     /// The records in their current order (arrival order, or sorted after [`RecordBuffer::sort`]),
     /// as `(partition, key, value)`.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8], &[u8])> + '_ {
@@ -251,6 +267,44 @@ mod tests {
             want.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
             prop_assert_eq!(got, want);
         }
+    }
+
+    #[test]
+    fn sort_in_custom_order_is_stable_by_partition_then_comparator() {
+        /// Orders keys by length only, so that equal lengths show stability.
+        struct ByLength;
+        impl crate::KeyComparator for ByLength {
+            fn compare(&self, a: &[u8], b: &[u8]) -> Ordering {
+                a.len().cmp(&b.len())
+            }
+        }
+        let mut buffer = RecordBuffer::new(64);
+        let records: [(u32, &[u8], &[u8]); 5] = [
+            (1, b"ccc", b"0"),
+            (0, b"bb", b"1"),
+            (1, b"a", b"2"),
+            (0, b"zz", b"3"),
+            (0, b"y", b"4"),
+        ];
+        for (p, k, v) in records {
+            buffer.push(p, k, v).unwrap();
+        }
+        buffer.sort_in(&crate::KeyOrder::Custom(std::sync::Arc::new(ByLength)));
+        let got: Vec<(u32, Vec<u8>, Vec<u8>)> = buffer
+            .iter()
+            .map(|(p, k, v)| (p, k.to_vec(), v.to_vec()))
+            .collect();
+        let want: Vec<(u32, Vec<u8>, Vec<u8>)> = [
+            (0, &b"y"[..], &b"4"[..]),
+            (0, b"bb", b"1"),
+            (0, b"zz", b"3"),
+            (1, b"a", b"2"),
+            (1, b"ccc", b"0"),
+        ]
+        .iter()
+        .map(|&(p, k, v)| (p, k.to_vec(), v.to_vec()))
+        .collect();
+        assert_eq!(got, want);
     }
 
     #[test]

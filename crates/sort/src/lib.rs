@@ -16,10 +16,12 @@ mod buffer;
 mod counts;
 mod cursor;
 mod merge;
+mod order;
 mod prefix;
 
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
 pub use counts::{CountTable, ShortKey};
 pub use cursor::{BytesCursor, SortedCursor};
 pub use merge::Merger;
+pub use order::{KeyComparator, KeyOrder};
 pub use prefix::normalized_prefix;

@@ -15,7 +15,7 @@ use std::sync::Arc;
 use sluice_exec::jobs::{sum_counts, tokenize};
 use sluice_exec::{
     encode_count, run_job, Combine, Emit, ExecError, HashPartitioner, Job, JobConfig, JobStatus,
-    MapInput, Mapper, OutputFormat, Reducer, Stage, Values,
+    KeyOrder, MapInput, Mapper, OutputFormat, Reducer, Stage, TaskContext, Values,
 };
 
 /// Emits `(first second, 1)` for every pair of adjacent words of a line.
@@ -59,20 +59,19 @@ impl Reducer for SumToText {
 
 /// The bigram job with `reducers` part files.
 fn bigram_job(reducers: usize) -> Job {
-    Job {
-        name: "bigrams".into(),
-        mapper: Arc::new(|_: &MapInput| {
-            Box::new(BigramMapper { pair: Vec::new() }) as Box<dyn Mapper>
-        }),
-        stages: vec![Stage {
-            reducer: Arc::new(|| Box::new(SumToText) as Box<dyn Reducer>),
+    Job::new(
+        "bigrams",
+        Arc::new(|_: &MapInput| Box::new(BigramMapper { pair: Vec::new() }) as Box<dyn Mapper>),
+        vec![Stage {
+            reducer: Arc::new(|_: &TaskContext| Box::new(SumToText) as Box<dyn Reducer>),
             // Counts are summed in a hash table on the map side.
             combine: Combine::SumCounts,
             partitioner: Arc::new(HashPartitioner),
             partitions: reducers,
+            order: KeyOrder::Bytes,
         }],
-        output: OutputFormat::KeyValue,
-    }
+        OutputFormat::KeyValue,
+    )
 }
 
 fn main() -> std::process::ExitCode {

@@ -7,8 +7,8 @@ use regex::bytes::Regex;
 
 use crate::jobs::sum_counts;
 use crate::{
-    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, Values,
+    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper,
+    OutputFormat, Reducer, Stage, TaskContext, Values,
 };
 
 struct GrepMapper {
@@ -87,32 +87,34 @@ impl Reducer for ByCountReducer {
 /// bytes. `reducers` sets the parallelism of the counting stage only (as Hadoop's Grep, whose
 /// sorting job has one reducer). Lines are matched as bytes; a match cannot span lines.
 pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
-    Job {
-        name: "grep".into(),
-        mapper: Arc::new(move |_: &MapInput| {
+    Job::new(
+        "grep",
+        Arc::new(move |_: &MapInput| {
             Box::new(GrepMapper {
                 regex: regex.clone(),
                 group,
             }) as Box<dyn Mapper>
         }),
-        stages: vec![
+        vec![
             Stage {
-                reducer: Arc::new(|| {
+                reducer: Arc::new(|_: &TaskContext| {
                     Box::new(CountReducer { key: Vec::new() }) as Box<dyn Reducer>
                 }),
                 combine: Combine::SumCounts,
                 partitioner: Arc::new(HashPartitioner),
                 partitions: reducers,
+                order: KeyOrder::Bytes,
             },
             Stage {
-                reducer: Arc::new(|| {
+                reducer: Arc::new(|_: &TaskContext| {
                     Box::new(ByCountReducer { count: Vec::new() }) as Box<dyn Reducer>
                 }),
                 combine: Combine::None,
                 partitioner: Arc::new(HashPartitioner),
                 partitions: 1,
+                order: KeyOrder::Bytes,
             },
         ],
-        output: OutputFormat::KeyValue,
-    }
+        OutputFormat::KeyValue,
+    )
 }

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use crate::jobs::tokenize;
 use crate::{
-    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer, Stage,
-    Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
+    Reducer, Stage, TaskContext, Values,
 };
 
 struct IndexMapper {
@@ -81,26 +81,27 @@ impl Reducer for PostingsReducer {
 /// Output: `word\tpath1,path2,...` lines sorted by word; the paths are sorted by bytes, each
 /// once, spelled as discovered from the `--input` arguments (`docs/` gives `docs/a.txt`).
 pub fn inverted_index(reducers: usize) -> Job {
-    Job {
-        name: "invertedindex".into(),
-        mapper: Arc::new(|input: &MapInput| {
+    Job::new(
+        "invertedindex",
+        Arc::new(|input: &MapInput| {
             Box::new(IndexMapper {
                 path: input.path.as_os_str().as_bytes().to_vec(),
             }) as Box<dyn Mapper>
         }),
-        stages: vec![Stage {
-            reducer: Arc::new(|| {
+        vec![Stage {
+            reducer: Arc::new(|_: &TaskContext| {
                 Box::new(PostingsReducer {
                     paths: Vec::new(),
                     line: Vec::new(),
                 }) as Box<dyn Reducer>
             }),
-            combine: Combine::Reducer(Arc::new(|| {
+            combine: Combine::Reducer(Arc::new(|_: &TaskContext| {
                 Box::new(DistinctCombiner { seen: Vec::new() }) as Box<dyn Reducer>
             })),
             partitioner: Arc::new(HashPartitioner),
             partitions: reducers,
+            order: KeyOrder::Bytes,
         }],
-        output: OutputFormat::KeyValue,
-    }
+        OutputFormat::KeyValue,
+    )
 }

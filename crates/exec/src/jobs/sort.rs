@@ -3,8 +3,8 @@
 use std::sync::Arc;
 
 use crate::{
-    Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat, Reducer, Stage,
-    Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
+    Reducer, Stage, TaskContext, Values,
 };
 
 struct SortMapper;
@@ -39,15 +39,16 @@ impl Reducer for IdentityReducer {
 /// order (files in path order, then by position). With several reducers each part file is sorted
 /// and keys are spread by Hadoop's hash partitioner (as in Hadoop's `Sort` example).
 pub fn sort(reducers: usize) -> Job {
-    Job {
-        name: "sort".into(),
-        mapper: Arc::new(|_: &MapInput| Box::new(SortMapper) as Box<dyn Mapper>),
-        stages: vec![Stage {
-            reducer: Arc::new(|| Box::new(IdentityReducer) as Box<dyn Reducer>),
+    Job::new(
+        "sort",
+        Arc::new(|_: &MapInput| Box::new(SortMapper) as Box<dyn Mapper>),
+        vec![Stage {
+            reducer: Arc::new(|_: &TaskContext| Box::new(IdentityReducer) as Box<dyn Reducer>),
             combine: Combine::None,
             partitioner: Arc::new(HashPartitioner),
             partitions: reducers,
+            order: KeyOrder::Bytes,
         }],
-        output: OutputFormat::ValueOnly,
-    }
+        OutputFormat::ValueOnly,
+    )
 }

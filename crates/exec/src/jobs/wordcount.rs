@@ -4,8 +4,8 @@ use std::sync::Arc;
 
 use crate::jobs::sum_counts;
 use crate::{
-    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, Values,
+    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper,
+    OutputFormat, Reducer, Stage, TaskContext, Values,
 };
 
 /// Whether `b` separates words. These are the delimiters of Java's `StringTokenizer` default:
@@ -56,17 +56,20 @@ impl Reducer for SumReducer {
 /// Output: `word\tcount` lines sorted by word bytes, in `part-r-NNNNN` files, the word's
 /// partition chosen by Hadoop's hash partitioner.
 pub fn wordcount(reducers: usize) -> Job {
-    Job {
-        name: "wordcount".into(),
-        mapper: Arc::new(|_: &MapInput| Box::new(WordCountMapper) as Box<dyn Mapper>),
-        stages: vec![Stage {
-            reducer: Arc::new(|| Box::new(SumReducer { text: Vec::new() }) as Box<dyn Reducer>),
+    Job::new(
+        "wordcount",
+        Arc::new(|_: &MapInput| Box::new(WordCountMapper) as Box<dyn Mapper>),
+        vec![Stage {
+            reducer: Arc::new(|_: &TaskContext| {
+                Box::new(SumReducer { text: Vec::new() }) as Box<dyn Reducer>
+            }),
             combine: Combine::SumCounts,
             partitioner: Arc::new(HashPartitioner),
             partitions: reducers,
+            order: KeyOrder::Bytes,
         }],
-        output: OutputFormat::KeyValue,
-    }
+        OutputFormat::KeyValue,
+    )
 }
 
 #[cfg(test)]

@@ -1,0 +1,281 @@
+//! Differential tests of `sluice streaming` against Apache Hadoop 3.4.2 Streaming in local
+//! mode: every case under `tests/streaming/cases/` runs through both, with the same command
+//! line, and the output directories must be byte-identical (see `tests/hadoop/README.md` for
+//! how the suite works and how to add a case).
+//!
+//! Hadoop's results are cached under `target/hadoop/results/`, keyed by a hash of the case, so
+//! only new or changed cases start a JVM (one for all of them). The jars come from
+//! `make hadoop` (`tests/hadoop/fetch.sh`); without them the test fails, unless
+//! `SLUICE_SKIP_HADOOP=1` is set, in which case it says that it skipped.
+//!
+//! `SLUICE_STREAMING_CASES=a,b` runs only the named cases; `SLUICE_STREAMING_KEEP=1` keeps the
+//! sluice side's scratch directories and prints where they are.
+// Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
+// with a backtrace.
+#![allow(clippy::unwrap_used)]
+
+#[path = "streaming/case.rs"]
+mod case;
+#[path = "streaming/compare.rs"]
+mod compare;
+#[path = "streaming/hadoop.rs"]
+mod hadoop;
+
+use std::fs::{self, File};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use case::{Case, Expect};
+use hadoop::{Layout, Run};
+
+/// The binary under test.
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+/// A sluice run taking longer than this is killed and reported (Hadoop takes seconds per case).
+const TIMEOUT: Duration = Duration::from_secs(120);
+
+#[test]
+fn streaming_matches_hadoop() {
+    let layout = Layout::new();
+    if !layout.jars_present() {
+        if std::env::var("SLUICE_SKIP_HADOOP").as_deref() == Ok("1") {
+            eprintln!("skipped: the Hadoop jars are missing and SLUICE_SKIP_HADOOP=1");
+            return;
+        }
+        panic!(
+            "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh), \
+             or set SLUICE_SKIP_HADOOP=1 to skip the differential streaming tests",
+            layout.lib().display()
+        );
+    }
+    let mut cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
+    if let Ok(only) = std::env::var("SLUICE_STREAMING_CASES") {
+        let names: Vec<&str> = only.split(',').map(str::trim).collect();
+        for n in &names {
+            assert!(cases.iter().any(|c| c.name == *n), "no case named {n}");
+        }
+        cases.retain(|c| names.contains(&c.name.as_str()));
+    }
+
+    let uncached: Vec<&Case> = cases
+        .iter()
+        .filter(|c| hadoop::cached(&layout, c).is_none())
+        .collect();
+    eprintln!(
+        "{} case(s), {} cached, {} to run through Hadoop",
+        cases.len(),
+        cases.len() - uncached.len(),
+        uncached.len()
+    );
+    hadoop::run_batch(&layout, &uncached).unwrap();
+
+    let reports: Mutex<Vec<(usize, Vec<String>)>> = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    let workers = thread::available_parallelism().map_or(2, |n| n.get().min(4));
+    thread::scope(|s| {
+        for _ in 0..workers {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let problems = check_case(&layout, case);
+                let verdict = if problems.is_empty() { "ok" } else { "DIFFERS" };
+                eprintln!("streaming case {:<40} {verdict}", case.name);
+                reports.lock().unwrap().push((i, problems));
+            });
+        }
+    });
+
+    let mut reports = reports.into_inner().unwrap();
+    reports.sort_by_key(|(i, _)| *i);
+    let failed: Vec<String> = reports
+        .iter()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(i, p)| format!("=== case {}\n{}", cases[*i].name, p.join("\n")))
+        .collect();
+    assert!(
+        failed.is_empty(),
+        "{} of {} streaming case(s) differ from Hadoop:\n\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n\n")
+    );
+}
+
+/// Runs one case through sluice and compares it with Hadoop's cached result.
+fn check_case(layout: &Layout, case: &Case) -> Vec<String> {
+    let hadoop = hadoop::cached(layout, case).expect("the Hadoop batch ran every case");
+    let mut problems = compare::check_hadoop(case, &hadoop);
+    if !problems.is_empty() {
+        return problems;
+    }
+    let scratch = tempfile::Builder::new()
+        .prefix("sluice-streaming-")
+        .tempdir()
+        .unwrap();
+    let sluice = match run_sluice(case, scratch.path()) {
+        Ok(run) => run,
+        Err(e) => return vec![e],
+    };
+    problems.extend(compare::compare(&case.expect, &hadoop, &sluice));
+    if std::env::var("SLUICE_STREAMING_KEEP").as_deref() == Ok("1") {
+        let kept = scratch.keep();
+        eprintln!(
+            "case {}: sluice scratch kept in {}",
+            case.name,
+            kept.display()
+        );
+    }
+    problems
+}
+
+/// Runs `sluice streaming` on a fresh copy of the case, in an empty working directory (as
+/// Hadoop's local mode runs programs in the working directory of its JVM).
+fn run_sluice(case: &Case, scratch: &Path) -> Result<Run, String> {
+    let copy = scratch.join("case");
+    case.materialize(&copy)?;
+    let work = scratch.join("work");
+    fs::create_dir_all(&work).unwrap();
+    let output = scratch.join("output");
+    let mut args = vec!["streaming".to_string()];
+    args.extend(hadoop::local_mode_args(&scratch.join("tmp")));
+    args.extend(case.resolve_args(&copy, &output));
+
+    let log_path = scratch.join("stderr");
+    let log = File::create(&log_path).unwrap();
+    let mut child = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(&work)
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start {SLUICE}: {e}"))?;
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if start.elapsed() > TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        thread::sleep(Duration::from_millis(20));
+    };
+    let mut log = String::from_utf8_lossy(&fs::read(&log_path).unwrap()).into_owned();
+    if status.is_none() {
+        log.push_str(&format!("\n(killed after {}s)", TIMEOUT.as_secs()));
+    }
+    Ok(Run {
+        exit: status.and_then(|s| s.code()),
+        output,
+        log,
+    })
+}
+
+/// The comparator itself: a difference is found and shown with both sides' lines.
+#[test]
+fn comparator_reports_first_difference() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    for d in [a.path(), b.path()] {
+        fs::write(d.join("_SUCCESS"), "").unwrap();
+        fs::write(d.join(".part-00000.crc"), "ignored").unwrap();
+    }
+    fs::write(a.path().join("part-00000"), "a\t1\nb\t2\nc\t3\n").unwrap();
+    fs::write(b.path().join("part-00000"), "a\t1\nb\t20\nc\t3\n").unwrap();
+    fs::write(a.path().join("part-00001"), "x\n").unwrap();
+
+    let problems = compare::compare_dirs(a.path(), b.path(), false);
+    assert_eq!(problems.len(), 2, "{problems:?}");
+    assert!(problems[0].contains("part-00001"), "{}", problems[0]);
+    assert!(
+        problems[1].contains("part-00000")
+            && problems[1].contains("line 2")
+            && problems[1].contains(r#"Hadoop: "b\t2\n""#)
+            && problems[1].contains(r#"sluice: "b\t20\n""#),
+        "{}",
+        problems[1]
+    );
+
+    fs::write(b.path().join("part-00000"), "a\t1\nb\t2\nc\t3\n").unwrap();
+    fs::write(b.path().join("part-00001"), "x\n").unwrap();
+    assert!(compare::compare_dirs(a.path(), b.path(), false).is_empty());
+    // Hidden files are not part of the output.
+    fs::write(b.path().join(".extra.crc"), "").unwrap();
+    assert!(compare::compare_dirs(a.path(), b.path(), false).is_empty());
+}
+
+#[test]
+fn comparator_sorts_values_only_when_asked() {
+    let h = b"a\t1\na\t2\nb\t9\nb\t8\n";
+    let s = b"a\t2\na\t1\nb\t8\nb\t9\n";
+    assert!(compare::first_difference(h, s).is_some());
+    assert_eq!(
+        compare::sort_within_keys(h),
+        compare::sort_within_keys(s),
+        "runs of equal keys compare as sets"
+    );
+    // Lines never move across keys.
+    assert_ne!(
+        compare::sort_within_keys(b"b\t1\na\t1\n"),
+        compare::sort_within_keys(b"a\t1\nb\t1\n")
+    );
+}
+
+#[test]
+fn counters_are_read_from_the_job_log_layout() {
+    let log = "INFO Job: Counters: 3\n\tMy Group\n\t\tlines=3\n\t\twords=7\n\
+               \tFile Output Format Counters \n\t\tBytes Written=68\n\
+               INFO StreamJob: Output directory: out\n";
+    let groups = compare::counter_groups(log);
+    assert_eq!(groups["My Group"], vec!["lines=3", "words=7"]);
+    assert_eq!(
+        groups["File Output Format Counters"],
+        vec!["Bytes Written=68"]
+    );
+    assert_eq!(groups.len(), 2);
+}
+
+#[test]
+fn failure_checks_want_the_marker_and_no_success_file() {
+    let expect = Expect {
+        success: false,
+        stderr: Some("MARKER-42".into()),
+        ..Expect::default()
+    };
+    let out = tempfile::tempdir().unwrap();
+    let hadoop = Run {
+        exit: Some(1),
+        output: out.path().join("h"),
+        log: "boom MARKER-42\n".into(),
+    };
+    let quiet = Run {
+        exit: Some(2),
+        output: out.path().join("s"),
+        log: "job failed\n".into(),
+    };
+    let problems = compare::compare(&expect, &hadoop, &quiet);
+    assert!(
+        problems.iter().any(|p| p.contains("MARKER-42")),
+        "{problems:?}"
+    );
+
+    let quoting = Run {
+        log: "map task failed: MARKER-42\n".into(),
+        ..quiet.clone()
+    };
+    assert!(compare::compare(&expect, &hadoop, &quoting).is_empty());
+
+    fs::create_dir_all(&quoting.output).unwrap();
+    fs::write(quoting.output.join("_SUCCESS"), "").unwrap();
+    assert!(!compare::compare(&expect, &hadoop, &quoting).is_empty());
+
+    let Expect { success, .. } = Expect::parse("status = failure\n# note\nstderr = X\n").unwrap();
+    assert!(!success);
+    assert!(Expect::parse("bogus = 1\n").is_err());
+}

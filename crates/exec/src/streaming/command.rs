@@ -1,0 +1,184 @@
+//! Turning a `-mapper`/`-reducer` string into a program and its arguments, as Hadoop Streaming
+//! does: no shell is involved.
+
+use std::path::{Path, PathBuf};
+
+/// Splits a command into arguments the way Hadoop Streaming does: spaces separate arguments
+/// outside quotes; a single- or double-quoted part is one argument (the quotes are removed, and
+/// a quote also ends the argument before it). There are no escapes, and tabs do not separate.
+///
+/// `awk '{print $1}'` gives `["awk", "{print $1}"]`.
+pub fn split_command(command: &str) -> Vec<String> {
+    #[derive(PartialEq, Clone, Copy)]
+    enum State {
+        Outside,
+        Single,
+        Double,
+    }
+    let mut args = Vec::new();
+    let mut state = State::Outside;
+    let mut current = String::new();
+    for c in command.chars() {
+        let before = state;
+        let boundary = match (c, state) {
+            ('\'', State::Outside) => {
+                state = State::Single;
+                true
+            }
+            ('\'', State::Single) => {
+                state = State::Outside;
+                true
+            }
+            ('"', State::Outside) => {
+                state = State::Double;
+                true
+            }
+            ('"', State::Double) => {
+                state = State::Outside;
+                true
+            }
+            (' ', State::Outside) => true,
+            _ => false,
+        };
+        if boundary {
+            // A quote or a space ends the current argument; an empty one is dropped (so `''`
+            // gives no argument, as in Hadoop).
+            if !current.is_empty() {
+                args.push(std::mem::take(&mut current));
+            }
+            debug_assert!(before != state || c == ' ');
+        } else {
+            current.push(c);
+        }
+    }
+    if !current.is_empty() {
+        args.push(current);
+    }
+    args
+}
+
+/// Finds the program of a command: a path with a `/` is used as given (relative to the task's
+/// working directory); a bare name is looked for in the working directory (where `-files` are
+/// placed), then in `PATH`. Returns `None` if it is found nowhere.
+pub fn resolve_program(program: &str, work_dir: &Path, path_var: Option<&str>) -> Option<PathBuf> {
+    if program.contains('/') {
+        let p = Path::new(program);
+        let full = if p.is_absolute() {
+            p.to_path_buf()
+        } else {
+            work_dir.join(p)
+        };
+        return Some(full);
+    }
+    let local = work_dir.join(program);
+    if is_executable_file(&local) {
+        return Some(local);
+    }
+    for dir in path_var.unwrap_or("").split(':').filter(|d| !d.is_empty()) {
+        let candidate = Path::new(dir).join(program);
+        if is_executable_file(&candidate) {
+            return Some(candidate);
+        }
+    }
+    None
+}
+
+fn is_executable_file(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// Whether a `-mapper`/`-reducer` value names a Java class rather than a command: one word of
+/// dot-separated identifiers whose last part starts with a capital letter
+/// (`org.apache.hadoop.mapred.lib.IdentityMapper`), as opposed to `python3.11` or `map.py`.
+pub fn looks_like_java_class(spec: &str) -> bool {
+    let spec = spec.trim();
+    if spec.contains(char::is_whitespace) || spec.contains('/') {
+        return false;
+    }
+    let parts: Vec<&str> = spec.split('.').collect();
+    let identifier = |p: &&str| {
+        let mut chars = p.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_' || c == '$')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '$')
+    };
+    parts.iter().all(identifier)
+        && parts
+            .last()
+            .and_then(|p| p.chars().next())
+            .is_some_and(|c| c.is_ascii_uppercase())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(s: &str) -> Vec<String> {
+        split_command(s)
+    }
+
+    #[test]
+    fn spaces_separate_and_quotes_group() {
+        assert_eq!(split("cat"), vec!["cat"]);
+        assert_eq!(split("  wc   -l "), vec!["wc", "-l"]);
+        assert_eq!(split("awk '{print $1}'"), vec!["awk", "{print $1}"]);
+        assert_eq!(
+            split("python3 -c \"print('a b')\""),
+            vec!["python3", "-c", "print('a b')"]
+        );
+        assert_eq!(split("a'b c'd"), vec!["a", "b c", "d"]);
+        assert_eq!(split("x '' y"), vec!["x", "y"]);
+        assert_eq!(split("cut\t-f1"), vec!["cut\t-f1"]);
+        assert!(split("").is_empty());
+    }
+
+    #[test]
+    fn programs_are_found_in_the_work_dir_then_path() {
+        use std::os::unix::fs::PermissionsExt;
+        let work = tempfile::tempdir().unwrap();
+        let bin = tempfile::tempdir().unwrap();
+        let make = |dir: &Path, name: &str, mode: u32| {
+            let p = dir.join(name);
+            std::fs::write(&p, "#!/bin/sh\n").unwrap();
+            std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+            p
+        };
+        let local = make(work.path(), "tool", 0o755);
+        let in_path = make(bin.path(), "other", 0o755);
+        make(bin.path(), "tool", 0o755);
+        make(work.path(), "plain", 0o644);
+        let path_var = bin.path().to_str().unwrap().to_string();
+        assert_eq!(
+            resolve_program("tool", work.path(), Some(&path_var)),
+            Some(local)
+        );
+        assert_eq!(
+            resolve_program("other", work.path(), Some(&path_var)),
+            Some(in_path)
+        );
+        assert_eq!(resolve_program("plain", work.path(), Some(&path_var)), None);
+        assert_eq!(
+            resolve_program("missing", work.path(), Some(&path_var)),
+            None
+        );
+        assert_eq!(
+            resolve_program("./x.sh", work.path(), None),
+            Some(work.path().join("./x.sh"))
+        );
+    }
+
+    #[test]
+    fn java_class_names_are_told_from_commands() {
+        assert!(looks_like_java_class(
+            "org.apache.hadoop.mapred.lib.IdentityMapper"
+        ));
+        assert!(looks_like_java_class("IdentityReducer"));
+        assert!(!looks_like_java_class("python3.11"));
+        assert!(!looks_like_java_class("mapper.py"));
+        assert!(!looks_like_java_class("cat"));
+        assert!(!looks_like_java_class("./Mapper"));
+        assert!(!looks_like_java_class("java Foo"));
+    }
+}

@@ -1,0 +1,272 @@
+//! The job configuration of a streaming job: Hadoop's `-D` keys, `-conf` files and the keys the
+//! job sets itself, with Hadoop's deprecated key names understood.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use super::StreamingError;
+
+/// Old (Hadoop 1) key names that Hadoop 3 still accepts, with their current names. Setting
+/// either name sets both, as Hadoop's `Configuration.set` does, so a program reading either
+/// environment variable finds the value.
+const DEPRECATED: &[(&str, &str)] = &[
+    ("fs.default.name", "fs.defaultFS"),
+    (
+        "key.value.separator.in.input.line",
+        "mapreduce.input.keyvaluelinerecordreader.key.value.separator",
+    ),
+    ("map.input.file", "mapreduce.map.input.file"),
+    ("map.input.length", "mapreduce.map.input.length"),
+    ("map.input.start", "mapreduce.map.input.start"),
+    (
+        "map.output.key.field.separator",
+        "mapreduce.map.output.key.field.separator",
+    ),
+    (
+        "mapred.compress.map.output",
+        "mapreduce.map.output.compress",
+    ),
+    (
+        "mapred.input.dir",
+        "mapreduce.input.fileinputformat.inputdir",
+    ),
+    ("mapred.job.id", "mapreduce.job.id"),
+    ("mapred.job.name", "mapreduce.job.name"),
+    ("mapred.map.max.attempts", "mapreduce.map.maxattempts"),
+    ("mapred.map.tasks", "mapreduce.job.maps"),
+    (
+        "mapred.max.split.size",
+        "mapreduce.input.fileinputformat.split.maxsize",
+    ),
+    (
+        "mapred.min.split.size",
+        "mapreduce.input.fileinputformat.split.minsize",
+    ),
+    (
+        "mapred.output.compress",
+        "mapreduce.output.fileoutputformat.compress",
+    ),
+    (
+        "mapred.output.dir",
+        "mapreduce.output.fileoutputformat.outputdir",
+    ),
+    (
+        "mapred.output.key.comparator.class",
+        "mapreduce.job.output.key.comparator.class",
+    ),
+    ("mapred.reduce.max.attempts", "mapreduce.reduce.maxattempts"),
+    ("mapred.reduce.tasks", "mapreduce.job.reduces"),
+    ("mapred.task.id", "mapreduce.task.attempt.id"),
+    ("mapred.task.is.map", "mapreduce.task.ismap"),
+    ("mapred.task.partition", "mapreduce.task.partition"),
+    ("mapred.task.timeout", "mapreduce.task.timeout"),
+    (
+        "mapred.text.key.comparator.options",
+        "mapreduce.partition.keycomparator.options",
+    ),
+    (
+        "mapred.text.key.partitioner.options",
+        "mapreduce.partition.keypartitioner.options",
+    ),
+    (
+        "mapred.textoutputformat.separator",
+        "mapreduce.output.textoutputformat.separator",
+    ),
+    ("mapred.tip.id", "mapreduce.task.id"),
+    ("mapred.working.dir", "mapreduce.job.working.dir"),
+];
+
+/// The current name of `key` (itself if it is not a deprecated name).
+pub fn current_name(key: &str) -> &str {
+    DEPRECATED
+        .iter()
+        .find(|(old, _)| *old == key)
+        .map_or(key, |(_, new)| new)
+}
+
+/// The deprecated name of a current key, if it has one.
+pub fn deprecated_alias(key: &str) -> Option<&'static str> {
+    DEPRECATED
+        .iter()
+        .find(|(_, new)| *new == key)
+        .map(|(old, _)| *old)
+}
+
+/// Key/value settings of a job, as Hadoop's `JobConf`: keys are kept under their current names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct JobConf {
+    entries: BTreeMap<String, String>,
+}
+
+impl JobConf {
+    /// An empty configuration.
+    pub fn new() -> JobConf {
+        JobConf::default()
+    }
+
+    /// Sets `key` (current or deprecated name) to `value`.
+    pub fn set(&mut self, key: &str, value: impl Into<String>) {
+        self.entries
+            .insert(current_name(key).to_string(), value.into());
+    }
+
+    /// Sets `key` only if it has no value yet.
+    pub fn set_default(&mut self, key: &str, value: impl Into<String>) {
+        self.entries
+            .entry(current_name(key).to_string())
+            .or_insert_with(|| value.into());
+    }
+
+    /// The value of `key` (current or deprecated name).
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.entries.get(current_name(key)).map(String::as_str)
+    }
+
+    /// The value of `key`, or `default`.
+    pub fn get_or<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+        self.get(key).unwrap_or(default)
+    }
+
+    /// The value of `key` as a number, or `default` when unset.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] if the value is not a number.
+    pub fn get_u64(&self, key: &str, default: u64) -> Result<u64, StreamingError> {
+        match self.get(key) {
+            None => Ok(default),
+            Some(v) => v.trim().parse().map_err(|_| {
+                StreamingError::Usage(format!("-D {key}={v}: expected a whole number"))
+            }),
+        }
+    }
+
+    /// The value of `key` as a boolean (`true`/`false`, any case), or `default` when unset.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] for any other value.
+    pub fn get_bool(&self, key: &str, default: bool) -> Result<bool, StreamingError> {
+        match self.get(key).map(|v| v.trim().to_ascii_lowercase()) {
+            None => Ok(default),
+            Some(v) if v == "true" => Ok(true),
+            Some(v) if v == "false" => Ok(false),
+            Some(v) => Err(StreamingError::Usage(format!(
+                "-D {key}={v}: expected true or false"
+            ))),
+        }
+    }
+
+    /// Every setting, as `(name, value)`; a key with a deprecated name appears under both.
+    pub fn entries_with_aliases(&self) -> Vec<(&str, &str)> {
+        let mut all = Vec::with_capacity(self.entries.len());
+        for (key, value) in &self.entries {
+            all.push((key.as_str(), value.as_str()));
+            if let Some(old) = deprecated_alias(key) {
+                all.push((old, value.as_str()));
+            }
+        }
+        all
+    }
+
+    /// Reads a Hadoop configuration file (`<configuration><property><name>..</name>
+    /// <value>..</value></property>...`) into this configuration, as `-conf file.xml` does.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] naming the file if it cannot be read or is not such a file.
+    pub fn load_xml(&mut self, path: &Path) -> Result<(), StreamingError> {
+        let bad =
+            |detail: String| StreamingError::Usage(format!("-conf {}: {detail}", path.display()));
+        let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
+        let doc = roxmltree::Document::parse(&text).map_err(|e| bad(e.to_string()))?;
+        let root = doc.root_element();
+        if root.tag_name().name() != "configuration" {
+            return Err(bad("the root element is not <configuration>".into()));
+        }
+        for property in root.children().filter(|n| n.has_tag_name("property")) {
+            let field = |name: &str| {
+                property
+                    .children()
+                    .find(|n| n.has_tag_name(name))
+                    .map(|n| n.text().unwrap_or("").trim().to_string())
+            };
+            match (field("name"), field("value")) {
+                (Some(name), Some(value)) if !name.is_empty() => self.set(&name, value),
+                (Some(name), None) if !name.is_empty() => {}
+                _ => return Err(bad("a <property> without a <name>".into())),
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The name of the environment variable a configuration key is exported as: every character
+/// that is not an ASCII letter or digit becomes `_` (Hadoop Streaming's rule).
+pub fn env_var_name(key: &str) -> String {
+    key.chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deprecated_names_are_the_same_setting() {
+        let mut conf = JobConf::new();
+        conf.set("mapred.reduce.tasks", "3");
+        assert_eq!(conf.get("mapreduce.job.reduces"), Some("3"));
+        conf.set("mapreduce.job.reduces", "5");
+        assert_eq!(conf.get("mapred.reduce.tasks"), Some("5"));
+        let exported = conf.entries_with_aliases();
+        assert!(exported.contains(&("mapreduce.job.reduces", "5")));
+        assert!(exported.contains(&("mapred.reduce.tasks", "5")));
+    }
+
+    #[test]
+    fn defaults_do_not_override() {
+        let mut conf = JobConf::new();
+        conf.set("a.b", "1");
+        conf.set_default("a.b", "2");
+        conf.set_default("c", "3");
+        assert_eq!(conf.get("a.b"), Some("1"));
+        assert_eq!(conf.get("c"), Some("3"));
+    }
+
+    #[test]
+    fn typed_getters_reject_garbage() {
+        let mut conf = JobConf::new();
+        conf.set("n", "12");
+        conf.set("b", "TRUE");
+        conf.set("x", "twelve");
+        assert_eq!(conf.get_u64("n", 0).unwrap(), 12);
+        assert_eq!(conf.get_u64("missing", 7).unwrap(), 7);
+        assert!(conf.get_bool("b", false).unwrap());
+        assert!(conf.get_u64("x", 0).is_err());
+        assert!(conf.get_bool("x", false).is_err());
+    }
+
+    #[test]
+    fn env_names_replace_punctuation() {
+        assert_eq!(env_var_name("mapreduce.task.id"), "mapreduce_task_id");
+        assert_eq!(env_var_name("a-b.c_d9"), "a_b_c_d9");
+    }
+
+    #[test]
+    fn xml_configuration_files_are_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("conf.xml");
+        std::fs::write(
+            &path,
+            "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>mapred.reduce.tasks</name><value> 2 </value></property>\n  <property><name>x.y</name><value>a&amp;b</value><description>d</description></property>\n</configuration>\n",
+        )
+        .unwrap();
+        let mut conf = JobConf::new();
+        conf.load_xml(&path).unwrap();
+        assert_eq!(conf.get("mapreduce.job.reduces"), Some("2"));
+        assert_eq!(conf.get("x.y"), Some("a&b"));
+        std::fs::write(&path, "<other/>").unwrap();
+        assert!(conf.load_xml(&path).is_err());
+        std::fs::write(&path, "<configuration><property>").unwrap();
+        assert!(conf.load_xml(&path).is_err());
+    }
+}

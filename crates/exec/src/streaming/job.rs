@@ -1,0 +1,550 @@
+//! From a parsed command line to a runnable job: input and output formats, framings,
+//! separators, partitioner and comparator, the programs, the tasks' environment and working
+//! directory.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use sluice_format::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
+use sluice_sort::{KeyComparator, KeyOrder};
+
+use super::aggregate::AggregateReducer;
+use super::command::looks_like_java_class;
+use super::conf::{env_var_name, JobConf};
+use super::options::{local_path, StreamingArgs};
+use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
+use super::task::{
+    IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, StreamMapper,
+    StreamReducer,
+};
+use super::StreamingError;
+use crate::{
+    Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, Mapper, OutputFormat, PartNames,
+    Partitioner, Reducer, SplitOrder, Stage, TaskContext,
+};
+
+/// A streaming job ready to run, and the scratch directory its tasks use.
+pub struct StreamingJob {
+    /// The job.
+    pub job: Job,
+    /// How it runs (inputs, output, attempts, split size; memory and threads at defaults).
+    pub config: JobConfig,
+    /// What the tasks share.
+    context: Arc<JobContext>,
+    /// The job's configuration as the programs see it.
+    pub conf: JobConf,
+    scratch: PathBuf,
+}
+
+impl StreamingJob {
+    /// The directory with the programs' stderr logs.
+    pub fn log_dir(&self) -> &Path {
+        &self.context.log_dir
+    }
+
+    /// Removes the working directory, and the logs unless `keep_logs` (or some log is not
+    /// empty). Returns the log directory if it was kept.
+    pub fn cleanup(&self, keep_logs: bool) -> Option<PathBuf> {
+        let _ = std::fs::remove_dir_all(&self.context.work_dir);
+        let log_dir = &self.context.log_dir;
+        let has_content = std::fs::read_dir(log_dir).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.metadata().is_ok_and(|m| m.len() > 0))
+        });
+        if keep_logs || has_content {
+            let _ = std::fs::remove_dir(self.scratch.join("work"));
+            return Some(log_dir.clone());
+        }
+        let _ = std::fs::remove_dir_all(&self.scratch);
+        None
+    }
+}
+
+/// Java class names that have a native stand-in, by role.
+const IDENTITY_MAPPERS: &[&str] = &[
+    "org.apache.hadoop.mapred.lib.IdentityMapper",
+    "IdentityMapper",
+];
+const IDENTITY_REDUCERS: &[&str] = &[
+    "org.apache.hadoop.mapred.lib.IdentityReducer",
+    "IdentityReducer",
+];
+const TEXT_INPUT: &[&str] = &[
+    "org.apache.hadoop.mapred.TextInputFormat",
+    "TextInputFormat",
+];
+const KEY_VALUE_INPUT: &[&str] = &[
+    "org.apache.hadoop.mapred.KeyValueTextInputFormat",
+    "KeyValueTextInputFormat",
+];
+const TEXT_OUTPUT: &[&str] = &[
+    "org.apache.hadoop.mapred.TextOutputFormat",
+    "TextOutputFormat",
+];
+const HASH_PARTITIONERS: &[&str] = &[
+    "org.apache.hadoop.mapred.lib.HashPartitioner",
+    "org.apache.hadoop.mapreduce.lib.partition.HashPartitioner",
+    "HashPartitioner",
+];
+const KEY_FIELD_PARTITIONERS: &[&str] = &[
+    "org.apache.hadoop.mapred.lib.KeyFieldBasedPartitioner",
+    "org.apache.hadoop.mapreduce.lib.partition.KeyFieldBasedPartitioner",
+    "KeyFieldBasedPartitioner",
+];
+const KEY_FIELD_COMPARATORS: &[&str] = &[
+    "org.apache.hadoop.mapred.lib.KeyFieldBasedComparator",
+    "org.apache.hadoop.mapreduce.lib.partition.KeyFieldBasedComparator",
+    "KeyFieldBasedComparator",
+];
+
+fn usage(message: String) -> StreamingError {
+    StreamingError::Usage(message)
+}
+
+/// Builds the job a parsed command line describes. `status` is the job's live status (the
+/// programs' counters and status lines go there).
+///
+/// # Errors
+/// [`StreamingError::Usage`] for a missing or contradictory option, a Java class without a
+/// native equivalent, a bad key-field option; [`StreamingError::Setup`] if the working
+/// directory cannot be made.
+pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJob, StreamingError> {
+    if args.inputs.is_empty() {
+        return Err(usage("Required argument: -input".into()));
+    }
+    let output = args.output_path()?;
+    let mut conf = args.conf.clone();
+
+    // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.
+    let reducer_spec = args.reducer.as_deref().map(str::trim);
+    if reducer_spec == Some("NONE") {
+        conf.set("mapreduce.job.reduces", "0");
+    }
+    let reducers = conf.get_u64("mapreduce.job.reduces", 1)? as usize;
+    conf.set("mapreduce.job.reduces", reducers.to_string());
+
+    let inputs: Vec<PathBuf> = args
+        .inputs
+        .iter()
+        .map(|p| PathBuf::from(local_path(p)))
+        .collect();
+    let block = conf.get_u64("fs.local.block.size", 32 << 20)?;
+    let min_split = conf.get_u64("mapreduce.input.fileinputformat.split.minsize", 1)?;
+    let max_split = conf.get_u64("mapreduce.input.fileinputformat.split.maxsize", u64::MAX)?;
+    let split_size = min_split.max(max_split.min(block)).max(1);
+    // The programs see the number of map tasks (`mapreduce_job_maps`). If the inputs cannot
+    // be listed, the job fails when it starts, with the reason.
+    if let Ok(files) = sluice_io::discover_inputs(&inputs) {
+        let maps = sluice_io::plan_splits(&files, split_size).len();
+        conf.set("mapreduce.job.maps", maps.to_string());
+    }
+
+    // Input and output formats.
+    let input_format = match args.input_format.as_deref() {
+        None => InputFormat::Text,
+        Some(name) if TEXT_INPUT.contains(&name) => InputFormat::Text,
+        Some(name) if KEY_VALUE_INPUT.contains(&name) => {
+            let separator = conf
+                .get("mapreduce.input.keyvaluelinerecordreader.key.value.separator")
+                .and_then(|s| s.bytes().next())
+                .unwrap_or(b'\t');
+            InputFormat::KeyValue(separator)
+        }
+        Some(name) => {
+            return Err(usage(format!(
+                "-inputformat {name} is not supported: sluice reads text input with \
+                 TextInputFormat or KeyValueTextInputFormat"
+            )))
+        }
+    };
+    if let Some(name) = args.output_format.as_deref() {
+        if !TEXT_OUTPUT.contains(&name) {
+            return Err(usage(format!(
+                "-outputformat {name} is not supported: sluice writes TextOutputFormat part files"
+            )));
+        }
+    }
+
+    // Framings: -io sets all four, the stream.* keys override one side.
+    let framing = |key: &str| -> Result<Framing, StreamingError> {
+        let name = conf.get(key).or(args.io.as_deref()).unwrap_or("text");
+        Framing::parse(name).ok_or_else(|| {
+            usage(format!(
+                "unknown -io identifier '{name}' (for {key}); expected text, rawbytes, \
+                 typedbytes or keyonlytext"
+            ))
+        })
+    };
+    let (map_in, map_out) = (framing("stream.map.input")?, framing("stream.map.output")?);
+    let (reduce_in, reduce_out) = (
+        framing("stream.reduce.input")?,
+        framing("stream.reduce.output")?,
+    );
+    let separator = |key: &str| conf.get_or(key, "\t").as_bytes().to_vec();
+    let key_fields = |key: &str| -> Result<usize, StreamingError> {
+        Ok((conf.get_u64(key, 1)? as usize).max(1))
+    };
+    // Only a text writer leaves the key out (TextInputFormat's byte offset); the other
+    // framings always send it, as Hadoop's do.
+    let ignore_key = map_in == Framing::Text
+        && conf.get_bool(
+            "stream.map.input.ignoreKey",
+            matches!(input_format, InputFormat::Text),
+        )?;
+
+    // Map side.
+    let (in_key, in_value) = input_format.kinds();
+    let map_program = match args.mapper.as_deref().map(str::trim) {
+        None => None,
+        Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
+        Some(name) if looks_like_java_class(name) => {
+            return Err(usage(format!(
+                "-mapper {name}: Java classes cannot run in sluice (only IdentityMapper has a \
+                 native equivalent); use a command"
+            )))
+        }
+        Some(command) => Some(Arc::new(Program {
+            command: command.to_string(),
+            role: Role::Map,
+            writer: RecordWriter {
+                framing: map_in,
+                separator: separator("stream.map.input.field.separator"),
+                ignore_key,
+                key_kind: in_key,
+                value_kind: in_value,
+            },
+            reader: RecordReader {
+                framing: map_out,
+                separator: separator("stream.map.output.field.separator"),
+                key_fields: key_fields("stream.num.map.output.key.fields")?,
+            },
+            is_final: reducers == 0,
+        })),
+    };
+    if map_program.is_none() && matches!(input_format, InputFormat::Text) {
+        return Err(usage(
+            "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
+             Hadoop passes byte offsets as keys and fails); give a -mapper such as 'cat'"
+                .into(),
+        ));
+    }
+    let map_kind = match &map_program {
+        Some(p) => p.reader.framing.output_kind(),
+        None => Kind::Text,
+    };
+
+    let context = Arc::new(make_context(args, &conf, &output, status)?);
+    let job_context = Arc::clone(&context);
+    let key_value_separator = match input_format {
+        InputFormat::KeyValue(s) => s,
+        InputFormat::Text => b'\t',
+    };
+    let mapper: crate::MapperFactory = match map_program {
+        Some(program) => {
+            let format = input_format.clone();
+            let job = Arc::clone(&context);
+            Arc::new(move |input: &MapInput| {
+                Box::new(StreamMapper {
+                    program: Arc::clone(&program),
+                    input_format: format.clone(),
+                    job: Arc::clone(&job),
+                    input: input.clone(),
+                }) as Box<dyn Mapper>
+            })
+        }
+        None => Arc::new(move |_: &MapInput| {
+            Box::new(IdentityMapper {
+                separator: key_value_separator,
+            }) as Box<dyn Mapper>
+        }),
+    };
+
+    // Reduce side.
+    let reduce_writer = |kind: Kind| RecordWriter {
+        framing: reduce_in,
+        separator: separator("stream.reduce.input.field.separator"),
+        ignore_key: false,
+        key_kind: kind,
+        value_kind: kind,
+    };
+    let reduce_reader = || -> Result<RecordReader, StreamingError> {
+        Ok(RecordReader {
+            framing: reduce_out,
+            separator: separator("stream.reduce.output.field.separator"),
+            key_fields: key_fields("stream.num.reduce.output.key.fields")?,
+        })
+    };
+    let mut stages = Vec::new();
+    let mut final_kind = map_kind;
+    if reducers > 0 {
+        let aggregate = reducer_spec == Some("aggregate");
+        let combine = match args.combiner.as_deref().map(str::trim) {
+            Some(name) if looks_like_java_class(name) => {
+                return Err(usage(format!(
+                    "-combiner {name}: Java classes cannot run in sluice; use a command"
+                )))
+            }
+            Some(command) => {
+                let program = Arc::new(Program {
+                    command: command.to_string(),
+                    role: Role::Combine,
+                    writer: reduce_writer(map_kind),
+                    reader: reduce_reader()?,
+                    is_final: false,
+                });
+                let job = Arc::clone(&context);
+                Combine::Reducer(Arc::new(move |ctx: &TaskContext| {
+                    Box::new(StreamReducer {
+                        program: Arc::clone(&program),
+                        job: Arc::clone(&job),
+                        ctx: *ctx,
+                        runs: 0,
+                    }) as Box<dyn Reducer>
+                }))
+            }
+            None if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
+                Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
+            })),
+            None => Combine::None,
+        };
+        let reducer: crate::ReducerFactory = match reducer_spec {
+            Some("aggregate") => {
+                final_kind = Kind::Text;
+                Arc::new(|_: &TaskContext| {
+                    Box::new(AggregateReducer { combine: false }) as Box<dyn Reducer>
+                })
+            }
+            None => Arc::new(move |_: &TaskContext| {
+                Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>
+            }),
+            Some(name) if IDENTITY_REDUCERS.contains(&name) => Arc::new(move |_: &TaskContext| {
+                Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>
+            }),
+            Some(name) if looks_like_java_class(name) => {
+                return Err(usage(format!(
+                    "-reducer {name}: Java classes cannot run in sluice (IdentityReducer and \
+                     aggregate have native equivalents); use a command"
+                )))
+            }
+            Some(command) => {
+                let program = Arc::new(Program {
+                    command: command.to_string(),
+                    role: Role::Reduce,
+                    writer: reduce_writer(map_kind),
+                    reader: reduce_reader()?,
+                    is_final: true,
+                });
+                final_kind = program.reader.framing.output_kind();
+                let job = Arc::clone(&context);
+                Arc::new(move |ctx: &TaskContext| {
+                    Box::new(StreamReducer {
+                        program: Arc::clone(&program),
+                        job: Arc::clone(&job),
+                        ctx: *ctx,
+                        runs: 0,
+                    }) as Box<dyn Reducer>
+                })
+            }
+        };
+        stages.push(Stage {
+            reducer,
+            combine,
+            partitioner: partitioner(args, &conf)?,
+            partitions: reducers,
+            order: key_order(&conf)?,
+        });
+    }
+
+    let output_format = if final_kind == Kind::KeyOnly {
+        OutputFormat::ValueOnly
+    } else {
+        match conf.get_or("mapreduce.output.textoutputformat.separator", "\t") {
+            "\t" => OutputFormat::KeyValue,
+            other => OutputFormat::KeyValueWith(other.as_bytes().to_vec()),
+        }
+    };
+    let mut job = Job::new("streaming", mapper, stages, output_format);
+    job.part_names = PartNames::Plain;
+    job.split_order = SplitOrder::LargestFirst;
+    job.lazy_output = args.lazy_output;
+
+    let config = JobConfig::new(inputs, output)
+        .with_split_size(split_size)
+        .with_attempts(
+            conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
+            conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
+        );
+    let scratch = job_context
+        .work_dir
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    Ok(StreamingJob {
+        job,
+        config,
+        context: job_context,
+        conf,
+        scratch,
+    })
+}
+
+/// The partitioner `-partitioner` names.
+fn partitioner(
+    args: &StreamingArgs,
+    conf: &JobConf,
+) -> Result<Arc<dyn Partitioner>, StreamingError> {
+    match args.partitioner.as_deref().map(str::trim) {
+        None => Ok(Arc::new(HashPartitioner)),
+        Some(name) if HASH_PARTITIONERS.contains(&name) => Ok(Arc::new(HashPartitioner)),
+        Some(name) if KEY_FIELD_PARTITIONERS.contains(&name) => {
+            let spec = key_field_spec(conf, "mapreduce.partition.keypartitioner.options")?;
+            Ok(Arc::new(FieldPartitioner(KeyFieldPartitioner::new(spec))))
+        }
+        Some(name) => Err(usage(format!(
+            "-partitioner {name} has no native equivalent (supported: HashPartitioner, \
+             KeyFieldBasedPartitioner)"
+        ))),
+    }
+}
+
+/// The sort order `mapreduce.job.output.key.comparator.class` names.
+fn key_order(conf: &JobConf) -> Result<KeyOrder, StreamingError> {
+    match conf
+        .get("mapreduce.job.output.key.comparator.class")
+        .map(str::trim)
+    {
+        None => Ok(KeyOrder::Bytes),
+        Some(name) if KEY_FIELD_COMPARATORS.contains(&name) => {
+            let spec = key_field_spec(conf, "mapreduce.partition.keycomparator.options")?;
+            Ok(KeyOrder::Custom(Arc::new(FieldComparator(
+                KeyFieldComparator::new(spec),
+            ))))
+        }
+        Some(name) => Err(usage(format!(
+            "key comparator {name} has no native equivalent (supported: \
+             org.apache.hadoop.mapred.lib.KeyFieldBasedComparator)"
+        ))),
+    }
+}
+
+fn key_field_spec(conf: &JobConf, options_key: &str) -> Result<KeyFieldSpec, StreamingError> {
+    let options = conf.get_or(options_key, "");
+    let separator = conf.get_or("mapreduce.map.output.key.field.separator", "\t");
+    KeyFieldSpec::parse(options, separator.as_bytes())
+        .map_err(|e| usage(format!("{options_key}={options}: {e}")))
+}
+
+/// [`KeyFieldPartitioner`] as the engine's partitioner.
+struct FieldPartitioner(KeyFieldPartitioner);
+
+impl Partitioner for FieldPartitioner {
+    fn partition(&self, key: &[u8], partitions: usize) -> usize {
+        self.0.partition(key, partitions)
+    }
+}
+
+/// [`KeyFieldComparator`] as the engine's key order. The total form is used: the engine's
+/// sorts need a consistent order, which Hadoop's comparator is not for keys lacking a field.
+struct FieldComparator(KeyFieldComparator);
+
+impl KeyComparator for FieldComparator {
+    fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
+        self.0.compare_total(a, b)
+    }
+}
+
+/// The job id, working directory (with the `-files` entries), log directory and environment.
+fn make_context(
+    args: &StreamingArgs,
+    conf: &JobConf,
+    output: &Path,
+    status: Arc<JobStatus>,
+) -> Result<JobContext, StreamingError> {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis());
+    let job_id = format!("job_sluice{stamp}{:05}_0001", std::process::id() % 100_000);
+    let setup = |context: String| move |source| StreamingError::Setup { context, source };
+    let scratch = std::env::temp_dir().join(format!("sluice-{job_id}"));
+    let work_dir = scratch.join("work");
+    let log_dir = scratch.join("logs");
+    for dir in [&work_dir, &log_dir] {
+        std::fs::create_dir_all(dir).map_err(setup(format!("cannot create {}", dir.display())))?;
+    }
+    for entry in &args.files {
+        let (path, name) = match entry.split_once('#') {
+            Some((path, name)) => (local_path(path), name.to_string()),
+            None => {
+                let path = local_path(entry);
+                let name = Path::new(path)
+                    .file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default();
+                (path, name)
+            }
+        };
+        let source =
+            std::path::absolute(path).map_err(setup(format!("-files {entry}: bad path")))?;
+        if !source.exists() {
+            return Err(usage(format!(
+                "-files {entry}: {} does not exist",
+                source.display()
+            )));
+        }
+        if name.is_empty() || name.contains('/') {
+            return Err(usage(format!(
+                "-files {entry}: cannot tell the file's name"
+            )));
+        }
+        let link = work_dir.join(&name);
+        if link.symlink_metadata().is_ok() {
+            return Err(usage(format!(
+                "-files {entry}: another entry is already named '{name}'"
+            )));
+        }
+        std::os::unix::fs::symlink(&source, &link).map_err(setup(format!(
+            "cannot link {} into the task directory",
+            source.display()
+        )))?;
+    }
+
+    let mut exported = conf.clone();
+    let absolute_output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
+    exported.set("mapreduce.job.id", job_id.clone());
+    exported.set_default("mapreduce.job.name", "streaming");
+    exported.set(
+        "mapreduce.output.fileoutputformat.outputdir",
+        format!("file:{}", absolute_output.display()),
+    );
+    exported.set(
+        "mapreduce.input.fileinputformat.inputdir",
+        args.inputs.join(","),
+    );
+    if let Some(mapper) = &args.mapper {
+        exported.set("stream.map.streamprocessor", mapper.clone());
+    }
+    if let Some(reducer) = &args.reducer {
+        exported.set("stream.reduce.streamprocessor", reducer.clone());
+    }
+    if let Some(combiner) = &args.combiner {
+        exported.set("stream.combine.streamprocessor", combiner.clone());
+    }
+    let env = exported
+        .entries_with_aliases()
+        .into_iter()
+        .map(|(k, v)| (env_var_name(k), v.to_string()))
+        .collect();
+    let timeout_ms = conf.get_u64("mapreduce.task.timeout", 600_000)?;
+    Ok(JobContext {
+        job_id,
+        env,
+        cmdenv: args.cmdenv.clone(),
+        work_dir,
+        log_dir,
+        timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
+        non_zero_is_failure: conf.get_bool("stream.non.zero.exit.is.failure", true)?,
+        status,
+    })
+}

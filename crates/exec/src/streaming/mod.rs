@@ -1,0 +1,164 @@
+//! `sluice streaming`: Hadoop Streaming jobs — external programs as mapper, combiner and
+//! reducer — run natively with Hadoop's options, keys and output.
+//!
+//! ```text
+//!  argv ─► options::parse_args ─► StreamingArgs ─► job::build ─► Job + JobConfig ─► run_job
+//!                                                                   │
+//!   map task:    split lines ─► RecordWriter ─► [program] ─► RecordReader ─► collector
+//!   combine:     sorted spill partition ─► [program] ─► spill run
+//!   reduce task: merged partition ─► RecordWriter ─► [program] ─► RecordReader ─► part-NNNNN
+//! ```
+//!
+//! * [`options`]: the command line (generic options, then streaming options).
+//! * [`conf`]: the job configuration with Hadoop's deprecated key names.
+//! * [`command`]: splitting a command line and finding its program (no shell).
+//! * [`protocol`]: the `-io` framings (text, rawbytes, typedbytes, keyonlytext).
+//! * `process`: one program run — feeder and reader threads, stderr, timeout, cleanup.
+//! * `task`: the mappers and reducers that run programs, and native identity stand-ins.
+//! * `aggregate`: `-reducer aggregate` (Hadoop's value aggregators).
+//! * [`job`]: turns the parsed command line into a job.
+
+mod aggregate;
+pub mod command;
+pub mod conf;
+pub mod job;
+pub mod options;
+mod process;
+pub mod protocol;
+mod task;
+
+use std::io;
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use job::{build, StreamingJob};
+pub use options::{parse_args, Action, StreamingArgs, INFO, USAGE};
+
+use crate::ExecError;
+
+/// Errors of a streaming job before it runs.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamingError {
+    /// The command line or configuration is wrong; the message says how.
+    #[error("{0}")]
+    Usage(String),
+    /// Setting up the job's working directory failed.
+    #[error("{context}")]
+    Setup {
+        /// What was being done.
+        context: String,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+/// Why an external program failed its task.
+#[derive(Debug, thiserror::Error)]
+pub enum ProgramError {
+    /// The command's program is nowhere to be found.
+    #[error(
+        "cannot find program '{program}' of command '{command}' in the task's working directory \
+         (where -files entries go) or on PATH"
+    )]
+    NotFound {
+        /// The command as given.
+        command: String,
+        /// Its first word.
+        program: String,
+    },
+    /// The program could not be started.
+    #[error("cannot run '{command}' ({}): {source}", program.display())]
+    Spawn {
+        /// The command as given.
+        command: String,
+        /// The resolved program.
+        program: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+    /// The program exited with a failure status or was killed by a signal.
+    #[error("'{command}' failed with {status}{}", tail_text(stderr_tail, log))]
+    Failed {
+        /// The command as given.
+        command: String,
+        /// `exit status 1`, `killed by signal 9 (SIGKILL)`.
+        status: String,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
+    /// The program exited before it read all of its input (Hadoop fails the task too).
+    #[error(
+        "'{command}' exited ({status}) before reading all of its input{}",
+        tail_text(stderr_tail, log)
+    )]
+    ExitedEarly {
+        /// The command as given.
+        command: String,
+        /// Its exit status.
+        status: String,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
+    /// The program neither read, wrote nor reported for `mapreduce.task.timeout`.
+    #[error(
+        "'{command}' was killed after {} s without reading input, writing output or reporting \
+         status (mapreduce.task.timeout){}",
+        after.as_secs_f64(), tail_text(stderr_tail, log)
+    )]
+    TimedOut {
+        /// The command as given.
+        command: String,
+        /// The timeout.
+        after: Duration,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
+    /// The program closed its stdin while records remained (reported as [`Self::ExitedEarly`]
+    /// once its exit status is known).
+    #[error("the program stopped reading its input")]
+    InputClosed,
+    /// Writing to the program failed.
+    #[error("writing to the program failed")]
+    Write(#[source] io::Error),
+    /// Reading the program's output failed.
+    #[error("reading the program's output failed")]
+    Read(#[source] io::Error),
+    /// The program's output does not follow its `-io` framing.
+    #[error("the program's output is malformed: {0}")]
+    BadOutput(String),
+    /// The task's log file could not be created.
+    #[error("cannot create the task log {}", path.display())]
+    Log {
+        /// The log file.
+        path: PathBuf,
+        /// The operating system's error.
+        source: io::Error,
+    },
+}
+
+impl From<ProgramError> for ExecError {
+    fn from(e: ProgramError) -> ExecError {
+        ExecError::Program(Box::new(e))
+    }
+}
+
+/// "; last lines of its stderr: ..." for a failure message.
+fn tail_text(tail: &[String], log: &std::path::Path) -> String {
+    if tail.is_empty() {
+        return format!("; it wrote nothing to stderr (log: {})", log.display());
+    }
+    let mut text = String::from("; last lines of its stderr:");
+    for line in tail {
+        text.push_str("\n    ");
+        text.push_str(line);
+    }
+    text.push_str(&format!("\n  (all of its stderr: {})", log.display()));
+    text
+}

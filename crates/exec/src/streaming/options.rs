@@ -1,0 +1,425 @@
+//! Hadoop Streaming's command line: generic options (`-D`, `-conf`, `-files`, ...) followed by
+//! the streaming options (`-input`, `-mapper`, ...), parsed as Hadoop parses them.
+
+use std::path::PathBuf;
+
+use super::conf::JobConf;
+use super::StreamingError;
+
+/// What the command line asks for.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Action {
+    /// Run the job.
+    #[default]
+    Run,
+    /// Print the short usage (`-help`).
+    Help,
+    /// Print the detailed usage (`-info`).
+    Info,
+}
+
+/// A parsed `sluice streaming` command line.
+#[derive(Debug, Clone, Default)]
+pub struct StreamingArgs {
+    /// Every `-D`, `-jobconf` and `-conf` setting.
+    pub conf: JobConf,
+    /// `-input` paths (comma-separated lists are split), in order.
+    pub inputs: Vec<String>,
+    /// `-output`.
+    pub output: Option<String>,
+    /// `-mapper` command or class.
+    pub mapper: Option<String>,
+    /// `-combiner` command or class.
+    pub combiner: Option<String>,
+    /// `-reducer` command, class, `NONE` or `aggregate`.
+    pub reducer: Option<String>,
+    /// `-file` and `-files` entries: a path, optionally `#name` for the name it gets in the
+    /// task's working directory.
+    pub files: Vec<String>,
+    /// `-inputformat` class.
+    pub input_format: Option<String>,
+    /// `-outputformat` class.
+    pub output_format: Option<String>,
+    /// `-partitioner` class.
+    pub partitioner: Option<String>,
+    /// `-cmdenv NAME=VALUE` settings, in order.
+    pub cmdenv: Vec<(String, String)>,
+    /// `-io` identifier (`text`, `rawbytes`, `typedbytes`, `keyonlytext`).
+    pub io: Option<String>,
+    /// `-lazyOutput`.
+    pub lazy_output: bool,
+    /// `-verbose`.
+    pub verbose: bool,
+    /// Run, or print help.
+    pub action: Action,
+}
+
+impl StreamingArgs {
+    /// The `-output` path.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] if `-output` is missing.
+    pub fn output_path(&self) -> Result<PathBuf, StreamingError> {
+        self.output
+            .as_deref()
+            .map(PathBuf::from)
+            .ok_or_else(|| StreamingError::Usage("Required argument: -output".into()))
+    }
+}
+
+/// Hadoop's generic options (`GenericOptionsParser`).
+const GENERIC: &[&str] = &[
+    "-D",
+    "-conf",
+    "-fs",
+    "-jt",
+    "-files",
+    "-libjars",
+    "-archives",
+    "-tokenCacheFile",
+];
+
+/// Options that only make sense with a Hadoop cluster or a JVM; refused with the reason.
+const REFUSED: &[(&str, &str)] = &[
+    ("-libjars", "Java code cannot run in sluice; the job's programs must be commands"),
+    ("-archives", "archives are not unpacked by sluice yet; unpack them and pass the files with -files"),
+    ("-cacheArchive", "archives are not unpacked by sluice yet; unpack them and pass the files with -files"),
+    ("-cacheFile", "use -files with a local path"),
+    ("-tokenCacheFile", "sluice does not use security tokens"),
+    ("-inputreader", "record readers are Java classes; only line input is supported"),
+    ("-mapdebug", "debug scripts are not supported; the failing program's stderr is in the error and the task log"),
+    ("-reducedebug", "debug scripts are not supported; the failing program's stderr is in the error and the task log"),
+    ("-dfs", "sluice reads and writes local files"),
+    ("-jt", "sluice runs the job itself; there is no job tracker"),
+    ("-additionalconfspec", "use -conf"),
+];
+
+/// Parses Hadoop Streaming's arguments (everything after `sluice streaming`).
+///
+/// # Errors
+/// [`StreamingError::Usage`] naming the offending option: unknown options, missing values,
+/// malformed `-D`/`-cmdenv` settings, options sluice cannot honour.
+pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
+    let mut parsed = StreamingArgs::default();
+    let mut i = 0;
+    let usage = |m: String| StreamingError::Usage(m);
+    // Hadoop's ToolRunner takes generic options only before the first streaming option.
+    let mut streaming_seen = false;
+    while i < args.len() {
+        let arg = args[i].as_str();
+        let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
+        if generic && streaming_seen {
+            return Err(usage(format!(
+                "Unrecognized option: {arg} (generic options such as -D and -files must come \
+                 before the streaming options, as in Hadoop)"
+            )));
+        }
+        streaming_seen |= !generic;
+        let mut value = |name: &str| -> Result<String, StreamingError> {
+            i += 1;
+            args.get(i)
+                .cloned()
+                .ok_or_else(|| usage(format!("option {name} needs a value")))
+        };
+        match arg {
+            "-D" => {
+                let setting = value("-D")?;
+                set_property(&mut parsed.conf, &setting, "-D")?;
+            }
+            _ if arg.starts_with("-D") && arg.len() > 2 => {
+                set_property(&mut parsed.conf, &arg[2..], "-D")?;
+            }
+            "-jobconf" => {
+                let setting = value("-jobconf")?;
+                set_property(&mut parsed.conf, &setting, "-jobconf")?;
+            }
+            "-conf" => {
+                let file = value("-conf")?;
+                parsed.conf.load_xml(std::path::Path::new(&file))?;
+            }
+            "-fs" => {
+                let fs = value("-fs")?;
+                if !is_local_fs(&fs) {
+                    return Err(usage(format!(
+                        "-fs {fs}: sluice reads and writes local files (use -fs file:/// or leave it out)"
+                    )));
+                }
+                parsed.conf.set("fs.defaultFS", fs);
+            }
+            "-files" => {
+                let list = value("-files")?;
+                parsed
+                    .files
+                    .extend(list.split(',').filter(|s| !s.is_empty()).map(String::from));
+            }
+            "-file" => parsed.files.push(value("-file")?),
+            "-input" => {
+                let list = value("-input")?;
+                parsed.inputs.extend(split_input_list(&list));
+            }
+            "-output" => parsed.output = Some(value("-output")?),
+            "-mapper" => parsed.mapper = Some(value("-mapper")?),
+            "-combiner" => parsed.combiner = Some(value("-combiner")?),
+            "-reducer" => parsed.reducer = Some(value("-reducer")?),
+            "-inputformat" => parsed.input_format = Some(value("-inputformat")?),
+            "-outputformat" => parsed.output_format = Some(value("-outputformat")?),
+            "-partitioner" => parsed.partitioner = Some(value("-partitioner")?),
+            "-numReduceTasks" => {
+                let n = value("-numReduceTasks")?;
+                if n.trim().parse::<u64>().is_err() {
+                    return Err(usage(format!(
+                        "-numReduceTasks {n}: expected a whole number"
+                    )));
+                }
+                parsed.conf.set("mapreduce.job.reduces", n.trim());
+            }
+            "-cmdenv" => {
+                let setting = value("-cmdenv")?;
+                let Some((name, val)) = setting.split_once('=') else {
+                    return Err(usage(format!("-cmdenv {setting}: expected NAME=VALUE")));
+                };
+                // Hadoop joins the settings with spaces and splits them again, so a value
+                // ends at its first space; do the same, so that programs see what they see
+                // under Hadoop.
+                let val = val.split(' ').next().unwrap_or("");
+                parsed.cmdenv.push((name.to_string(), val.to_string()));
+            }
+            "-io" => parsed.io = Some(value("-io")?),
+            "-lazyOutput" => parsed.lazy_output = true,
+            "-verbose" | "-debug" => parsed.verbose = true,
+            "-background" => {}
+            "-help" | "--help" | "-h" => parsed.action = Action::Help,
+            "-info" => parsed.action = Action::Info,
+            _ => {
+                if let Some((_, why)) = REFUSED.iter().find(|(name, _)| *name == arg) {
+                    return Err(usage(format!("{arg} is not supported: {why}")));
+                }
+                return Err(usage(format!("Unrecognized option: {arg}")));
+            }
+        }
+        i += 1;
+    }
+    Ok(parsed)
+}
+
+/// Applies a `NAME=VALUE` setting.
+fn set_property(conf: &mut JobConf, setting: &str, option: &str) -> Result<(), StreamingError> {
+    match setting.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            conf.set(name.trim(), value);
+            Ok(())
+        }
+        _ => Err(StreamingError::Usage(format!(
+            "{option} {setting}: expected NAME=VALUE"
+        ))),
+    }
+}
+
+fn is_local_fs(uri: &str) -> bool {
+    uri == "local" || uri.starts_with("file:")
+}
+
+/// Splits a comma-separated list of input paths as Hadoop's `FileInputFormat.addInputPaths`
+/// does: commas inside `{...}` glob alternatives do not separate paths.
+pub fn split_input_list(list: &str) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut depth = 0usize;
+    let mut current = String::new();
+    for c in list.chars() {
+        match c {
+            '{' => {
+                depth += 1;
+                current.push(c);
+            }
+            '}' => {
+                depth = depth.saturating_sub(1);
+                current.push(c);
+            }
+            ',' if depth == 0 => {
+                if !current.is_empty() {
+                    paths.push(std::mem::take(&mut current));
+                }
+            }
+            _ => current.push(c),
+        }
+    }
+    if !current.is_empty() {
+        paths.push(current);
+    }
+    paths
+}
+
+/// Strips a `file:` scheme from a path Hadoop would accept (`file:///a/b`, `file:/a/b`).
+pub fn local_path(path: &str) -> &str {
+    if let Some(rest) = path.strip_prefix("file://") {
+        rest
+    } else if let Some(rest) = path.strip_prefix("file:") {
+        rest
+    } else {
+        path
+    }
+}
+
+/// Short usage, printed by `-help` and after a usage error.
+pub const USAGE: &str = "\
+Usage: sluice streaming [GENERIC OPTIONS] [STREAMING OPTIONS]
+
+Runs a Hadoop Streaming job natively: the same options, the same -D keys, the same output.
+
+Generic options (before the streaming options):
+  -D <name=value>           set a job configuration property
+  -conf <file.xml>          read properties from a Hadoop configuration file
+  -files <f1,f2,...>        files placed in each task's working directory (path#name renames)
+  -fs file:///              accepted; sluice reads and writes local files
+
+Streaming options:
+  -input <path>             input file, directory or glob; repeatable, comma-separated lists
+  -output <path>            output directory; must not exist
+  -mapper <cmd|class>       the map program (default: identity)
+  -combiner <cmd|class>     a program run over each map task's sorted output
+  -reducer <cmd|class>      the reduce program; NONE for a map-only job; aggregate for
+                            Hadoop's value aggregators (LongValueSum:key, ...)
+  -file <path>              a file for the tasks' working directory (same as -files)
+  -inputformat <class>      TextInputFormat (default) or KeyValueTextInputFormat
+  -outputformat <class>     TextOutputFormat (default)
+  -partitioner <class>      HashPartitioner (default) or KeyFieldBasedPartitioner
+  -numReduceTasks <n>       number of reduce tasks (default 1)
+  -cmdenv <name=value>      environment variable for the programs; repeatable
+  -io <identifier>          text (default), rawbytes, typedbytes or keyonlytext
+  -lazyOutput               create a part file only when a task writes something
+  -verbose                  print the job's configuration and task logs' locations
+  -info                     detailed help: the keys sluice understands
+  -help                     this help
+";
+
+/// Detailed usage, printed by `-info`.
+pub const INFO: &str = "\
+Keys understood (old Hadoop 1 names are accepted too):
+  mapreduce.job.reduces                       reduce tasks (as -numReduceTasks)
+  stream.map.input.field.separator            between key and value written to the mapper
+  stream.map.output.field.separator           splits the mapper's lines into key and value
+  stream.num.map.output.key.fields            separators that belong to the key (default 1)
+  stream.reduce.input.field.separator         between key and value written to the reducer
+  stream.reduce.output.field.separator        splits the reducer's lines
+  stream.num.reduce.output.key.fields         as for the map side
+  stream.map.input.ignoreKey                  write only the value to the mapper
+  stream.non.zero.exit.is.failure             false: a non-zero exit status is not a failure
+  stream.map.input / stream.map.output / stream.reduce.input / stream.reduce.output
+                                              text, rawbytes, typedbytes or keyonlytext
+  mapreduce.map.output.key.field.separator    field separator of key-field options
+  mapreduce.partition.keypartitioner.options  -kPOS1[,POS2] for KeyFieldBasedPartitioner
+  mapreduce.job.output.key.comparator.class   KeyFieldBasedComparator for secondary sort
+  mapreduce.partition.keycomparator.options   -kPOS1[,POS2][n][r] for the comparator
+  mapreduce.input.keyvaluelinerecordreader.key.value.separator
+                                              KeyValueTextInputFormat's separator
+  mapreduce.output.textoutputformat.separator between key and value in the part files
+  mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
+                                              runs of a failing task before the job fails (4)
+  mapreduce.task.timeout                      ms a program may go without reading, writing
+                                              or reporting before it is killed (600000; 0: never)
+  mapreduce.input.fileinputformat.split.minsize / .maxsize
+                                              bounds of the input split size (32 MiB)
+  sluice.memory                               memory budget of the job (default 1GiB)
+  sluice.threads                              tasks run at once (default: the cores)
+
+The programs get the job configuration as environment variables (dots and other
+punctuation become '_': mapreduce_task_id, mapreduce_map_input_file, ...), then the -cmdenv
+variables. A line 'reporter:counter:GROUP,NAME,AMOUNT' or 'reporter:status:MESSAGE' on a
+program's stderr updates a counter or the task status; other stderr goes to the task's log.
+";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(list: &[&str]) -> Vec<String> {
+        list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn a_typical_command_line() {
+        let parsed = parse_args(&args(&[
+            "-D",
+            "mapreduce.job.reduces=4",
+            "-Dstream.num.map.output.key.fields=2",
+            "-files",
+            "m.py,r.py#reduce.py",
+            "-input",
+            "logs/",
+            "-input",
+            "a,b/{c,d}",
+            "-output",
+            "out",
+            "-mapper",
+            "python3 m.py",
+            "-reducer",
+            "python3 reduce.py",
+            "-cmdenv",
+            "LANG=C.UTF-8",
+            "-cmdenv",
+            "X=a=b",
+            "-cmdenv",
+            "SPACED=a b c",
+            "-lazyOutput",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.conf.get("mapred.reduce.tasks"), Some("4"));
+        assert_eq!(
+            parsed.conf.get("stream.num.map.output.key.fields"),
+            Some("2")
+        );
+        assert_eq!(parsed.files, vec!["m.py", "r.py#reduce.py"]);
+        assert_eq!(parsed.inputs, vec!["logs/", "a", "b/{c,d}"]);
+        assert_eq!(parsed.output.as_deref(), Some("out"));
+        assert_eq!(parsed.mapper.as_deref(), Some("python3 m.py"));
+        assert_eq!(
+            parsed.cmdenv,
+            vec![
+                ("LANG".to_string(), "C.UTF-8".to_string()),
+                ("X".to_string(), "a=b".to_string()),
+                ("SPACED".to_string(), "a".to_string())
+            ]
+        );
+        assert!(parsed.lazy_output);
+        assert_eq!(parsed.action, Action::Run);
+    }
+
+    #[test]
+    fn num_reduce_tasks_is_the_reduces_key() {
+        let parsed = parse_args(&args(&["-numReduceTasks", "0"])).unwrap();
+        assert_eq!(parsed.conf.get("mapreduce.job.reduces"), Some("0"));
+        assert!(parse_args(&args(&["-numReduceTasks", "x"])).is_err());
+    }
+
+    #[test]
+    fn bad_command_lines_say_what_is_wrong() {
+        let message = |list: &[&str]| parse_args(&args(list)).unwrap_err().to_string();
+        assert!(message(&["-bogus"]).contains("Unrecognized option: -bogus"));
+        assert!(message(&["-input", "x", "-D", "a=b"]).contains("Unrecognized option: -D"));
+        assert!(message(&["-mapper", "cat", "-files", "x"]).contains("before the streaming"));
+        assert!(message(&["-input"]).contains("-input needs a value"));
+        assert!(message(&["-D", "novalue"]).contains("expected NAME=VALUE"));
+        assert!(message(&["-cmdenv", "X"]).contains("expected NAME=VALUE"));
+        assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
+        assert!(message(&["-fs", "hdfs://nn:8020"]).contains("local files"));
+    }
+
+    #[test]
+    fn help_and_info() {
+        assert_eq!(parse_args(&args(&["-help"])).unwrap().action, Action::Help);
+        assert_eq!(parse_args(&args(&["-info"])).unwrap().action, Action::Info);
+    }
+
+    #[test]
+    fn input_lists_keep_glob_alternatives_together() {
+        assert_eq!(split_input_list("a,,b"), vec!["a", "b"]);
+        assert_eq!(split_input_list("x/{1,2}/*,y"), vec!["x/{1,2}/*", "y"]);
+    }
+
+    #[test]
+    fn file_scheme_is_stripped() {
+        assert_eq!(local_path("file:///tmp/x"), "/tmp/x");
+        assert_eq!(local_path("file:/tmp/x"), "/tmp/x");
+        assert_eq!(local_path("rel/x"), "rel/x");
+    }
+}

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Puts Apache Hadoop 3.4.2's runtime jars (client, streaming, examples and their dependencies)
+# under target/hadoop/lib of the repository, for the differential tests of `sluice streaming`.
+#
+# Idempotent: when the jars are already in place it does nothing. Maven keeps its downloads in
+# ~/.m2, so even after `cargo clean` (or `rm -rf target/hadoop`) a second fetch is offline.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+lib="$root/target/hadoop/lib"
+stamp="$lib/.complete"
+
+if [ -f "$stamp" ] && ls "$lib"/hadoop-streaming-3.4.2.jar >/dev/null 2>&1; then
+    exit 0
+fi
+
+command -v mvn >/dev/null 2>&1 || { echo "fetch.sh: Maven (mvn) is required" >&2; exit 1; }
+command -v java >/dev/null 2>&1 || { echo "fetch.sh: Java 17 (java) is required" >&2; exit 1; }
+
+echo "fetch.sh: downloading Hadoop 3.4.2 jars into $lib" >&2
+rm -rf "$lib"
+mkdir -p "$lib"
+# Maven writes its own target/ next to the pom; keep it out of the source tree.
+mvn -q -B -Dstyle.color=never -f "$here/pom.xml" \
+    -Dproject.build.directory="$root/target/hadoop/mvn" \
+    dependency:copy-dependencies \
+    -DoutputDirectory="$lib" \
+    -DincludeScope=runtime
+touch "$stamp"
+echo "fetch.sh: $(ls "$lib" | wc -l) jars in $lib" >&2
