@@ -57,30 +57,26 @@ pub fn split_command(command: &str) -> Vec<String> {
     args
 }
 
-/// Finds the program of a command: a path with a `/` is used as given (relative to the task's
-/// working directory); a bare name is looked for in the working directory (where `-files` are
-/// placed), then in `PATH`. Returns `None` if it is found nowhere.
-pub fn resolve_program(program: &str, work_dir: &Path, path_var: Option<&str>) -> Option<PathBuf> {
+/// Finds the program of a command. The directories searched, in order: `dirs` (the task's
+/// working directory, where `-files` entries are, then the directory sluice was started in —
+/// where Hadoop's local mode runs programs), then `PATH`. A name with a `/` is taken relative to
+/// the first of `dirs` that has it. Returns `None` if it is found nowhere.
+pub fn resolve_program(program: &str, dirs: &[&Path], path_var: Option<&str>) -> Option<PathBuf> {
+    let p = Path::new(program);
+    if p.is_absolute() {
+        return Some(p.to_path_buf());
+    }
     if program.contains('/') {
-        let p = Path::new(program);
-        let full = if p.is_absolute() {
-            p.to_path_buf()
-        } else {
-            work_dir.join(p)
-        };
-        return Some(full);
+        return dirs
+            .iter()
+            .map(|dir| dir.join(p))
+            .find(|candidate| candidate.exists());
     }
-    let local = work_dir.join(program);
-    if is_executable_file(&local) {
-        return Some(local);
-    }
-    for dir in path_var.unwrap_or("").split(':').filter(|d| !d.is_empty()) {
-        let candidate = Path::new(dir).join(program);
-        if is_executable_file(&candidate) {
-            return Some(candidate);
-        }
-    }
-    None
+    let path_dirs = path_var.unwrap_or("").split(':').filter(|d| !d.is_empty());
+    dirs.iter()
+        .map(|dir| dir.join(program))
+        .chain(path_dirs.map(|dir| Path::new(dir).join(program)))
+        .find(|candidate| is_executable_file(candidate))
 }
 
 fn is_executable_file(path: &Path) -> bool {
@@ -138,6 +134,7 @@ mod tests {
     fn programs_are_found_in_the_work_dir_then_path() {
         use std::os::unix::fs::PermissionsExt;
         let work = tempfile::tempdir().unwrap();
+        let start = tempfile::tempdir().unwrap();
         let bin = tempfile::tempdir().unwrap();
         let make = |dir: &Path, name: &str, mode: u32| {
             let p = dir.join(name);
@@ -146,27 +143,22 @@ mod tests {
             p
         };
         let local = make(work.path(), "tool", 0o755);
+        let started_here = make(start.path(), "own", 0o755);
         let in_path = make(bin.path(), "other", 0o755);
         make(bin.path(), "tool", 0o755);
+        make(bin.path(), "own", 0o755);
         make(work.path(), "plain", 0o644);
+        let dirs = [work.path(), start.path()];
         let path_var = bin.path().to_str().unwrap().to_string();
-        assert_eq!(
-            resolve_program("tool", work.path(), Some(&path_var)),
-            Some(local)
-        );
-        assert_eq!(
-            resolve_program("other", work.path(), Some(&path_var)),
-            Some(in_path)
-        );
-        assert_eq!(resolve_program("plain", work.path(), Some(&path_var)), None);
-        assert_eq!(
-            resolve_program("missing", work.path(), Some(&path_var)),
-            None
-        );
-        assert_eq!(
-            resolve_program("./x.sh", work.path(), None),
-            Some(work.path().join("./x.sh"))
-        );
+        let find = |name: &str| resolve_program(name, &dirs, Some(&path_var));
+        assert_eq!(find("tool"), Some(local));
+        assert_eq!(find("own"), Some(started_here.clone()));
+        assert_eq!(find("other"), Some(in_path));
+        assert_eq!(find("plain"), None);
+        assert_eq!(find("missing"), None);
+        assert_eq!(find("./own"), Some(start.path().join("./own")));
+        assert_eq!(find("./nowhere"), None);
+        assert_eq!(find("/bin/sh"), Some(PathBuf::from("/bin/sh")));
     }
 
     #[test]

@@ -206,7 +206,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             )))
         }
         Some(command) => Some(Arc::new(Program {
-            command: command.to_string(),
+            command: shipped_program(command, &args.files),
             role: Role::Map,
             writer: RecordWriter {
                 framing: map_in,
@@ -288,7 +288,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             }
             Some(command) => {
                 let program = Arc::new(Program {
-                    command: command.to_string(),
+                    command: shipped_program(command, &args.files),
                     role: Role::Combine,
                     writer: reduce_writer(map_kind),
                     reader: reduce_reader()?,
@@ -330,7 +330,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             }
             Some(command) => {
                 let program = Arc::new(Program {
-                    command: command.to_string(),
+                    command: shipped_program(command, &args.files),
                     role: Role::Reduce,
                     writer: reduce_writer(map_kind),
                     reader: reduce_reader()?,
@@ -388,6 +388,49 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         conf,
         scratch,
     })
+}
+
+/// `command` with its program replaced by the bare file name when the program is the path of a
+/// `-file`/`-files` entry: the program then runs from the task's working directory, as Hadoop
+/// runs it.
+fn shipped_program(command: &str, files: &[String]) -> String {
+    let trimmed = command.trim_start_matches(' ');
+    for entry in files {
+        let (path, name) = entry_name(entry);
+        let Some(rest) = trimmed.strip_prefix(path) else {
+            continue;
+        };
+        if (rest.is_empty() || rest.starts_with(' ')) && path != name {
+            return format!("{name}{rest}");
+        }
+    }
+    command.to_string()
+}
+
+/// The path of a `-files` entry and the name it gets in the working directory
+/// (`path#name`, or the path's file name).
+fn entry_name(entry: &str) -> (&str, String) {
+    match entry.split_once('#') {
+        Some((path, name)) => (path, name.to_string()),
+        None => {
+            let name = Path::new(local_path(entry))
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (entry, name)
+        }
+    }
+}
+
+fn is_executable(path: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).is_ok_and(|m| !m.is_file() || m.permissions().mode() & 0o111 != 0)
+}
+
+fn copy_executable(source: &Path, target: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::copy(source, target)?;
+    std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o755))
 }
 
 /// The partitioner `-partitioner` names.
@@ -473,20 +516,20 @@ fn make_context(
     for dir in [&work_dir, &log_dir] {
         std::fs::create_dir_all(dir).map_err(setup(format!("cannot create {}", dir.display())))?;
     }
+    // Programs of the job that are shipped files: like Hadoop, make sure they can run.
+    let programs: Vec<String> = [&args.mapper, &args.combiner, &args.reducer]
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            super::command::split_command(&shipped_program(c, &args.files))
+                .into_iter()
+                .next()
+        })
+        .collect();
     for entry in &args.files {
-        let (path, name) = match entry.split_once('#') {
-            Some((path, name)) => (local_path(path), name.to_string()),
-            None => {
-                let path = local_path(entry);
-                let name = Path::new(path)
-                    .file_name()
-                    .map(|n| n.to_string_lossy().into_owned())
-                    .unwrap_or_default();
-                (path, name)
-            }
-        };
-        let source =
-            std::path::absolute(path).map_err(setup(format!("-files {entry}: bad path")))?;
+        let (path, name) = entry_name(entry);
+        let source = std::path::absolute(local_path(path))
+            .map_err(setup(format!("-files {entry}: bad path")))?;
         if !source.exists() {
             return Err(usage(format!(
                 "-files {entry}: {} does not exist",
@@ -504,10 +547,18 @@ fn make_context(
                 "-files {entry}: another entry is already named '{name}'"
             )));
         }
-        std::os::unix::fs::symlink(&source, &link).map_err(setup(format!(
-            "cannot link {} into the task directory",
-            source.display()
-        )))?;
+        if programs.contains(&name) && !is_executable(&source) {
+            // Hadoop runs `chmod a+x` on a shipped program; change a copy, not the user's file.
+            copy_executable(&source, &link).map_err(setup(format!(
+                "cannot copy {} into the task directory",
+                source.display()
+            )))?;
+        } else {
+            std::os::unix::fs::symlink(&source, &link).map_err(setup(format!(
+                "cannot link {} into the task directory",
+                source.display()
+            )))?;
+        }
     }
 
     let mut exported = conf.clone();
@@ -542,9 +593,35 @@ fn make_context(
         env,
         cmdenv: args.cmdenv.clone(),
         work_dir,
+        start_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         log_dir,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
         non_zero_is_failure: conf.get_bool("stream.non.zero.exit.is.failure", true)?,
         status,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_programs_run_by_their_bare_name() {
+        let files = vec!["/a/b/map.py".to_string(), "lib/r.sh#reduce".to_string()];
+        assert_eq!(shipped_program("/a/b/map.py -x", &files), "map.py -x");
+        assert_eq!(shipped_program("lib/r.sh", &files), "reduce");
+        assert_eq!(
+            shipped_program("python3 /a/b/map.py", &files),
+            "python3 /a/b/map.py"
+        );
+        assert_eq!(shipped_program("/a/b/map.pyc", &files), "/a/b/map.pyc");
+        assert_eq!(shipped_program("cat", &[]), "cat");
+    }
+
+    #[test]
+    fn entries_are_named_by_fragment_or_file_name() {
+        assert_eq!(entry_name("x/y.txt"), ("x/y.txt", "y.txt".to_string()));
+        assert_eq!(entry_name("x/y.txt#z"), ("x/y.txt", "z".to_string()));
+        assert_eq!(entry_name("file:///t/y.txt").1, "y.txt");
+    }
 }

@@ -160,5 +160,14 @@ fn tail_text(tail: &[String], log: &std::path::Path) -> String {
         text.push_str(line);
     }
     text.push_str(&format!("\n  (all of its stderr: {})", log.display()));
+    let missing_file = tail
+        .iter()
+        .any(|l| l.contains("No such file or directory") || l.contains("can't open file"));
+    if missing_file {
+        text.push_str(
+            "\n  hint: programs run in the task's working directory, which holds the -files and \
+             -file entries; ship the files a program opens with -files, or use absolute paths",
+        );
+    }
     text
 }
