@@ -11,20 +11,25 @@ use sluice_exec::{JobReport, JobStatus, Phase};
 
 use crate::size::human_bytes;
 
-/// A progress bar refreshed from the job's status by a background thread.
+/// A progress bar refreshed from the job's status by a background thread, which also prints the
+/// job's notices (a retried task attempt) as they come.
 pub(crate) struct Display {
     stop: Option<(Arc<std::sync::atomic::AtomicBool>, JoinHandle<()>)>,
 }
 
 impl Display {
-    /// Starts the display if stderr is a terminal and `quiet` is not set.
+    /// Starts the display unless `quiet`: a bar if stderr is a terminal, notices in any case.
     pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
-        if quiet || !std::io::stderr().is_terminal() {
+        if quiet {
             return Display { stop: None };
         }
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
-        let handle = std::thread::spawn(move || refresh(&status, &flag));
+        let handle = if std::io::stderr().is_terminal() {
+            std::thread::spawn(move || refresh(&status, &flag))
+        } else {
+            std::thread::spawn(move || print_notices(&status, &flag))
+        };
         Display {
             stop: Some((done, handle)),
         }
@@ -39,6 +44,20 @@ impl Display {
     }
 }
 
+/// Prints notices until `done` (no terminal: no bar).
+fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
+    loop {
+        let finished = done.load(Ordering::Relaxed);
+        for notice in status.take_notices() {
+            eprintln!("sluice: {notice}");
+        }
+        if finished {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     let bar = ProgressBar::new(0);
     let bytes_style = ProgressStyle::with_template(
@@ -50,7 +69,14 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ");
     let mut shown = None;
-    while !done.load(Ordering::Relaxed) {
+    loop {
+        let finished = done.load(Ordering::Relaxed);
+        for notice in status.take_notices() {
+            bar.println(format!("sluice: {notice}"));
+        }
+        if finished {
+            break;
+        }
         let phase = status.phase();
         if shown != Some(phase) {
             shown = Some(phase);

@@ -22,7 +22,7 @@ use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::counters::UserCounters;
@@ -136,7 +136,8 @@ impl Activity {
 /// Kills the program's process group when dropped: whatever happens to the task, nothing it
 /// started keeps running.
 struct GroupGuard {
-    child: Child,
+    /// Shared with the watchdog, which polls it for the program's exit.
+    child: Mutex<Child>,
     pgid: nix::unistd::Pid,
 }
 
@@ -152,10 +153,32 @@ fn kill_group(pgid: nix::unistd::Pid) {
     let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
 }
 
+impl GroupGuard {
+    /// Whether the program has exited (reaping it if so); `None` while it runs.
+    fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
+        self.child
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .try_wait()
+    }
+
+    /// Waits for the program to exit, polling (the watchdog must be able to look at it too).
+    fn wait(&self) -> io::Result<ExitStatus> {
+        let mut pause = Duration::from_micros(100);
+        loop {
+            if let Some(status) = self.try_wait()? {
+                return Ok(status);
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
 impl Drop for GroupGuard {
     fn drop(&mut self) {
         self.kill();
-        let _ = self.child.wait();
+        let _ = self.wait();
     }
 }
 
@@ -199,12 +222,13 @@ pub(super) fn run_program(
         source,
     })?;
     let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let mut guard = GroupGuard { child, pgid };
-    let (Some(stdin), Some(stdout), Some(stderr)) = (
-        guard.child.stdin.take(),
-        guard.child.stdout.take(),
-        guard.child.stderr.take(),
-    ) else {
+    let mut child = child;
+    let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let guard = GroupGuard {
+        child: Mutex::new(child),
+        pgid,
+    };
+    let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
         return Err(ExecError::from(ProgramError::Read(io::Error::other(
             "the program's pipes were not set up",
         ))));
@@ -238,9 +262,9 @@ pub(super) fn run_program(
         };
         let watcher = {
             let activity = Arc::clone(&activity);
-            let finished = &finished;
+            let (finished, guard) = (&finished, &guard);
             scope.spawn(move || {
-                watch(pgid, &activity, finished, status, spec.timeout);
+                watch(guard, &activity, finished, status, spec.timeout);
             })
         };
         let errors = {
@@ -273,7 +297,7 @@ pub(super) fn run_program(
         let fed = feeder
             .join()
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
-        let exit = guard.child.wait();
+        let exit = guard.wait();
         // Whatever the program left running in its group goes with it.
         guard.kill();
         finished.store(true, Ordering::SeqCst);
@@ -340,9 +364,11 @@ fn describe(exit: ExitStatus) -> String {
     }
 }
 
-/// Kills the program when the job is cancelled or it has been idle longer than `timeout`.
+/// Kills the program's process group when the job is cancelled, when the program has been
+/// idle longer than `timeout`, or as soon as the program itself has exited: a background
+/// process it left behind could otherwise hold its output pipes open and stall the task.
 fn watch(
-    pgid: nix::unistd::Pid,
+    guard: &GroupGuard,
     activity: &Activity,
     finished: &AtomicBool,
     status: &JobStatus,
@@ -350,6 +376,10 @@ fn watch(
 ) {
     while !finished.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
+        if matches!(guard.try_wait(), Ok(Some(_))) {
+            guard.kill();
+            return;
+        }
         let reason = if status.is_cancelled() {
             KILLED_CANCELLED
         } else if timeout.is_some_and(|t| activity.idle() > t) {
@@ -362,7 +392,7 @@ fn watch(
             .compare_exchange(NOT_KILLED, reason, Ordering::SeqCst, Ordering::SeqCst)
             .is_ok()
         {
-            kill_group(pgid);
+            guard.kill();
         }
         return;
     }

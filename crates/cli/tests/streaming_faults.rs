@@ -1,0 +1,878 @@
+//! How `sluice streaming` behaves when its programs misbehave: programs that write a lot before
+//! they read, fail, get killed, stop reading early, hang, leave processes behind, or report
+//! counters from attempts that fail; the job being interrupted; command lines sluice refuses.
+//!
+//! None of this can be compared with Hadoop (its local mode does not retry, waits ten minutes
+//! before a timeout, ...), so every test asserts the specified behaviour directly. The programs
+//! are `sh` one-liners or small scripts written at run time into each test's temporary
+//! directory; expected results are computed by the test itself, never taken from sluice.
+//!
+//! Every run of sluice is watched: a run that does not finish within a generous deadline is
+//! killed and fails its test, so a deadlock shows up as a failure instead of a hung suite. No
+//! other timing is asserted.
+// Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
+// with a backtrace.
+#![allow(clippy::unwrap_used)]
+
+use std::fmt::Write as _;
+use std::fs;
+use std::io::Read;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+/// The binary under test.
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+/// A run taking longer than this is killed and fails its test (runs take a few seconds).
+const DEADLINE: Duration = Duration::from_secs(120);
+
+/// The deadline of runs that must end because of `mapreduce.task.timeout=1000` or Ctrl-C.
+const SHORT_DEADLINE: Duration = Duration::from_secs(20);
+
+/// A small input of key-tab-value lines. With `cat` as mapper (and reducer) the output is
+/// [`ABC_LINES`]: a line without a tab would come out as `key<TAB>` (an empty value), as in
+/// Hadoop.
+const ABC: &str = "a\t1\nb\t2\nc\t3\n";
+
+/// The output lines of [`ABC`] through `cat`.
+const ABC_LINES: [&str; 3] = ["a\t1", "b\t2", "c\t3"];
+
+/// A test's scratch directory: inputs, scripts, the job's output and sluice's own temporary
+/// files (sluice runs with `TMPDIR` pointing here, so nothing is left in the system's).
+struct Scratch {
+    dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    /// `name` as an argument for sluice or a script (temporary paths have no spaces or quotes).
+    fn arg(&self, name: &str) -> String {
+        self.path(name).to_str().unwrap().to_string()
+    }
+
+    /// Writes `content` to `name`, creating its directory.
+    fn write(&self, name: &str, content: &str) -> String {
+        let path = self.path(name);
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        fs::write(&path, content).unwrap();
+        self.arg(name)
+    }
+
+    /// Writes an executable `sh` script; returns its absolute path (a command for sluice).
+    fn script(&self, name: &str, body: &str) -> String {
+        let path = self.write(name, &format!("#!/bin/sh\n{body}"));
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    /// Starts `sluice streaming ARGS` in this directory.
+    fn start(&self, args: &[&str]) -> Running {
+        let mut child = Command::new(SLUICE)
+            .arg("streaming")
+            .args(args)
+            .current_dir(self.dir.path())
+            .env("TMPDIR", self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
+    /// Runs `sluice streaming ARGS` to its end (at most [`DEADLINE`]).
+    fn run(&self, args: &[&str]) -> Finished {
+        self.start(args).finish(DEADLINE)
+    }
+
+    /// The lines of the output directory's part files, in file-name order.
+    fn output_lines(&self, name: &str) -> Vec<String> {
+        let dir = self.path(name);
+        assert!(
+            dir.join("_SUCCESS").is_file(),
+            "{} has no _SUCCESS",
+            dir.display()
+        );
+        let mut parts: Vec<PathBuf> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("part-")
+            })
+            .collect();
+        parts.sort();
+        assert!(!parts.is_empty(), "{} has no part files", dir.display());
+        parts
+            .iter()
+            .flat_map(|p| {
+                fs::read_to_string(p)
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own (so that neither pipe can fill up).
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<String> {
+    thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        String::from_utf8_lossy(&bytes).into_owned()
+    })
+}
+
+/// A sluice process being run.
+struct Running {
+    child: Child,
+    stdout: JoinHandle<String>,
+    stderr: JoinHandle<String>,
+}
+
+/// How a sluice run ended.
+struct Finished {
+    /// Its exit code (`None`: killed by a signal).
+    code: Option<i32>,
+    stderr: String,
+}
+
+impl Running {
+    /// Waits for the run to end; if it takes longer than `limit`, kills it and fails the test.
+    fn finish(mut self, limit: Duration) -> Finished {
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if started.elapsed() > limit {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                let stderr = self.stderr.join().unwrap();
+                panic!("sluice did not finish within {limit:?}; its stderr:\n{stderr}");
+            }
+            thread::sleep(Duration::from_millis(50));
+        };
+        let _ = self.stdout.join().unwrap();
+        Finished {
+            code: status.code(),
+            stderr: self.stderr.join().unwrap(),
+        }
+    }
+}
+
+impl Finished {
+    fn assert_success(&self) {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "the job should succeed; sluice's stderr:\n{}",
+            self.stderr
+        );
+    }
+
+    /// Asserts that the job failed with exit status 1 and left no output at `output`.
+    fn assert_failed(&self, output: &Path) {
+        assert_eq!(
+            self.code,
+            Some(1),
+            "the job should fail with exit status 1; sluice's stderr:\n{}",
+            self.stderr
+        );
+        assert!(
+            !output.exists(),
+            "a failed job left {} behind; sluice's stderr:\n{}",
+            output.display(),
+            self.stderr
+        );
+    }
+
+    /// Asserts that sluice's stderr contains `text`.
+    fn assert_says(&self, text: &str) {
+        assert!(
+            self.stderr.contains(text),
+            "sluice's stderr should contain {text:?}; it is:\n{}",
+            self.stderr
+        );
+    }
+}
+
+/// `count` numbered lines of about 40 bytes, each starting with `prefix`.
+fn numbered_lines(prefix: &str, count: usize) -> String {
+    let mut text = String::with_capacity(count * 40);
+    for i in 0..count {
+        writeln!(text, "{prefix}{i:08}-abcdefghijklmnopqrstuvwxyz").unwrap();
+    }
+    text
+}
+
+/// Whether process `pid` still runs. A zombie does not count: it runs no code and holds no
+/// resources, and an orphan killed with its group waits as one until PID 1 reaps it (which, in
+/// a container, may never happen).
+fn is_running(pid: u32) -> bool {
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !matches!(process_state(&stat), Some('Z' | 'X')),
+        Err(_) => false,
+    }
+}
+
+/// The state letter of a `/proc/PID/stat` line (the field after the parenthesised name, which
+/// may itself contain spaces and parentheses).
+fn process_state(stat: &str) -> Option<char> {
+    let after_name = &stat[stat.rfind(')')? + 1..];
+    after_name.split_whitespace().next()?.chars().next()
+}
+
+/// The processes (not zombies) whose process group is `pgid`.
+fn group_members(pgid: u32) -> Vec<u32> {
+    let mut members = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let Some(close) = stat.rfind(')') else {
+            continue;
+        };
+        // After the name: state, ppid, pgrp.
+        let fields: Vec<&str> = stat[close + 1..].split_whitespace().collect();
+        if fields.len() > 2
+            && fields[2] == pgid.to_string()
+            && !matches!(process_state(&stat), Some('Z' | 'X'))
+        {
+            members.push(pid);
+        }
+    }
+    members
+}
+
+/// Polls `gone` for up to five seconds (a killed process may take a moment to disappear).
+fn eventually(gone: impl Fn() -> bool) -> bool {
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(5) {
+        if gone() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(50));
+    }
+    gone()
+}
+
+/// The process ids listed in `file`, one per line.
+fn pids_in(file: &Path) -> Vec<u32> {
+    fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect()
+}
+
+/// Waits (up to [`SHORT_DEADLINE`]) for `file` to appear.
+fn wait_for_file(file: &Path) {
+    let started = Instant::now();
+    while !file.exists() {
+        assert!(
+            started.elapsed() < SHORT_DEADLINE,
+            "{} did not appear",
+            file.display()
+        );
+        thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// A mapper that writes 50 MB before it reads any of its 4 MB of input, and a reducer that
+/// reads all of its ~55 MB before it writes anything: neither fills a pipe that nobody drains
+/// (sluice feeds a program's stdin and reads its stdout on different threads), and every line
+/// arrives. The expected counts come from the numbers the test chose.
+#[test]
+fn large_output_before_reading_input_does_not_deadlock() {
+    let s = Scratch::new();
+    const INPUT_LINES: usize = 100_000;
+    const GENERATED: usize = 1_250_000; // 40-byte lines: 50 MB
+    let input = s.write("input.txt", &numbered_lines("input-", INPUT_LINES));
+    let mapper = s.script(
+        "map.sh",
+        &format!(
+            "yes generated-line-abcdefghijklmnopqrstuvwx | head -n {GENERATED}\n\
+             cat\n"
+        ),
+    );
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "tac",
+    ]);
+    run.assert_success();
+    let lines = s.output_lines("out");
+    assert_eq!(lines.len(), GENERATED + INPUT_LINES);
+    let from_input = lines.iter().filter(|l| l.starts_with("input-")).count();
+    assert_eq!(from_input, INPUT_LINES);
+}
+
+/// A failing program fails the job (exit status 1, no output directory at all) with a message
+/// that names the command, its exit status and the last lines of its stderr: what a user needs
+/// to find the bug without digging for task logs.
+#[test]
+fn failing_mapper_reports_status_command_and_stderr() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = "sh -c 'echo MARKER-xyz-first >&2; echo MARKER-xyz-last >&2; exit 3'";
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("exit status 3");
+    run.assert_says(mapper);
+    run.assert_says("MARKER-xyz-first");
+    run.assert_says("MARKER-xyz-last");
+}
+
+/// A program killed by a signal is reported as such, with the signal's number (there is no
+/// exit status to report).
+#[test]
+fn mapper_killed_by_a_signal_is_reported() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "sh -c 'kill -9 $$'",
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("killed by signal 9");
+}
+
+/// The retry script: counts its runs in `runs.txt` and fails until it has run `succeed_on`
+/// times (never, if 0); then it passes its input through.
+fn flaky_mapper(s: &Scratch, succeed_on: usize) -> String {
+    let runs = s.arg("runs.txt");
+    let check = if succeed_on == 0 {
+        "exit 1\n".to_string()
+    } else {
+        format!("[ \"$(wc -l < {runs})\" -ge {succeed_on} ] || exit 1\n")
+    };
+    s.script(
+        "flaky.sh",
+        &format!("echo run >> {runs}\necho flaky-failure >&2\n{check}cat\n"),
+    )
+}
+
+/// `mapreduce.map.maxattempts=3`: a mapper that fails twice and then works makes a job that
+/// succeeds with the right output, after exactly three runs of the program.
+#[test]
+fn failed_attempts_are_retried_until_one_succeeds() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = flaky_mapper(&s, 3);
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=3",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert_eq!(line_count(&s.path("runs.txt")), 3);
+    assert_eq!(s.output_lines("out"), ABC_LINES);
+}
+
+/// The number of lines in `file`.
+fn line_count(file: &Path) -> usize {
+    fs::read_to_string(file).unwrap().lines().count()
+}
+
+/// A retried attempt is announced: the user learns that (and why) a task failed even though
+/// the job succeeded.
+#[test]
+fn retried_attempt_is_announced() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = flaky_mapper(&s, 2);
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=3",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    run.assert_says("attempt 1 of 3 failed");
+    run.assert_says("flaky-failure");
+}
+
+/// `mapreduce.map.maxattempts=2` and a mapper that always fails: the job fails after exactly two
+/// runs (no more, no fewer), and the message says how many attempts failed.
+#[test]
+fn job_fails_after_max_attempts() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = flaky_mapper(&s, 0);
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=2",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    assert_eq!(line_count(&s.path("runs.txt")), 2);
+    run.assert_says("failed 2 attempts");
+    run.assert_says("flaky-failure");
+}
+
+/// `head -n 1` exits 0 after its first line of 4 MB of input: the records it never read would
+/// silently be lost, so the task fails (as in Hadoop) and the message says why.
+#[test]
+fn mapper_that_exits_before_reading_its_input_fails() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", &numbered_lines("line-", 100_000));
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "head -n 1",
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("head -n 1");
+    run.assert_says("before reading all of its input");
+}
+
+/// `mapreduce.task.timeout=1000`: a mapper that sleeps 30 s without reading, writing or
+/// reporting is killed after a second of silence, and the message names the setting to change.
+/// (Only the watchdog deadline is timed: the job must end long before the sleep would.)
+#[test]
+fn silent_mapper_is_killed_after_the_task_timeout() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let run = s
+        .start(&[
+            "-D",
+            "mapreduce.task.timeout=1000",
+            "-D",
+            "mapreduce.map.maxattempts=1",
+            "-input",
+            &input,
+            "-output",
+            &out,
+            "-mapper",
+            "sh -c 'sleep 30'",
+            "-reducer",
+            "cat",
+        ])
+        .finish(SHORT_DEADLINE);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("mapreduce.task.timeout");
+}
+
+/// `reporter:status:` lines on stderr are signs of life: a mapper idle for 3 s but reporting
+/// every 200 ms is not killed with `mapreduce.task.timeout=1000`, and its output is complete.
+#[test]
+fn status_reports_keep_a_task_alive() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = s.script(
+        "alive.sh",
+        "i=0\n\
+         while [ $i -lt 15 ]; do echo reporter:status:alive >&2; sleep 0.2; i=$((i+1)); done\n\
+         cat\n",
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.task.timeout=1000",
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ABC_LINES);
+}
+
+/// A failing mapper that started a background process (with its stdio redirected, so that it
+/// holds none of the task's pipes): when the job has failed, no such process is left running —
+/// sluice kills each program's whole process group. Both attempts' grandchildren are checked.
+#[test]
+fn failed_task_leaves_no_background_process() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper = s.script(
+        "orphan.sh",
+        &format!("sleep 300 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\nexit 1\n"),
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=2",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    let started = pids_in(&s.path("pids.txt"));
+    assert_eq!(started.len(), 2, "one background process per attempt");
+    for pid in started {
+        assert!(
+            eventually(|| !is_running(pid)),
+            "process {pid} started by the mapper outlived the job"
+        );
+    }
+}
+
+/// As above for a task that succeeds: a background process started by a mapper does not
+/// outlive its task, and the job's output is unaffected.
+#[test]
+fn successful_task_leaves_no_background_process() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper = s.script(
+        "orphan.sh",
+        &format!("sleep 300 </dev/null >/dev/null 2>&1 &\necho $! >> {pids}\ncat\n"),
+    );
+    let run = s.run(&[
+        "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
+    ]);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ABC_LINES);
+    let started = pids_in(&s.path("pids.txt"));
+    assert_eq!(started.len(), 1);
+    assert!(
+        eventually(|| !is_running(started[0])),
+        "process {} started by the mapper outlived the job",
+        started[0]
+    );
+}
+
+/// The brief's literal form, `sleep 300 & ...; exit 1`: the background process inherits the
+/// mapper's stdout. The job should fail promptly and leave nothing running.
+#[test]
+fn background_process_holding_stdout_does_not_hold_up_the_job() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper = format!("sh -c 'sleep 300 & echo $! > {pids}; exit 1'");
+    let running = s.start(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    let sluice = running.child.id();
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        running.finish(SHORT_DEADLINE)
+    }));
+    let Ok(run) = result else {
+        // Do not leave the 300 s sleep behind when the test fails.
+        for pid in pids_in(&s.path("pids.txt")) {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        panic!("sluice {sluice} did not finish within {SHORT_DEADLINE:?}");
+    };
+    run.assert_failed(&s.path("out"));
+    run.assert_says("exit status 1");
+    for pid in pids_in(&s.path("pids.txt")) {
+        assert!(
+            eventually(|| !is_running(pid)),
+            "process {pid} outlived the job"
+        );
+    }
+}
+
+/// Ctrl-C (SIGINT to sluice) while a mapper runs: sluice exits non-zero, writes no output, and
+/// kills the mapper's whole process group — the mapper and the process it started in the
+/// background. The mapper writes its pid (its process group's id) only after it has started
+/// the background process, so the test knows both before it interrupts.
+#[test]
+fn interrupted_job_kills_its_programs_and_leaves_no_output() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let (child_file, group_file) = (s.arg("child.txt"), s.arg("group.txt"));
+    let mapper = s.script(
+        "long.sh",
+        &format!(
+            "sleep 300 </dev/null >/dev/null 2>&1 &\n\
+             echo $! > {child_file}\n\
+             echo $$ > {group_file}.tmp\n\
+             mv {group_file}.tmp {group_file}\n\
+             exec sleep 300\n"
+        ),
+    );
+    let running = s.start(&[
+        "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
+    ]);
+    wait_for_file(&s.path("group.txt"));
+    let group = pids_in(&s.path("group.txt"))[0];
+    let child = pids_in(&s.path("child.txt"))[0];
+    assert!(is_running(group) && is_running(child));
+    let sent = Command::new("kill")
+        .args(["-INT", &running.child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let run = running.finish(SHORT_DEADLINE);
+    assert_ne!(run.code, Some(0), "stderr:\n{}", run.stderr);
+    run.assert_says("interrupted");
+    assert!(!s.path("out").exists(), "an interrupted job left output");
+    assert!(
+        eventually(|| group_members(group).is_empty()),
+        "processes of the mapper's group {group} outlived the job: {:?}",
+        group_members(group)
+    );
+    assert!(!is_running(child));
+}
+
+/// `reporter:counter:` lines from the mappers of three map tasks (one per input file) add up in
+/// sluice's counter block; malformed counter lines count for nothing; and the counters of an
+/// attempt that failed (one task's first attempt reports for all of its lines, then exits 1)
+/// are not added to those of its successful retry.
+#[test]
+fn counters_add_up_across_tasks_and_ignore_failed_attempts() {
+    let s = Scratch::new();
+    let sizes = [10usize, 20, 30];
+    for (i, n) in sizes.iter().enumerate() {
+        s.write(
+            &format!("in/part{i}.txt"),
+            &numbered_lines(&format!("f{i}-"), *n),
+        );
+    }
+    let out = s.arg("out");
+    let failed_once = s.arg("failed-once");
+    let mapper = s.script(
+        "count.sh",
+        &format!(
+            "while IFS= read -r line; do\n\
+             \x20 echo reporter:counter:G,n,5 >&2\n\
+             \x20 echo \"$line\"\n\
+             done\n\
+             echo reporter:counter:G,n >&2\n\
+             echo reporter:counter:G,bad,abc >&2\n\
+             echo reporter:counter:G,bad,1,2 >&2\n\
+             echo reporter:counter:H,runs,1 >&2\n\
+             if mkdir {failed_once} 2>/dev/null; then exit 1; fi\n"
+        ),
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=2",
+        "-input",
+        &s.arg("in"),
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert!(s.path("failed-once").is_dir(), "no attempt failed");
+    let lines: usize = sizes.iter().sum();
+    assert_eq!(s.output_lines("out").len(), lines);
+    run.assert_says(&format!("\tG\n\t\tn={}\n", 5 * lines));
+    // One successful run per map task: the failed run's counters are gone.
+    run.assert_says(&format!("\tH\n\t\truns={}\n", sizes.len()));
+    assert!(
+        !run.stderr.contains("bad="),
+        "a malformed counter line was counted:\n{}",
+        run.stderr
+    );
+}
+
+/// `stream.non.zero.exit.is.failure=false`: a mapper that writes its output and exits 1 makes a
+/// job that succeeds with that output. Without the setting, the same job fails.
+#[test]
+fn non_zero_exit_is_accepted_when_configured() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let mapper = "sh -c 'cat; exit 1'";
+    let run = s.run(&[
+        "-D",
+        "stream.non.zero.exit.is.failure=false",
+        "-input",
+        &input,
+        "-output",
+        &s.arg("out"),
+        "-mapper",
+        mapper,
+        "-reducer",
+        "NONE",
+    ]);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ABC_LINES);
+
+    let control = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &s.arg("control"),
+        "-mapper",
+        mapper,
+        "-reducer",
+        "NONE",
+    ]);
+    control.assert_failed(&s.path("control"));
+    control.assert_says("exit status 1");
+}
+
+/// Command lines sluice cannot run are refused up front with exit status 1 and a message
+/// saying why: a Java class as mapper, an input format it cannot read, a missing `-input`.
+#[test]
+fn usage_errors_are_refused_clearly() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", "a\n");
+    let out = s.arg("out");
+
+    let java = s.run(&[
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "org.example.MyMapper",
+        "-reducer",
+        "cat",
+    ]);
+    java.assert_failed(&s.path("out"));
+    java.assert_says("org.example.MyMapper");
+    java.assert_says("Java classes cannot run");
+
+    let format = s.run(&[
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-inputformat",
+        "SequenceFileInputFormat",
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]);
+    format.assert_failed(&s.path("out"));
+    format.assert_says("-inputformat SequenceFileInputFormat is not supported");
+
+    let missing = s.run(&["-output", &out, "-mapper", "cat", "-reducer", "cat"]);
+    missing.assert_failed(&s.path("out"));
+    missing.assert_says("Required argument: -input");
+}
+
+/// A combiner that writes its keys in reverse order would break the merge of sorted runs
+/// (records silently split across groups); sluice checks the combiner's output and fails the
+/// job, naming the problem.
+#[test]
+fn combiner_that_reorders_keys_fails_the_job() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", "a\nb\nc\nd\n");
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "cat",
+        "-combiner",
+        "tac",
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("the combiner's output is not sorted");
+}
