@@ -145,11 +145,17 @@ fn print_counters(report: &JobReport) {
     }
     let rss = progress::peak_rss_bytes()
         .map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
+    let phases: Vec<String> = report
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
+        .collect();
     eprintln!(
-        "sluice: {} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}",
+        "sluice: {} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
         report.splits,
         report.reducers,
         report.threads,
-        human_bytes(report.memory_budget as u64)
+        human_bytes(report.memory_budget as u64),
+        phases.join(", ")
     );
 }

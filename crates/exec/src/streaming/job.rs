@@ -43,18 +43,21 @@ impl StreamingJob {
         &self.context.log_dir
     }
 
-    /// Removes the working directory, and the logs unless `keep_logs` (or some log is not
-    /// empty). Returns the log directory if it was kept.
+    /// Removes the working directory and the empty logs; the directory of the remaining logs
+    /// too unless `keep_logs` or a log has something in it. Returns the log directory if it
+    /// was kept.
     pub fn cleanup(&self, keep_logs: bool) -> Option<PathBuf> {
         let _ = std::fs::remove_dir_all(&self.context.work_dir);
         let log_dir = &self.context.log_dir;
-        let has_content = std::fs::read_dir(log_dir).is_ok_and(|entries| {
-            entries
-                .flatten()
-                .any(|e| e.metadata().is_ok_and(|m| m.len() > 0))
-        });
-        if keep_logs || has_content {
-            let _ = std::fs::remove_dir(self.scratch.join("work"));
+        let mut kept = 0;
+        for entry in std::fs::read_dir(log_dir).into_iter().flatten().flatten() {
+            if entry.metadata().is_ok_and(|m| m.len() == 0) {
+                let _ = std::fs::remove_file(entry.path());
+            } else {
+                kept += 1;
+            }
+        }
+        if keep_logs || kept > 0 {
             return Some(log_dir.clone());
         }
         let _ = std::fs::remove_dir_all(&self.scratch);

@@ -291,14 +291,88 @@ impl RecordReader {
     }
 }
 
+impl RecordReader {
+    /// Reads every record to the end of the stream and hands each to `f`. A text record that
+    /// lies wholly in the reader's buffer is passed as slices of that buffer, without a copy;
+    /// others (a line longer than the buffer, one that ends exactly at its end, the binary
+    /// framings) go through `buf`.
+    ///
+    /// # Errors
+    /// As for [`RecordReader::read`], and whatever `f` returns.
+    pub fn for_each(
+        &self,
+        input: &mut dyn BufRead,
+        buf: &mut Vec<u8>,
+        mut f: impl FnMut(&[u8], &[u8]) -> Result<(), crate::ExecError>,
+    ) -> Result<(), crate::ExecError> {
+        if !matches!(self.framing, Framing::Text | Framing::KeyOnlyText) {
+            while let Some(record) = self.read(input, buf)? {
+                f(record.key(buf), record.value(buf))?;
+            }
+            return Ok(());
+        }
+        loop {
+            let available = match input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ProgramError::Read(e).into()),
+            };
+            if available.is_empty() {
+                return Ok(());
+            }
+            let mut pos = 0;
+            while let Some(at) = memchr::memchr2(b'\n', b'\r', &available[pos..]) {
+                let end = pos + at;
+                let cr = available[end] == b'\r';
+                if cr && end + 1 == available.len() {
+                    // Whether a `\n` follows is not known yet.
+                    break;
+                }
+                self.split_line(&available[pos..end], &mut f)?;
+                pos = end + 1;
+                if cr && available[pos] == b'\n' {
+                    pos += 1;
+                }
+            }
+            if pos > 0 {
+                input.consume(pos);
+                continue;
+            }
+            // No whole line in the buffer: read this one through `buf`.
+            match self.read(input, buf)? {
+                Some(record) => f(record.key(buf), record.value(buf))?,
+                None => return Ok(()),
+            }
+        }
+    }
+
+    fn split_line(
+        &self,
+        line: &[u8],
+        f: &mut impl FnMut(&[u8], &[u8]) -> Result<(), crate::ExecError>,
+    ) -> Result<(), crate::ExecError> {
+        if self.framing == Framing::KeyOnlyText {
+            return f(line, &[]);
+        }
+        let record = split_key_value(line, &self.separator, self.key_fields);
+        f(record.key(line), record.value(line))
+    }
+}
+
 /// Splits `line` at the `key_fields`-th occurrence of `separator`; with fewer occurrences the
 /// whole line is the key and the value is empty (Hadoop's `TextOutputReader`).
 pub fn split_key_value(line: &[u8], separator: &[u8], key_fields: usize) -> Record {
     let mut found = None;
     if !separator.is_empty() {
         let mut from = 0;
+        // A one-byte separator (the usual tab) is found with memchr: building a substring
+        // searcher for every line would cost more than the search.
+        let find = |haystack: &[u8]| match separator {
+            [byte] => memchr::memchr(*byte, haystack),
+            _ => memchr::memmem::find(haystack, separator),
+        };
         for _ in 0..key_fields.max(1) {
-            match memchr::memmem::find(&line[from..], separator) {
+            match find(&line[from..]) {
                 Some(at) => {
                     found = Some(from + at);
                     from += at + separator.len();
@@ -488,6 +562,28 @@ mod tests {
             key_fields: 1,
         };
         assert_eq!(read_all(&multi, b"a:b::c\n"), pairs(&[("a:b", "c")]));
+    }
+
+    #[test]
+    fn for_each_matches_read_at_every_buffer_size() {
+        let stream: &[u8] = b"a\tb\r\nc\rd\te\tf\n\n\r\rlong line without tab\r\nx\ty";
+        let reader = RecordReader {
+            framing: Framing::Text,
+            separator: b"\t".to_vec(),
+            key_fields: 1,
+        };
+        let want = read_all(&reader, stream);
+        for capacity in 1..stream.len() + 2 {
+            let mut input = io::BufReader::with_capacity(capacity, stream);
+            let mut got = Vec::new();
+            reader
+                .for_each(&mut input, &mut Vec::new(), |k, v| {
+                    got.push((k.to_vec(), v.to_vec()));
+                    Ok(())
+                })
+                .unwrap();
+            assert_eq!(got, want, "buffer of {capacity} bytes");
+        }
     }
 
     #[test]

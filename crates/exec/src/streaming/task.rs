@@ -52,16 +52,20 @@ pub(super) enum InputFormat {
 
 impl InputFormat {
     /// Splits `line` into (key, value), formatting an offset key into `scratch`.
+    /// With `need_key` false (a text mapper that is not sent keys) the offset is not formatted.
     fn split<'l>(
         &self,
         offset: u64,
         line: &'l [u8],
         scratch: &'l mut Vec<u8>,
+        need_key: bool,
     ) -> (&'l [u8], &'l [u8]) {
         match self {
             InputFormat::Text => {
                 scratch.clear();
-                let _ = write!(scratch, "{offset}");
+                if need_key {
+                    let _ = write!(scratch, "{offset}");
+                }
                 (scratch.as_slice(), line)
             }
             InputFormat::KeyValue(separator) => match memchr::memchr(*separator, line) {
@@ -198,26 +202,23 @@ impl Program {
         let kinds = self.reader.framing.output_kind();
         let mut buf = Vec::new();
         let (mut key_text, mut value_text) = (Vec::new(), Vec::new());
-        while let Some(record) = self.reader.read(stdout, &mut buf)? {
-            let (key, value) = (record.key(&buf), record.value(&buf));
+        self.reader.for_each(stdout, &mut buf, |key, value| {
             if !self.is_final {
-                out.emit(key, value)?;
-                continue;
+                return out.emit(key, value);
             }
             match kinds {
-                Kind::Text | Kind::Offset => out.emit(key, value)?,
+                Kind::Text | Kind::Offset => out.emit(key, value),
                 // The job writes values only (see `build`): the line is the key.
-                Kind::KeyOnly => out.emit(key, key)?,
+                Kind::KeyOnly => out.emit(key, key),
                 Kind::Bytes | Kind::TypedBytes => {
                     key_text.clear();
                     value_text.clear();
                     render(kinds, key, &mut key_text)?;
                     render(kinds, value, &mut value_text)?;
-                    out.emit(&key_text, &value_text)?;
+                    out.emit(&key_text, &value_text)
                 }
             }
-        }
-        Ok(())
+        })
     }
 }
 
@@ -260,6 +261,7 @@ impl Mapper for StreamMapper {
         let spec = self.program.spec(&self.job, &ctx, &extra, 0)?;
         let writer = &self.program.writer;
         let format = &self.input_format;
+        let need_key = !writer.ignore_key;
         // Hadoop starts reading a program's output at its first input record: the output of a
         // program that got no input is dropped (its exit status still counts).
         let first = input
@@ -273,13 +275,13 @@ impl Mapper for StreamMapper {
             |stdin| {
                 let (mut key_buf, mut scratch) = (Vec::new(), Vec::new());
                 if let Some((offset, line)) = &first {
-                    let (key, value) = format.split(*offset, line, &mut key_buf);
+                    let (key, value) = format.split(*offset, line, &mut key_buf, need_key);
                     writer
                         .write(stdin.writer(), key, value, &mut scratch)
                         .map_err(input_error)?;
                 }
                 while let Some((offset, line)) = input.next_line()? {
-                    let (key, value) = format.split(offset, line, &mut key_buf);
+                    let (key, value) = format.split(offset, line, &mut key_buf, need_key);
                     writer
                         .write(stdin.writer(), key, value, &mut scratch)
                         .map_err(input_error)?;
@@ -425,13 +427,16 @@ mod tests {
     #[test]
     fn input_formats_split_lines() {
         let mut scratch = Vec::new();
-        let (k, v) = InputFormat::Text.split(42, b"a\tb", &mut scratch);
+        let (k, v) = InputFormat::Text.split(42, b"a\tb", &mut scratch, true);
         assert_eq!((k, v), (&b"42"[..], &b"a\tb"[..]));
         let kv = InputFormat::KeyValue(b'\t');
         assert_eq!(
-            kv.split(0, b"a\tb\tc", &mut scratch),
+            kv.split(0, b"a\tb\tc", &mut scratch, true),
             (&b"a"[..], &b"b\tc"[..])
         );
-        assert_eq!(kv.split(0, b"abc", &mut scratch), (&b"abc"[..], &b""[..]));
+        assert_eq!(
+            kv.split(0, b"abc", &mut scratch, true),
+            (&b"abc"[..], &b""[..])
+        );
     }
 }
