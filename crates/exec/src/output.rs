@@ -55,7 +55,12 @@ pub(crate) struct TextOutput {
     separator: Option<Vec<u8>>,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
+    /// Bytes up to which the kernel was asked to start writing the file back.
+    written_back: u64,
 }
+
+/// Written bytes after which a part file's pages are handed to the kernel's writeback.
+const WRITEBACK_STEP: u64 = 16 << 20;
 
 impl TextOutput {
     /// A part file `name` in the committer's temporary directory. A `lazy` output creates its
@@ -86,6 +91,7 @@ impl TextOutput {
             separator,
             records: 0,
             bytes: 0,
+            written_back: 0,
         })
     }
 
@@ -122,6 +128,18 @@ impl TextOutput {
         }
         writer.write_all(value)?;
         writer.write_all(b"\n")?;
+        let in_file = self.bytes + written as u64 - writer.buffer().len() as u64;
+        if in_file - self.written_back >= WRITEBACK_STEP {
+            // Start writing the pages back now, while the task goes on, so that the fsync at
+            // commit has little left to wait for. Only a hint: errors do not matter here.
+            let _ = nix::fcntl::posix_fadvise(
+                writer.get_ref(),
+                self.written_back as i64,
+                (in_file - self.written_back) as i64,
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
+            );
+            self.written_back = in_file;
+        }
         Ok(written)
     }
 }
