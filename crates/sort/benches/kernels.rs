@@ -43,6 +43,33 @@ fn sort_buffer(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // Text lines whose first word comes from a small vocabulary, as in log or corpus lines:
+    // most keys share their first 8 bytes with many others.
+    let words: Vec<Vec<u8>> = numbers(2)
+        .take(64)
+        .map(|n| format!("word{:06}", n % 1_000_000).into_bytes())
+        .collect();
+    let lines: Vec<Vec<u8>> = numbers(3)
+        .take(RECORDS)
+        .map(|n| {
+            let mut line = words[(n % 64) as usize].clone();
+            line.extend_from_slice(format!(" {:016x} rest of the line", n >> 8).as_bytes());
+            line
+        })
+        .collect();
+    group.bench_function("sort 500k text lines sharing first words", |b| {
+        b.iter_batched(
+            || {
+                let mut buffer = RecordBuffer::new(1 << 20);
+                for line in &lines {
+                    buffer.push(0, line, &[]).expect("small record");
+                }
+                buffer
+            },
+            |mut buffer| buffer.sort(),
+            BatchSize::LargeInput,
+        )
+    });
     group.finish();
 }
 
