@@ -67,7 +67,7 @@ pub(super) struct ProgramInput {
 
 impl ProgramInput {
     /// The underlying writer, for framing code that writes through `std::io::Write`.
-    pub(super) fn writer(&mut self) -> &mut dyn Write {
+    pub(super) fn writer(&mut self) -> &mut impl Write {
         &mut self.writer
     }
 }

@@ -88,9 +88,9 @@ impl RecordWriter {
     ///
     /// # Errors
     /// The pipe's write error.
-    pub fn write(
+    pub fn write<W: Write + ?Sized>(
         &self,
-        out: &mut dyn Write,
+        out: &mut W,
         key: &[u8],
         value: &[u8],
         scratch: &mut Vec<u8>,
@@ -160,8 +160,8 @@ fn push_vint(buf: &mut Vec<u8>, value: i64) {
 
 /// Writes a key or value as `rawbytes`: a 4-byte length, then the object's bytes — for a
 /// `BytesWritable` its content, for other objects their Hadoop serialisation.
-fn write_raw(
-    out: &mut dyn Write,
+fn write_raw<W: Write + ?Sized>(
+    out: &mut W,
     kind: Kind,
     bytes: &[u8],
     scratch: &mut Vec<u8>,
@@ -177,8 +177,8 @@ fn write_raw(
 }
 
 /// Writes a key or value as one typed bytes value.
-fn write_typed(
-    out: &mut dyn Write,
+fn write_typed<W: Write + ?Sized>(
+    out: &mut W,
     kind: Kind,
     bytes: &[u8],
     scratch: &mut Vec<u8>,
