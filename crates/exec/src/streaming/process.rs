@@ -18,6 +18,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::os::fd::AsFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -31,7 +32,11 @@ use crate::{ExecError, JobStatus};
 use super::ProgramError;
 
 /// Buffer size of the pipes' readers and writers: records cross in large writes.
-const PIPE_BUFFER: usize = 64 * 1024;
+const PIPE_BUFFER: usize = 256 * 1024;
+
+/// Capacity asked of the kernel for each pipe (the default is 64 KiB): with larger pipes the
+/// writer and the reader on each side wake each other up less often.
+const PIPE_CAPACITY: i32 = 1 << 20;
 
 /// Lines of a program's stderr quoted in a failure.
 const STDERR_TAIL_LINES: usize = 20;
@@ -228,6 +233,16 @@ pub(super) fn run_program(
         child: Mutex::new(child),
         pgid,
     };
+    for pipe in [
+        pipes.0.as_ref().map(|p| p.as_fd()),
+        pipes.1.as_ref().map(|p| p.as_fd()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        // Only a hint: an unprivileged process may be limited to a smaller size.
+        let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_CAPACITY));
+    }
     let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
         return Err(ExecError::from(ProgramError::Read(io::Error::other(
             "the program's pipes were not set up",
