@@ -52,6 +52,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             })?;
         config = config.with_threads(n);
     }
+    warn_unbuffered_python(&parsed);
     if parsed.verbose {
         eprintln!("sluice: job configuration:");
         for (key, value) in built.conf.entries_with_aliases() {
@@ -89,6 +90,31 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             }
             Ok(ExitCode::from(exit_status(&e)))
         }
+    }
+}
+
+/// Python programs write every line with a system call when `PYTHONUNBUFFERED` is set, which
+/// can make a streaming job several times slower; say so when a Python program is about to
+/// inherit it.
+fn warn_unbuffered_python(args: &streaming::StreamingArgs) {
+    let set = |name: &str| {
+        args.cmdenv
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| !v.is_empty())
+            .or_else(|| std::env::var_os(name).map(|v| !v.is_empty()))
+            .unwrap_or(false)
+    };
+    let python = [&args.mapper, &args.combiner, &args.reducer]
+        .into_iter()
+        .flatten()
+        .any(|c| c.contains("python") || c.contains(".py"));
+    if python && set("PYTHONUNBUFFERED") {
+        eprintln!(
+            "sluice: note: PYTHONUNBUFFERED is set, so the Python programs write each line with \
+             a system call; unset it (or -cmdenv PYTHONUNBUFFERED=) for much faster jobs"
+        );
     }
 }
 
