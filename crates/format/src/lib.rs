@@ -30,8 +30,13 @@
 //!   (`-k2,2nr`-style key options), reproducing Hadoop's exact order and partition numbers.
 //! * [`typedbytes`]: Hadoop Streaming's typed bytes (`-io typedbytes`): cutting a child's
 //!   output into raw values, encoding map input, and the text Hadoop prints for a value.
+//! * [`tera`]: the rows Hadoop's TeraGen writes (byte-exact, any row number) and the
+//!   TeraGen/TeraValidate checksum.
+//! * [`java`]: Java's string order, string hash, lossy UTF-8 decoding and `Double.toString`,
+//!   which the modules above need to print and order values as Hadoop does.
 //!
-//! Apart from the partition arithmetic in those two modules, nothing here knows about partitions, files or memory budgets: those live in higher crates.
+//! Apart from the partition arithmetic of `keyfield` and `typedbytes`, nothing here knows about
+//! partitions, files or memory budgets: those live in higher crates.
 #![forbid(unsafe_code)]
 
 mod block;
@@ -41,6 +46,7 @@ pub mod java;
 pub mod keyfield;
 pub mod record;
 mod run;
+pub mod tera;
 pub mod typedbytes;
 
 pub use block::{BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
