@@ -142,7 +142,6 @@ fn print_counters(report: &JobReport) {
         ("Map input records", c.map_input_records),
         ("Map output records", c.map_output_records),
         ("Map output bytes", c.map_output_bytes),
-        ("Input split bytes", c.map_input_bytes),
         ("Combine input records", c.combine_input_records),
         ("Combine output records", c.combine_output_records),
         ("Reduce input groups", c.reduce_input_groups),
@@ -156,19 +155,23 @@ fn print_counters(report: &JobReport) {
         report.wall_seconds,
         report.output.display()
     );
-    eprintln!("\tCounters: {}", framework.len() + 1 + user);
+    // Hadoop's order: the framework's group, the job's own groups by name, then the input and
+    // output format groups (whose names end with a space in Hadoop).
+    eprintln!("\tCounters: {}", framework.len() + 2 + user);
     eprintln!("\tMap-Reduce Framework");
     for (name, value) in framework {
         eprintln!("\t\t{name}={value}");
     }
-    eprintln!("\tFile Output Format Counters ");
-    eprintln!("\t\tBytes Written={}", c.output_bytes);
     for (group, counters) in &report.user_counters {
         eprintln!("\t{group}");
         for (name, value) in counters {
             eprintln!("\t\t{name}={value}");
         }
     }
+    eprintln!("\tFile Input Format Counters ");
+    eprintln!("\t\tBytes Read={}", c.map_input_bytes);
+    eprintln!("\tFile Output Format Counters ");
+    eprintln!("\t\tBytes Written={}", c.output_bytes);
     let rss = progress::peak_rss_bytes()
         .map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
     let phases: Vec<String> = report

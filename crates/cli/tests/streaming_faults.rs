@@ -876,3 +876,152 @@ fn combiner_that_reorders_keys_fails_the_job() {
     run.assert_failed(&s.path("out"));
     run.assert_says("the combiner's output is not sorted");
 }
+
+/// A failed attempt counts nothing: here the combiner fails on its first run, which fails the
+/// map task's first attempt after its mapper read and wrote every record. The framework's
+/// counters must show each record once.
+#[test]
+fn failed_attempt_counts_no_records() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let flag = s.arg("combiner-failed");
+    let combiner = s.script(
+        "combine.sh",
+        &format!("if mkdir {flag} 2>/dev/null; then cat >/dev/null; exit 3; fi\ncat\n"),
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=2",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "cat",
+        "-combiner",
+        &combiner,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert!(
+        s.path("combiner-failed").is_dir(),
+        "the combiner never failed"
+    );
+    run.assert_says("\t\tMap input records=3\n");
+    run.assert_says("\t\tMap output records=3\n");
+    run.assert_says("\t\tReduce input records=3\n");
+}
+
+/// A process that leaves the program's group (`setsid`) and keeps its stdout open cannot be
+/// killed with the group; the task must still end, here by the task timeout, instead of
+/// waiting for the pipe forever.
+#[test]
+fn process_outside_the_group_holding_stdout_times_out() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper = format!("sh -c 'setsid sleep 30 & echo $! > {pids}; cat'");
+    let run = s.start(&[
+        "-D",
+        "mapreduce.task.timeout=1000",
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    let finished = run.finish(SHORT_DEADLINE);
+    for pid in pids_in(&s.path("pids.txt")) {
+        let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+    }
+    finished.assert_failed(&s.path("out"));
+    finished.assert_says("mapreduce.task.timeout");
+}
+
+/// A `rawbytes` program that dies in the middle of a record breaks the framing, but the cause
+/// is its failure: the error must give its exit status and stderr, not only the broken output.
+#[test]
+fn crashing_rawbytes_program_is_reported_with_its_stderr() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = s.script(
+        "crash.sh",
+        "cat >/dev/null\nprintf '\\000\\000\\000\\005ab'\necho MARKER-boom >&2\nexit 4\n",
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-io",
+        "rawbytes",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_failed(&s.path("out"));
+    run.assert_says("exit status 4");
+    run.assert_says("MARKER-boom");
+}
+
+/// A command whose name looks like a Java class is still a command when such a program
+/// exists (Hadoop only takes names it can load as classes).
+#[test]
+fn capitalized_program_name_runs_as_a_command() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let reducer = s.script("MyReducer", "cat\n");
+    let run = s.run(&[
+        "-files",
+        &reducer,
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "cat",
+        "-reducer",
+        "MyReducer",
+    ]);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ABC_LINES);
+}
+
+/// As in Hadoop's local mode, a program may name files of the directory sluice was started in
+/// by relative paths, without shipping them with -files.
+#[test]
+fn programs_see_the_starting_directory() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    s.write("suffix.txt", "!\n");
+    s.script(
+        "add.sh",
+        "while IFS= read -r line; do echo \"$line$(cat suffix.txt)\"; done\n",
+    );
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "sh add.sh",
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ["a\t1!", "b\t2!", "c\t3!"]);
+}

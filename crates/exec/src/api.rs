@@ -41,8 +41,8 @@ pub struct MapInput {
     pub length: u64,
 }
 
-/// Which task a reducer or combiner instance works for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which task attempt a mapper, reducer or combiner instance works for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct TaskContext {
     /// `true` in a map task (a combiner), `false` in a reduce task.
     pub is_map: bool,

@@ -63,6 +63,10 @@ pub(crate) struct Collector<'a> {
     runs: Vec<Run>,
     combine_input: u64,
     combine_output: u64,
+    /// Spill files written, their records and bytes, and memory runs kept: counted for the
+    /// job only when the task finishes, so that a failed attempt counts nothing.
+    spilled: (u64, u64, u64),
+    memory_runs: u64,
 }
 
 impl<'a> Collector<'a> {
@@ -97,6 +101,8 @@ impl<'a> Collector<'a> {
             runs: Vec::new(),
             combine_input: 0,
             combine_output: 0,
+            spilled: (0, 0, 0),
+            memory_runs: 0,
         }
     }
 
@@ -206,10 +212,9 @@ impl<'a> Collector<'a> {
                 .create_writer(self.stage.partitions, self.res.codec, SPILL_BLOCK)?;
         self.write_sorted(&mut writer)?;
         let file = writer.finish()?;
-        let counters = &self.res.status.counters;
-        Counters::add(&counters.spilled_runs, 1);
-        Counters::add(&counters.spilled_records, file.total_records());
-        Counters::add(&counters.spilled_bytes, file.bytes());
+        self.spilled.0 += 1;
+        self.spilled.1 += file.total_records();
+        self.spilled.2 += file.bytes();
         self.runs.push(Run::Disk(Arc::new(file)));
         Ok(())
     }
@@ -226,7 +231,7 @@ impl<'a> Collector<'a> {
                         MemRunBuilder::new(self.stage.partitions, estimate, reservation);
                     self.write_sorted(&mut builder)?;
                     self.runs.push(Run::Memory(Arc::new(builder.finish())));
-                    Counters::add(&self.res.status.counters.memory_runs, 1);
+                    self.memory_runs += 1;
                 }
                 None => self.flush_to_disk()?,
             }
@@ -234,6 +239,10 @@ impl<'a> Collector<'a> {
         let counters = &self.res.status.counters;
         Counters::add(&counters.combine_input_records, self.combine_input);
         Counters::add(&counters.combine_output_records, self.combine_output);
+        Counters::add(&counters.spilled_runs, self.spilled.0);
+        Counters::add(&counters.spilled_records, self.spilled.1);
+        Counters::add(&counters.spilled_bytes, self.spilled.2);
+        Counters::add(&counters.memory_runs, self.memory_runs);
         Ok(std::mem::take(&mut self.runs))
     }
 }

@@ -76,6 +76,11 @@ impl Counters {
     pub fn add(counter: &AtomicU64, n: u64) {
         counter.fetch_add(n, Ordering::Relaxed);
     }
+
+    /// Takes back `n` added to a counter by a task attempt that then failed.
+    pub fn sub(counter: &AtomicU64, n: u64) {
+        counter.fetch_sub(n, Ordering::Relaxed);
+    }
 }
 
 /// The phase a job is in, for progress display.
@@ -108,8 +113,11 @@ pub struct JobStatus {
     pub tasks_done: AtomicU64,
     cancelled: AtomicBool,
     /// Counters defined by the job's code (e.g. `reporter:counter:` lines of streaming
-    /// programs): group, then name.
+    /// programs): group, then name. Only those of successful task attempts.
     user_counters: Mutex<UserCounters>,
+    /// User counters of task attempts still running, added to `user_counters` when the
+    /// attempt succeeds and dropped when it fails.
+    pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, UserCounters>>,
     /// Notices for the user (a retried task attempt), taken by the front end.
     messages: Mutex<Vec<String>>,
     /// The last status line a task reported (`reporter:status:`).
@@ -118,6 +126,17 @@ pub struct JobStatus {
 
 /// Counters defined by a job's own code: group name, then counter name, then value.
 pub type UserCounters = BTreeMap<String, BTreeMap<String, i64>>;
+
+/// Adds every counter of `from` to `into`.
+fn merge_counters(into: &mut UserCounters, from: &UserCounters) {
+    for (group, names) in from {
+        let target = into.entry(group.clone()).or_default();
+        for (name, value) in names {
+            let slot = target.entry(name.clone()).or_default();
+            *slot = slot.wrapping_add(*value);
+        }
+    }
+}
 
 /// Locks `m`, ignoring poisoning: every value kept here stays consistent between statements.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -157,17 +176,24 @@ impl JobStatus {
         self.tasks_done.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Adds a finished task attempt's own counters to the job's (a failed attempt's counters
-    /// are dropped, as Hadoop does).
-    pub fn add_user_counters(&self, counters: &UserCounters) {
-        let mut all = lock(&self.user_counters);
-        for (group, names) in counters {
-            let target = all.entry(group.clone()).or_default();
-            for (name, value) in names {
-                let slot = target.entry(name.clone()).or_default();
-                *slot = slot.wrapping_add(*value);
-            }
+    /// Adds counters reported by the code of task attempt `attempt`. They count for the job
+    /// once the attempt succeeds; a failed attempt's counters are dropped, as in Hadoop.
+    pub fn add_user_counters(&self, attempt: &crate::TaskContext, counters: &UserCounters) {
+        let mut pending = lock(&self.pending_counters);
+        merge_counters(pending.entry(*attempt).or_default(), counters);
+    }
+
+    /// The attempt succeeded: its user counters count.
+    pub(crate) fn commit_attempt(&self, attempt: &crate::TaskContext) {
+        let done = lock(&self.pending_counters).remove(attempt);
+        if let Some(counters) = done {
+            merge_counters(&mut lock(&self.user_counters), &counters);
         }
+    }
+
+    /// The attempt failed: its user counters are dropped.
+    pub(crate) fn discard_attempt(&self, attempt: &crate::TaskContext) {
+        lock(&self.pending_counters).remove(attempt);
     }
 
     /// The job's own counters so far.

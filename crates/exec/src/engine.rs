@@ -228,15 +228,27 @@ pub fn run_job(
                 split.start + split.len
             )
         };
-        with_attempts(config.map_attempts, &status, name, |attempt| {
+        let context = |attempt| TaskContext {
+            is_map: true,
+            task: i,
+            attempt,
+            stage: 1,
+        };
+        with_attempts(config.map_attempts, &status, name, context, |ctx| {
             let task = MapTask {
                 task: i,
-                attempt,
+                attempt: ctx.attempt,
                 split,
                 file,
             };
             map_task(&task, job, &res, first_store.as_ref(), &committer)
-        })
+        })?;
+        // Not part of the task: its runs are in the store now, and a retry would add them
+        // twice.
+        match (first_store.as_ref(), job.stages.first()) {
+            (Some(store), Some(stage)) => merge_early(store, stage, &res),
+            _ => Ok(()),
+        }
     })?;
     phases.push(timing("map", phase_start));
 
@@ -257,14 +269,14 @@ pub fn run_job(
         };
         run_tasks(config.threads, stage.partitions, &status, |p| {
             let name = || format!("reduce task {p} of stage {}", index + 1);
-            with_attempts(config.reduce_attempts, &status, name, |attempt| {
-                let ctx = TaskContext {
-                    is_map: false,
-                    task: p,
-                    attempt,
-                    stage: index + 1,
-                };
-                reduce_task(&ctx, &runs, stage, &target, job, &res)
+            let context = |attempt| TaskContext {
+                is_map: false,
+                task: p,
+                attempt,
+                stage: index + 1,
+            };
+            with_attempts(config.reduce_attempts, &status, name, context, |ctx| {
+                reduce_task(ctx, &runs, stage, &target, job, &res)
             })
         })?;
         drop(runs);
@@ -359,16 +371,26 @@ fn run_tasks(
 
 /// Runs one task up to `attempts` times until it succeeds. A failed attempt's output is
 /// discarded by the attempt itself (its collector deletes its spill files when dropped, a part
-/// file is recreated); the job hears of each retry through a notice.
+/// file is recreated) and so are its counters (tasks count them when they finish; user counters
+/// wait in the job status until their attempt succeeds); the job hears of each retry through a
+/// notice.
 fn with_attempts(
     attempts: usize,
     status: &JobStatus,
     name: impl Fn() -> String,
-    mut run: impl FnMut(usize) -> Result<(), ExecError>,
+    context: impl Fn(usize) -> TaskContext,
+    mut run: impl FnMut(&TaskContext) -> Result<(), ExecError>,
 ) -> Result<(), ExecError> {
     let mut attempt = 0;
     loop {
-        match run(attempt) {
+        let ctx = context(attempt);
+        let result = run(&ctx);
+        if result.is_ok() {
+            status.commit_attempt(&ctx);
+        } else {
+            status.discard_attempt(&ctx);
+        }
+        match result {
             Ok(()) => return Ok(()),
             Err(e) if attempt + 1 < attempts && e.is_retryable() && !status.is_cancelled() => {
                 status.notice(format!(
@@ -526,18 +548,19 @@ fn map_task(
         records: 0,
         bytes: 0,
     };
-    mapper.run(&mut input, &mut out)?;
+    let ran = mapper.run(&mut input, &mut out);
     let (out_records, out_bytes) = (out.records, out.bytes);
+    if let Err(e) = ran.and_then(|()| sink.finish(t.task, store, counters)) {
+        // The input bytes shown as progress were not read by a successful attempt.
+        Counters::sub(&counters.map_input_bytes, input.published_bytes);
+        return Err(e);
+    }
     input.publish();
     Counters::add(&counters.map_input_records, input.records);
     Counters::add(&counters.map_output_records, out_records);
     Counters::add(&counters.map_output_bytes, out_bytes);
     Counters::add(&counters.map_tasks, 1);
-    sink.finish(t.task, store, counters)?;
-    match (store, job.stages.first()) {
-        (Some(store), Some(stage)) => merge_early(store, stage, res),
-        _ => Ok(()),
-    }
+    Ok(())
 }
 
 /// Merges spill files of finished map tasks while other map tasks still run, when they have
@@ -700,11 +723,13 @@ fn reduce_task(
     };
     let mut reducer = (stage.reducer)(ctx);
     let result = reducer.run(&mut input, &mut sink);
+    // `ReduceInput` reports a cancelled job as a read error; say what it was.
     res.check_cancelled()?;
     result?;
+    sink.finish(partition, store, counters)?;
     Counters::add(&counters.reduce_input_groups, input.groups);
     Counters::add(&counters.reduce_input_records, input.records);
-    sink.finish(partition, store, counters)
+    Ok(())
 }
 
 /// Merges runs of `partition` through disk until at most `fan_in` spill files remain, so that

@@ -61,6 +61,10 @@ impl ExecError {
         match self {
             ExecError::Cancelled | ExecError::Config(_) => false,
             ExecError::Task { source, .. } => source.is_retryable(),
+            // A program that is not there will not be there on the next attempt either.
+            ExecError::Program(e) => {
+                !matches!(**e, crate::streaming::ProgramError::NotFound { .. })
+            }
             _ => true,
         }
     }

@@ -163,6 +163,9 @@ impl RecordBuffer {
         // Runs of entries equal on their first `depth` bytes, all longer than `depth`.
         let mut pending: Vec<(usize, usize, usize)> = Vec::new();
         push_tied_runs(&self.index, 0, 0, &mut pending);
+        // The refinement overwrites prefixes with later key bytes; these ranges get their
+        // real prefixes back at the end, so that the buffer can be sorted again.
+        let refined: Vec<(usize, usize)> = pending.iter().map(|&(s, e, _)| (s, e)).collect();
         while let Some((start, end, depth)) = pending.pop() {
             let run = &mut self.index[start..end];
             for e in run.iter_mut() {
@@ -171,6 +174,11 @@ impl RecordBuffer {
             let limit = (depth + 9) as u32;
             run.sort_unstable_by_key(|e| (e.prefix, e.key_len.min(limit), e.seq));
             push_tied_runs(run, start, depth, &mut pending);
+        }
+        for (start, end) in refined {
+            for e in &mut self.index[start..end] {
+                e.prefix = normalized_prefix(record(blocks, e).0);
+            }
         }
     }
 
@@ -374,6 +382,21 @@ mod tests {
         .map(|&(p, k, v)| (p, k.to_vec(), v.to_vec()))
         .collect();
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn sorting_twice_with_pushes_between_stays_exact() {
+        let mut buffer = RecordBuffer::new(64);
+        buffer.push(0, b"zzzzzzzzBBBBBBBBx", b"").unwrap();
+        buffer.push(0, b"zzzzzzzzAAAAAAAAx", b"").unwrap();
+        buffer.sort();
+        buffer.push(0, b"m", b"").unwrap();
+        buffer.push(0, b"zzzzzzzzAAAAAAAAa", b"").unwrap();
+        buffer.sort();
+        let keys: Vec<Vec<u8>> = buffer.iter().map(|(_, k, _)| k.to_vec()).collect();
+        let mut want = keys.clone();
+        want.sort();
+        assert_eq!(keys, want);
     }
 
     #[test]

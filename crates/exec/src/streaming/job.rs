@@ -65,6 +65,9 @@ impl StreamingJob {
     }
 }
 
+/// Most entries of the starting directory linked into the task directory.
+const START_DIR_LINKS: usize = 10_000;
+
 /// Java class names that have a native stand-in, by role.
 const IDENTITY_MAPPERS: &[&str] = &[
     "org.apache.hadoop.mapred.lib.IdentityMapper",
@@ -122,6 +125,8 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.
     let reducer_spec = args.reducer.as_deref().map(str::trim);
+    // Hadoop compares the name ignoring case.
+    let aggregate = reducer_spec.is_some_and(|r| r.eq_ignore_ascii_case("aggregate"));
     if reducer_spec == Some("NONE") {
         conf.set("mapreduce.job.reduces", "0");
     }
@@ -134,9 +139,10 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         .map(|p| PathBuf::from(local_path(p)))
         .collect();
     let block = conf.get_u64("fs.local.block.size", 32 << 20)?;
+    // Hadoop's old-API FileInputFormat, which streaming uses: max(minSize, min(goal, block)),
+    // where local mode's single map makes the goal the whole input; the max size is ignored.
     let min_split = conf.get_u64("mapreduce.input.fileinputformat.split.minsize", 1)?;
-    let max_split = conf.get_u64("mapreduce.input.fileinputformat.split.maxsize", u64::MAX)?;
-    let split_size = min_split.max(max_split.min(block)).max(1);
+    let split_size = min_split.max(block).max(1);
     // The programs see the number of map tasks (`mapreduce_job_maps`). If the inputs cannot
     // be listed, the job fails when it starts, with the reason.
     if let Ok(files) = sluice_io::discover_inputs(&inputs) {
@@ -202,7 +208,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     let map_program = match args.mapper.as_deref().map(str::trim) {
         None => None,
         Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
-        Some(name) if looks_like_java_class(name) => {
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
             return Err(usage(format!(
                 "-mapper {name}: Java classes cannot run in sluice (only IdentityMapper has a \
                  native equivalent); use a command"
@@ -238,7 +244,8 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         None => Kind::Text,
     };
 
-    let context = Arc::new(make_context(args, &conf, &output, status)?);
+    let (context, scratch_guard) = make_context(args, &conf, &output, status)?;
+    let context = Arc::new(context);
     let job_context = Arc::clone(&context);
     let key_value_separator = match input_format {
         InputFormat::KeyValue(s) => s,
@@ -282,9 +289,12 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     let mut stages = Vec::new();
     let mut final_kind = map_kind;
     if reducers > 0 {
-        let aggregate = reducer_spec == Some("aggregate");
         let combine = match args.combiner.as_deref().map(str::trim) {
-            Some(name) if looks_like_java_class(name) => {
+            // Hadoop's aggregate sets its own combiner, whatever -combiner says.
+            _ if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
+                Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
+            })),
+            Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
                 return Err(usage(format!(
                     "-combiner {name}: Java classes cannot run in sluice; use a command"
                 )))
@@ -307,13 +317,10 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
                     }) as Box<dyn Reducer>
                 }))
             }
-            None if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
-                Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
-            })),
             None => Combine::None,
         };
         let reducer: crate::ReducerFactory = match reducer_spec {
-            Some("aggregate") => {
+            _ if aggregate => {
                 final_kind = Kind::Text;
                 Arc::new(|_: &TaskContext| {
                     Box::new(AggregateReducer { combine: false }) as Box<dyn Reducer>
@@ -325,7 +332,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             Some(name) if IDENTITY_REDUCERS.contains(&name) => Arc::new(move |_: &TaskContext| {
                 Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>
             }),
-            Some(name) if looks_like_java_class(name) => {
+            Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
                 return Err(usage(format!(
                     "-reducer {name}: Java classes cannot run in sluice (IdentityReducer and \
                      aggregate have native equivalents); use a command"
@@ -384,6 +391,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
+    scratch_guard.keep();
     Ok(StreamingJob {
         job,
         config,
@@ -434,6 +442,43 @@ fn copy_executable(source: &Path, target: &Path) -> std::io::Result<()> {
     use std::os::unix::fs::PermissionsExt;
     std::fs::copy(source, target)?;
     std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o755))
+}
+
+/// Removes the job's scratch directory if the job is not built after all.
+struct ScratchGuard {
+    path: PathBuf,
+    keep: bool,
+}
+
+impl ScratchGuard {
+    /// The job was built: its scratch directory stays until `StreamingJob::cleanup`.
+    fn keep(mut self) {
+        self.keep = true;
+    }
+}
+
+impl Drop for ScratchGuard {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_dir_all(&self.path);
+        }
+    }
+}
+
+/// Whether a `-mapper`/`-reducer`/`-combiner` value that looks like a Java class name is a
+/// program after all: Hadoop only takes it as a class if it can load one, and runs it as a
+/// command otherwise (`-reducer MyReducer` with a shipped script of that name).
+fn is_program(spec: &str, files: &[String]) -> bool {
+    if files.iter().any(|entry| entry_name(entry).1 == spec) {
+        return true;
+    }
+    let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    super::command::resolve_program(
+        spec,
+        &[start.as_path()],
+        std::env::var("PATH").ok().as_deref(),
+    )
+    .is_some()
 }
 
 /// The partitioner `-partitioner` names.
@@ -507,15 +552,20 @@ fn make_context(
     conf: &JobConf,
     output: &Path,
     status: Arc<JobStatus>,
-) -> Result<JobContext, StreamingError> {
+) -> Result<(JobContext, ScratchGuard), StreamingError> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
     let job_id = format!("job_sluice{stamp}{:05}_0001", std::process::id() % 100_000);
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
     let scratch = std::env::temp_dir().join(format!("sluice-{job_id}"));
+    let start_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     let work_dir = scratch.join("work");
     let log_dir = scratch.join("logs");
+    let guard = ScratchGuard {
+        path: scratch.clone(),
+        keep: false,
+    };
     for dir in [&work_dir, &log_dir] {
         std::fs::create_dir_all(dir).map_err(setup(format!("cannot create {}", dir.display())))?;
     }
@@ -564,6 +614,21 @@ fn make_context(
         }
     }
 
+    // Hadoop's local mode runs programs in the directory it was started in, so scripts and
+    // files there can be named by relative paths; link that directory's entries in too
+    // (`-files` entries win). A very large directory is not linked.
+    if let Ok(entries) = std::fs::read_dir(&start_dir) {
+        let entries: Vec<_> = entries.flatten().take(START_DIR_LINKS + 1).collect();
+        if entries.len() <= START_DIR_LINKS {
+            for entry in entries {
+                let link = work_dir.join(entry.file_name());
+                if link.symlink_metadata().is_err() {
+                    let _ = std::os::unix::fs::symlink(entry.path(), link);
+                }
+            }
+        }
+    }
+
     let mut exported = conf.clone();
     let absolute_output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
     exported.set("mapreduce.job.id", job_id.clone());
@@ -591,17 +656,21 @@ fn make_context(
         .map(|(k, v)| (env_var_name(k), v.to_string()))
         .collect();
     let timeout_ms = conf.get_u64("mapreduce.task.timeout", 600_000)?;
-    Ok(JobContext {
+    let context = JobContext {
         job_id,
         env,
         cmdenv: args.cmdenv.clone(),
         work_dir,
-        start_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        start_dir,
         log_dir,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
         non_zero_is_failure: conf.get_bool("stream.non.zero.exit.is.failure", true)?,
+        reporter_prefix: conf
+            .get_or("stream.stderr.reporter.prefix", "reporter:")
+            .to_string(),
         status,
-    })
+    };
+    Ok((context, guard))
 }
 
 #[cfg(test)]

@@ -90,7 +90,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("-mapdebug", "debug scripts are not supported; the failing program's stderr is in the error and the task log"),
     ("-reducedebug", "debug scripts are not supported; the failing program's stderr is in the error and the task log"),
     ("-dfs", "sluice reads and writes local files"),
-    ("-jt", "sluice runs the job itself; there is no job tracker"),
     ("-additionalconfspec", "use -conf"),
 ];
 
@@ -105,6 +104,7 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
     let usage = |m: String| StreamingError::Usage(m);
     // Hadoop's ToolRunner takes generic options only before the first streaming option.
     let mut streaming_seen = false;
+    let mut cmdenv: Vec<String> = Vec::new();
     while i < args.len() {
         let arg = args[i].as_str();
         let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
@@ -136,6 +136,14 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
             "-conf" => {
                 let file = value("-conf")?;
                 parsed.conf.load_xml(std::path::Path::new(&file))?;
+            }
+            "-jt" => {
+                let jt = value("-jt")?;
+                if jt != "local" {
+                    return Err(usage(format!(
+                        "-jt {jt}: sluice runs the job itself (use -jt local or leave it out)"
+                    )));
+                }
             }
             "-fs" => {
                 let fs = value("-fs")?;
@@ -174,15 +182,7 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
                 parsed.conf.set("mapreduce.job.reduces", n.trim());
             }
             "-cmdenv" => {
-                let setting = value("-cmdenv")?;
-                let Some((name, val)) = setting.split_once('=') else {
-                    return Err(usage(format!("-cmdenv {setting}: expected NAME=VALUE")));
-                };
-                // Hadoop joins the settings with spaces and splits them again, so a value
-                // ends at its first space; do the same, so that programs see what they see
-                // under Hadoop.
-                let val = val.split(' ').next().unwrap_or("");
-                parsed.cmdenv.push((name.to_string(), val.to_string()));
+                cmdenv.push(value("-cmdenv")?);
             }
             "-io" => parsed.io = Some(value("-io")?),
             "-lazyOutput" => parsed.lazy_output = true,
@@ -199,6 +199,15 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
         }
         i += 1;
     }
+    // Hadoop joins the -cmdenv settings with spaces and splits them again at spaces: a value
+    // ends at its first space, what follows is a setting of its own, and a word without `=`
+    // is dropped. Programs see exactly what they see under Hadoop.
+    let joined = cmdenv.join(" ");
+    parsed.cmdenv = joined
+        .split(' ')
+        .filter_map(|word| word.split_once('='))
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
     Ok(parsed)
 }
 
@@ -317,8 +326,9 @@ Keys understood (old Hadoop 1 names are accepted too):
                                               runs of a failing task before the job fails (4)
   mapreduce.task.timeout                      ms a program may go without reading, writing
                                               or reporting before it is killed (600000; 0: never)
-  mapreduce.input.fileinputformat.split.minsize / .maxsize
-                                              bounds of the input split size (32 MiB)
+  mapreduce.input.fileinputformat.split.minsize
+                                              smallest input split (splits are 32 MiB,
+                                              fs.local.block.size, as in Hadoop's local mode)
   sluice.memory                               memory budget of the job (default 1GiB)
   sluice.threads                              tasks run at once (default: the cores)
 
@@ -359,7 +369,9 @@ mod tests {
             "-cmdenv",
             "X=a=b",
             "-cmdenv",
-            "SPACED=a b c",
+            "SPACED=a b=2 c",
+            "-cmdenv",
+            "NOVALUE",
             "-lazyOutput",
         ]))
         .unwrap();
@@ -377,7 +389,8 @@ mod tests {
             vec![
                 ("LANG".to_string(), "C.UTF-8".to_string()),
                 ("X".to_string(), "a=b".to_string()),
-                ("SPACED".to_string(), "a".to_string())
+                ("SPACED".to_string(), "a".to_string()),
+                ("b".to_string(), "2".to_string())
             ]
         );
         assert!(parsed.lazy_output);
@@ -399,7 +412,6 @@ mod tests {
         assert!(message(&["-mapper", "cat", "-files", "x"]).contains("before the streaming"));
         assert!(message(&["-input"]).contains("-input needs a value"));
         assert!(message(&["-D", "novalue"]).contains("expected NAME=VALUE"));
-        assert!(message(&["-cmdenv", "X"]).contains("expected NAME=VALUE"));
         assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
         assert!(message(&["-fs", "hdfs://nn:8020"]).contains("local files"));
     }

@@ -3,7 +3,7 @@
 //! make sure that nothing it started outlives the task.
 //!
 //! ```text
-//!            ┌──────────── feeder thread: records ─► stdin (64 KiB writes)
+//!            ┌──────────── feeder thread: records ─► stdin (256 KiB writes)
 //!  program ◄─┤
 //!            ├──────────── task thread:   stdout ─► parse ─► emit
 //!            ├──────────── stderr thread: reporter:counter/status lines, the rest to the log
@@ -63,6 +63,8 @@ pub(super) struct ProgramSpec {
     pub(super) non_zero_is_failure: bool,
     /// Where its stderr goes (apart from `reporter:` lines).
     pub(super) log: PathBuf,
+    /// What starts a counter or status line on stderr (`stream.stderr.reporter.prefix`).
+    pub(super) reporter_prefix: String,
 }
 
 /// The program's stdin as the feeder sees it: buffered, and noting activity for the timeout.
@@ -102,13 +104,31 @@ impl Write for ActivityWriter {
     }
 }
 
-struct ActivityReader {
-    inner: std::process::ChildStdout,
+/// Reads one of the program's output pipes, noting activity, and gives up when the watchdog
+/// says so: a process outside the program's group (started with `setsid`) may hold the pipe
+/// open after the program is gone, and a blocked read would then never return.
+struct PipeReader<R> {
+    inner: R,
     activity: Arc<Activity>,
 }
 
-impl Read for ActivityReader {
+impl<R: Read + AsFd> Read for PipeReader<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.activity.stopped.load(Ordering::SeqCst) {
+                // Not `Interrupted`: buffered readers retry those.
+                return Err(io::Error::other("the program was stopped"));
+            }
+            let mut fds = [nix::poll::PollFd::new(
+                self.inner.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => break,
+                Err(e) => return Err(io::Error::from(e)),
+            }
+        }
         let n = self.inner.read(buf)?;
         self.activity.touch();
         Ok(n)
@@ -120,6 +140,8 @@ struct Activity {
     started: Instant,
     last_ms: AtomicU64,
     killed: AtomicU8,
+    /// Set with a kill for cancellation or timeout: readers stop waiting for the pipes.
+    stopped: AtomicBool,
 }
 
 const NOT_KILLED: u8 = 0;
@@ -138,52 +160,70 @@ impl Activity {
     }
 }
 
-/// Kills the program's process group when dropped: whatever happens to the task, nothing it
-/// started keeps running.
+/// The running program and its process group. The group is killed whenever the task is done
+/// with the program — normally or not — so nothing it started keeps running.
+///
+/// The program is reaped only after its group was killed: until then its pid, which is also the
+/// group's id, cannot be given to another process, so a kill never reaches a stranger.
 struct GroupGuard {
-    /// Shared with the watchdog, which polls it for the program's exit.
+    /// Shared with the watchdog. Killing and reaping both hold the lock, so they cannot cross.
     child: Mutex<Child>,
     pgid: nix::unistd::Pid,
+    /// Set once the program is reaped; the group is not signalled after that.
+    reaped: AtomicBool,
 }
 
 impl GroupGuard {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Child> {
+        self.child.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Kills every process of the program's group (unless the program was already reaped).
     fn kill(&self) {
-        kill_group(self.pgid);
-    }
-}
-
-/// Kills every process of the group `pgid`.
-fn kill_group(pgid: nix::unistd::Pid) {
-    // ESRCH (the group is gone) is the normal case after a clean exit.
-    let _ = nix::sys::signal::killpg(pgid, nix::sys::signal::Signal::SIGKILL);
-}
-
-impl GroupGuard {
-    /// Whether the program has exited (reaping it if so); `None` while it runs.
-    fn try_wait(&self) -> io::Result<Option<ExitStatus>> {
-        self.child
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .try_wait()
+        let _child = self.lock();
+        if !self.reaped.load(Ordering::SeqCst) {
+            // ESRCH (the group is gone) is the normal case after a clean exit.
+            let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
+        }
     }
 
-    /// Waits for the program to exit, polling (the watchdog must be able to look at it too).
-    fn wait(&self) -> io::Result<ExitStatus> {
+    /// Whether the program has exited; it is not reaped, so its group id stays reserved.
+    fn has_exited(&self) -> bool {
+        use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+        if self.reaped.load(Ordering::SeqCst) {
+            return true;
+        }
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        !matches!(
+            waitid(Id::Pid(self.pgid), flags),
+            Ok(WaitStatus::StillAlive) | Err(_)
+        )
+    }
+
+    /// Waits for the program to exit (polling: the watchdog needs to look too), kills what is
+    /// left of its group, then reaps it.
+    fn finish(&self) -> io::Result<ExitStatus> {
         let mut pause = Duration::from_micros(100);
-        loop {
-            if let Some(status) = self.try_wait()? {
-                return Ok(status);
-            }
+        while !self.has_exited() {
             std::thread::sleep(pause);
             pause = (pause * 2).min(Duration::from_millis(20));
         }
+        let mut child = self.lock();
+        if !self.reaped.load(Ordering::SeqCst) {
+            let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+        let status = child.wait();
+        self.reaped.store(true, Ordering::SeqCst);
+        status
     }
 }
 
 impl Drop for GroupGuard {
     fn drop(&mut self) {
-        self.kill();
-        let _ = self.wait();
+        if !self.reaped.load(Ordering::SeqCst) {
+            self.kill();
+            let _ = self.finish();
+        }
     }
 }
 
@@ -198,10 +238,11 @@ pub(super) struct ProgramOutcome {
 /// program has exited and both sides are done.
 ///
 /// # Errors
-/// In order of precedence: a cancelled job; `drain`'s own error (e.g. a full disk); a timeout;
-/// `feed`'s error other than a closed pipe (e.g. unreadable input); the program's failure
-/// (non-zero exit status or a signal, with the tail of its stderr); the program exiting before
-/// it read all of its input.
+/// In order of precedence: a cancelled job; a timeout; `drain`'s own error (e.g. a full disk,
+/// or output that breaks the framing — reported as the program's failure if the program had
+/// already failed); `feed`'s error other than a closed pipe (e.g. unreadable input); the
+/// program's failure (non-zero exit status or a signal, with the tail of its stderr); the
+/// program exiting before it read all of its input.
 pub(super) fn run_program(
     spec: &ProgramSpec,
     status: &JobStatus,
@@ -232,6 +273,7 @@ pub(super) fn run_program(
     let guard = GroupGuard {
         child: Mutex::new(child),
         pgid,
+        reaped: AtomicBool::new(false),
     };
     for pipe in [
         pipes.0.as_ref().map(|p| p.as_fd()),
@@ -252,6 +294,7 @@ pub(super) fn run_program(
         started: Instant::now(),
         last_ms: AtomicU64::new(0),
         killed: AtomicU8::new(NOT_KILLED),
+        stopped: AtomicBool::new(false),
     });
     let finished = AtomicBool::new(false);
 
@@ -284,18 +327,31 @@ pub(super) fn run_program(
         };
         let errors = {
             let activity = Arc::clone(&activity);
-            scope.spawn(move || read_stderr(stderr, log, &activity, status))
+            let prefix = spec.reporter_prefix.as_str();
+            scope.spawn(move || read_stderr(stderr, log, &activity, status, prefix))
         };
 
         let mut reader = BufReader::with_capacity(
             PIPE_BUFFER,
-            ActivityReader {
+            PipeReader {
                 inner: stdout,
                 activity: Arc::clone(&activity),
             },
         );
         let drained = drain(&mut reader);
-        if drained.is_err() {
+        // Whether the program had already failed on its own: then its exit status and stderr
+        // explain a broken output better than the broken output does.
+        let mut exited_first = false;
+        if let Err(error) = &drained {
+            if matches!(error, ExecError::Program(_)) {
+                // Output that ends mid-record usually means the program is dying: give it a
+                // moment to finish exiting, so that its status can be told.
+                let deadline = Instant::now() + Duration::from_millis(200);
+                while !guard.has_exited() && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+            }
+            exited_first = guard.has_exited();
             // Stop the program so that the feeder's writes fail instead of blocking forever.
             activity
                 .killed
@@ -312,42 +368,58 @@ pub(super) fn run_program(
         let fed = feeder
             .join()
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
-        let exit = guard.wait();
         // Whatever the program left running in its group goes with it.
-        guard.kill();
+        let exit = guard.finish();
         finished.store(true, Ordering::SeqCst);
         let _ = watcher.join();
         let report = errors.join().unwrap_or_default();
-        (drained, fed, exit, report)
+        (drained.map_err(|e| (e, exited_first)), fed, exit, report)
     });
 
     let tail = || stderr_report.tail.iter().cloned().collect::<Vec<_>>();
+    let failure = |exit: ExitStatus| -> Option<String> {
+        let failed = !exit.success() && spec.non_zero_is_failure;
+        failed.then(|| describe(exit))
+    };
+    let timed_out = || ProgramError::TimedOut {
+        command: spec.command.clone(),
+        after: spec.timeout.unwrap_or_default(),
+        stderr_tail: tail(),
+        log: spec.log.clone(),
+    };
+    // A kill by the watchdog explains whatever broke after it.
     match activity.killed.load(Ordering::SeqCst) {
         KILLED_CANCELLED => return Err(ExecError::Cancelled),
-        KILLED_BY_TASK => return Err(drain_result.err().unwrap_or(ExecError::Cancelled)),
-        KILLED_TIMEOUT => {
-            return Err(ProgramError::TimedOut {
-                command: spec.command.clone(),
-                after: spec.timeout.unwrap_or_default(),
-                stderr_tail: tail(),
-                log: spec.log.clone(),
-            }
-            .into())
-        }
+        KILLED_TIMEOUT => return Err(timed_out().into()),
         _ => {}
     }
-    drain_result?;
+    if let Err((error, exited_first)) = drain_result {
+        // A program that failed on its own is the cause; its output broke because of it.
+        if let (true, Ok(exit)) = (exited_first, &exit) {
+            if let Some(status) = failure(*exit) {
+                return Err(ProgramError::Failed {
+                    command: spec.command.clone(),
+                    status: format!("{status} (its output was cut short: {})", error.chain()),
+                    stderr_tail: tail(),
+                    log: spec.log.clone(),
+                }
+                .into());
+            }
+        }
+        return Err(error);
+    }
     let exit = exit.map_err(ProgramError::Read)?;
     let input_closed = match feed_result {
         Ok(()) => false,
         Err(ExecError::Program(e)) if matches!(*e, ProgramError::InputClosed) => true,
         Err(e) => return Err(e),
     };
-    let failed = !exit.success() && (spec.non_zero_is_failure || exit.code().is_none());
-    if failed {
+    // Hadoop sees a signal as exit status 128 + n, so stream.non.zero.exit.is.failure=false
+    // forgives it too.
+    if let Some(status) = failure(exit) {
         return Err(ProgramError::Failed {
             command: spec.command.clone(),
-            status: describe(exit),
+            status,
             stderr_tail: tail(),
             log: spec.log.clone(),
         }
@@ -379,9 +451,10 @@ fn describe(exit: ExitStatus) -> String {
     }
 }
 
-/// Kills the program's process group when the job is cancelled, when the program has been
-/// idle longer than `timeout`, or as soon as the program itself has exited: a background
-/// process it left behind could otherwise hold its output pipes open and stall the task.
+/// Kills the program's process group as soon as the program itself has exited (a background
+/// process it left could otherwise hold its pipes open and stall the task), and when the job is
+/// cancelled or the program has been idle longer than `timeout`; the last two also stop the
+/// readers. Runs until the task is done with the program.
 fn watch(
     guard: &GroupGuard,
     activity: &Activity,
@@ -389,11 +462,12 @@ fn watch(
     status: &JobStatus,
     timeout: Option<Duration>,
 ) {
+    let mut group_killed = false;
     while !finished.load(Ordering::SeqCst) {
         std::thread::sleep(Duration::from_millis(50));
-        if matches!(guard.try_wait(), Ok(Some(_))) {
+        if !group_killed && guard.has_exited() {
             guard.kill();
-            return;
+            group_killed = true;
         }
         let reason = if status.is_cancelled() {
             KILLED_CANCELLED
@@ -408,6 +482,7 @@ fn watch(
             .is_ok()
         {
             guard.kill();
+            activity.stopped.store(true, Ordering::SeqCst);
         }
         return;
     }
@@ -426,11 +501,17 @@ struct StderrReport {
 fn read_stderr(
     stderr: std::process::ChildStderr,
     log: File,
-    activity: &Activity,
+    activity: &Arc<Activity>,
     status: &JobStatus,
+    prefix: &str,
 ) -> StderrReport {
+    let counter_prefix = format!("{prefix}counter:");
+    let status_prefix = format!("{prefix}status:");
     let mut report = StderrReport::default();
-    let mut reader = BufReader::new(stderr);
+    let mut reader = BufReader::new(PipeReader {
+        inner: stderr,
+        activity: Arc::clone(activity),
+    });
     let mut log = BufWriter::new(log);
     let mut line = Vec::new();
     loop {
@@ -441,8 +522,8 @@ fn read_stderr(
         }
         let text = line.strip_suffix(b"\n").unwrap_or(&line);
         let text = text.strip_suffix(b"\r").unwrap_or(text);
-        if let Some(rest) = text.strip_prefix(b"reporter:counter:") {
-            activity.touch();
+        // Any line on stderr is a sign of life, as in Hadoop (the read noted it).
+        if let Some(rest) = text.strip_prefix(counter_prefix.as_bytes()) {
             match parse_counter(rest) {
                 Some((group, name, amount)) => {
                     let slot = report
@@ -463,8 +544,7 @@ fn read_stderr(
             }
             continue;
         }
-        if let Some(rest) = text.strip_prefix(b"reporter:status:") {
-            activity.touch();
+        if let Some(rest) = text.strip_prefix(status_prefix.as_bytes()) {
             status.set_task_status(String::from_utf8_lossy(rest).trim());
             continue;
         }
@@ -484,14 +564,18 @@ fn read_stderr(
 }
 
 /// Parses `GROUP,NAME,AMOUNT` of a counter line as Hadoop does: the trimmed text must split
-/// into exactly three comma-separated columns, the last a whole number.
+/// into exactly three comma-separated columns (Java's `split` drops trailing empty ones), the
+/// last a whole number with at most one sign.
 fn parse_counter(rest: &[u8]) -> Option<(String, String, i64)> {
     let text = String::from_utf8_lossy(rest);
-    let columns: Vec<&str> = text.trim().split(',').collect();
+    let mut columns: Vec<&str> = text.trim().split(',').collect();
+    while columns.len() > 1 && columns.last() == Some(&"") {
+        columns.pop();
+    }
     let [group, name, amount] = columns[..] else {
         return None;
     };
-    let amount = amount.strip_prefix('+').unwrap_or(amount).parse().ok()?;
+    let amount = amount.parse().ok()?;
     Some((group.to_string(), name.to_string(), amount))
 }
 
@@ -510,6 +594,9 @@ mod tests {
             Some(("G".into(), "n".into(), -3))
         );
         assert_eq!(parse_counter(b"G,a,b,3"), None);
+        assert_eq!(parse_counter(b"G,n,1,,"), Some(("G".into(), "n".into(), 1)));
+        assert_eq!(parse_counter(b"G,n,+2"), Some(("G".into(), "n".into(), 2)));
+        assert_eq!(parse_counter(b"G,n,++2"), None);
         assert_eq!(parse_counter(b"G,name"), None);
         assert_eq!(parse_counter(b"G,name,many"), None);
     }

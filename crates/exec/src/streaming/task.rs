@@ -36,6 +36,8 @@ pub(super) struct JobContext {
     pub(super) timeout: Option<Duration>,
     /// Whether a non-zero exit status fails a task.
     pub(super) non_zero_is_failure: bool,
+    /// What starts a counter or status line on a program's stderr.
+    pub(super) reporter_prefix: String,
     /// Live status: counters, task status lines, cancellation.
     pub(super) status: Arc<JobStatus>,
 }
@@ -173,8 +175,9 @@ impl Program {
             add(key, value.clone());
         }
         env.push(("HADOOP_ROOT_LOGGER".into(), String::new()));
-        env.push(("TMPDIR".into(), std::env::temp_dir().display().to_string()));
         env.extend(job.cmdenv.iter().cloned());
+        // After -cmdenv, as in Hadoop: TMPDIR cannot be overridden that way.
+        env.push(("TMPDIR".into(), std::env::temp_dir().display().to_string()));
         let log_name = if run == 0 {
             format!("{attempt_id}.{}.stderr", self.role.name())
         } else {
@@ -189,11 +192,12 @@ impl Program {
             timeout: job.timeout,
             non_zero_is_failure: job.non_zero_is_failure,
             log: job.log_dir.join(log_name),
+            reporter_prefix: job.reporter_prefix.clone(),
         })
     }
 
     /// Reads the program's output and emits it, as text if this program writes the job's
-    /// output. `kinds` are the kinds of what it writes.
+    /// output (rendered as Hadoop prints the kind of object its framing produces).
     fn drain(
         &self,
         stdout: &mut dyn std::io::BufRead,
@@ -291,7 +295,7 @@ impl Mapper for StreamMapper {
             |stdout| self.program.drain(stdout, out),
         )
         .map_err(|e| e.in_task(format!("mapper '{}'", self.program.command)))?;
-        self.job.status.add_user_counters(&outcome.counters);
+        self.job.status.add_user_counters(&ctx, &outcome.counters);
         Ok(())
     }
 }
@@ -351,7 +355,9 @@ impl Reducer for StreamReducer {
                 self.program.command
             ))
         })?;
-        self.job.status.add_user_counters(&outcome.counters);
+        self.job
+            .status
+            .add_user_counters(&self.ctx, &outcome.counters);
         Ok(())
     }
 }
