@@ -8,6 +8,7 @@ mod gen;
 mod progress;
 mod size;
 mod streaming;
+mod tera;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -70,6 +71,13 @@ enum RunJob {
     /// For each word, list the input files that contain it. Output: `word<TAB>path,path,...`
     /// with paths sorted and distinct.
     Invertedindex(CommonArgs),
+    /// Write the sort benchmark's input: 100-byte rows exactly as Hadoop's TeraGen writes them
+    /// (same rows for the same row numbers), in part-m-NNNNN files.
+    Teragen(tera::TeraGenArgs),
+    /// Check that TeraSort output is sorted within and across its part files; count rows and
+    /// duplicate keys; print the checksum (equal to teragen's if no row was lost or changed).
+    /// Writes Hadoop TeraValidate's report; exits 1 if the rows are out of order.
+    Teravalidate(tera::TeraValidateArgs),
 }
 
 /// Options every job takes.
@@ -213,6 +221,8 @@ fn run_builtin(job: RunJob) -> Result<()> {
         }
         RunJob::Sort(c) => (jobs::sort(c.reducers), c),
         RunJob::Invertedindex(c) => (jobs::inverted_index(c.reducers), c),
+        RunJob::Teragen(args) => return tera::run_teragen(&args),
+        RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
     };
     execute(&job, &common)
 }

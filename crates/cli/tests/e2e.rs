@@ -24,5 +24,7 @@ mod failures;
 mod jobs;
 #[path = "e2e/messy.rs"]
 mod messy;
+#[path = "e2e/tera.rs"]
+mod tera;
 #[path = "e2e/util.rs"]
 mod util;

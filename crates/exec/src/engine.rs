@@ -328,7 +328,7 @@ fn timing(phase: &str, start: Instant) -> PhaseTiming {
 
 /// Runs tasks `0..count` on `threads` threads, each thread taking the next task when it is done.
 /// The first error cancels the remaining tasks and is returned.
-fn run_tasks(
+pub(crate) fn run_tasks(
     threads: usize,
     count: usize,
     status: &JobStatus,

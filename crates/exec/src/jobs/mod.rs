@@ -7,16 +7,21 @@
 //! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
 //!
+//! [`teragen`] and [`teravalidate`] (the sort benchmark's generator and checker, Hadoop's file
+//! formats) are not MapReduce jobs and run on their own.
+//!
 //! All keys are ordered as unsigned bytes, like Hadoop's `Text`.
 
 mod grep;
 mod index;
 mod sort;
+mod tera;
 mod wordcount;
 
 pub use grep::grep;
 pub use index::inverted_index;
 pub use sort::sort;
+pub use tera::{teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport};
 pub use wordcount::{tokenize, wordcount};
 
 use crate::{decode_count, ExecError, Values};

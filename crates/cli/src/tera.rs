@@ -1,0 +1,153 @@
+//! `sluice run teragen` and `sluice run teravalidate`: the sort benchmark's generator and
+//! checker, in Hadoop's file formats.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use sluice_exec::jobs::{teragen, teravalidate};
+use sluice_exec::JobStatus;
+
+use crate::{at_least_one, default_threads, progress};
+
+/// Options of `sluice run teragen`.
+#[derive(Args)]
+pub(crate) struct TeraGenArgs {
+    /// Rows of 100 bytes to write; a suffix k, m, b or t multiplies by a thousand, a million,
+    /// a billion or a trillion, as Hadoop's TeraGen reads it.
+    #[arg(long, value_parser = parse_rows)]
+    rows: u64,
+    /// Output directory; must not exist.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
+    /// tasks) [default: the number of threads].
+    #[arg(long, value_parser = at_least_one)]
+    maps: Option<usize>,
+    /// Worker threads [default: number of cores].
+    #[arg(long, short = 't', value_parser = at_least_one)]
+    threads: Option<usize>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Options of `sluice run teravalidate`.
+#[derive(Args)]
+pub(crate) struct TeraValidateArgs {
+    /// The directory of sorted part files to check.
+    #[arg(long, short = 'i')]
+    input: PathBuf,
+    /// Directory for the report (`part-r-00000`, as Hadoop's TeraValidate writes it); must not
+    /// exist.
+    #[arg(long, short = 'o')]
+    output: PathBuf,
+    /// Worker threads [default: number of cores].
+    #[arg(long, short = 't', value_parser = at_least_one)]
+    threads: Option<usize>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Hadoop TeraGen's row count: digits with an optional k, m, b or t suffix.
+fn parse_rows(text: &str) -> Result<u64, String> {
+    let (digits, multiplier) = match text.chars().last() {
+        Some('k') => (&text[..text.len() - 1], 1_000),
+        Some('m') => (&text[..text.len() - 1], 1_000_000),
+        Some('b') => (&text[..text.len() - 1], 1_000_000_000),
+        Some('t') => (&text[..text.len() - 1], 1_000_000_000_000),
+        _ => (text, 1),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(multiplier))
+        .filter(|&n| i64::try_from(n).is_ok())
+        .ok_or_else(|| format!("expected a number of rows such as 1000, 10m or 1b, got {text:?}"))
+}
+
+fn status_with_ctrl_c() -> Result<Arc<JobStatus>> {
+    let status = Arc::new(JobStatus::default());
+    let handler = Arc::clone(&status);
+    ctrlc::set_handler(move || handler.cancel()).context("cannot install the Ctrl-C handler")?;
+    Ok(status)
+}
+
+/// Runs `sluice run teragen`.
+pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let maps = args.maps.unwrap_or(threads);
+    let status = status_with_ctrl_c()?;
+    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let started = std::time::Instant::now();
+    let result = teragen(args.rows, &args.output, maps, threads, &status);
+    display.stop();
+    let report = result.context("teragen failed; no output was written")?;
+    if !args.quiet {
+        eprintln!(
+            "sluice: teragen wrote {} rows in {} file(s) to {} in {:.2} s",
+            report.rows,
+            report.files,
+            report.output.display(),
+            started.elapsed().as_secs_f64()
+        );
+        eprintln!(
+            "  checksum {} (Hadoop TeraGen's CHECKSUM counter: {})",
+            report.checksum,
+            report.checksum.counter_value()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `sluice run teravalidate`; fails if the rows are not in order.
+pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let status = status_with_ctrl_c()?;
+    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let result = teravalidate(&args.input, &args.output, threads, &status);
+    display.stop();
+    let report = result.context("teravalidate failed")?;
+    if !args.quiet {
+        eprintln!(
+            "sluice: teravalidate read {} rows in {} files: checksum {}, {} duplicate keys; \
+             report in {}",
+            report.rows,
+            report.files,
+            report.checksum,
+            report.duplicate_keys,
+            report.output.display()
+        );
+    }
+    if !report.errors.is_empty() {
+        for error in report.errors.iter().take(20) {
+            eprintln!("  {error}");
+        }
+        bail!(
+            "{} is not sorted: {} problem(s) (at most 100 order errors are listed per file), in {}",
+            args.input.display(),
+            report.errors.len(),
+            report.output.join("part-r-00000").display()
+        );
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_counts_take_hadoop_suffixes() {
+        assert_eq!(parse_rows("1000"), Ok(1000));
+        assert_eq!(parse_rows("10k"), Ok(10_000));
+        assert_eq!(parse_rows("3m"), Ok(3_000_000));
+        assert_eq!(parse_rows("1b"), Ok(1_000_000_000));
+        assert_eq!(parse_rows("2t"), Ok(2_000_000_000_000));
+        assert!(parse_rows("x").is_err());
+        assert!(parse_rows("10q").is_err());
+        assert!(parse_rows("99999999999t").is_err());
+    }
+}
