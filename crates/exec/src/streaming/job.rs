@@ -124,10 +124,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     let mut conf = args.conf.clone();
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.
-    let reducer_spec = args.reducer.as_deref().map(str::trim);
-    // Hadoop compares the name ignoring case.
-    let aggregate = reducer_spec.is_some_and(|r| r.eq_ignore_ascii_case("aggregate"));
-    if reducer_spec == Some("NONE") {
+    if args.reducer.as_deref().map(str::trim) == Some("NONE") {
         conf.set("mapreduce.job.reduces", "0");
     }
     let reducers = conf.get_u64("mapreduce.job.reduces", 1)? as usize;
@@ -150,222 +147,25 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         conf.set("mapreduce.job.maps", maps.to_string());
     }
 
-    // Input and output formats.
-    let input_format = match args.input_format.as_deref() {
-        None => InputFormat::Text,
-        Some(name) if TEXT_INPUT.contains(&name) => InputFormat::Text,
-        Some(name) if KEY_VALUE_INPUT.contains(&name) => {
-            let separator = conf
-                .get("mapreduce.input.keyvaluelinerecordreader.key.value.separator")
-                .and_then(|s| s.bytes().next())
-                .unwrap_or(b'\t');
-            InputFormat::KeyValue(separator)
-        }
-        Some(name) => {
-            return Err(usage(format!(
-                "-inputformat {name} is not supported: sluice reads text input with \
-                 TextInputFormat or KeyValueTextInputFormat"
-            )))
-        }
-    };
-    if let Some(name) = args.output_format.as_deref() {
-        if !TEXT_OUTPUT.contains(&name) {
-            return Err(usage(format!(
-                "-outputformat {name} is not supported: sluice writes TextOutputFormat part files"
-            )));
-        }
-    }
-
-    // Framings: -io sets all four, the stream.* keys override one side.
-    let framing = |key: &str| -> Result<Framing, StreamingError> {
-        let name = conf.get(key).or(args.io.as_deref()).unwrap_or("text");
-        Framing::parse(name).ok_or_else(|| {
-            usage(format!(
-                "unknown -io identifier '{name}' (for {key}); expected text, rawbytes, \
-                 typedbytes or keyonlytext"
-            ))
-        })
-    };
-    let (map_in, map_out) = (framing("stream.map.input")?, framing("stream.map.output")?);
-    let (reduce_in, reduce_out) = (
-        framing("stream.reduce.input")?,
-        framing("stream.reduce.output")?,
-    );
-    let separator = |key: &str| conf.get_or(key, "\t").as_bytes().to_vec();
-    let key_fields = |key: &str| -> Result<usize, StreamingError> {
-        Ok((conf.get_u64(key, 1)? as usize).max(1))
-    };
-    // Only a text writer leaves the key out (TextInputFormat's byte offset); the other
-    // framings always send it, as Hadoop's do.
-    let ignore_key = map_in == Framing::Text
-        && conf.get_bool(
-            "stream.map.input.ignoreKey",
-            matches!(input_format, InputFormat::Text),
-        )?;
-
-    // Map side.
-    let (in_key, in_value) = input_format.kinds();
-    let map_program = match args.mapper.as_deref().map(str::trim) {
-        None => None,
-        Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
-        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
-            return Err(usage(format!(
-                "-mapper {name}: Java classes cannot run in sluice (only IdentityMapper has a \
-                 native equivalent); use a command"
-            )))
-        }
-        Some(command) => Some(Arc::new(Program {
-            command: shipped_program(command, &args.files),
-            role: Role::Map,
-            writer: RecordWriter {
-                framing: map_in,
-                separator: separator("stream.map.input.field.separator"),
-                ignore_key,
-                key_kind: in_key,
-                value_kind: in_value,
-            },
-            reader: RecordReader {
-                framing: map_out,
-                separator: separator("stream.map.output.field.separator"),
-                key_fields: key_fields("stream.num.map.output.key.fields")?,
-            },
-            is_final: reducers == 0,
-        })),
-    };
-    if map_program.is_none() && matches!(input_format, InputFormat::Text) {
-        return Err(usage(
-            "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
-             Hadoop passes byte offsets as keys and fails); give a -mapper such as 'cat'"
-                .into(),
-        ));
-    }
+    let input_format = input_format(args, &conf)?;
+    check_output_format(args)?;
+    let sides = Sides::read(args, &conf)?;
+    let map_program = map_program(args, &conf, &input_format, &sides, reducers)?;
     let map_kind = match &map_program {
         Some(p) => p.reader.framing.output_kind(),
         None => Kind::Text,
     };
 
+    // From here on the job has a scratch directory, removed again if building fails.
     let (context, scratch_guard) = make_context(args, &conf, &output, status)?;
     let context = Arc::new(context);
-    let job_context = Arc::clone(&context);
-    let key_value_separator = match input_format {
-        InputFormat::KeyValue(s) => s,
-        InputFormat::Text => b'\t',
+    let mapper = mapper_factory(map_program, &input_format, &context);
+    let (stages, final_kind) = if reducers == 0 {
+        (Vec::new(), map_kind)
+    } else {
+        let (stage, kind) = reduce_stage(args, &conf, &sides, map_kind, reducers, &context)?;
+        (vec![stage], kind)
     };
-    let mapper: crate::MapperFactory = match map_program {
-        Some(program) => {
-            let format = input_format.clone();
-            let job = Arc::clone(&context);
-            Arc::new(move |input: &MapInput| {
-                Box::new(StreamMapper {
-                    program: Arc::clone(&program),
-                    input_format: format.clone(),
-                    job: Arc::clone(&job),
-                    input: input.clone(),
-                }) as Box<dyn Mapper>
-            })
-        }
-        None => Arc::new(move |_: &MapInput| {
-            Box::new(IdentityMapper {
-                separator: key_value_separator,
-            }) as Box<dyn Mapper>
-        }),
-    };
-
-    // Reduce side.
-    let reduce_writer = |kind: Kind| RecordWriter {
-        framing: reduce_in,
-        separator: separator("stream.reduce.input.field.separator"),
-        ignore_key: false,
-        key_kind: kind,
-        value_kind: kind,
-    };
-    let reduce_reader = || -> Result<RecordReader, StreamingError> {
-        Ok(RecordReader {
-            framing: reduce_out,
-            separator: separator("stream.reduce.output.field.separator"),
-            key_fields: key_fields("stream.num.reduce.output.key.fields")?,
-        })
-    };
-    let mut stages = Vec::new();
-    let mut final_kind = map_kind;
-    if reducers > 0 {
-        let combine = match args.combiner.as_deref().map(str::trim) {
-            // Hadoop's aggregate sets its own combiner, whatever -combiner says.
-            _ if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
-                Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
-            })),
-            Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
-                return Err(usage(format!(
-                    "-combiner {name}: Java classes cannot run in sluice; use a command"
-                )))
-            }
-            Some(command) => {
-                let program = Arc::new(Program {
-                    command: shipped_program(command, &args.files),
-                    role: Role::Combine,
-                    writer: reduce_writer(map_kind),
-                    reader: reduce_reader()?,
-                    is_final: false,
-                });
-                let job = Arc::clone(&context);
-                Combine::Reducer(Arc::new(move |ctx: &TaskContext| {
-                    Box::new(StreamReducer {
-                        program: Arc::clone(&program),
-                        job: Arc::clone(&job),
-                        ctx: *ctx,
-                        runs: 0,
-                    }) as Box<dyn Reducer>
-                }))
-            }
-            None => Combine::None,
-        };
-        let reducer: crate::ReducerFactory = match reducer_spec {
-            _ if aggregate => {
-                final_kind = Kind::Text;
-                Arc::new(|_: &TaskContext| {
-                    Box::new(AggregateReducer { combine: false }) as Box<dyn Reducer>
-                })
-            }
-            None => Arc::new(move |_: &TaskContext| {
-                Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>
-            }),
-            Some(name) if IDENTITY_REDUCERS.contains(&name) => Arc::new(move |_: &TaskContext| {
-                Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>
-            }),
-            Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
-                return Err(usage(format!(
-                    "-reducer {name}: Java classes cannot run in sluice (IdentityReducer and \
-                     aggregate have native equivalents); use a command"
-                )))
-            }
-            Some(command) => {
-                let program = Arc::new(Program {
-                    command: shipped_program(command, &args.files),
-                    role: Role::Reduce,
-                    writer: reduce_writer(map_kind),
-                    reader: reduce_reader()?,
-                    is_final: true,
-                });
-                final_kind = program.reader.framing.output_kind();
-                let job = Arc::clone(&context);
-                Arc::new(move |ctx: &TaskContext| {
-                    Box::new(StreamReducer {
-                        program: Arc::clone(&program),
-                        job: Arc::clone(&job),
-                        ctx: *ctx,
-                        runs: 0,
-                    }) as Box<dyn Reducer>
-                })
-            }
-        };
-        stages.push(Stage {
-            reducer,
-            combine,
-            partitioner: partitioner(args, &conf)?,
-            partitions: reducers,
-            order: key_order(&conf)?,
-        });
-    }
 
     let output_format = if final_kind == Kind::KeyOnly {
         OutputFormat::ValueOnly
@@ -386,7 +186,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
             conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
         );
-    let scratch = job_context
+    let scratch = context
         .work_dir
         .parent()
         .map(Path::to_path_buf)
@@ -395,10 +195,266 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     Ok(StreamingJob {
         job,
         config,
-        context: job_context,
+        context,
         conf,
         scratch,
     })
+}
+
+/// The `-inputformat` of the job.
+fn input_format(args: &StreamingArgs, conf: &JobConf) -> Result<InputFormat, StreamingError> {
+    match args.input_format.as_deref() {
+        None => Ok(InputFormat::Text),
+        Some(name) if TEXT_INPUT.contains(&name) => Ok(InputFormat::Text),
+        Some(name) if KEY_VALUE_INPUT.contains(&name) => {
+            let separator = conf
+                .get("mapreduce.input.keyvaluelinerecordreader.key.value.separator")
+                .and_then(|s| s.bytes().next())
+                .unwrap_or(b'\t');
+            Ok(InputFormat::KeyValue(separator))
+        }
+        Some(name) => Err(usage(format!(
+            "-inputformat {name} is not supported: sluice reads text input with \
+             TextInputFormat or KeyValueTextInputFormat"
+        ))),
+    }
+}
+
+fn check_output_format(args: &StreamingArgs) -> Result<(), StreamingError> {
+    match args.output_format.as_deref() {
+        Some(name) if !TEXT_OUTPUT.contains(&name) => Err(usage(format!(
+            "-outputformat {name} is not supported: sluice writes TextOutputFormat part files"
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// How records cross the pipes on each side of the shuffle: the framings (`-io` sets all four,
+/// the `stream.*` keys override one) and the separators.
+struct Sides<'c> {
+    conf: &'c JobConf,
+    map_in: Framing,
+    map_out: Framing,
+    reduce_in: Framing,
+    reduce_out: Framing,
+}
+
+impl<'c> Sides<'c> {
+    fn read(args: &StreamingArgs, conf: &'c JobConf) -> Result<Sides<'c>, StreamingError> {
+        let framing = |key: &str| -> Result<Framing, StreamingError> {
+            let name = conf.get(key).or(args.io.as_deref()).unwrap_or("text");
+            Framing::parse(name).ok_or_else(|| {
+                usage(format!(
+                    "unknown -io identifier '{name}' (for {key}); expected text, rawbytes, \
+                     typedbytes or keyonlytext"
+                ))
+            })
+        };
+        Ok(Sides {
+            conf,
+            map_in: framing("stream.map.input")?,
+            map_out: framing("stream.map.output")?,
+            reduce_in: framing("stream.reduce.input")?,
+            reduce_out: framing("stream.reduce.output")?,
+        })
+    }
+
+    fn separator(&self, key: &str) -> Vec<u8> {
+        self.conf.get_or(key, "\t").as_bytes().to_vec()
+    }
+
+    fn key_fields(&self, key: &str) -> Result<usize, StreamingError> {
+        Ok((self.conf.get_u64(key, 1)? as usize).max(1))
+    }
+
+    /// How sorted records of `kind` are written to a combiner or reducer.
+    fn reduce_writer(&self, kind: Kind) -> RecordWriter {
+        RecordWriter {
+            framing: self.reduce_in,
+            separator: self.separator("stream.reduce.input.field.separator"),
+            ignore_key: false,
+            key_kind: kind,
+            value_kind: kind,
+        }
+    }
+
+    /// How a combiner's or reducer's output is read.
+    fn reduce_reader(&self) -> Result<RecordReader, StreamingError> {
+        Ok(RecordReader {
+            framing: self.reduce_out,
+            separator: self.separator("stream.reduce.output.field.separator"),
+            key_fields: self.key_fields("stream.num.reduce.output.key.fields")?,
+        })
+    }
+}
+
+/// The `-mapper` program, or `None` for Hadoop's identity mapper.
+fn map_program(
+    args: &StreamingArgs,
+    conf: &JobConf,
+    input_format: &InputFormat,
+    sides: &Sides<'_>,
+    reducers: usize,
+) -> Result<Option<Arc<Program>>, StreamingError> {
+    // Only a text writer leaves the key out (TextInputFormat's byte offset); the other
+    // framings always send it, as Hadoop's do.
+    let ignore_key = sides.map_in == Framing::Text
+        && conf.get_bool(
+            "stream.map.input.ignoreKey",
+            matches!(input_format, InputFormat::Text),
+        )?;
+    let (in_key, in_value) = input_format.kinds();
+    let program = match args.mapper.as_deref().map(str::trim) {
+        None => None,
+        Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+            return Err(usage(format!(
+                "-mapper {name}: Java classes cannot run in sluice (only IdentityMapper has a \
+                 native equivalent); use a command"
+            )))
+        }
+        Some(command) => Some(Arc::new(Program {
+            command: shipped_program(command, &args.files),
+            role: Role::Map,
+            writer: RecordWriter {
+                framing: sides.map_in,
+                separator: sides.separator("stream.map.input.field.separator"),
+                ignore_key,
+                key_kind: in_key,
+                value_kind: in_value,
+            },
+            reader: RecordReader {
+                framing: sides.map_out,
+                separator: sides.separator("stream.map.output.field.separator"),
+                key_fields: sides.key_fields("stream.num.map.output.key.fields")?,
+            },
+            is_final: reducers == 0,
+        })),
+    };
+    if program.is_none() && matches!(input_format, InputFormat::Text) {
+        return Err(usage(
+            "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
+             Hadoop passes byte offsets as keys and fails); give a -mapper such as 'cat'"
+                .into(),
+        ));
+    }
+    Ok(program)
+}
+
+/// Makes each map task's mapper: the program's, or the identity mapper.
+fn mapper_factory(
+    program: Option<Arc<Program>>,
+    input_format: &InputFormat,
+    context: &Arc<JobContext>,
+) -> crate::MapperFactory {
+    match program {
+        Some(program) => {
+            let format = input_format.clone();
+            let job = Arc::clone(context);
+            Arc::new(move |input: &MapInput| {
+                Box::new(StreamMapper {
+                    program: Arc::clone(&program),
+                    input_format: format.clone(),
+                    job: Arc::clone(&job),
+                    input: input.clone(),
+                }) as Box<dyn Mapper>
+            })
+        }
+        None => {
+            let separator = match input_format {
+                InputFormat::KeyValue(s) => *s,
+                InputFormat::Text => b'\t',
+            };
+            Arc::new(move |_: &MapInput| Box::new(IdentityMapper { separator }) as Box<dyn Mapper>)
+        }
+    }
+}
+
+/// Makes a reducer or combiner that runs `program`.
+fn program_factory(program: Arc<Program>, context: &Arc<JobContext>) -> crate::ReducerFactory {
+    let job = Arc::clone(context);
+    Arc::new(move |ctx: &TaskContext| {
+        Box::new(StreamReducer {
+            program: Arc::clone(&program),
+            job: Arc::clone(&job),
+            ctx: *ctx,
+            runs: 0,
+        }) as Box<dyn Reducer>
+    })
+}
+
+/// The reduce stage: combiner, reducer, partitioner and key order; and the kind of object the
+/// job's output holds.
+fn reduce_stage(
+    args: &StreamingArgs,
+    conf: &JobConf,
+    sides: &Sides<'_>,
+    map_kind: Kind,
+    reducers: usize,
+    context: &Arc<JobContext>,
+) -> Result<(Stage, Kind), StreamingError> {
+    let reducer_spec = args.reducer.as_deref().map(str::trim);
+    // Hadoop compares the name ignoring case.
+    let aggregate = reducer_spec.is_some_and(|r| r.eq_ignore_ascii_case("aggregate"));
+    let combine = match args.combiner.as_deref().map(str::trim) {
+        // Hadoop's aggregate sets its own combiner, whatever -combiner says.
+        _ if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
+            Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
+        })),
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+            return Err(usage(format!(
+                "-combiner {name}: Java classes cannot run in sluice; use a command"
+            )))
+        }
+        Some(command) => Combine::Reducer(program_factory(
+            Arc::new(Program {
+                command: shipped_program(command, &args.files),
+                role: Role::Combine,
+                writer: sides.reduce_writer(map_kind),
+                reader: sides.reduce_reader()?,
+                is_final: false,
+            }),
+            context,
+        )),
+        None => Combine::None,
+    };
+    let identity =
+        move |_: &TaskContext| Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>;
+    let (reducer, output_kind): (crate::ReducerFactory, Kind) = match reducer_spec {
+        _ if aggregate => (
+            Arc::new(|_: &TaskContext| {
+                Box::new(AggregateReducer { combine: false }) as Box<dyn Reducer>
+            }),
+            Kind::Text,
+        ),
+        None => (Arc::new(identity), map_kind),
+        Some(name) if IDENTITY_REDUCERS.contains(&name) => (Arc::new(identity), map_kind),
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+            return Err(usage(format!(
+                "-reducer {name}: Java classes cannot run in sluice (IdentityReducer and \
+                 aggregate have native equivalents); use a command"
+            )))
+        }
+        Some(command) => {
+            let program = Arc::new(Program {
+                command: shipped_program(command, &args.files),
+                role: Role::Reduce,
+                writer: sides.reduce_writer(map_kind),
+                reader: sides.reduce_reader()?,
+                is_final: true,
+            });
+            let kind = program.reader.framing.output_kind();
+            (program_factory(program, context), kind)
+        }
+    };
+    let stage = Stage {
+        reducer,
+        combine,
+        partitioner: partitioner(args, conf)?,
+        partitions: reducers,
+        order: key_order(conf)?,
+    };
+    Ok((stage, output_kind))
 }
 
 /// `command` with its program replaced by the bare file name when the program is the path of a
