@@ -1025,3 +1025,30 @@ fn programs_see_the_starting_directory() {
     run.assert_success();
     assert_eq!(s.output_lines("out"), ["a\t1!", "b\t2!", "c\t3!"]);
 }
+
+/// A job refused while it is being set up (here: a reducer that is neither a program nor a
+/// class sluice knows) leaves no scratch directory behind.
+#[test]
+fn refused_job_leaves_no_scratch_directory() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "cat",
+        "-reducer",
+        "org.example.NoSuchReducer",
+    ]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    run.assert_says("Java classes cannot run");
+    let leftovers: Vec<String> = fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("sluice-"))
+        .collect();
+    assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
+}
