@@ -126,10 +126,13 @@ pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
             eprintln!("  {error}");
         }
         bail!(
-            "{} is not sorted: {} problem(s) (at most 100 order errors are listed per file), in {}",
+            "{} is not sorted: {} row(s) out of order within files, {} problem(s) listed in {} \
+             (at most {} misorders per file)",
             args.input.display(),
+            report.misorders,
             report.errors.len(),
-            report.output.join("part-r-00000").display()
+            report.output.join("part-r-00000").display(),
+            sluice_exec::jobs::MAX_MISORDERS_LISTED
         );
     }
     Ok(())

@@ -21,7 +21,9 @@ mod wordcount;
 pub use grep::grep;
 pub use index::inverted_index;
 pub use sort::sort;
-pub use tera::{teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport};
+pub use tera::{
+    teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
+};
 pub use wordcount::{tokenize, wordcount};
 
 use crate::{decode_count, ExecError, Values};
