@@ -8,6 +8,20 @@
 use std::borrow::Cow;
 use std::cmp::Ordering;
 
+/// Appends what Hadoop's `BytesWritable.toString()` prints for `bytes`: two lower-case hex
+/// digits per byte, separated by spaces (`00 ab 10`). Streaming's `rawbytes` output and
+/// TeraValidate's reports show bytes this way.
+pub fn bytes_writable_text(bytes: &[u8], out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    for (i, b) in bytes.iter().enumerate() {
+        if i > 0 {
+            out.push(b' ');
+        }
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 15)]);
+    }
+}
+
 /// The replacement character the JDK substitutes for malformed UTF-8.
 const REPLACEMENT: char = '\u{FFFD}';
 

@@ -337,13 +337,11 @@ fn read_row(input: &mut impl Read, row: &mut [u8; ROW_LEN]) -> std::io::Result<u
     Ok(got)
 }
 
-/// Bytes as Hadoop's `BytesWritable.toString` prints them: two hex digits each, spaced.
+/// A key as Hadoop's TeraValidate prints it (`BytesWritable.toString`).
 fn hex(bytes: &[u8]) -> String {
-    bytes
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<Vec<_>>()
-        .join(" ")
+    let mut text = Vec::with_capacity(bytes.len() * 3);
+    sluice_format::java::bytes_writable_text(bytes, &mut text);
+    String::from_utf8_lossy(&text).into_owned()
 }
 
 #[cfg(test)]

@@ -492,16 +492,7 @@ fn read_exact_into(
 pub fn render(kind: Kind, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ProgramError> {
     match kind {
         Kind::Text | Kind::Offset | Kind::KeyOnly => out.extend_from_slice(bytes),
-        Kind::Bytes => {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
-            for (i, b) in bytes.iter().enumerate() {
-                if i > 0 {
-                    out.push(b' ');
-                }
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 15)]);
-            }
-        }
+        Kind::Bytes => sluice_format::java::bytes_writable_text(bytes, out),
         Kind::TypedBytes => {
             typedbytes::to_text(bytes, out).map_err(|e| ProgramError::BadOutput(e.to_string()))?
         }
