@@ -74,6 +74,18 @@ enum RunJob {
     /// Write the sort benchmark's input: 100-byte rows exactly as Hadoop's TeraGen writes them
     /// (same rows for the same row numbers), in part-m-NNNNN files.
     Teragen(tera::TeraGenArgs),
+    /// Sort the sort benchmark's 100-byte rows, as Hadoop's TeraSort does: a sample of the input
+    /// picks reducer boundaries, so that the part files concatenate into one sorted sequence
+    /// (by the 10-byte key; equal keys by the rest of the row). Rows are written unchanged.
+    /// Prints the checksum of the rows read, to compare with teragen's and teravalidate's.
+    Terasort {
+        /// Rows to sample (from up to 100 splits spread over the input) for the reducer
+        /// boundaries.
+        #[arg(long, default_value_t = jobs::DEFAULT_SAMPLE_SIZE, value_parser = at_least_one)]
+        sample_size: usize,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Check that TeraSort output is sorted within and across its part files; count rows and
     /// duplicate keys; print the checksum (equal to teragen's if no row was lost or changed).
     /// Writes Hadoop TeraValidate's report; exits 1 if the rows are out of order.
@@ -82,7 +94,7 @@ enum RunJob {
 
 /// Options every job takes.
 #[derive(Args)]
-struct CommonArgs {
+pub(crate) struct CommonArgs {
     /// Input files, directories (read recursively; names starting with `_` or `.` are skipped)
     /// or glob patterns. Repeat or separate with commas.
     #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',')]
@@ -221,13 +233,18 @@ fn run_builtin(job: RunJob) -> Result<()> {
         }
         RunJob::Sort(c) => (jobs::sort(c.reducers), c),
         RunJob::Invertedindex(c) => (jobs::inverted_index(c.reducers), c),
+        RunJob::Terasort {
+            sample_size,
+            common,
+        } => return tera::run_terasort(sample_size, &common),
         RunJob::Teragen(args) => return tera::run_teragen(&args),
         RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
     };
-    execute(&job, &common)
+    execute(&job, &common).map(drop)
 }
 
-fn execute(job: &Job, args: &CommonArgs) -> Result<()> {
+/// Runs `job` with the common options, showing progress and then the summary.
+fn execute(job: &Job, args: &CommonArgs) -> Result<JobReport> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let mut config = JobConfig::new(args.input.clone(), args.output.clone())
         .with_memory(memory)
@@ -260,7 +277,7 @@ fn execute(job: &Job, args: &CommonArgs) -> Result<()> {
     if !args.quiet {
         progress::print_summary(&report);
     }
-    Ok(())
+    Ok(report)
 }
 
 fn write_report(path: &std::path::Path, report: &JobReport) -> Result<()> {

@@ -9,7 +9,7 @@ use clap::Args;
 use sluice_exec::jobs::{teragen, teravalidate};
 use sluice_exec::JobStatus;
 
-use crate::{at_least_one, default_threads, progress};
+use crate::{at_least_one, default_threads, execute, progress, CommonArgs};
 
 /// Options of `sluice run teragen`.
 #[derive(Args)]
@@ -97,6 +97,31 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
             "  checksum {} (Hadoop TeraGen's CHECKSUM counter: {})",
             report.checksum,
             report.checksum.counter_value()
+        );
+    }
+    Ok(())
+}
+
+/// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
+pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
+    let plan = sluice_exec::jobs::terasort(
+        &common.input,
+        common.split_size,
+        common.reducers,
+        sample_size,
+    )
+    .context("terasort cannot sample its input; no output was written")?;
+    if !common.quiet {
+        eprintln!(
+            "sluice: terasort sampled {} rows from {} split(s) for {} reducer(s)",
+            plan.sampled_records, plan.sampled_splits, common.reducers
+        );
+    }
+    execute(&plan.job, common)?;
+    if !common.quiet {
+        eprintln!(
+            "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",
+            plan.input_checksum()
         );
     }
     Ok(())

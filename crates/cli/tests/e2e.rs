@@ -26,5 +26,7 @@ mod jobs;
 mod messy;
 #[path = "e2e/tera.rs"]
 mod tera;
+#[path = "e2e/terasort.rs"]
+mod terasort;
 #[path = "e2e/util.rs"]
 mod util;

@@ -19,7 +19,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_format::Codec;
-use sluice_io::{discover_inputs, plan_splits, InputFile, LineReader, OutputCommitter, Split};
+use sluice_io::{
+    discover_inputs, plan_splits, FixedRecordReader, InputFile, IoError, LineReader,
+    OutputCommitter, Split,
+};
 use sluice_sort::{KeyOrder, Merger, SortedCursor};
 use sluice_spill::{MemoryPool, SpillDir};
 
@@ -67,6 +70,8 @@ pub struct Job {
     pub split_order: SplitOrder,
     /// Create a part file only for a task that writes a record (Hadoop's `-lazyOutput`).
     pub lazy_output: bool,
+    /// How the input files are cut into records.
+    pub input: InputFormat,
 }
 
 impl Job {
@@ -86,6 +91,7 @@ impl Job {
             part_names: PartNames::Typed,
             split_order: SplitOrder::Input,
             lazy_output: false,
+            input: InputFormat::Lines,
         }
     }
 }
@@ -99,6 +105,18 @@ pub enum SplitOrder {
     Input,
     /// Largest split first, ties in input order: Hadoop's `JobSubmitter` order.
     LargestFirst,
+}
+
+/// How the input files are cut into the records a mapper sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum InputFormat {
+    /// Lines, as Hadoop's `TextInputFormat` reads them: the record is the line without its
+    /// terminator, its offset the line's first byte.
+    #[default]
+    Lines,
+    /// Records of a fixed number of bytes, as Hadoop's `TeraInputFormat` reads its 100-byte
+    /// rows: a file ending inside a record is an error.
+    FixedLength(usize),
 }
 
 /// Wall time of one phase.
@@ -475,9 +493,41 @@ struct MapTask<'a> {
     file: &'a InputFile,
 }
 
-/// A split's lines, counted, with progress published and cancellation checked as they are read.
+/// Reads a split's records in the job's [`InputFormat`].
+enum SplitReader {
+    Lines(LineReader),
+    Fixed(FixedRecordReader),
+}
+
+impl SplitReader {
+    fn open(format: InputFormat, file: &InputFile, split: &Split) -> Result<Self, IoError> {
+        Ok(match format {
+            InputFormat::Lines => SplitReader::Lines(LineReader::open(file, split)?),
+            InputFormat::FixedLength(len) => {
+                SplitReader::Fixed(FixedRecordReader::open(file, split, len)?)
+            }
+        })
+    }
+
+    fn next(&mut self) -> Result<Option<(u64, &[u8])>, IoError> {
+        match self {
+            SplitReader::Lines(reader) => reader.next_line(),
+            SplitReader::Fixed(reader) => reader.next_record(),
+        }
+    }
+
+    fn bytes_consumed(&self) -> u64 {
+        match self {
+            SplitReader::Lines(reader) => reader.bytes_consumed(),
+            SplitReader::Fixed(reader) => reader.bytes_consumed(),
+        }
+    }
+}
+
+/// A split's records, counted, with progress published and cancellation checked as they are
+/// read.
 struct SplitLines<'a> {
-    reader: LineReader,
+    reader: SplitReader,
     res: &'a Resources,
     records: u64,
     published_bytes: u64,
@@ -498,7 +548,7 @@ impl LineSource for SplitLines<'_> {
             self.res.check_cancelled()?;
             self.publish();
         }
-        let line = self.reader.next_line()?;
+        let line = self.reader.next()?;
         if line.is_some() {
             self.records += 1;
         }
@@ -515,7 +565,7 @@ fn map_task(
 ) -> Result<(), ExecError> {
     let counters = &res.status.counters;
     let mut input = SplitLines {
-        reader: LineReader::open(t.file, &t.split)?,
+        reader: SplitReader::open(job.input, t.file, &t.split)?,
         res,
         records: 0,
         published_bytes: 0,

@@ -45,8 +45,8 @@ pub use api::{
 };
 pub use config::{JobConfig, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
 pub use counters::{CounterValues, Counters, JobStatus, Phase, UserCounters};
-pub use engine::{run_job, Job, JobReport, PhaseTiming, SplitOrder, Stage};
+pub use engine::{run_job, InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use error::ExecError;
 pub use output::{OutputFormat, PartNames};
-pub use partition::{hadoop_text_hash, HashPartitioner};
+pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};
 pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};

@@ -19,6 +19,9 @@ pub enum OutputFormat {
     KeyValueWith(Vec<u8>),
     /// `value \n` — the key is only used for sorting and grouping.
     ValueOnly,
+    /// `key value`, nothing between or after: records of a fixed-length format (Hadoop's
+    /// `TeraOutputFormat`).
+    Raw,
 }
 
 /// How part files are named.
@@ -53,6 +56,8 @@ pub(crate) struct TextOutput {
     path: PathBuf,
     /// Between key and value; `None` writes the value only.
     separator: Option<Vec<u8>>,
+    /// After each record (a line end, or nothing for raw records).
+    terminator: &'static [u8],
     pub(crate) records: u64,
     pub(crate) bytes: u64,
     /// Bytes up to which the kernel was asked to start writing the file back.
@@ -84,11 +89,18 @@ impl TextOutput {
             OutputFormat::KeyValue => Some(b"\t".to_vec()),
             OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
             OutputFormat::ValueOnly => None,
+            OutputFormat::Raw => Some(Vec::new()),
+        };
+        let terminator: &[u8] = if *format == OutputFormat::Raw {
+            b""
+        } else {
+            b"\n"
         };
         Ok(TextOutput {
             writer,
             path: committer.temp_dir().join(name),
             separator,
+            terminator,
             records: 0,
             bytes: 0,
             written_back: 0,
@@ -120,14 +132,14 @@ impl TextOutput {
                 File::create(&self.path)?,
             )),
         };
-        let mut written = value.len() + 1;
+        let mut written = value.len() + self.terminator.len();
         if let Some(separator) = &self.separator {
             writer.write_all(key)?;
             writer.write_all(separator)?;
             written += key.len() + separator.len();
         }
         writer.write_all(value)?;
-        writer.write_all(b"\n")?;
+        writer.write_all(self.terminator)?;
         let in_file = self.bytes + written as u64 - writer.buffer().len() as u64;
         if in_file - self.written_back >= WRITEBACK_STEP {
             // Start writing the pages back now, while the task goes on, so that the fsync at

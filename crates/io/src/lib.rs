@@ -6,18 +6,21 @@
 //!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
 //! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain files, whole files for
 //!   compressed ones.
-//! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics.
+//! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics;
+//!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
 //!   place only when the job succeeds, then writes `_SUCCESS`.
 #![forbid(unsafe_code)]
 
 mod error;
+mod fixed;
 mod input;
 mod line;
 mod output;
 mod split;
 
 pub use error::IoError;
+pub use fixed::FixedRecordReader;
 pub use input::{discover_inputs, Compression, InputFile};
 pub use line::LineReader;
 pub use output::OutputCommitter;

@@ -298,7 +298,7 @@ impl LineReader {
 }
 
 /// A decoder reading the whole of a compressed file.
-fn decoder(compression: Compression, file: File) -> io::Result<Box<dyn Read + Send>> {
+pub(crate) fn decoder(compression: Compression, file: File) -> io::Result<Box<dyn Read + Send>> {
     Ok(match compression {
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),

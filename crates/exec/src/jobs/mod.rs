@@ -6,6 +6,7 @@
 //! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
 //! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
+//! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
 //!
 //! [`teragen`] and [`teravalidate`] (the sort benchmark's generator and checker, Hadoop's file
 //! formats) are not MapReduce jobs and run on their own.
@@ -16,6 +17,7 @@ mod grep;
 mod index;
 mod sort;
 mod tera;
+mod terasort;
 mod wordcount;
 
 pub use grep::grep;
@@ -24,6 +26,7 @@ pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
 };
+pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE};
 pub use wordcount::{tokenize, wordcount};
 
 use crate::{decode_count, ExecError, Values};

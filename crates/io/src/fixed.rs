@@ -1,0 +1,262 @@
+//! Reading the fixed-length records of one split, as Hadoop's `TeraInputFormat` does.
+//!
+//! Splits are byte ranges cut anywhere, so a split first moves to the next record boundary (a
+//! multiple of the record length from the start of the file) and then reads every record that
+//! *starts* before its end; the record straddling the end belongs to it, and the next split
+//! skips that record's tail when it rounds its own start up. Every record thus lands in exactly
+//! one split. Compressed files are read whole.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::PathBuf;
+
+use crate::line::decoder;
+use crate::{Compression, InputFile, IoError, Split};
+
+/// Bytes read from the file at a time.
+const READ_SIZE: usize = 1 << 20;
+
+/// Reads the records of `record_len` bytes of one split.
+///
+/// A file whose length is not a multiple of the record length ends in a partial record; reading
+/// it is an error (naming the file and the record's offset), as it is for Hadoop
+/// (`EOFException: read past eof`).
+///
+/// After an error, every further call to [`FixedRecordReader::next_record`] fails too.
+pub struct FixedRecordReader {
+    reader: Box<dyn Read + Send>,
+    /// The file, for error messages.
+    path: PathBuf,
+    /// The codec of a compressed input: its read errors are [`IoError::Decompress`].
+    codec: Option<&'static str>,
+    record_len: usize,
+    /// Buffered input; `buf[head..tail]` is read but not yet consumed.
+    buf: Vec<u8>,
+    head: usize,
+    tail: usize,
+    eof: bool,
+    /// Position in the file of the first record of the split.
+    first: u64,
+    /// Records starting at or after this position belong to the next split.
+    end: u64,
+    /// Position in the file of `buf[head]`.
+    pos: u64,
+    /// The kind of an earlier error, which poisons the reader.
+    failed: Option<io::ErrorKind>,
+}
+
+impl FixedRecordReader {
+    /// Opens `split` of `file` for records of `record_len` bytes (at least 1).
+    ///
+    /// # Errors
+    /// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
+    /// decoder cannot be set up.
+    pub fn open(
+        file: &InputFile,
+        split: &Split,
+        record_len: usize,
+    ) -> Result<FixedRecordReader, IoError> {
+        let record_len = record_len.max(1);
+        let read_error = |source| IoError::Read {
+            path: file.path.clone(),
+            source,
+        };
+        let mut handle = File::open(&file.path).map_err(read_error)?;
+        let (reader, first, end, codec): (Box<dyn Read + Send>, u64, u64, _) =
+            if file.compression == Compression::None {
+                let len = record_len as u64;
+                let first = split.start.div_ceil(len).saturating_mul(len);
+                if first != 0 {
+                    handle.seek(SeekFrom::Start(first)).map_err(read_error)?;
+                }
+                let end = split.start.saturating_add(split.len);
+                (Box::new(handle), first, end, None)
+            } else {
+                let codec = file.compression.name();
+                let empty = handle.metadata().map_err(read_error)?.len() == 0;
+                let reader = if empty {
+                    Box::new(io::empty())
+                } else {
+                    decoder(file.compression, handle).map_err(|source| IoError::Decompress {
+                        path: file.path.clone(),
+                        codec,
+                        offset: 0,
+                        source,
+                    })?
+                };
+                (reader, 0, u64::MAX, Some(codec))
+            };
+        Ok(FixedRecordReader {
+            reader,
+            path: file.path.clone(),
+            codec,
+            record_len,
+            buf: vec![0; READ_SIZE.max(record_len)],
+            head: 0,
+            tail: 0,
+            eof: false,
+            first,
+            end,
+            pos: first,
+            failed: None,
+        })
+    }
+
+    /// The next record and its offset in the (uncompressed) file, or `None` when the split is
+    /// done.
+    ///
+    /// # Errors
+    /// [`IoError::Read`] or [`IoError::Decompress`] naming the file, also when the file ends
+    /// inside a record.
+    pub fn next_record(&mut self) -> Result<Option<(u64, &[u8])>, IoError> {
+        if let Some(kind) = self.failed {
+            let source = io::Error::new(kind, "an earlier read of this input failed");
+            return Err(self.error(source));
+        }
+        if self.pos >= self.end {
+            return Ok(None);
+        }
+        if self.tail - self.head < self.record_len {
+            if let Err(source) = self.fill() {
+                self.failed = Some(source.kind());
+                return Err(self.error(source));
+            }
+            let have = self.tail - self.head;
+            if have == 0 {
+                return Ok(None);
+            }
+            if have < self.record_len {
+                let source = io::Error::new(
+                    io::ErrorKind::UnexpectedEof,
+                    format!(
+                        "the input ends inside a record: {have} of {} bytes at byte {}",
+                        self.record_len, self.pos
+                    ),
+                );
+                self.failed = Some(source.kind());
+                return Err(self.error(source));
+            }
+        }
+        let offset = self.pos;
+        let start = self.head;
+        self.head += self.record_len;
+        self.pos += self.record_len as u64;
+        Ok(Some((offset, &self.buf[start..self.head])))
+    }
+
+    /// Bytes of the (uncompressed) input consumed so far. Used for progress and the "map input
+    /// bytes" counter.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.pos - self.first
+    }
+
+    /// Moves the unconsumed bytes to the front and reads until a whole record is buffered or the
+    /// input ends.
+    fn fill(&mut self) -> io::Result<()> {
+        self.buf.copy_within(self.head..self.tail, 0);
+        self.tail -= self.head;
+        self.head = 0;
+        while !self.eof && self.tail < self.record_len {
+            match self.reader.read(&mut self.buf[self.tail..]) {
+                Ok(0) => self.eof = true,
+                Ok(n) => self.tail += n.min(self.buf.len() - self.tail),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    fn error(&self, source: io::Error) -> IoError {
+        match self.codec {
+            Some(codec) => IoError::Decompress {
+                path: self.path.clone(),
+                codec,
+                offset: self.pos,
+                source,
+            },
+            None => IoError::Read {
+                path: self.path.clone(),
+                source,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan_splits;
+
+    fn write_records(dir: &std::path::Path, count: usize, len: usize, extra: usize) -> InputFile {
+        let path = dir.join("records");
+        let mut bytes = Vec::new();
+        for i in 0..count {
+            let mut record = vec![(i % 251) as u8; len];
+            record[..8.min(len)].copy_from_slice(&(i as u64).to_be_bytes()[..8.min(len)]);
+            bytes.extend_from_slice(&record);
+        }
+        bytes.extend(std::iter::repeat_n(7u8, extra));
+        std::fs::write(&path, &bytes).unwrap();
+        InputFile {
+            len: bytes.len() as u64,
+            compression: Compression::None,
+            path,
+        }
+    }
+
+    fn read_split(file: &InputFile, split: &Split, len: usize) -> Result<Vec<u64>, IoError> {
+        let mut reader = FixedRecordReader::open(file, split, len)?;
+        let mut offsets = Vec::new();
+        while let Some((offset, record)) = reader.next_record()? {
+            assert_eq!(record.len(), len);
+            assert_eq!(offset % len as u64, 0);
+            let index = (offset / len as u64) as usize;
+            assert_eq!(record[len - 1], (index % 251) as u8, "record at {offset}");
+            offsets.push(offset);
+        }
+        Ok(offsets)
+    }
+
+    #[test]
+    fn every_record_lands_in_exactly_one_split() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write_records(dir.path(), 1000, 100, 0);
+        for split_size in [1, 7, 99, 100, 101, 250, 999, 4096, 100_000, 200_000] {
+            let splits = plan_splits(std::slice::from_ref(&file), split_size);
+            let mut all = Vec::new();
+            for split in &splits {
+                all.extend(read_split(&file, split, 100).unwrap());
+            }
+            let expected: Vec<u64> = (0..1000).map(|i| i * 100).collect();
+            assert_eq!(all, expected, "split size {split_size}");
+        }
+    }
+
+    #[test]
+    fn a_partial_last_record_is_an_error_naming_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write_records(dir.path(), 3, 100, 42);
+        let split = Split {
+            file: 0,
+            start: 0,
+            len: file.len,
+        };
+        let err = read_split(&file, &split, 100).unwrap_err();
+        let text = format!("{err}: {}", std::error::Error::source(&err).unwrap());
+        assert!(text.contains("records"), "{text}");
+        assert!(text.contains("42 of 100 bytes at byte 300"), "{text}");
+    }
+
+    #[test]
+    fn an_empty_file_has_no_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = write_records(dir.path(), 0, 100, 0);
+        let split = Split {
+            file: 0,
+            start: 0,
+            len: 0,
+        };
+        assert!(read_split(&file, &split, 100).unwrap().is_empty());
+    }
+}
