@@ -221,6 +221,8 @@ pub fn teravalidate(
         let (Some(first), Some(last)) = (summary.first, summary.last) else {
             continue;
         };
+        // Hadoop's reducer checks the sequence begin, end, begin, end, ... of the files in name
+        // order, so a file whose last key is below its first is reported here too.
         if let Some((previous_name, previous_last)) = previous {
             if first < previous_last {
                 boundary_errors.push(format!(
@@ -232,6 +234,14 @@ pub fn teravalidate(
             } else if first == previous_last {
                 report.duplicate_keys += 1;
             }
+        }
+        if last < first {
+            boundary_errors.push(format!(
+                "bad key partitioning:\n  file {0}:begin key {1}\n  file {0}:end key {2}",
+                summary.name,
+                hex(&first),
+                hex(&last)
+            ));
         }
         previous = Some((&summary.name, last));
     }
