@@ -77,27 +77,31 @@ impl<'a> Collector<'a> {
         limit: usize,
         ctx: TaskContext,
     ) -> Collector<'a> {
-        let store = match &stage.combine {
-            Combine::SumCounts => Store::Hash {
-                table: CountTable::new(res.collector_block),
-                batch: Vec::with_capacity(BATCH),
-                missing: Vec::with_capacity(BATCH),
-            },
-            Combine::None => Store::Sort {
-                buffer: RecordBuffer::new(res.collector_block),
-                combiner: None,
-            },
-            Combine::Reducer(factory) => Store::Sort {
-                buffer: RecordBuffer::new(res.collector_block),
-                combiner: Some(factory(&ctx)),
-            },
+        let limit = limit.max(1);
+        let (store, reservation) = match &stage.combine {
+            Combine::SumCounts => (
+                Store::Hash {
+                    table: CountTable::new(res.collector_block),
+                    batch: Vec::with_capacity(BATCH),
+                    missing: Vec::with_capacity(BATCH),
+                },
+                res.pool.empty_reservation(),
+            ),
+            Combine::None | Combine::Reducer(_) => {
+                let (buffer, reservation) = res.record_buffer(stage.partitions, limit);
+                let combiner = match &stage.combine {
+                    Combine::Reducer(factory) => Some(factory(&ctx)),
+                    _ => None,
+                };
+                (Store::Sort { buffer, combiner }, reservation)
+            }
         };
         Collector {
             res,
             stage,
             store,
-            reservation: res.pool.empty_reservation(),
-            limit: limit.max(1),
+            reservation,
+            limit,
             runs: Vec::new(),
             combine_input: 0,
             combine_output: 0,
@@ -119,6 +123,10 @@ impl<'a> Collector<'a> {
                 return Ok(());
             }
             if self.is_empty() {
+                // Other tasks' spare buffers may hold what this one needs.
+                if self.res.drop_spare_buffers() {
+                    continue;
+                }
                 self.reservation.grow_forced(bytes);
                 return Ok(());
             }
@@ -236,6 +244,13 @@ impl<'a> Collector<'a> {
                 None => self.flush_to_disk()?,
             }
         }
+        if let Store::Sort { buffer, .. } = &mut self.store {
+            // Emptied by the last write: its memory serves the next task.
+            let buffer = std::mem::replace(buffer, RecordBuffer::new(1));
+            let reservation =
+                std::mem::replace(&mut self.reservation, self.res.pool.empty_reservation());
+            self.res.offer_record_buffer(buffer, reservation);
+        }
         let counters = &self.res.status.counters;
         Counters::add(&counters.combine_input_records, self.combine_input);
         Counters::add(&counters.combine_output_records, self.combine_output);
@@ -310,13 +325,13 @@ impl Emit for Collector<'_> {
             }
             return Ok(());
         }
+        let partition = self.stage.partitioner.partition(key, self.stage.partitions) as u32;
         self.reserve(|store| match store {
-            Store::Sort { buffer, .. } => buffer.memory_for_push(key.len(), value.len()),
+            Store::Sort { buffer, .. } => buffer.memory_for_push(partition, key, value.len()),
             Store::Hash { .. } => 0,
         })?;
         if let Store::Sort { buffer, .. } = &mut self.store {
-            let partition = self.stage.partitioner.partition(key, self.stage.partitions);
-            buffer.push(partition as u32, key, value)?;
+            buffer.push(partition, key, value)?;
         }
         Ok(())
     }

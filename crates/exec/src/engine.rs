@@ -23,8 +23,8 @@ use sluice_io::{
     discover_inputs, plan_splits, FixedRecordReader, InputFile, IoError, LineReader,
     OutputCommitter, Split,
 };
-use sluice_sort::{KeyOrder, Merger, SortedCursor};
-use sluice_spill::{MemoryPool, SpillDir};
+use sluice_sort::{KeyOrder, Merger, RecordBuffer, SortedCursor};
+use sluice_spill::{MemoryPool, MemoryReservation, SpillDir};
 
 use crate::api::{
     Combine, Emit, LineSource, MapInput, MapperFactory, Partitioner, ReducerFactory, TaskContext,
@@ -167,12 +167,75 @@ pub(crate) struct Resources {
     pub(crate) codec: Codec,
     /// Bytes each running task may hold.
     pub(crate) task_share: usize,
-    /// Allocation unit of map-side record buffers.
+    /// Allocation unit of hash-mode collectors' tables.
     pub(crate) collector_block: usize,
+    /// Storage buckets of sort-mode record buffers (see [`RecordBuffer::with_buckets`]).
+    pub(crate) sort_buckets: usize,
+    /// Record buffers of finished tasks, emptied but with their memory and its reservation,
+    /// for the next task on any thread: a task then writes into memory that is already
+    /// mapped instead of faulting in fresh pages (measured: about 3 GB of page faults in a
+    /// 10 GB sort). Emptied at the end of each phase so that the memory returns to the pool.
+    pub(crate) spare_buffers: Mutex<Vec<(RecordBuffer, MemoryReservation)>>,
     pub(crate) status: Arc<JobStatus>,
 }
 
+/// Block size of sort-mode record buffers: small enough that every storage bucket can have a
+/// partly filled one, large enough that allocations are rare.
+pub(crate) const SORT_BLOCK: usize = 64 * 1024;
+
 impl Resources {
+    /// A record buffer for a collector of `partitions` partitions allowed `limit` bytes: a spare
+    /// one (with its reservation) if one fits, else a new, empty one.
+    pub(crate) fn record_buffer(
+        &self,
+        partitions: usize,
+        limit: usize,
+    ) -> (RecordBuffer, MemoryReservation) {
+        let mut spares = self.spare_buffers.lock().unwrap_or_else(|p| p.into_inner());
+        let fits = spares.iter().rposition(|(buffer, reservation)| {
+            buffer.has_layout(SORT_BLOCK, partitions, self.sort_buckets)
+                && reservation.size() <= limit
+        });
+        match fits {
+            Some(i) => spares.swap_remove(i),
+            None => (
+                RecordBuffer::with_buckets(SORT_BLOCK, partitions, self.sort_buckets),
+                self.pool.empty_reservation(),
+            ),
+        }
+    }
+
+    /// Keeps an emptied record buffer and its reservation for the next task.
+    pub(crate) fn offer_record_buffer(&self, buffer: RecordBuffer, reservation: MemoryReservation) {
+        if buffer.is_empty() {
+            let mut spares = self.spare_buffers.lock().unwrap_or_else(|p| p.into_inner());
+            spares.push((buffer, reservation));
+        }
+    }
+
+    /// Frees the spare record buffers (at the end of a phase, or when memory is short);
+    /// returns whether there were any.
+    pub(crate) fn drop_spare_buffers(&self) -> bool {
+        let spares =
+            std::mem::take(&mut *self.spare_buffers.lock().unwrap_or_else(|p| p.into_inner()));
+        !spares.is_empty()
+    }
+
+    /// Reserves `bytes` from the pool, freeing the spare record buffers first if the pool is
+    /// short, and beyond the budget (a *forced* reservation, reported) only if that is not
+    /// enough.
+    fn reserve_or_force(&self, bytes: usize) -> MemoryReservation {
+        if let Some(reservation) = self.pool.try_reserve(bytes) {
+            return reservation;
+        }
+        if self.drop_spare_buffers() {
+            if let Some(reservation) = self.pool.try_reserve(bytes) {
+                return reservation;
+            }
+        }
+        self.pool.reserve_forced(bytes)
+    }
+
     fn check_cancelled(&self) -> Result<(), ExecError> {
         if self.status.is_cancelled() {
             Err(ExecError::Cancelled)
@@ -227,6 +290,9 @@ pub fn run_job(
         codec: config.spill_codec,
         task_share,
         collector_block: (task_share / 8).clamp(64 * 1024, 1 << 20),
+        // At most a sixteenth of a task's share in partly filled blocks.
+        sort_buckets: (task_share / (16 * SORT_BLOCK)).clamp(1, 256),
+        spare_buffers: Mutex::new(Vec::new()),
         status: Arc::clone(&status),
     };
     let mut phases = Vec::new();
@@ -268,6 +334,7 @@ pub fn run_job(
             _ => Ok(()),
         }
     })?;
+    let _ = res.drop_spare_buffers();
     phases.push(timing("map", phase_start));
 
     // Reduce stages.
@@ -297,6 +364,7 @@ pub fn run_job(
                 reduce_task(ctx, &runs, stage, &target, job, &res)
             })
         })?;
+        let _ = res.drop_spare_buffers();
         drop(runs);
         let name = if index == 0 {
             "reduce".to_string()
@@ -646,10 +714,7 @@ fn merge_to_spill(
     fan_in: usize,
     res: &Resources,
 ) -> Result<Run, ExecError> {
-    let _readers = res
-        .pool
-        .try_reserve(fan_in * READER_COST)
-        .unwrap_or_else(|| res.pool.reserve_forced(fan_in * READER_COST));
+    let _readers = res.reserve_or_force(fan_in * READER_COST);
     let mut writer = res
         .spill_dir
         .create_writer(stage.partitions, res.codec, SPILL_BLOCK)?;
@@ -756,10 +821,7 @@ fn reduce_task(
         .collect();
     let sources = limit_fan_in(sources, partition, stage, fan_in, res)?;
     let disk_readers = sources.iter().filter(|r| r.is_disk()).count();
-    let _readers = res
-        .pool
-        .try_reserve(disk_readers * READER_COST)
-        .unwrap_or_else(|| res.pool.reserve_forced(disk_readers * READER_COST));
+    let _readers = res.reserve_or_force(disk_readers * READER_COST);
     let cursors = sources
         .iter()
         .map(|r| r.open(partition))

@@ -1,10 +1,9 @@
 //! Text output files, as Hadoop's `TextOutputFormat` writes them.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
-use sluice_io::{IoError, OutputCommitter};
+use sluice_io::{DirectWriter, IoError, OutputCommitter};
 
 use crate::{Emit, ExecError};
 
@@ -46,13 +45,15 @@ impl PartNames {
     }
 }
 
-/// Buffer of each part file writer.
-pub(crate) const OUTPUT_BUFFER: usize = 256 * 1024;
+/// Memory of each part file writer: the two chunks of its [`DirectWriter`].
+pub(crate) const OUTPUT_BUFFER: usize = 2 * sluice_io::DIRECT_CHUNK;
 
-/// One part file being written.
+/// One part file being written, past the page cache ([`DirectWriter`]): a job's output is
+/// usually far larger than what is worth caching, and the cache's copy of every byte costs more
+/// than formatting it.
 pub(crate) struct TextOutput {
     /// `None` until the first record when the output is lazy.
-    writer: Option<BufWriter<File>>,
+    writer: Option<DirectWriter>,
     path: PathBuf,
     /// Between key and value; `None` writes the value only.
     separator: Option<Vec<u8>>,
@@ -60,12 +61,7 @@ pub(crate) struct TextOutput {
     terminator: &'static [u8],
     pub(crate) records: u64,
     pub(crate) bytes: u64,
-    /// Bytes up to which the kernel was asked to start writing the file back.
-    written_back: u64,
 }
-
-/// Written bytes after which a part file's pages are handed to the kernel's writeback.
-const WRITEBACK_STEP: u64 = 16 << 20;
 
 impl TextOutput {
     /// A part file `name` in the committer's temporary directory. A `lazy` output creates its
@@ -79,11 +75,16 @@ impl TextOutput {
     ) -> Result<TextOutput, ExecError> {
         // A previous attempt of the same task may have left the file: start over.
         committer.remove_file(name)?;
+        let path = committer.temp_dir().join(name);
         let writer = if lazy {
             None
         } else {
-            let file = committer.create_file(name)?;
-            Some(BufWriter::with_capacity(OUTPUT_BUFFER, file))
+            Some(
+                DirectWriter::create(&path).map_err(|source| IoError::Write {
+                    path: path.clone(),
+                    source,
+                })?,
+            )
         };
         let separator = match format {
             OutputFormat::KeyValue => Some(b"\t".to_vec()),
@@ -98,12 +99,11 @@ impl TextOutput {
         };
         Ok(TextOutput {
             writer,
-            path: committer.temp_dir().join(name),
+            path,
             separator,
             terminator,
             records: 0,
             bytes: 0,
-            written_back: 0,
         })
     }
 
@@ -116,8 +116,8 @@ impl TextOutput {
 
     /// Flushes the file; returns (records, bytes) written.
     pub(crate) fn finish(mut self) -> Result<(u64, u64), ExecError> {
-        if let Some(writer) = &mut self.writer {
-            if let Err(e) = writer.flush() {
+        if let Some(writer) = self.writer.take() {
+            if let Err(e) = writer.finish() {
                 return Err(self.write_error(e));
             }
         }
@@ -127,10 +127,7 @@ impl TextOutput {
     fn write_line(&mut self, key: &[u8], value: &[u8]) -> std::io::Result<usize> {
         let writer = match &mut self.writer {
             Some(writer) => writer,
-            None => self.writer.insert(BufWriter::with_capacity(
-                OUTPUT_BUFFER,
-                File::create(&self.path)?,
-            )),
+            None => self.writer.insert(DirectWriter::create(&self.path)?),
         };
         let mut written = value.len() + self.terminator.len();
         if let Some(separator) = &self.separator {
@@ -140,18 +137,6 @@ impl TextOutput {
         }
         writer.write_all(value)?;
         writer.write_all(self.terminator)?;
-        let in_file = self.bytes + written as u64 - writer.buffer().len() as u64;
-        if in_file - self.written_back >= WRITEBACK_STEP {
-            // Start writing the pages back now, while the task goes on, so that the fsync at
-            // commit has little left to wait for. Only a hint: errors do not matter here.
-            let _ = nix::fcntl::posix_fadvise(
-                writer.get_ref(),
-                self.written_back as i64,
-                (in_file - self.written_back) as i64,
-                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-            );
-            self.written_back = in_file;
-        }
         Ok(written)
     }
 }

@@ -467,6 +467,9 @@ struct Decoder<'a> {
     pos: usize,
 }
 
+/// Most items of a vector or map read as nulls past the end of the input.
+const MAX_NULL_TAIL: usize = 1 << 16;
+
 impl Decoder<'_> {
     fn take(&mut self, n: usize) -> Result<&[u8], TypedBytesError> {
         let end = self.pos.checked_add(n).filter(|&e| e <= self.buf.len());
@@ -487,6 +490,16 @@ impl Decoder<'_> {
     fn length(&mut self, at: usize) -> Result<usize, TypedBytesError> {
         let length = i32::from_be_bytes(self.array()?);
         usize::try_from(length).map_err(|_| TypedBytesError::NegativeLength { length, offset: at })
+    }
+
+    /// Java reads the missing items of a vector or map cut short by the end of the input as
+    /// nulls; a count in the billions would then make billions of them (Java runs out of
+    /// memory). More than [`MAX_NULL_TAIL`] missing items is reported as truncated input.
+    fn check_null_tail(&self, missing: usize) -> Result<(), TypedBytesError> {
+        if self.pos >= self.buf.len() && missing > MAX_NULL_TAIL {
+            return Err(TypedBytesError::Truncated { offset: self.pos });
+        }
+        Ok(())
     }
 
     /// `TypedBytesInput.read()`: `None` (Java null) at a marker or at the end of input.
@@ -518,7 +531,8 @@ impl Decoder<'_> {
                 let n = self.length(at)?;
                 // Do not trust the count for preallocation: it comes from the input.
                 let mut items = Vec::with_capacity(n.min(1024));
-                for _ in 0..n {
+                for i in 0..n {
+                    self.check_null_tail(n - i)?;
                     items.push(self.read(depth + 1)?);
                 }
                 Value::List(items)
@@ -536,7 +550,8 @@ impl Decoder<'_> {
             code::MAP => {
                 let n = self.length(at)?;
                 let mut entries = Vec::with_capacity(n.min(1024));
-                for _ in 0..n {
+                for i in 0..n {
+                    self.check_null_tail(2 * (n - i))?;
                     let key = self.read(depth + 1)?;
                     let value = self.read(depth + 1)?;
                     entries.push((key, value));

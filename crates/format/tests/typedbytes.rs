@@ -175,6 +175,23 @@ proptest! {
     }
 }
 
+/// A vector or map claiming two billion items, cut short: reported as truncated, not rendered
+/// as two billion nulls (which took 24 GB before).
+#[test]
+fn huge_counts_at_the_end_of_input_are_truncation() {
+    for code in [8u8, 10] {
+        let bytes = [code, 0x7f, 0xff, 0xff, 0xff];
+        assert!(matches!(
+            typedbytes::to_text(&bytes, &mut Vec::new()),
+            Err(TypedBytesError::Truncated { .. })
+        ));
+    }
+    // A few missing items still read as nulls, as Java reads them.
+    let mut out = Vec::new();
+    typedbytes::to_text(&[8, 0, 0, 0, 2, 3, 0, 0, 0, 7], &mut out).unwrap();
+    assert_eq!(String::from_utf8(out).unwrap(), "[7, null]");
+}
+
 #[test]
 fn maximum_depth_decodes_on_a_small_stack() {
     let depth = typedbytes::MAX_DECODE_DEPTH;

@@ -12,16 +12,20 @@
 //!   place only when the job succeeds, then writes `_SUCCESS`.
 #![forbid(unsafe_code)]
 
+mod direct;
 mod error;
 mod fixed;
 mod input;
 mod line;
 mod output;
+mod readahead;
 mod split;
 
+pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
 pub use input::{discover_inputs, Compression, InputFile};
 pub use line::LineReader;
 pub use output::OutputCommitter;
+pub use readahead::ReadAhead;
 pub use split::{plan_splits, Split};

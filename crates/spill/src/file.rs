@@ -12,11 +12,12 @@
 //! CRC32C, so a damaged file is reported with its path and the offset of the bad block.
 
 use std::fs::File;
-use std::io::{BufWriter, Read, Seek, SeekFrom, Take, Write};
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sluice_format::{Codec, FormatError, RunReader, RunWriter};
+use sluice_io::{DirectWriter, ReadAhead};
 
 use crate::SpillError;
 
@@ -63,28 +64,19 @@ impl SpillDir {
     ) -> Result<SpillWriter, SpillError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.path().join(format!("run-{id:06}.spill"));
-        let file = File::create(&path).map_err(|source| SpillError::Io {
+        let file = DirectWriter::create(&path).map_err(|source| SpillError::Io {
             path: path.clone(),
             source,
         })?;
         let name = path.display().to_string();
         Ok(SpillWriter {
-            run: RunWriter::new(
-                BufWriter::with_capacity(WRITE_BUFFER, file),
-                codec,
-                block_size,
-                name,
-            ),
+            run: RunWriter::new(file, codec, block_size, name),
             segments: vec![Segment::default(); partitions],
             current: None,
             path,
         })
     }
 }
-
-/// Size of the buffer between the block writer and the file: coalesces each block's header and
-/// body into large sequential writes.
-const WRITE_BUFFER: usize = 128 * 1024;
 
 /// Where one partition's records are inside a spill file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -99,8 +91,11 @@ pub struct Segment {
 
 /// Writes one spill file. Records must arrive grouped by partition in increasing partition order,
 /// each partition's records sorted.
+///
+/// The file is written past the page cache ([`DirectWriter`]): it is read back once, much later,
+/// and caching it would cost a copy of every byte into the page cache and its reclaim.
 pub struct SpillWriter {
-    run: RunWriter<BufWriter<File>>,
+    run: RunWriter<DirectWriter>,
     segments: Vec<Segment>,
     current: Option<usize>,
     path: PathBuf,
@@ -155,8 +150,8 @@ impl SpillWriter {
             move |source| SpillError::Io { path, source }
         };
         let bytes = self.run.position();
-        let mut buffered = self.run.into_inner()?;
-        buffered.flush().map_err(io_err(&self.path))?;
+        let file = self.run.into_inner()?;
+        file.finish().map_err(io_err(&self.path))?;
         Ok(SpillFile {
             path: self.path,
             segments: self.segments,
@@ -179,7 +174,7 @@ pub struct SpillFile {
 /// boundary would read as a shorter valid run; the reader therefore checks at the end that it
 /// consumed the whole segment as recorded when it was written.
 pub struct SegmentReader {
-    run: RunReader<Take<File>>,
+    run: RunReader<ReadAhead>,
     end: u64,
     path: PathBuf,
 }
@@ -246,11 +241,10 @@ impl SpillFile {
             path: self.path.clone(),
             source,
         };
-        let mut file = File::open(&self.path).map_err(io_err)?;
-        file.seek(SeekFrom::Start(segment.offset)).map_err(io_err)?;
+        let file = File::open(&self.path).map_err(io_err)?;
         Ok(SegmentReader {
             run: RunReader::new(
-                file.take(segment.len),
+                ReadAhead::new(file, segment.offset, segment.offset + segment.len),
                 self.path.display().to_string(),
                 segment.offset,
             ),
