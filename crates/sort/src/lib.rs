@@ -18,6 +18,7 @@ mod cursor;
 mod merge;
 mod order;
 mod prefix;
+mod radix;
 
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
 pub use counts::{CountTable, ShortKey};
