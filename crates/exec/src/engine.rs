@@ -571,9 +571,10 @@ impl SplitReader {
     fn open(format: InputFormat, file: &InputFile, split: &Split) -> Result<Self, IoError> {
         Ok(match format {
             InputFormat::Lines => SplitReader::Lines(LineReader::open(file, split)?),
-            InputFormat::FixedLength(len) => {
-                SplitReader::Fixed(FixedRecordReader::open(file, split, len)?)
-            }
+            // Fixed-length rows are a sort's input, read once and usually larger than memory.
+            InputFormat::FixedLength(len) => SplitReader::Fixed(
+                FixedRecordReader::open(file, split, len)?.drop_consumed_pages(file),
+            ),
         })
     }
 

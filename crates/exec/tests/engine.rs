@@ -117,6 +117,70 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
     assert!(leftovers.is_empty(), "temporary output left behind");
 }
 
+/// Like [`CorruptingMapper`] for terasort's rows: emits each row whole, then damages the spill
+/// files written so far.
+struct CorruptingRowMapper {
+    spill_parent: PathBuf,
+    corrupted: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Mapper for CorruptingRowMapper {
+    fn map(&mut self, _offset: u64, row: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        out.emit(row, b"")
+    }
+
+    fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), ExecError> {
+        let n = corrupt_spills(&self.spill_parent);
+        self.corrupted
+            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+#[test]
+fn corrupt_run_block_fails_a_terasort_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("rows");
+    let mut rows = vec![0u8; 50_000 * sluice_format::tera::ROW_LEN];
+    sluice_format::tera::RowGenerator::new(0).fill(&mut rows);
+    std::fs::write(&input, rows).unwrap();
+    let scratch = dir.path().join("scratch");
+    std::fs::create_dir(&scratch).unwrap();
+    let output = dir.path().join("out");
+    let corrupted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let mut job = jobs::terasort(std::slice::from_ref(&input), 1 << 20, 3, 1000)
+        .unwrap()
+        .job;
+    let (parent, counter) = (scratch.clone(), Arc::clone(&corrupted));
+    job.mapper = Arc::new(move |_: &MapInput| {
+        Box::new(CorruptingRowMapper {
+            spill_parent: parent.clone(),
+            corrupted: Arc::clone(&counter),
+        }) as Box<dyn Mapper>
+    });
+    let config = JobConfig::new(vec![input], output.clone())
+        .with_memory(MIN_MEMORY)
+        .with_threads(1)
+        .with_spill_parent(scratch.clone());
+    let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
+    assert!(
+        corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0,
+        "nothing spilled"
+    );
+    let mut message = err.to_string();
+    let mut source = std::error::Error::source(&err);
+    while let Some(cause) = source {
+        message.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    assert!(message.contains(".spill"), "no spill file named: {message}");
+    assert!(
+        message.contains("checksum") || message.contains("corrupt"),
+        "error does not say what is wrong: {message}"
+    );
+    assert!(!output.exists(), "a failed job left its output directory");
+}
+
 #[test]
 fn sort_under_a_tiny_budget_spills_stays_within_it_and_is_correct() {
     let dir = tempfile::tempdir().unwrap();
