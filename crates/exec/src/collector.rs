@@ -77,7 +77,8 @@ impl<'a> Collector<'a> {
         limit: usize,
         ctx: TaskContext,
     ) -> Collector<'a> {
-        let limit = limit.max(1);
+        // The spill file writer's two chunks come out of the same share.
+        let limit = limit.saturating_sub(2 * res.write_chunk).max(1);
         let (store, reservation) = match &stage.combine {
             Combine::SumCounts => (
                 Store::Hash {
@@ -123,6 +124,14 @@ impl<'a> Collector<'a> {
                 return Ok(());
             }
             if self.is_empty() {
+                // Emptied, but holding blocks too small for this record: give them back first.
+                if let Store::Sort { buffer, .. } = &mut self.store {
+                    if buffer.memory() > 0 {
+                        buffer.clear();
+                        self.reservation.free();
+                        continue;
+                    }
+                }
                 // Other tasks' spare buffers may hold what this one needs.
                 if self.res.drop_spare_buffers() {
                     continue;
@@ -245,7 +254,12 @@ impl<'a> Collector<'a> {
             }
         }
         if let Store::Sort { buffer, .. } = &mut self.store {
-            // Emptied by the last write: its memory serves the next task.
+            // Emptied by the last write: its memory serves the next task, unless a forced
+            // reservation took it past the limit.
+            if self.reservation.size() > self.limit {
+                buffer.clear();
+                self.reservation.free();
+            }
             let buffer = std::mem::replace(buffer, RecordBuffer::new(1));
             let reservation =
                 std::mem::replace(&mut self.reservation, self.res.pool.empty_reservation());

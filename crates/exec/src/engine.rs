@@ -32,7 +32,7 @@ use crate::api::{
 use crate::collector::{Collector, SPILL_BLOCK};
 use crate::counters::UserCounters;
 use crate::counters::{CounterValues, JobStatus, Phase};
-use crate::output::{OutputFormat, PartNames, TextOutput, OUTPUT_BUFFER};
+use crate::output::{OutputFormat, PartNames, TextOutput};
 use crate::shuffle::{merge_window, MemRunQuota, Run, ShuffleStore};
 use crate::{Counters, ExecError, JobConfig};
 
@@ -169,6 +169,8 @@ pub(crate) struct Resources {
     pub(crate) task_share: usize,
     /// Allocation unit of hash-mode collectors' tables.
     pub(crate) collector_block: usize,
+    /// Chunk size of file writers (each holds two): a small, fixed share of a task's memory.
+    pub(crate) write_chunk: usize,
     /// Storage buckets of sort-mode record buffers (see [`RecordBuffer::with_buckets`]).
     pub(crate) sort_buckets: usize,
     /// Record buffers of finished tasks, emptied but with their memory and its reservation,
@@ -283,13 +285,15 @@ pub fn run_job(
     let pool = MemoryPool::new(config.memory);
     let held_cap = config.memory / 2;
     let task_share = (config.memory - held_cap) / config.threads;
+    let write_chunk = (task_share / 16).clamp(64 * 1024, sluice_io::DIRECT_CHUNK);
     let res = Resources {
         quota: MemRunQuota::new(pool.clone(), held_cap),
         pool,
-        spill_dir: SpillDir::create_in(&spill_parent)?,
+        spill_dir: SpillDir::create_in(&spill_parent)?.with_write_chunk(write_chunk),
         codec: config.spill_codec,
         task_share,
         collector_block: (task_share / 8).clamp(64 * 1024, 1 << 20),
+        write_chunk,
         // At most a sixteenth of a task's share in partly filled blocks.
         sort_buckets: (task_share / (16 * SORT_BLOCK)).clamp(1, 256),
         spare_buffers: Mutex::new(Vec::new()),
@@ -660,6 +664,7 @@ fn map_task(
             &job.part_names.name(true, t.task),
             &job.output,
             job.lazy_output,
+            res.write_chunk,
         )?),
     };
     let mut out = CountingEmit {
@@ -715,7 +720,7 @@ fn merge_to_spill(
     fan_in: usize,
     res: &Resources,
 ) -> Result<Run, ExecError> {
-    let _readers = res.reserve_or_force(fan_in * READER_COST);
+    let _readers = res.reserve_or_force(fan_in * READER_COST + 2 * res.write_chunk);
     let mut writer = res
         .spill_dir
         .create_writer(stage.partitions, res.codec, SPILL_BLOCK)?;
@@ -804,12 +809,13 @@ fn reduce_task(
             Some(*store),
         ),
         ReduceTarget::Files(committer) => (
-            res.task_share.saturating_sub(OUTPUT_BUFFER),
+            res.task_share.saturating_sub(2 * res.write_chunk),
             TaskSink::Text(TextOutput::create(
                 committer,
                 &job.part_names.name(false, partition),
                 &job.output,
                 job.lazy_output,
+                res.write_chunk,
             )?),
             None,
         ),

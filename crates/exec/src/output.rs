@@ -45,9 +45,6 @@ impl PartNames {
     }
 }
 
-/// Memory of each part file writer: the two chunks of its [`DirectWriter`].
-pub(crate) const OUTPUT_BUFFER: usize = 2 * sluice_io::DIRECT_CHUNK;
-
 /// One part file being written, past the page cache ([`DirectWriter`]): a job's output is
 /// usually far larger than what is worth caching, and the cache's copy of every byte costs more
 /// than formatting it.
@@ -55,6 +52,8 @@ pub(crate) struct TextOutput {
     /// `None` until the first record when the output is lazy.
     writer: Option<DirectWriter>,
     path: PathBuf,
+    /// Chunk size of the writer, for a lazy output's writer created later.
+    chunk: usize,
     /// Between key and value; `None` writes the value only.
     separator: Option<Vec<u8>>,
     /// After each record (a line end, or nothing for raw records).
@@ -67,11 +66,13 @@ impl TextOutput {
     /// A part file `name` in the committer's temporary directory. A `lazy` output creates its
     /// file only when the first record arrives (Hadoop's `-lazyOutput`); otherwise the file is
     /// created now, so that a task without output still leaves an empty part file.
+    /// The writer holds two chunks of `chunk` bytes.
     pub(crate) fn create(
         committer: &OutputCommitter,
         name: &str,
         format: &OutputFormat,
         lazy: bool,
+        chunk: usize,
     ) -> Result<TextOutput, ExecError> {
         // A previous attempt of the same task may have left the file: start over.
         committer.remove_file(name)?;
@@ -80,7 +81,7 @@ impl TextOutput {
             None
         } else {
             Some(
-                DirectWriter::create(&path).map_err(|source| IoError::Write {
+                DirectWriter::create_with(&path, chunk).map_err(|source| IoError::Write {
                     path: path.clone(),
                     source,
                 })?,
@@ -100,6 +101,7 @@ impl TextOutput {
         Ok(TextOutput {
             writer,
             path,
+            chunk,
             separator,
             terminator,
             records: 0,
@@ -127,7 +129,9 @@ impl TextOutput {
     fn write_line(&mut self, key: &[u8], value: &[u8]) -> std::io::Result<usize> {
         let writer = match &mut self.writer {
             Some(writer) => writer,
-            None => self.writer.insert(DirectWriter::create(&self.path)?),
+            None => self
+                .writer
+                .insert(DirectWriter::create_with(&self.path, self.chunk)?),
         };
         let mut written = value.len() + self.terminator.len();
         if let Some(separator) = &self.separator {

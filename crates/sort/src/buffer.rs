@@ -170,10 +170,9 @@ impl RecordBuffer {
         let block_index = match self.current[bucket] {
             Some(b) if self.fits_current(bucket, len) => b,
             _ => {
-                let b = match self.spare.pop() {
-                    Some(b) if self.blocks[b as usize].capacity() >= len => b,
-                    other => {
-                        self.spare.extend(other);
+                let b = match self.spare_for(len) {
+                    Some(i) => self.spare.remove(i),
+                    None => {
                         let b = u32::try_from(self.blocks.len()).map_err(|_| too_large())?;
                         self.blocks
                             .push(Vec::with_capacity(len.max(self.block_size)));
@@ -302,9 +301,14 @@ impl RecordBuffer {
     }
 
     fn fits_spare(&self, len: usize) -> bool {
+        self.spare_for(len).is_some()
+    }
+
+    /// The position in `spare` of the last spare block that can take `len` bytes.
+    fn spare_for(&self, len: usize) -> Option<usize> {
         self.spare
-            .last()
-            .is_some_and(|&b| self.blocks[b as usize].capacity() >= len)
+            .iter()
+            .rposition(|&b| self.blocks[b as usize].capacity() >= len)
     }
 
     /// Drops all records but keeps the memory for the next records: a collector that flushes

@@ -26,6 +26,8 @@ use crate::SpillError;
 pub struct SpillDir {
     dir: tempfile::TempDir,
     next_id: AtomicU64,
+    /// Chunk size of each spill file's [`DirectWriter`] (it holds two).
+    write_chunk: usize,
 }
 
 impl SpillDir {
@@ -44,7 +46,16 @@ impl SpillDir {
         Ok(SpillDir {
             dir,
             next_id: AtomicU64::new(0),
+            write_chunk: sluice_io::DIRECT_CHUNK,
         })
+    }
+
+    /// Sets the chunk size of the spill files' writers (each holds two chunks): small budgets
+    /// want small ones.
+    #[must_use]
+    pub fn with_write_chunk(mut self, bytes: usize) -> SpillDir {
+        self.write_chunk = bytes;
+        self
     }
 
     /// Where the spill files go.
@@ -64,9 +75,11 @@ impl SpillDir {
     ) -> Result<SpillWriter, SpillError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let path = self.dir.path().join(format!("run-{id:06}.spill"));
-        let file = DirectWriter::create(&path).map_err(|source| SpillError::Io {
-            path: path.clone(),
-            source,
+        let file = DirectWriter::create_with(&path, self.write_chunk).map_err(|source| {
+            SpillError::Io {
+                path: path.clone(),
+                source,
+            }
         })?;
         let name = path.display().to_string();
         Ok(SpillWriter {
