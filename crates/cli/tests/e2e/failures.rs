@@ -387,11 +387,11 @@ fn unreadable_input_file() {
 }
 
 /// Unmounts a tmpfs when dropped (even if the test panics).
-struct Mount(PathBuf);
+pub(crate) struct Mount(pub(crate) PathBuf);
 
 impl Mount {
     /// Mounts a tmpfs of `size` at `dir`, or `None` if the sandbox refuses.
-    fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
+    pub(crate) fn tmpfs(dir: &Path, size: &str) -> Option<Mount> {
         fs::create_dir_all(dir).unwrap();
         let status = Command::new("mount")
             .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])

@@ -287,6 +287,26 @@ fn hundreds_of_runs_in_a_small_budget() {
     check_sorted(&input, &output, 3, Some(&checksum));
 }
 
+/// On a file system without `O_DIRECT` (tmpfs) the spill and part files fall back to ordinary
+/// writes of the same chunks, with the same result.
+#[test]
+fn output_and_spills_on_a_file_system_without_direct_io() {
+    let dir = tempfile::tempdir().unwrap();
+    let (input, checksum) = teragen(dir.path(), "in", 50_000, 2);
+    let Some(mount) = crate::failures::Mount::tmpfs(&dir.path().join("tmpfs"), "64m") else {
+        println!("output_and_spills_on_a_file_system_without_direct_io: skipped, no tmpfs");
+        return;
+    };
+    let output = mount.0.join("out");
+    let spills = mount.0.to_str().unwrap();
+    terasort(
+        &input,
+        &output,
+        &["--reducers", "2", "--memory", "4MiB", "--spill-dir", spills],
+    );
+    check_sorted(&input, &output, 2, Some(&checksum));
+}
+
 #[test]
 fn a_partial_row_fails_the_job_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
