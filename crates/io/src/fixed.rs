@@ -7,10 +7,10 @@
 //! one split. Compressed files are read whole.
 
 use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom};
+use std::io::{self, Read};
 use std::path::PathBuf;
 
-use crate::line::decoder;
+use crate::line::{open_stream, stream_error};
 use crate::{Compression, InputFile, IoError, Split};
 
 /// Bytes read from the file at a time.
@@ -63,35 +63,14 @@ impl FixedRecordReader {
         record_len: usize,
     ) -> Result<FixedRecordReader, IoError> {
         let record_len = record_len.max(1);
-        let read_error = |source| IoError::Read {
-            path: file.path.clone(),
-            source,
+        let len = record_len as u64;
+        // A plain split starts at its first record boundary; a compressed file is read whole.
+        let first_plain = split.start.div_ceil(len).saturating_mul(len);
+        let (reader, codec) = open_stream(file, first_plain)?;
+        let (first, end) = match codec {
+            None => (first_plain, split.start.saturating_add(split.len)),
+            Some(_) => (0, u64::MAX),
         };
-        let mut handle = File::open(&file.path).map_err(read_error)?;
-        let (reader, first, end, codec): (Box<dyn Read + Send>, u64, u64, _) =
-            if file.compression == Compression::None {
-                let len = record_len as u64;
-                let first = split.start.div_ceil(len).saturating_mul(len);
-                if first != 0 {
-                    handle.seek(SeekFrom::Start(first)).map_err(read_error)?;
-                }
-                let end = split.start.saturating_add(split.len);
-                (Box::new(handle), first, end, None)
-            } else {
-                let codec = file.compression.name();
-                let empty = handle.metadata().map_err(read_error)?.len() == 0;
-                let reader = if empty {
-                    Box::new(io::empty())
-                } else {
-                    decoder(file.compression, handle).map_err(|source| IoError::Decompress {
-                        path: file.path.clone(),
-                        codec,
-                        offset: 0,
-                        source,
-                    })?
-                };
-                (reader, 0, u64::MAX, Some(codec))
-            };
         Ok(FixedRecordReader {
             reader,
             path: file.path.clone(),
@@ -202,18 +181,7 @@ impl FixedRecordReader {
     }
 
     fn error(&self, source: io::Error) -> IoError {
-        match self.codec {
-            Some(codec) => IoError::Decompress {
-                path: self.path.clone(),
-                codec,
-                offset: self.pos,
-                source,
-            },
-            None => IoError::Read {
-                path: self.path.clone(),
-                source,
-            },
-        }
+        stream_error(&self.path, self.codec, self.pos, source)
     }
 }
 
@@ -280,6 +248,31 @@ mod tests {
         let text = format!("{err}: {}", std::error::Error::source(&err).unwrap());
         assert!(text.contains("records"), "{text}");
         assert!(text.contains("42 of 100 bytes at byte 300"), "{text}");
+    }
+
+    #[test]
+    fn a_compressed_file_is_read_whole_by_its_one_split() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let plain = write_records(dir.path(), 500, 100, 0);
+        let path = dir.path().join("records.gz");
+        let mut encoder = flate2::write::GzEncoder::new(
+            std::fs::File::create(&path).unwrap(),
+            Default::default(),
+        );
+        encoder
+            .write_all(&std::fs::read(&plain.path).unwrap())
+            .unwrap();
+        encoder.finish().unwrap();
+        let file = InputFile {
+            len: std::fs::metadata(&path).unwrap().len(),
+            compression: Compression::Gzip,
+            path,
+        };
+        let splits = plan_splits(std::slice::from_ref(&file), 64);
+        assert_eq!(splits.len(), 1);
+        let offsets = read_split(&file, &splits[0], 100).unwrap();
+        assert_eq!(offsets, (0..500).map(|i| i * 100).collect::<Vec<u64>>());
     }
 
     #[test]

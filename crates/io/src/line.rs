@@ -14,7 +14,7 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use memchr::memchr2;
 
@@ -72,46 +72,17 @@ impl LineReader {
     /// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
     /// decoder cannot be set up.
     pub fn open(file: &InputFile, split: &Split) -> Result<LineReader, IoError> {
-        let path = file.path.clone();
-        let read_error = |source| IoError::Read {
-            path: file.path.clone(),
-            source,
-        };
-        let mut handle = File::open(&file.path).map_err(read_error)?;
-        if file.compression == Compression::None {
-            if split.start != 0 {
-                handle
-                    .seek(SeekFrom::Start(split.start))
-                    .map_err(read_error)?;
-            }
-            let end = split.start.saturating_add(split.len);
-            return Ok(LineReader::build(
-                Box::new(handle),
-                split.start,
-                end,
-                path,
-                None,
-                BUFFER_SIZE,
-            ));
-        }
-        let empty = handle.metadata().map_err(read_error)?.len() == 0;
-        let codec = file.compression.name();
-        let reader = if empty {
-            Box::new(io::empty())
-        } else {
-            decoder(file.compression, handle).map_err(|source| IoError::Decompress {
-                path: file.path.clone(),
-                codec,
-                offset: 0,
-                source,
-            })?
+        let (reader, codec) = open_stream(file, split.start)?;
+        let (start, end) = match codec {
+            None => (split.start, split.start.saturating_add(split.len)),
+            Some(_) => (0, u64::MAX),
         };
         Ok(LineReader::build(
             reader,
-            0,
-            u64::MAX,
-            path,
-            Some(codec),
+            start,
+            end,
+            file.path.clone(),
+            codec,
             BUFFER_SIZE,
         ))
     }
@@ -282,23 +253,68 @@ impl LineReader {
     }
 
     fn error(&self, source: io::Error) -> IoError {
-        match self.codec {
-            Some(codec) => IoError::Decompress {
-                path: self.path.clone(),
-                codec,
-                offset: self.read_total,
-                source,
-            },
-            None => IoError::Read {
-                path: self.path.clone(),
-                source,
-            },
+        stream_error(&self.path, self.codec, self.read_total, source)
+    }
+}
+
+/// Opens the bytes of a split: a plain file positioned at `plain_start`, or a compressed file
+/// decoded from its beginning (compressed files are always read whole). Returns the stream and,
+/// for a compressed file, its codec's name. A zero-length compressed file reads as empty rather
+/// than as a truncated stream.
+///
+/// # Errors
+/// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
+/// decoder cannot be set up.
+pub(crate) fn open_stream(
+    file: &InputFile,
+    plain_start: u64,
+) -> Result<(Box<dyn Read + Send>, Option<&'static str>), IoError> {
+    let read_error = |source| IoError::Read {
+        path: file.path.clone(),
+        source,
+    };
+    let mut handle = File::open(&file.path).map_err(read_error)?;
+    if file.compression == Compression::None {
+        if plain_start != 0 {
+            handle
+                .seek(SeekFrom::Start(plain_start))
+                .map_err(read_error)?;
         }
+        return Ok((Box::new(handle), None));
+    }
+    let codec = file.compression.name();
+    if handle.metadata().map_err(read_error)?.len() == 0 {
+        return Ok((Box::new(io::empty()), Some(codec)));
+    }
+    let reader = decoder(file.compression, handle)
+        .map_err(|source| stream_error(&file.path, Some(codec), 0, source))?;
+    Ok((reader, Some(codec)))
+}
+
+/// The error of a stream from [`open_stream`]: [`IoError::Decompress`] (with the uncompressed
+/// `offset`) for a compressed file, else [`IoError::Read`].
+pub(crate) fn stream_error(
+    path: &Path,
+    codec: Option<&'static str>,
+    offset: u64,
+    source: io::Error,
+) -> IoError {
+    match codec {
+        Some(codec) => IoError::Decompress {
+            path: path.to_path_buf(),
+            codec,
+            offset,
+            source,
+        },
+        None => IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        },
     }
 }
 
 /// A decoder reading the whole of a compressed file.
-pub(crate) fn decoder(compression: Compression, file: File) -> io::Result<Box<dyn Read + Send>> {
+fn decoder(compression: Compression, file: File) -> io::Result<Box<dyn Read + Send>> {
     Ok(match compression {
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
