@@ -1,5 +1,7 @@
 //! Partitioners.
 
+use sluice_sort::normalized_prefix;
+
 use crate::Partitioner;
 
 /// Hadoop's `HashPartitioner` for `Text` keys: the same key goes to the same reducer number as in
@@ -40,21 +42,12 @@ pub struct TotalOrderPartitioner {
     prefixes: Vec<u64>,
 }
 
-/// The first 8 bytes of `key` as a big-endian number, zero-padded: comparing two of these orders
-/// keys as their bytes do, except that ties need the rest of the key.
-fn prefix_of(key: &[u8]) -> u64 {
-    let mut bytes = [0u8; 8];
-    let n = key.len().min(8);
-    bytes[..n].copy_from_slice(&key[..n]);
-    u64::from_be_bytes(bytes)
-}
-
 impl TotalOrderPartitioner {
     /// A partitioner with these split points (sorted here; duplicates are kept, leaving an empty
     /// partition between them, as Hadoop does).
     pub fn new(mut boundaries: Vec<Vec<u8>>) -> TotalOrderPartitioner {
         boundaries.sort_unstable();
-        let prefixes = boundaries.iter().map(|b| prefix_of(b)).collect();
+        let prefixes = boundaries.iter().map(|b| normalized_prefix(b)).collect();
         TotalOrderPartitioner {
             boundaries,
             prefixes,
@@ -88,7 +81,7 @@ impl TotalOrderPartitioner {
 
 impl Partitioner for TotalOrderPartitioner {
     fn partition(&self, key: &[u8], partitions: usize) -> usize {
-        let prefix = prefix_of(key);
+        let prefix = normalized_prefix(key);
         // The number of boundaries <= key. Equal prefixes need the whole key to decide.
         let index = self.prefixes.partition_point(|&p| p < prefix);
         let mut placed = index;

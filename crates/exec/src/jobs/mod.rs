@@ -29,7 +29,33 @@ pub use tera::{
 pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE};
 pub use wordcount::{tokenize, wordcount};
 
-use crate::{decode_count, ExecError, Values};
+use crate::{decode_count, Emit, ExecError, Reducer, SortedInput, Values};
+
+/// The identity reducer of the sorting jobs: every record of the merged input, unchanged and in
+/// order. It reads the input as one stream instead of group by group, since nothing here needs
+/// the groups (grouping would copy every new key once more).
+pub(crate) struct PassThrough;
+
+impl Reducer for PassThrough {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        while let Some(value) = values.next_value()? {
+            out.emit(key, value)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
+        while input.advance()? {
+            out.emit(input.key(), input.value())?;
+        }
+        Ok(())
+    }
+}
 
 /// Sums the counts of one key (values written by [`crate::encode_count`]): the body of every
 /// reducer that adds up counts.

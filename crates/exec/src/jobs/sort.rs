@@ -2,9 +2,10 @@
 
 use std::sync::Arc;
 
+use super::PassThrough;
 use crate::{
     Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, TaskContext, Values,
+    Reducer, Stage, TaskContext,
 };
 
 struct SortMapper;
@@ -13,22 +14,6 @@ impl Mapper for SortMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
         let key_end = memchr::memchr(b'\t', line).unwrap_or(line.len());
         out.emit(&line[..key_end], line)
-    }
-}
-
-struct IdentityReducer;
-
-impl Reducer for IdentityReducer {
-    fn reduce(
-        &mut self,
-        key: &[u8],
-        values: &mut Values<'_>,
-        out: &mut dyn Emit,
-    ) -> Result<(), ExecError> {
-        while let Some(line) = values.next_value()? {
-            out.emit(key, line)?;
-        }
-        Ok(())
     }
 }
 
@@ -43,7 +28,7 @@ pub fn sort(reducers: usize) -> Job {
         "sort",
         Arc::new(|_: &MapInput| Box::new(SortMapper) as Box<dyn Mapper>),
         vec![Stage {
-            reducer: Arc::new(|_: &TaskContext| Box::new(IdentityReducer) as Box<dyn Reducer>),
+            reducer: Arc::new(|_: &TaskContext| Box::new(PassThrough) as Box<dyn Reducer>),
             combine: Combine::None,
             partitioner: Arc::new(HashPartitioner),
             partitions: reducers,

@@ -19,9 +19,10 @@ use std::sync::{Arc, Mutex};
 use sluice_format::tera::{TeraChecksum, ROW_LEN};
 use sluice_io::{discover_inputs, plan_splits, FixedRecordReader};
 
+use super::PassThrough;
 use crate::{
     Combine, Emit, ExecError, InputFormat, Job, KeyOrder, MapInput, Mapper, OutputFormat, Reducer,
-    SortedInput, Stage, TaskContext, TotalOrderPartitioner, Values,
+    Stage, TaskContext, TotalOrderPartitioner,
 };
 
 /// Records sampled for the reducer boundaries unless told otherwise (Hadoop's
@@ -120,7 +121,7 @@ pub fn terasort(
         }) as Box<dyn Mapper>
     });
     let stage = Stage {
-        reducer: Arc::new(|_: &TaskContext| Box::new(RowWriter) as Box<dyn Reducer>),
+        reducer: Arc::new(|_: &TaskContext| Box::new(PassThrough) as Box<dyn Reducer>),
         combine: Combine::None,
         partitioner: Arc::clone(&partitioner) as _,
         partitions: reducers,
@@ -153,30 +154,6 @@ impl Mapper for RowMapper {
     fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), ExecError> {
         let mut checksums = self.sink.lock().unwrap_or_else(|p| p.into_inner());
         checksums.insert(self.task, self.checksum);
-        Ok(())
-    }
-}
-
-/// Writes the merged rows out unchanged, one after the other: no grouping is needed.
-struct RowWriter;
-
-impl Reducer for RowWriter {
-    fn reduce(
-        &mut self,
-        key: &[u8],
-        values: &mut Values<'_>,
-        out: &mut dyn Emit,
-    ) -> Result<(), ExecError> {
-        while let Some(value) = values.next_value()? {
-            out.emit(key, value)?;
-        }
-        Ok(())
-    }
-
-    fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
-        while input.advance()? {
-            out.emit(input.key(), input.value())?;
-        }
         Ok(())
     }
 }
