@@ -47,15 +47,20 @@ fn corrupt_spills(parent: &Path) -> usize {
     corrupted
 }
 
-/// A mapper that behaves like the sort job's, and at the end of its task damages the spill files
-/// written so far — as a failing disk would between map and reduce.
+/// A mapper that behaves like the sort job's (or, with `whole_record`, like terasort's: the
+/// record is the key), and at the end of its task damages the spill files written so far — as
+/// a failing disk would between map and reduce.
 struct CorruptingMapper {
     spill_parent: PathBuf,
     corrupted: Arc<std::sync::atomic::AtomicUsize>,
+    whole_record: bool,
 }
 
 impl Mapper for CorruptingMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        if self.whole_record {
+            return out.emit(line, b"");
+        }
         let key_end = line.iter().position(|&b| b == b'\t').unwrap_or(line.len());
         out.emit(&line[..key_end], line)
     }
@@ -68,38 +73,32 @@ impl Mapper for CorruptingMapper {
     }
 }
 
-#[test]
-fn corrupt_spill_block_fails_the_job_naming_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = write_input(dir.path(), 200_000);
-    let scratch = dir.path().join("scratch");
+/// Runs `job` on `input` (in `dir`) with its mapper replaced by a [`CorruptingMapper`], and
+/// checks that the job fails naming a spill file and what is wrong with it, leaving no output.
+fn assert_corrupt_spill_fails(dir: &Path, mut job: Job, input: PathBuf, whole_record: bool) {
+    let scratch = dir.join("scratch");
     std::fs::create_dir(&scratch).unwrap();
-    let output = dir.path().join("out");
+    let output = dir.join("out");
     let corrupted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut job: Job = jobs::sort(2);
     let (parent, counter) = (scratch.clone(), Arc::clone(&corrupted));
     job.mapper = Arc::new(move |_: &MapInput| {
         Box::new(CorruptingMapper {
             spill_parent: parent.clone(),
             corrupted: Arc::clone(&counter),
+            whole_record,
         }) as Box<dyn Mapper>
     });
     let config = JobConfig::new(vec![input], output.clone())
         .with_memory(MIN_MEMORY)
         .with_threads(1)
-        .with_spill_parent(scratch.clone());
+        .with_spill_parent(scratch);
     let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
     assert!(
         corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0,
         "nothing spilled"
     );
     // The whole chain, as the command line prints it.
-    let mut message = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(cause) = source {
-        message.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
+    let message = err.chain();
     assert!(
         message.contains(".spill"),
         "error does not name the spill file: {message}"
@@ -109,7 +108,7 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
         "error does not say what is wrong: {message}"
     );
     assert!(!output.exists(), "a failed job left its output directory");
-    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+    let leftovers: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .flatten()
         .filter(|e| e.file_name().to_string_lossy().contains("sluice-tmp"))
@@ -117,24 +116,11 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
     assert!(leftovers.is_empty(), "temporary output left behind");
 }
 
-/// Like [`CorruptingMapper`] for terasort's rows: emits each row whole, then damages the spill
-/// files written so far.
-struct CorruptingRowMapper {
-    spill_parent: PathBuf,
-    corrupted: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Mapper for CorruptingRowMapper {
-    fn map(&mut self, _offset: u64, row: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
-        out.emit(row, b"")
-    }
-
-    fn finish(&mut self, _out: &mut dyn Emit) -> Result<(), ExecError> {
-        let n = corrupt_spills(&self.spill_parent);
-        self.corrupted
-            .fetch_add(n, std::sync::atomic::Ordering::Relaxed);
-        Ok(())
-    }
+#[test]
+fn corrupt_spill_block_fails_the_job_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), 200_000);
+    assert_corrupt_spill_fails(dir.path(), jobs::sort(2), input, false);
 }
 
 #[test]
@@ -144,41 +130,10 @@ fn corrupt_run_block_fails_a_terasort_naming_the_file() {
     let mut rows = vec![0u8; 50_000 * sluice_format::tera::ROW_LEN];
     sluice_format::tera::RowGenerator::new(0).fill(&mut rows);
     std::fs::write(&input, rows).unwrap();
-    let scratch = dir.path().join("scratch");
-    std::fs::create_dir(&scratch).unwrap();
-    let output = dir.path().join("out");
-    let corrupted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let mut job = jobs::terasort(std::slice::from_ref(&input), 1 << 20, 3, 1000)
+    let job = jobs::terasort(std::slice::from_ref(&input), 1 << 20, 3, 1000)
         .unwrap()
         .job;
-    let (parent, counter) = (scratch.clone(), Arc::clone(&corrupted));
-    job.mapper = Arc::new(move |_: &MapInput| {
-        Box::new(CorruptingRowMapper {
-            spill_parent: parent.clone(),
-            corrupted: Arc::clone(&counter),
-        }) as Box<dyn Mapper>
-    });
-    let config = JobConfig::new(vec![input], output.clone())
-        .with_memory(MIN_MEMORY)
-        .with_threads(1)
-        .with_spill_parent(scratch.clone());
-    let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
-    assert!(
-        corrupted.load(std::sync::atomic::Ordering::Relaxed) > 0,
-        "nothing spilled"
-    );
-    let mut message = err.to_string();
-    let mut source = std::error::Error::source(&err);
-    while let Some(cause) = source {
-        message.push_str(&format!(": {cause}"));
-        source = cause.source();
-    }
-    assert!(message.contains(".spill"), "no spill file named: {message}");
-    assert!(
-        message.contains("checksum") || message.contains("corrupt"),
-        "error does not say what is wrong: {message}"
-    );
-    assert!(!output.exists(), "a failed job left its output directory");
+    assert_corrupt_spill_fails(dir.path(), job, input, true);
 }
 
 #[test]
