@@ -117,8 +117,7 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
             plan.sampled_records, plan.sampled_splits, common.reducers
         );
     }
-    // Random keys barely compress: spilling uncompressed measured faster (bench/terasort.sh).
-    execute(&plan.job, common, sluice_format::Codec::None)?;
+    execute(&plan.job, common, sluice_exec::jobs::TERASORT_SPILL_CODEC)?;
     if !common.quiet {
         eprintln!(
             "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",

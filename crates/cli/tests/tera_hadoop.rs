@@ -83,6 +83,19 @@ fn sluice(args: &[&str]) -> (i32, String) {
     )
 }
 
+/// Runs `sluice run teravalidate` on `input` with its report in `report`; returns (exit code,
+/// stderr).
+fn sluice_validate(input: &Path, report: &Path) -> (i32, String) {
+    sluice(&[
+        "run",
+        "teravalidate",
+        "--input",
+        path(input),
+        "--output",
+        path(report),
+    ])
+}
+
 fn path(p: &Path) -> &str {
     p.to_str().unwrap()
 }
@@ -153,14 +166,8 @@ fn sluice_and_hadoop_agree_on_the_sort_benchmark() {
         &["-D", "mapreduce.job.reduces=3"],
         &[&d.join("gen"), &d.join("hadoop-sorted")],
     );
-    let (code, stderr) = sluice(&[
-        "run",
-        "teravalidate",
-        "--input",
-        path(&d.join("hadoop-sorted")),
-        "--output",
-        path(&d.join("validate-hadoop-sorted")),
-    ]);
+    let (code, stderr) =
+        sluice_validate(&d.join("hadoop-sorted"), &d.join("validate-hadoop-sorted"));
     assert_eq!(code, 0, "sluice rejects Hadoop's sorted output: {stderr}");
 
     // 3. sluice sorts, Hadoop validates: both validators write the same report, a checksum.
@@ -183,14 +190,7 @@ fn sluice_and_hadoop_agree_on_the_sort_benchmark() {
         &[],
         &[&d.join("sorted"), &d.join("hadoop-validate-sorted")],
     );
-    let (code, stderr) = sluice(&[
-        "run",
-        "teravalidate",
-        "--input",
-        path(&d.join("sorted")),
-        "--output",
-        path(&d.join("validate-sorted")),
-    ]);
+    let (code, stderr) = sluice_validate(&d.join("sorted"), &d.join("validate-sorted"));
     assert_eq!(code, 0, "{stderr}");
     let hadoop_report = report_lines(&d.join("hadoop-validate-sorted"));
     assert_eq!(hadoop_report.len(), 1, "{hadoop_report:?}");
@@ -219,14 +219,7 @@ fn sluice_and_hadoop_agree_on_the_sort_benchmark() {
         &[],
         &[&d.join("unsorted"), &d.join("hadoop-validate-unsorted")],
     );
-    let (code, _) = sluice(&[
-        "run",
-        "teravalidate",
-        "--input",
-        path(&d.join("unsorted")),
-        "--output",
-        path(&d.join("validate-unsorted")),
-    ]);
+    let (code, _) = sluice_validate(&d.join("unsorted"), &d.join("validate-unsorted"));
     assert_eq!(code, 1, "sluice accepts unsorted rows");
     let hadoop_report = report_lines(&d.join("hadoop-validate-unsorted"));
     assert!(

@@ -26,7 +26,7 @@ pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
 };
-pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE};
+pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC};
 pub use wordcount::{tokenize, wordcount};
 
 use crate::{decode_count, Emit, ExecError, Reducer, SortedInput, Values};
