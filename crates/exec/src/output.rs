@@ -1,4 +1,5 @@
-//! Text output files, as Hadoop's `TextOutputFormat` writes them.
+//! Part files, as Hadoop's `TextOutputFormat` writes them (or, for fixed-length records, its
+//! `TeraOutputFormat`).
 
 use std::io::Write;
 use std::path::PathBuf;

@@ -13,7 +13,7 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::os::unix::fs::{FileExt, OpenOptionsExt};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
@@ -65,7 +65,6 @@ struct WriteJob {
 /// it writes the last partial chunk, trims the file to the bytes written, and reports any error
 /// of the background writes. A writer dropped without `finish` leaves an incomplete file.
 pub struct DirectWriter {
-    path: PathBuf,
     file: std::sync::Arc<File>,
     /// The chunk being filled, and how much of it is.
     chunk: Option<AlignedChunk>,
@@ -117,7 +116,6 @@ impl DirectWriter {
             .name("sluice-writer".into())
             .spawn(move || write_chunks(&writer_file, &job_queue, &done_sender))?;
         Ok(DirectWriter {
-            path: path.to_path_buf(),
             file,
             chunk: Some(AlignedChunk::new(chunk_size)),
             filled: 0,
@@ -132,11 +130,6 @@ impl DirectWriter {
     /// Whether the file bypasses the page cache (`O_DIRECT` was accepted).
     pub fn is_direct(&self) -> bool {
         self.direct
-    }
-
-    /// The file being written.
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Bytes written so far (buffered or not).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use sluice_format::tera::{RowGenerator, TeraChecksum, KEY_LEN, ROW_LEN};
-use sluice_io::{discover_inputs, IoError, OutputCommitter};
+use sluice_io::{discover_inputs, DirectWriter, IoError, OutputCommitter};
 
 use crate::engine::run_tasks;
 use crate::{ExecError, JobStatus, Phase};
@@ -105,7 +105,8 @@ fn write_rows(
             source,
         })
     };
-    let mut out = BufWriter::with_capacity(1 << 20, committer.create_file(name)?);
+    // Past the page cache, like every part file: gigabytes of rows that nobody reads back soon.
+    let mut out = DirectWriter::create(&path).map_err(write_error)?;
     let mut generator = RowGenerator::new(u128::from(range.start));
     let mut buffer = vec![0u8; ROWS_PER_WRITE * ROW_LEN];
     let mut checksum = TeraChecksum::new();
@@ -127,7 +128,7 @@ fn write_rows(
             .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
         left -= n as u64;
     }
-    out.flush().map_err(write_error)?;
+    out.finish().map_err(write_error)?;
     Ok(checksum)
 }
 
