@@ -1,0 +1,318 @@
+//! The Rust client: what an external mapper or reducer written in Rust links to exchange its
+//! records with sluice over shared memory, or over stdin and stdout when it runs anywhere
+//! else (a shell pipeline, Hadoop Streaming).
+//!
+//! ```no_run
+//! use std::io::{BufRead, Write};
+//! let mut channel = sluice_shm::Channel::open()?;
+//! let mut line = Vec::new();
+//! while channel.read_until(b'\n', &mut line)? > 0 {
+//!     channel.write_all(&line)?;
+//!     line.clear();
+//! }
+//! channel.close()?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::io::{self, BufRead, BufWriter, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use linux_futex::{AsFutex, Futex, Shared};
+
+use crate::layout::*;
+use crate::region::Region;
+use crate::ring::{Consumer, Producer, Ring, Sleeper};
+use crate::ShmError;
+
+/// Size of the buffer lines are read from.
+const READ_BUFFER: usize = 64 * 1024;
+
+/// The child's end of the channel to the engine: [`BufRead`] for its input, [`Write`] for its
+/// output. Dropping it closes it (see [`Channel::close`]).
+#[derive(Debug)]
+pub struct Channel {
+    input: Input,
+    output: Output,
+    engine: Option<Engine>,
+    buffer: Box<[u8]>,
+    pos: usize,
+    filled: usize,
+    closed: bool,
+}
+
+#[derive(Debug)]
+enum Input {
+    Ring(Consumer),
+    Stdin(io::Stdin),
+}
+
+#[derive(Debug)]
+enum Output {
+    Ring(Producer),
+    Stdout(BufWriter<io::Stdout>),
+}
+
+/// The engine, as the child can observe it.
+#[derive(Debug)]
+struct Engine {
+    region: Arc<Region>,
+    pid: i32,
+}
+
+impl Engine {
+    /// The checks after every wake-up: the engine has not given up and still exists.
+    fn check(&self) -> Result<(), ShmError> {
+        if self.region.u32(H_ENGINE_STATE).load(Ordering::Acquire) == ENGINE_ABORTED {
+            return Err(ShmError::Aborted);
+        }
+        let pid = nix::unistd::Pid::from_raw(self.pid);
+        match nix::sys::signal::kill(pid, None) {
+            Err(nix::errno::Errno::ESRCH) => Err(ShmError::PeerGone),
+            _ => Ok(()),
+        }
+    }
+}
+
+impl Output {
+    /// The flush-before-sleep rule for the output side.
+    fn announce(&mut self) {
+        match self {
+            Output::Ring(producer) => producer.flush(),
+            // An error here shows again on the next write or flush.
+            Output::Stdout(out) => {
+                let _ = out.flush();
+            }
+        }
+    }
+}
+
+/// Sleeping for input: first tell the engine about all the output written.
+struct InputSleeper<'a> {
+    output: &'a mut Output,
+    engine: &'a Engine,
+}
+
+impl Sleeper for InputSleeper<'_> {
+    fn before_sleep(&mut self) {
+        self.output.announce();
+    }
+    fn after_wake(&mut self) -> Result<(), ShmError> {
+        self.engine.check()
+    }
+}
+
+/// Sleeping for output space: first tell the engine about all the input consumed.
+struct OutputSleeper<'a> {
+    input: &'a mut Input,
+    engine: &'a Engine,
+}
+
+impl Sleeper for OutputSleeper<'_> {
+    fn before_sleep(&mut self) {
+        if let Input::Ring(consumer) = self.input {
+            consumer.flush();
+        }
+    }
+    fn after_wake(&mut self) -> Result<(), ShmError> {
+        self.engine.check()
+    }
+}
+
+impl Channel {
+    /// Attaches to the region the engine named in [`ENV_FD`], or, if there is none, uses
+    /// stdin and stdout. A direction without a ring uses stdin or stdout.
+    ///
+    /// # Errors
+    /// [`ShmError::Env`], [`ShmError::Version`], [`ShmError::BadHeader`] or
+    /// [`ShmError::Setup`] if the engine offered shared memory that this client cannot use.
+    /// The protocol asks such a program to report the error and exit with status 2.
+    pub fn open() -> Result<Channel, ShmError> {
+        let (mut input, mut output) = (None, None);
+        let engine = match attach()? {
+            None => None,
+            Some((region, layout)) => {
+                let region = Arc::new(region);
+                if let Some(ring) = layout.input {
+                    let ring = Ring::new(Arc::clone(&region), ring);
+                    input = Some(Input::Ring(Consumer::new(ring, false)));
+                }
+                if let Some(ring) = layout.output {
+                    let ring = Ring::new(Arc::clone(&region), ring);
+                    output = Some(Output::Ring(Producer::new(ring, false)));
+                }
+                let pid = region.u32(H_ENGINE_PID).load(Ordering::Acquire) as i32;
+                let state = region.u32(H_CHILD_STATE);
+                state.store(CHILD_ATTACHED, Ordering::Release);
+                let futex: &Futex<Shared> = state.as_futex();
+                futex.wake(i32::MAX);
+                Some(Engine { region, pid })
+            }
+        };
+        Ok(Channel {
+            input: input.unwrap_or_else(|| Input::Stdin(io::stdin())),
+            output: output.unwrap_or_else(|| {
+                Output::Stdout(BufWriter::with_capacity(READ_BUFFER, io::stdout()))
+            }),
+            engine,
+            buffer: vec![0; READ_BUFFER].into_boxed_slice(),
+            pos: 0,
+            filled: 0,
+            closed: false,
+        })
+    }
+
+    /// Whether any direction goes through shared memory.
+    pub fn is_shm(&self) -> bool {
+        self.engine.is_some()
+    }
+
+    /// Reads from the input into `buf`, bypassing the line buffer.
+    fn read_input(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match (&mut self.input, &self.engine) {
+            (Input::Ring(consumer), Some(engine)) => consumer
+                .read(
+                    buf,
+                    &mut InputSleeper {
+                        output: &mut self.output,
+                        engine,
+                    },
+                )
+                .map_err(io::Error::other),
+            (Input::Stdin(stdin), _) => stdin.read(buf),
+            (Input::Ring(_), None) => Err(io::Error::other("shm input without a region")),
+        }
+    }
+
+    /// Flushes the output, closes the output ring (the engine sees the end of the stream) and
+    /// tells the engine that this side is done.
+    ///
+    /// # Errors
+    /// A failure to flush stdout.
+    pub fn close(mut self) -> io::Result<()> {
+        self.finish()
+    }
+
+    fn finish(&mut self) -> io::Result<()> {
+        if self.closed {
+            return Ok(());
+        }
+        self.closed = true;
+        let flushed = match &mut self.output {
+            Output::Ring(producer) => {
+                producer.close();
+                Ok(())
+            }
+            Output::Stdout(out) => out.flush(),
+        };
+        if let Input::Ring(consumer) = &mut self.input {
+            consumer.flush();
+        }
+        if let Some(engine) = &self.engine {
+            engine
+                .region
+                .u32(H_CHILD_STATE)
+                .store(CHILD_DETACHED, Ordering::Release);
+        }
+        flushed
+    }
+}
+
+/// Finds and maps the region the engine passed, if any.
+fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
+    let Some(fd) = std::env::var_os(ENV_FD) else {
+        return Ok(None);
+    };
+    if let Some(version) = std::env::var_os(ENV_VERSION) {
+        let version = version.to_string_lossy();
+        if version.trim() != VERSION.to_string() {
+            return Err(ShmError::Version(version.trim().parse().unwrap_or(0)));
+        }
+    }
+    let fd: i32 = fd
+        .to_str()
+        .and_then(|s| s.trim().parse().ok())
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| ShmError::Env(format!("{ENV_FD}={fd:?} is not a descriptor number")))?;
+    // SAFETY: F_GETFD only reads the flags of descriptor `fd`, whatever it is.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+    if flags < 0 {
+        return Err(ShmError::Env(format!(
+            "{ENV_FD}={fd} names no open descriptor (was it closed, or is this a program started by the mapper?)"
+        )));
+    }
+    // SAFETY: the descriptor is open (checked above) and was handed to this process by the
+    // engine for this purpose alone; nothing else in the process owns it.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Programs this one starts must not inherit it.
+    nix::fcntl::fcntl(
+        &fd,
+        nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
+    )
+    .map_err(|e| ShmError::Setup("fcntl", e.into()))?;
+    Region::attach(fd).map(Some)
+}
+
+impl Read for Channel {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.pos < self.filled {
+            let n = buf.len().min(self.filled - self.pos);
+            buf[..n].copy_from_slice(&self.buffer[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        }
+        self.read_input(buf)
+    }
+}
+
+impl BufRead for Channel {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        if self.pos == self.filled {
+            let mut buffer = std::mem::take(&mut self.buffer);
+            let read = self.read_input(&mut buffer);
+            self.buffer = buffer;
+            self.filled = read?;
+            self.pos = 0;
+        }
+        Ok(&self.buffer[self.pos..self.filled])
+    }
+
+    fn consume(&mut self, amount: usize) {
+        self.pos = (self.pos + amount).min(self.filled);
+    }
+}
+
+impl Write for Channel {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match (&mut self.output, &self.engine) {
+            (Output::Ring(producer), Some(engine)) => producer
+                .write(
+                    buf,
+                    &mut OutputSleeper {
+                        input: &mut self.input,
+                        engine,
+                    },
+                )
+                .map_err(io::Error::other),
+            (Output::Stdout(out), _) => out.write(buf),
+            (Output::Ring(_), None) => Err(io::Error::other("shm output without a region")),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.output {
+            Output::Ring(producer) => {
+                producer.flush();
+                Ok(())
+            }
+            Output::Stdout(out) => out.flush(),
+        }
+    }
+}
+
+impl Drop for Channel {
+    fn drop(&mut self) {
+        let _ = self.finish();
+    }
+}

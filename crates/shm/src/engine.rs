@@ -1,0 +1,271 @@
+//! The engine's side: create the region, let the child inherit it, and move a task's records
+//! through it as [`std::io::Write`] (to the child) and [`std::io::Read`] (from the child).
+//!
+//! The engine trusts nothing the child can write (`docs/shm-protocol.md`, "A dead or hostile
+//! peer"): it keeps its own copy of the layout, validates every counter the child publishes,
+//! and waits only in bounded sleeps after which it asks a [`ChildWatch`] whether the child is
+//! still running.
+
+use std::io;
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+
+use linux_futex::{AsFutex, Futex, Shared};
+
+use crate::layout::*;
+use crate::region::Region;
+use crate::ring::{Consumer, Producer, Ring, Sleeper};
+use crate::ShmError;
+
+/// What the engine knows about the child between two waits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ChildStatus {
+    /// Still running: keep waiting.
+    Running,
+    /// The child has exited: nothing more will be read or written.
+    Exited,
+    /// The task is being stopped (cancelled, timed out): give up at once.
+    Stopped,
+}
+
+/// Tells the rings about the child process, which only the caller can observe.
+pub trait ChildWatch {
+    /// Whether the child can still make progress; asked after every wake-up or timeout.
+    fn status(&self) -> ChildStatus;
+    /// Called when bytes moved, for an inactivity timeout.
+    fn progressed(&self) {}
+}
+
+/// A shared region set up by the engine for one run of a child program.
+#[derive(Debug)]
+pub struct EngineRegion {
+    region: Arc<Region>,
+    layout: Layout,
+    input_taken: AtomicBool,
+    output_taken: AtomicBool,
+    /// Bytes written to the input ring, kept in private memory.
+    input_written: Arc<AtomicU64>,
+}
+
+impl EngineRegion {
+    /// Creates a region with an input ring of `input` bytes and an output ring of `output`
+    /// bytes; `None` leaves that direction to a pipe.
+    ///
+    /// # Errors
+    /// [`ShmError::Capacity`] for a capacity that is not a power of two between 4 KiB and
+    /// 1 GiB; [`ShmError::Setup`] if the memory file cannot be created, sealed or mapped.
+    pub fn create(input: Option<u64>, output: Option<u64>) -> Result<EngineRegion, ShmError> {
+        let layout = Layout::new(input, output)?;
+        let region = Arc::new(Region::create(&layout)?);
+        Ok(EngineRegion {
+            region,
+            layout,
+            input_taken: AtomicBool::new(false),
+            output_taken: AtomicBool::new(false),
+            input_written: Arc::new(AtomicU64::new(0)),
+        })
+    }
+
+    /// The layout the engine wrote (and keeps trusting, whatever the header now says).
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// Prepares `command` to run the child: the region's descriptor stays open across `exec`
+    /// in the child only, and [`ENV_FD`] and [`ENV_VERSION`] name it.
+    pub fn configure(&self, command: &mut Command) {
+        let fd = self.region.raw_fd();
+        command
+            .env(ENV_FD, fd.to_string())
+            .env(ENV_VERSION, VERSION.to_string());
+        let clear_cloexec = move || {
+            // SAFETY: `fcntl` on a descriptor number reads and changes only that descriptor's
+            // flags; it is async-signal-safe, so it may run between `fork` and `exec`.
+            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
+            // SAFETY: as above.
+            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } < 0
+            {
+                return Err(io::Error::last_os_error());
+            }
+            Ok(())
+        };
+        // SAFETY: the closure only calls `fcntl` (see above) and touches no memory shared with
+        // other threads of the parent, as `pre_exec` requires. The descriptor is created with
+        // `FD_CLOEXEC`, so other programs the engine starts at the same time never inherit it.
+        unsafe {
+            command.pre_exec(clear_cloexec);
+        }
+    }
+
+    /// The writer of the input ring, once; `None` if the region has no input ring or it was
+    /// already taken. Dropping it closes the ring: the child sees the end of its input.
+    pub fn input<W: ChildWatch>(&self, watch: W) -> Option<ChildInput<W>> {
+        let ring = self.layout.input?;
+        if self.input_taken.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(ChildInput {
+            producer: Producer::new(Ring::new(Arc::clone(&self.region), ring), true),
+            watch,
+            written: Arc::clone(&self.input_written),
+        })
+    }
+
+    /// The reader of the output ring, once; `None` if the region has no output ring or it was
+    /// already taken.
+    pub fn output<W: ChildWatch>(&self, watch: W) -> Option<ChildOutput<W>> {
+        let ring = self.layout.output?;
+        if self.output_taken.swap(true, Ordering::SeqCst) {
+            return None;
+        }
+        Some(ChildOutput {
+            consumer: Consumer::new(Ring::new(Arc::clone(&self.region), ring), true),
+            watch,
+            child_gone: false,
+        })
+    }
+
+    /// Whether the child ever attached. The child writes this word, so it is only its claim:
+    /// enough to tell a program that does not speak the protocol from one that does.
+    pub fn child_attached(&self) -> bool {
+        self.region.u32(H_CHILD_STATE).load(Ordering::Acquire) != CHILD_NOT_ATTACHED
+    }
+
+    /// Bytes of input the child has not consumed. Meaningful once the input writer is dropped
+    /// and the child has exited; 0 without an input ring. The child writes `head`, so a lying
+    /// child can only make this smaller, which fails nothing it should not.
+    pub fn unread_input(&self) -> u64 {
+        let Some(ring) = self.layout.input else {
+            return 0;
+        };
+        let written = self.input_written.load(Ordering::SeqCst);
+        let head = self
+            .region
+            .u64(ring.offset as usize + R_HEAD)
+            .load(Ordering::Acquire);
+        written.saturating_sub(head)
+    }
+
+    /// Tells the child that the engine gives up on the task and wakes every sleeper, so that
+    /// a child still running notices at once.
+    pub fn abort(&self) {
+        self.region
+            .u32(H_ENGINE_STATE)
+            .store(ENGINE_ABORTED, Ordering::SeqCst);
+        for ring in [self.layout.input, self.layout.output]
+            .into_iter()
+            .flatten()
+        {
+            for field in [R_DATA_SEQ, R_SPACE_SEQ] {
+                let word = self.region.u32(ring.offset as usize + field);
+                word.fetch_add(1, Ordering::SeqCst);
+                let futex: &Futex<Shared> = word.as_futex();
+                futex.wake(i32::MAX);
+            }
+        }
+    }
+}
+
+/// The engine's sleeps: nothing to flush (the engine drives each direction from its own
+/// thread, and neither waits for the other), and after each wake-up, ask about the child.
+struct EngineSleeper<'w, W: ChildWatch>(&'w W);
+
+impl<W: ChildWatch> Sleeper for EngineSleeper<'_, W> {
+    fn before_sleep(&mut self) {}
+    fn after_wake(&mut self) -> Result<(), ShmError> {
+        match self.0.status() {
+            ChildStatus::Running => Ok(()),
+            ChildStatus::Exited => Err(ShmError::PeerGone),
+            ChildStatus::Stopped => Err(ShmError::Stopped),
+        }
+    }
+}
+
+/// An [`io::Error`] carrying a [`ShmError`]; a child that is gone is a broken pipe, as it
+/// would be with pipes.
+fn io_error(error: ShmError) -> io::Error {
+    let kind = match error {
+        ShmError::PeerGone => io::ErrorKind::BrokenPipe,
+        ShmError::Violation(_) => io::ErrorKind::InvalidData,
+        _ => io::ErrorKind::Other,
+    };
+    io::Error::new(kind, error)
+}
+
+/// Writes the child's input into the input ring.
+#[derive(Debug)]
+pub struct ChildInput<W: ChildWatch> {
+    producer: Producer,
+    watch: W,
+    written: Arc<AtomicU64>,
+}
+
+impl<W: ChildWatch> io::Write for ChildInput<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self
+            .producer
+            .write(buf, &mut EngineSleeper(&self.watch))
+            .map_err(io_error)?;
+        self.watch.progressed();
+        Ok(n)
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.producer
+            .write_all(buf, &mut EngineSleeper(&self.watch))
+            .map_err(io_error)?;
+        self.watch.progressed();
+        Ok(())
+    }
+
+    /// Wakes the child if it sleeps without knowing of every byte written.
+    fn flush(&mut self) -> io::Result<()> {
+        self.producer.flush();
+        Ok(())
+    }
+}
+
+impl<W: ChildWatch> Drop for ChildInput<W> {
+    fn drop(&mut self) {
+        self.written
+            .store(self.producer.written(), Ordering::SeqCst);
+        self.producer.close();
+    }
+}
+
+/// Reads the child's output from the output ring. After the child has exited, what it
+/// published is still read; then the stream ends, as a pipe would.
+#[derive(Debug)]
+pub struct ChildOutput<W: ChildWatch> {
+    consumer: Consumer,
+    watch: W,
+    child_gone: bool,
+}
+
+impl<W: ChildWatch> ChildOutput<W> {
+    /// Bytes read so far.
+    pub fn consumed(&self) -> u64 {
+        self.consumer.consumed()
+    }
+}
+
+impl<W: ChildWatch> io::Read for ChildOutput<W> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.child_gone {
+            return self.consumer.try_read(buf).map_err(io_error);
+        }
+        match self.consumer.read(buf, &mut EngineSleeper(&self.watch)) {
+            Ok(n) => {
+                self.watch.progressed();
+                Ok(n)
+            }
+            Err(ShmError::PeerGone) => {
+                self.child_gone = true;
+                self.consumer.try_read(buf).map_err(io_error)
+            }
+            Err(e) => Err(io_error(e)),
+        }
+    }
+}

@@ -1,0 +1,413 @@
+//! One single-producer, single-consumer byte ring in shared memory, and the batched sleep and
+//! wake-up rules of `docs/shm-protocol.md` ("Moving bytes", "Sleeping and waking").
+//!
+//! [`Producer`] and [`Consumer`] each own a private copy of the counter their side writes and
+//! the last value they accepted of the other side's counter. With `checked` set (the engine's
+//! side), every counter loaded from shared memory is validated before use: a peer that writes
+//! nonsense gets a [`ShmError::Violation`], never an access outside the ring.
+
+use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use linux_futex::{AsFutex, Futex, Shared};
+
+use crate::layout::*;
+use crate::region::Region;
+use crate::ShmError;
+
+/// Longest single sleep on a futex. Waits are bounded so that a dead or stopped peer is noticed
+/// (`Sleeper::after_wake`) even if it never wakes us.
+const WAIT_TIMEOUT: Duration = Duration::from_millis(100);
+
+/// What the owner of a ring does around a sleep.
+pub(crate) trait Sleeper {
+    /// Called just before this side sleeps: the flush-before-sleep rule (wake the peers of the
+    /// other rings this side owes a wake-up).
+    fn before_sleep(&mut self);
+    /// Called after every wake-up or timeout: checks that the peer is still there and that
+    /// nobody asked this side to stop. An error ends the wait.
+    fn after_wake(&mut self) -> Result<(), ShmError>;
+}
+
+/// A ring's words and data inside a region.
+#[derive(Debug)]
+pub(crate) struct Ring {
+    region: Arc<Region>,
+    control: usize,
+    capacity: u64,
+}
+
+impl Ring {
+    /// The ring `layout` describes; `layout` must come from a checked [`Layout`].
+    pub(crate) fn new(region: Arc<Region>, layout: RingLayout) -> Ring {
+        let control = layout.offset as usize;
+        // Checks once that the whole ring lies inside the mapping (see `Region::check`).
+        region.bytes(control, (R_DATA + layout.capacity) as usize);
+        Ring {
+            region,
+            control,
+            capacity: layout.capacity,
+        }
+    }
+
+    fn u64(&self, field: usize) -> &AtomicU64 {
+        self.region.u64(self.control + field)
+    }
+
+    fn u32(&self, field: usize) -> &AtomicU32 {
+        self.region.u32(self.control + field)
+    }
+
+    pub(crate) fn tail(&self) -> &AtomicU64 {
+        self.u64(R_TAIL)
+    }
+    pub(crate) fn closed(&self) -> &AtomicU32 {
+        self.u32(R_CLOSED)
+    }
+    pub(crate) fn head(&self) -> &AtomicU64 {
+        self.u64(R_HEAD)
+    }
+    pub(crate) fn data_seq(&self) -> &AtomicU32 {
+        self.u32(R_DATA_SEQ)
+    }
+    fn consumer_sleeping(&self) -> &AtomicU32 {
+        self.u32(R_CONSUMER_SLEEPING)
+    }
+    pub(crate) fn space_seq(&self) -> &AtomicU32 {
+        self.u32(R_SPACE_SEQ)
+    }
+    fn producer_sleeping(&self) -> &AtomicU32 {
+        self.u32(R_PRODUCER_SLEEPING)
+    }
+
+    /// The two pieces (offset in the data, length) that `len` bytes starting at counter `pos`
+    /// occupy; the second is empty unless they wrap. `len` is at most the capacity.
+    fn pieces(&self, pos: u64, len: usize) -> [(usize, usize); 2] {
+        debug_assert!(len as u64 <= self.capacity);
+        let start = (pos & (self.capacity - 1)) as usize;
+        let first = len.min(self.capacity as usize - start);
+        [(start, first), (0, len - first)]
+    }
+
+    /// Copies `src` into the data at counter `pos`.
+    fn copy_in(&self, pos: u64, src: &[u8]) {
+        let mut from = 0;
+        for (at, len) in self.pieces(pos, src.len()) {
+            let dst = self.region.bytes(self.control + R_DATA as usize + at, len);
+            // SAFETY: `dst` points to `len` bytes inside the mapping (checked by `bytes`), and
+            // `src[from..from + len]` is in bounds because the pieces add up to `src.len()`.
+            // Private memory and the mapping never overlap. The consumer does not read these
+            // bytes until we publish a `tail` that covers them.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr().add(from), dst.as_ptr(), len);
+            }
+            from += len;
+        }
+    }
+
+    /// Copies the data at counter `pos` into `dst`.
+    fn copy_out(&self, pos: u64, dst: &mut [u8]) {
+        let mut to = 0;
+        for (at, len) in self.pieces(pos, dst.len()) {
+            let src = self.region.bytes(self.control + R_DATA as usize + at, len);
+            // SAFETY: as in `copy_in`, with the roles swapped. The bytes are copied, never
+            // referenced: a misbehaving producer that writes them concurrently can only change
+            // the values we get, which the framing code then parses like any pipe input.
+            unsafe {
+                std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().add(to), len);
+            }
+            to += len;
+        }
+    }
+}
+
+fn futex(word: &AtomicU32) -> &Futex<Shared> {
+    word.as_futex()
+}
+
+/// Bumps a wake-up counter and wakes whoever sleeps on it.
+fn wake(seq: &AtomicU32) {
+    seq.fetch_add(1, Ordering::SeqCst);
+    futex(seq).wake(i32::MAX);
+}
+
+/// Sleeps on `seq` while it still holds `seen`, for at most [`WAIT_TIMEOUT`]. Every outcome
+/// (woken, timed out, interrupted, the value already changed) sends the caller back to
+/// re-check the ring, so the result does not matter.
+fn sleep(seq: &AtomicU32, seen: u32) {
+    let _ = futex(seq).wait_for(seen, WAIT_TIMEOUT);
+}
+
+/// The writing side of a ring.
+#[derive(Debug)]
+pub(crate) struct Producer {
+    ring: Ring,
+    /// Bytes ever written: the authoritative value, whatever shared memory holds.
+    tail: u64,
+    /// The consumer's `head` as last loaded (and, if `checked`, validated).
+    head: u64,
+    /// `tail` when the consumer was last considered for a wake-up.
+    announced: u64,
+    batch: u64,
+    checked: bool,
+    closed: bool,
+}
+
+impl Producer {
+    /// The producer of a fresh ring. `checked`: validate every `head` the peer publishes.
+    pub(crate) fn new(ring: Ring, checked: bool) -> Producer {
+        let batch = ring.capacity / 4;
+        Producer {
+            ring,
+            tail: 0,
+            head: 0,
+            announced: 0,
+            batch,
+            checked,
+            closed: false,
+        }
+    }
+
+    /// Bytes written so far.
+    pub(crate) fn written(&self) -> u64 {
+        self.tail
+    }
+
+    fn free(&self) -> u64 {
+        self.ring.capacity - (self.tail - self.head)
+    }
+
+    fn load_head(&mut self) -> Result<(), ShmError> {
+        let head = self.ring.head().load(Ordering::Acquire);
+        if self.checked && (head < self.head || head > self.tail) {
+            return Err(ShmError::Violation(format!(
+                "the consumer's head moved from {} to {head}, outside 0..={} written",
+                self.head, self.tail
+            )));
+        }
+        self.head = head;
+        Ok(())
+    }
+
+    /// Copies as much of `buf` as fits, first waiting for space if the ring is full.
+    /// Returns the number of bytes copied: at least one unless `buf` is empty.
+    pub(crate) fn write(
+        &mut self,
+        buf: &[u8],
+        sleeper: &mut dyn Sleeper,
+    ) -> Result<usize, ShmError> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        // The consumer's counter is loaded only when the space we know of is not enough, so
+        // that the line it lives on is not pulled over for every record.
+        if self.free() < buf.len() as u64 {
+            self.load_head()?;
+        }
+        while self.free() == 0 {
+            self.wait_for_space(sleeper)?;
+        }
+        let n = buf.len().min(self.free() as usize);
+        self.ring.copy_in(self.tail, &buf[..n]);
+        self.tail += n as u64;
+        // Release: the copy above is visible before the counter that covers it.
+        self.ring.tail().store(self.tail, Ordering::Release);
+        if self.tail - self.announced >= self.batch {
+            self.wake_consumer();
+        }
+        Ok(n)
+    }
+
+    /// Writes all of `buf`, waiting for space as often as needed.
+    pub(crate) fn write_all(
+        &mut self,
+        mut buf: &[u8],
+        sleeper: &mut dyn Sleeper,
+    ) -> Result<(), ShmError> {
+        while !buf.is_empty() {
+            let n = self.write(buf, sleeper)?;
+            buf = &buf[n..];
+        }
+        Ok(())
+    }
+
+    /// Wakes a sleeping consumer if it has not been told about every byte written.
+    pub(crate) fn flush(&mut self) {
+        if self.tail != self.announced {
+            self.wake_consumer();
+        }
+    }
+
+    fn wake_consumer(&mut self) {
+        self.announced = self.tail;
+        // Orders the `tail` store before the load of `consumer_sleeping`; the consumer orders
+        // its store of `consumer_sleeping` before its re-check of `tail` the same way, so at
+        // least one of the two sees the other (no lost wake-up).
+        fence(Ordering::SeqCst);
+        if self.ring.consumer_sleeping().load(Ordering::SeqCst) != 0 {
+            wake(self.ring.data_seq());
+        }
+    }
+
+    /// Marks the end of the stream and wakes the consumer, whether or not it sleeps.
+    pub(crate) fn close(&mut self) {
+        if self.closed {
+            return;
+        }
+        self.closed = true;
+        self.announced = self.tail;
+        self.ring.closed().store(1, Ordering::Release);
+        wake(self.ring.data_seq());
+    }
+
+    fn set_awake(&self) {
+        self.ring.producer_sleeping().store(0, Ordering::SeqCst);
+    }
+
+    fn wait_for_space(&mut self, sleeper: &mut dyn Sleeper) -> Result<(), ShmError> {
+        sleeper.before_sleep();
+        // The consumer frees space only for bytes it knows of.
+        self.flush();
+        self.ring.producer_sleeping().store(1, Ordering::SeqCst);
+        let seen = self.ring.space_seq().load(Ordering::SeqCst);
+        let loaded = self.load_head();
+        if loaded.is_err() || self.free() > 0 {
+            self.set_awake();
+            return loaded;
+        }
+        sleep(self.ring.space_seq(), seen);
+        self.set_awake();
+        sleeper.after_wake()?;
+        self.load_head()
+    }
+}
+
+/// The reading side of a ring.
+#[derive(Debug)]
+pub(crate) struct Consumer {
+    ring: Ring,
+    /// Bytes ever consumed: the authoritative value.
+    head: u64,
+    /// The producer's `tail` as last loaded (and, if `checked`, validated).
+    tail: u64,
+    /// `head` when the producer was last considered for a wake-up.
+    announced: u64,
+    batch: u64,
+    checked: bool,
+}
+
+impl Consumer {
+    /// The consumer of a fresh ring. `checked`: validate every `tail` the peer publishes.
+    pub(crate) fn new(ring: Ring, checked: bool) -> Consumer {
+        let batch = ring.capacity / 4;
+        Consumer {
+            ring,
+            head: 0,
+            tail: 0,
+            announced: 0,
+            batch,
+            checked,
+        }
+    }
+
+    /// Bytes consumed so far.
+    pub(crate) fn consumed(&self) -> u64 {
+        self.head
+    }
+
+    fn load_tail(&mut self) -> Result<(), ShmError> {
+        let tail = self.ring.tail().load(Ordering::Acquire);
+        if self.checked && (tail < self.tail || tail - self.head > self.ring.capacity) {
+            return Err(ShmError::Violation(format!(
+                "the producer's tail moved from {} to {tail}, with {} bytes consumed and a capacity of {}",
+                self.tail, self.head, self.ring.capacity
+            )));
+        }
+        self.tail = tail;
+        Ok(())
+    }
+
+    /// Copies available bytes into `buf` without waiting. Returns 0 if none are available.
+    pub(crate) fn try_read(&mut self, buf: &mut [u8]) -> Result<usize, ShmError> {
+        if self.tail == self.head {
+            self.load_tail()?;
+        }
+        let n = buf.len().min((self.tail - self.head) as usize);
+        if n == 0 {
+            return Ok(0);
+        }
+        self.ring.copy_out(self.head, &mut buf[..n]);
+        self.head += n as u64;
+        // Release: our reads of the data happen before the producer may overwrite it.
+        self.ring.head().store(self.head, Ordering::Release);
+        if self.head - self.announced >= self.batch {
+            self.wake_producer();
+        }
+        Ok(n)
+    }
+
+    /// Copies available bytes into `buf`, waiting for some if the ring is empty. Returns 0 at
+    /// the end of the stream (or if `buf` is empty).
+    pub(crate) fn read(
+        &mut self,
+        buf: &mut [u8],
+        sleeper: &mut dyn Sleeper,
+    ) -> Result<usize, ShmError> {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            let n = self.try_read(buf)?;
+            if n > 0 {
+                return Ok(n);
+            }
+            // `closed` before `tail`: a producer sets `closed` after its last `tail`, so a
+            // closed ring that is still empty after this reload is really at its end.
+            if self.ring.closed().load(Ordering::Acquire) != 0 {
+                self.load_tail()?;
+                if self.tail == self.head {
+                    return Ok(0);
+                }
+                continue;
+            }
+            self.wait_for_data(sleeper)?;
+        }
+    }
+
+    /// Wakes a sleeping producer if it has not been told about all the space freed.
+    pub(crate) fn flush(&mut self) {
+        if self.head != self.announced {
+            self.wake_producer();
+        }
+    }
+
+    fn wake_producer(&mut self) {
+        self.announced = self.head;
+        // As in `Producer::wake_consumer`.
+        fence(Ordering::SeqCst);
+        if self.ring.producer_sleeping().load(Ordering::SeqCst) != 0 {
+            wake(self.ring.space_seq());
+        }
+    }
+
+    fn set_awake(&self) {
+        self.ring.consumer_sleeping().store(0, Ordering::SeqCst);
+    }
+
+    fn wait_for_data(&mut self, sleeper: &mut dyn Sleeper) -> Result<(), ShmError> {
+        sleeper.before_sleep();
+        self.flush();
+        self.ring.consumer_sleeping().store(1, Ordering::SeqCst);
+        let seen = self.ring.data_seq().load(Ordering::SeqCst);
+        let loaded = self.load_tail();
+        let closed = self.ring.closed().load(Ordering::SeqCst) != 0;
+        if loaded.is_err() || self.tail > self.head || closed {
+            self.set_awake();
+            return loaded;
+        }
+        sleep(self.ring.data_seq(), seen);
+        self.set_awake();
+        sleeper.after_wake()
+    }
+}
