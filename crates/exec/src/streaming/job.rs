@@ -2,6 +2,7 @@
 //! separators, partitioner and comparator, the programs, the tasks' environment and working
 //! directory.
 
+use super::process::ShmSides;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -229,33 +230,72 @@ fn check_output_format(args: &StreamingArgs) -> Result<(), StreamingError> {
     }
 }
 
-/// How records cross the pipes on each side of the shuffle: the framings (`-io` sets all four,
-/// the `stream.*` keys override one) and the separators.
+/// How records cross to and from the programs on each side of the shuffle: the framings (`-io`
+/// sets all four, the `stream.*` keys override one), the separators, and which directions go
+/// through shared memory (`-io shm` for all four, or `shm` as the value of one key; the framing
+/// then stays the one `-io` names, text by default).
 struct Sides<'c> {
     conf: &'c JobConf,
     map_in: Framing,
     map_out: Framing,
     reduce_in: Framing,
     reduce_out: Framing,
+    map_shm: ShmSides,
+    reduce_shm: ShmSides,
 }
+
+/// The value of `-io` or a `stream.*` key that asks for shared memory.
+const SHM: &str = "shm";
+
+/// Default of `sluice.shm.ring.size`.
+const SHM_RING_SIZE: u64 = sluice_shm::DEFAULT_CAPACITY;
 
 impl<'c> Sides<'c> {
     fn read(args: &StreamingArgs, conf: &'c JobConf) -> Result<Sides<'c>, StreamingError> {
-        let framing = |key: &str| -> Result<Framing, StreamingError> {
-            let name = conf.get(key).or(args.io.as_deref()).unwrap_or("text");
-            Framing::parse(name).ok_or_else(|| {
+        let io_shm = args.io.as_deref() == Some(SHM);
+        let io_framing = args.io.as_deref().filter(|io| *io != SHM);
+        // (framing, over shared memory) of one direction.
+        let side = |key: &str| -> Result<(Framing, bool), StreamingError> {
+            let value = conf.get(key);
+            let shm = io_shm || value == Some(SHM);
+            let name = value.filter(|v| *v != SHM).or(io_framing).unwrap_or("text");
+            let framing = Framing::parse(name).ok_or_else(|| {
                 usage(format!(
                     "unknown -io identifier '{name}' (for {key}); expected text, rawbytes, \
-                     typedbytes or keyonlytext"
+                     typedbytes, keyonlytext or shm"
                 ))
-            })
+            })?;
+            Ok((framing, shm))
         };
+        let capacity = conf.get_u64("sluice.shm.ring.size", SHM_RING_SIZE)?;
+        if !capacity.is_power_of_two()
+            || !(sluice_shm::MIN_CAPACITY..=sluice_shm::MAX_CAPACITY).contains(&capacity)
+        {
+            return Err(usage(format!(
+                "sluice.shm.ring.size={capacity}: a ring's size must be a power of two between \
+                 4096 and 1073741824 bytes"
+            )));
+        }
+        let (map_in, map_in_shm) = side("stream.map.input")?;
+        let (map_out, map_out_shm) = side("stream.map.output")?;
+        let (reduce_in, reduce_in_shm) = side("stream.reduce.input")?;
+        let (reduce_out, reduce_out_shm) = side("stream.reduce.output")?;
         Ok(Sides {
             conf,
-            map_in: framing("stream.map.input")?,
-            map_out: framing("stream.map.output")?,
-            reduce_in: framing("stream.reduce.input")?,
-            reduce_out: framing("stream.reduce.output")?,
+            map_in,
+            map_out,
+            reduce_in,
+            reduce_out,
+            map_shm: ShmSides {
+                input: map_in_shm,
+                output: map_out_shm,
+                capacity,
+            },
+            reduce_shm: ShmSides {
+                input: reduce_in_shm,
+                output: reduce_out_shm,
+                capacity,
+            },
         })
     }
 
@@ -329,6 +369,7 @@ fn map_program(
                 key_fields: sides.key_fields("stream.num.map.output.key.fields")?,
             },
             is_final: reducers == 0,
+            shm: sides.map_shm,
         })),
     };
     if program.is_none() && matches!(input_format, InputFormat::Text) {
@@ -413,6 +454,7 @@ fn reduce_stage(
                 writer: sides.reduce_writer(map_kind),
                 reader: sides.reduce_reader()?,
                 is_final: false,
+                shm: sides.reduce_shm,
             }),
             context,
         )),
@@ -442,6 +484,7 @@ fn reduce_stage(
                 writer: sides.reduce_writer(map_kind),
                 reader: sides.reduce_reader()?,
                 is_final: true,
+                shm: sides.reduce_shm,
             });
             let kind = program.reader.framing.output_kind();
             (program_factory(program, context), kind)

@@ -133,6 +133,32 @@ pub enum ProgramError {
     /// The program's output does not follow its `-io` framing.
     #[error("the program's output is malformed: {0}")]
     BadOutput(String),
+    /// The job asked for shared memory, but the program never attached to it.
+    #[error(
+        "'{command}' exited ({status}) without attaching to the shared memory: it does not speak \
+         the sluice shm protocol; link it with a sluice shm client library (clients/c, \
+         clients/python, the sluice-shm crate) or drop the shm settings (-io shm, \
+         stream.*=shm){}",
+        tail_text(stderr_tail, log)
+    )]
+    NotShm {
+        /// The command as given.
+        command: String,
+        /// Its exit status.
+        status: String,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
+    /// The shared memory for a program could not be set up.
+    #[error("cannot set up shared memory for '{command}'")]
+    Shm {
+        /// The command as given.
+        command: String,
+        /// What failed.
+        source: sluice_shm::ShmError,
+    },
     /// The task's log file could not be created.
     #[error("cannot create the task log {}", path.display())]
     Log {

@@ -294,7 +294,9 @@ Streaming options:
   -partitioner <class>      HashPartitioner (default) or KeyFieldBasedPartitioner
   -numReduceTasks <n>       number of reduce tasks (default 1)
   -cmdenv <name=value>      environment variable for the programs; repeatable
-  -io <identifier>          text (default), rawbytes, typedbytes or keyonlytext
+  -io <identifier>          text (default), rawbytes, typedbytes or keyonlytext; or shm:
+                            records cross through shared memory instead of pipes (the
+                            programs must link a sluice shm client; docs/shm-protocol.md)
   -lazyOutput               create a part file only when a task writes something
   -verbose                  print the job's configuration and task logs' locations
   -info                     detailed help: the keys sluice understands
@@ -314,7 +316,11 @@ Keys understood (old Hadoop 1 names are accepted too):
   stream.map.input.ignoreKey                  write only the value to the mapper
   stream.non.zero.exit.is.failure             false: a non-zero exit status is not a failure
   stream.map.input / stream.map.output / stream.reduce.input / stream.reduce.output
-                                              text, rawbytes, typedbytes or keyonlytext
+                                              text, rawbytes, typedbytes or keyonlytext; or
+                                              shm: that direction goes through shared memory,
+                                              framed as -io says (text by default)
+  sluice.shm.ring.size                        bytes of each shared-memory ring: a power of two
+                                              from 4096 to 1 GiB (default 1048576)
   mapreduce.map.output.key.field.separator    field separator of key-field options
   mapreduce.partition.keypartitioner.options  -kPOS1[,POS2] for KeyFieldBasedPartitioner
   mapreduce.job.output.key.comparator.class   KeyFieldBasedComparator for secondary sort

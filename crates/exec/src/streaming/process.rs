@@ -11,7 +11,11 @@
 //! ```
 //!
 //! The feeder and the reader run on different threads, so a program that writes a lot before
-//! it reads (or reads everything before it writes) cannot deadlock the task. The program runs
+//! it reads (or reads everything before it writes) cannot deadlock the task.
+//!
+//! With `stream.*=shm` a direction goes through a shared-memory ring instead of a pipe
+//! (`sluice_shm`, `docs/shm-protocol.md`): the same threads write into and read from the rings,
+//! the program's stdin is then `/dev/null` and its stdout goes to its log. The program runs
 //! in a process group of its own; when the task ends — normally or not — the whole group is
 //! killed, so no grandchild is left behind.
 
@@ -65,16 +69,100 @@ pub(super) struct ProgramSpec {
     pub(super) log: PathBuf,
     /// What starts a counter or status line on stderr (`stream.stderr.reporter.prefix`).
     pub(super) reporter_prefix: String,
+    /// Which directions go through shared memory instead of pipes.
+    pub(super) shm: ShmSides,
 }
 
-/// The program's stdin as the feeder sees it: buffered, and noting activity for the timeout.
-pub(super) struct ProgramInput {
-    writer: BufWriter<ActivityWriter>,
+/// Which of a program's directions go through a shared-memory ring, and the rings' size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ShmSides {
+    /// The records sent to the program.
+    pub(super) input: bool,
+    /// What the program writes.
+    pub(super) output: bool,
+    /// Capacity of each ring in bytes (`sluice.shm.ring.size`).
+    pub(super) capacity: u64,
 }
 
-impl ProgramInput {
+impl ShmSides {
+    fn any(&self) -> bool {
+        self.input || self.output
+    }
+}
+
+/// The program's input as the feeder sees it: buffered, and noting activity for the timeout.
+pub(super) struct ProgramInput<'t> {
+    writer: BufWriter<InputSink<'t>>,
+}
+
+/// Where the program's input goes: its stdin, or the input ring.
+enum InputSink<'t> {
+    Pipe(ActivityWriter),
+    Shm(sluice_shm::ChildInput<TaskWatch<'t>>),
+}
+
+impl Write for InputSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.write(buf),
+            InputSink::Shm(ring) => ring.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.write_all(buf),
+            InputSink::Shm(ring) => ring.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.flush(),
+            InputSink::Shm(ring) => ring.flush(),
+        }
+    }
+}
+
+/// Where the program's output comes from: its stdout, or the output ring.
+enum OutputSource<'t> {
+    Pipe(PipeReader<std::process::ChildStdout>),
+    Shm(sluice_shm::ChildOutput<TaskWatch<'t>>),
+}
+
+impl Read for OutputSource<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            OutputSource::Pipe(pipe) => pipe.read(buf),
+            OutputSource::Shm(ring) => ring.read(buf),
+        }
+    }
+}
+
+/// What the rings need to know about the program between two waits: whether it has exited
+/// or is being stopped; and when bytes move, for the timeout.
+#[derive(Clone, Copy)]
+struct TaskWatch<'t> {
+    guard: &'t GroupGuard,
+    activity: &'t Activity,
+}
+
+impl sluice_shm::ChildWatch for TaskWatch<'_> {
+    fn status(&self) -> sluice_shm::ChildStatus {
+        if self.activity.stopped.load(Ordering::SeqCst) {
+            sluice_shm::ChildStatus::Stopped
+        } else if self.guard.has_exited() {
+            sluice_shm::ChildStatus::Exited
+        } else {
+            sluice_shm::ChildStatus::Running
+        }
+    }
+    fn progressed(&self) {
+        self.activity.touch();
+    }
+}
+
+impl<'t> ProgramInput<'t> {
     /// The underlying writer, for framing code that writes through `std::io::Write`.
-    pub(super) fn writer(&mut self) -> &mut impl Write {
+    pub(super) fn writer(&mut self) -> &mut (impl Write + 't) {
         &mut self.writer
     }
 }
@@ -246,13 +334,24 @@ pub(super) struct ProgramOutcome {
 pub(super) fn run_program(
     spec: &ProgramSpec,
     status: &JobStatus,
-    feed: impl FnOnce(&mut ProgramInput) -> Result<(), ExecError> + Send,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError> + Send,
     drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
 ) -> Result<ProgramOutcome, ExecError> {
     let log = File::create(&spec.log).map_err(|e| ProgramError::Log {
         path: spec.log.clone(),
         source: e,
     })?;
+    let shm = if spec.shm.any() {
+        let ring = |on: bool| on.then_some(spec.shm.capacity);
+        let region = sluice_shm::EngineRegion::create(ring(spec.shm.input), ring(spec.shm.output))
+            .map_err(|e| ProgramError::Shm {
+                command: spec.command.clone(),
+                source: e,
+            })?;
+        Some(region)
+    } else {
+        None
+    };
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
@@ -262,6 +361,20 @@ pub(super) fn run_program(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    if let Some(region) = &shm {
+        region.configure(&mut command);
+        if spec.shm.input {
+            command.stdin(Stdio::null());
+        }
+        if spec.shm.output {
+            // Not lost, and not mistaken for records: whatever it prints goes to its log.
+            let log_copy = log.try_clone().map_err(|e| ProgramError::Log {
+                path: spec.log.clone(),
+                source: e,
+            })?;
+            command.stdout(Stdio::from(log_copy));
+        }
+    }
     let child = command.spawn().map_err(|source| ProgramError::Spawn {
         command: spec.command.clone(),
         program: spec.program.clone(),
@@ -269,15 +382,15 @@ pub(super) fn run_program(
     })?;
     let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
     let mut child = child;
-    let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let guard = GroupGuard {
         child: Mutex::new(child),
         pgid,
         reaped: AtomicBool::new(false),
     };
     for pipe in [
-        pipes.0.as_ref().map(|p| p.as_fd()),
-        pipes.1.as_ref().map(|p| p.as_fd()),
+        stdin.as_ref().map(|p| p.as_fd()),
+        stdout.as_ref().map(|p| p.as_fd()),
     ]
     .into_iter()
     .flatten()
@@ -285,9 +398,9 @@ pub(super) fn run_program(
         // Only a hint: an unprivileged process may be limited to a smaller size.
         let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_CAPACITY));
     }
-    let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
+    let Some(stderr) = stderr else {
         return Err(ExecError::from(ProgramError::Read(io::Error::other(
-            "the program's pipes were not set up",
+            "the program's stderr was not set up",
         ))));
     };
     let activity = Arc::new(Activity {
@@ -296,20 +409,41 @@ pub(super) fn run_program(
         killed: AtomicU8::new(NOT_KILLED),
         stopped: AtomicBool::new(false),
     });
+    let task_watch = TaskWatch {
+        guard: &guard,
+        activity: &activity,
+    };
+    let input_sink = match (shm.as_ref().and_then(|r| r.input(task_watch)), stdin) {
+        (Some(ring), _) => InputSink::Shm(ring),
+        (None, Some(pipe)) => InputSink::Pipe(ActivityWriter {
+            inner: pipe,
+            activity: Arc::clone(&activity),
+        }),
+        (None, None) => {
+            return Err(ExecError::from(ProgramError::Write(io::Error::other(
+                "the program's stdin was not set up",
+            ))))
+        }
+    };
+    let output_source = match (shm.as_ref().and_then(|r| r.output(task_watch)), stdout) {
+        (Some(ring), _) => OutputSource::Shm(ring),
+        (None, Some(pipe)) => OutputSource::Pipe(PipeReader {
+            inner: pipe,
+            activity: Arc::clone(&activity),
+        }),
+        (None, None) => {
+            return Err(ExecError::from(ProgramError::Read(io::Error::other(
+                "the program's stdout was not set up",
+            ))))
+        }
+    };
     let finished = AtomicBool::new(false);
 
     let (drain_result, feed_result, exit, stderr_report) = std::thread::scope(|scope| {
         let feeder = {
-            let activity = Arc::clone(&activity);
             scope.spawn(move || {
                 let mut input = ProgramInput {
-                    writer: BufWriter::with_capacity(
-                        PIPE_BUFFER,
-                        ActivityWriter {
-                            inner: stdin,
-                            activity,
-                        },
-                    ),
+                    writer: BufWriter::with_capacity(PIPE_BUFFER, input_sink),
                 };
                 let fed = feed(&mut input);
                 let flushed = input.writer.flush().map_err(input_error);
@@ -331,13 +465,7 @@ pub(super) fn run_program(
             scope.spawn(move || read_stderr(stderr, log, &activity, status, prefix))
         };
 
-        let mut reader = BufReader::with_capacity(
-            PIPE_BUFFER,
-            PipeReader {
-                inner: stdout,
-                activity: Arc::clone(&activity),
-            },
-        );
+        let mut reader = BufReader::with_capacity(PIPE_BUFFER, output_source);
         let drained = drain(&mut reader);
         // Whether the program had already failed on its own: then its exit status and stderr
         // explain a broken output better than the broken output does.
@@ -362,6 +490,9 @@ pub(super) fn run_program(
                     Ordering::SeqCst,
                 )
                 .ok();
+            if let Some(region) = &shm {
+                region.abort();
+            }
             guard.kill();
         }
         drop(reader);
@@ -409,8 +540,21 @@ pub(super) fn run_program(
         return Err(error);
     }
     let exit = exit.map_err(ProgramError::Read)?;
+    if let Some(region) = &shm {
+        if !region.child_attached() {
+            return Err(ProgramError::NotShm {
+                command: spec.command.clone(),
+                status: describe(exit),
+                stderr_tail: tail(),
+                log: spec.log.clone(),
+            }
+            .into());
+        }
+    }
+    // A pipe tells of unread input by failing a write; a ring, by what the program consumed.
+    let unread_in_ring = shm.as_ref().is_some_and(|r| r.unread_input() > 0);
     let input_closed = match feed_result {
-        Ok(()) => false,
+        Ok(()) => unread_in_ring,
         Err(ExecError::Program(e)) if matches!(*e, ProgramError::InputClosed) => true,
         Err(e) => return Err(e),
     };

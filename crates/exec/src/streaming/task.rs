@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use super::command::{resolve_program, split_command};
 use super::conf::env_var_name;
-use super::process::{input_error, run_program, ProgramSpec};
+use super::process::{input_error, run_program, ProgramSpec, ShmSides};
 use super::protocol::{render, Kind, RecordReader, RecordWriter};
 use super::ProgramError;
 use crate::{
@@ -99,6 +99,8 @@ pub(super) struct Program {
     pub(super) reader: RecordReader,
     /// Convert what it writes to text (it writes the job's output).
     pub(super) is_final: bool,
+    /// Which of its directions go through shared memory.
+    pub(super) shm: ShmSides,
 }
 
 /// Which step of the job a program runs.
@@ -193,6 +195,7 @@ impl Program {
             non_zero_is_failure: job.non_zero_is_failure,
             log: job.log_dir.join(log_name),
             reporter_prefix: job.reporter_prefix.clone(),
+            shm: self.shm,
         })
     }
 
