@@ -183,3 +183,12 @@ impl Drop for Region {
         let _ = unsafe { munmap(self.base.cast(), self.len) };
     }
 }
+
+#[cfg(test)]
+impl Region {
+    /// A second, independent mapping of the same memory, as another process would have.
+    pub(crate) fn map_again(&self) -> Region {
+        let fd = self.fd.try_clone().expect("dup the memory file");
+        Region::attach(fd).expect("attach a second mapping").0
+    }
+}

@@ -174,8 +174,11 @@ impl Producer {
         self.tail
     }
 
+    /// Space we know is free. Never more than the capacity, whatever an unchecked peer wrote.
     fn free(&self) -> u64 {
-        self.ring.capacity - (self.tail - self.head)
+        self.ring
+            .capacity
+            .saturating_sub(self.tail.wrapping_sub(self.head))
     }
 
     fn load_head(&mut self) -> Result<(), ShmError> {
@@ -333,7 +336,9 @@ impl Consumer {
         if self.tail == self.head {
             self.load_tail()?;
         }
-        let n = buf.len().min((self.tail - self.head) as usize);
+        // Never more than the capacity, whatever an unchecked peer wrote.
+        let available = self.tail.wrapping_sub(self.head).min(self.ring.capacity);
+        let n = buf.len().min(available as usize);
         if n == 0 {
             return Ok(0);
         }
@@ -409,5 +414,203 @@ impl Consumer {
         sleep(self.ring.data_seq(), seen);
         self.set_awake();
         sleeper.after_wake()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A sleeper for tests where both sides are healthy.
+    struct Patient;
+
+    impl Sleeper for Patient {
+        fn before_sleep(&mut self) {}
+        fn after_wake(&mut self) -> Result<(), ShmError> {
+            Ok(())
+        }
+    }
+
+    /// A producer and a consumer of one ring, each on its own mapping of the region.
+    fn pair(capacity: u64, checked: bool) -> (Producer, Consumer, Arc<Region>) {
+        let layout = Layout::new(Some(capacity), None).expect("layout");
+        let ring = layout.input.expect("ring");
+        let engine = Arc::new(Region::create(&layout).expect("region"));
+        let child = Arc::new(engine.map_again());
+        let producer = Producer::new(Ring::new(Arc::clone(&engine), ring), checked);
+        let consumer = Consumer::new(Ring::new(Arc::clone(&child), ring), checked);
+        (producer, consumer, child)
+    }
+
+    /// Bytes that tell their own position, so that a misplaced copy shows.
+    fn pattern(from: u64, len: usize) -> Vec<u8> {
+        (from..from + len as u64)
+            .map(|i| (i % 251) as u8 ^ (i >> 8) as u8)
+            .collect()
+    }
+
+    proptest! {
+        /// Any interleaving of writes and reads of any sizes delivers the written bytes in
+        /// order: the model is a queue of bytes.
+        #[test]
+        fn interleaved_writes_and_reads_keep_the_byte_stream(
+            ops in prop::collection::vec((any::<bool>(), 0usize..10_000), 1..200),
+        ) {
+            let (mut producer, mut consumer, _) = pair(4096, true);
+            let (mut written, mut read) = (Vec::new(), Vec::new());
+            for (is_write, size) in ops {
+                if is_write {
+                    producer.load_head().expect("valid head");
+                    // In one thread a full ring would wait forever: write what fits.
+                    let n = size.min(producer.free() as usize);
+                    let bytes = pattern(written.len() as u64, n);
+                    prop_assert_eq!(producer.write(&bytes, &mut Patient).expect("write"), n);
+                    written.extend_from_slice(&bytes);
+                } else {
+                    let mut buf = vec![0; size];
+                    let n = consumer.try_read(&mut buf).expect("read");
+                    read.extend_from_slice(&buf[..n]);
+                    prop_assert!(read.len() <= written.len());
+                }
+            }
+            producer.close();
+            let mut buf = vec![0; 5000];
+            loop {
+                let n = consumer.read(&mut buf, &mut Patient).expect("read");
+                if n == 0 {
+                    break;
+                }
+                read.extend_from_slice(&buf[..n]);
+            }
+            prop_assert_eq!(read, written);
+        }
+    }
+
+    /// Two threads, a small ring, random sizes on both sides: every byte arrives in order,
+    /// with the sleeping and waking of a full and an empty ring exercised many times.
+    #[test]
+    fn threads_hammering_a_small_ring_keep_the_byte_stream() {
+        for (capacity, total) in [(4096u64, 8 << 20), (65536, 32 << 20)] {
+            let (mut producer, mut consumer, _) = pair(capacity, true);
+            let expected = pattern(0, total);
+            std::thread::scope(|scope| {
+                let data = &expected;
+                scope.spawn(move || {
+                    let mut at = 0;
+                    let mut rng = 7u64;
+                    while at < data.len() {
+                        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+                        let len = ((rng >> 33) as usize % (2 * capacity as usize)).max(1);
+                        let end = (at + len).min(data.len());
+                        producer
+                            .write_all(&data[at..end], &mut Patient)
+                            .expect("write");
+                        at = end;
+                    }
+                    producer.close();
+                });
+                let mut got = Vec::with_capacity(total);
+                let mut buf = vec![0; 3 * capacity as usize];
+                let mut rng = 11u64;
+                loop {
+                    rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+                    let len = ((rng >> 33) as usize % buf.len()).max(1);
+                    let n = consumer.read(&mut buf[..len], &mut Patient).expect("read");
+                    if n == 0 {
+                        break;
+                    }
+                    got.extend_from_slice(&buf[..n]);
+                }
+                assert!(got == expected, "capacity {capacity}: the stream differs");
+            });
+        }
+    }
+
+    #[test]
+    fn a_tail_beyond_the_capacity_is_a_violation() {
+        let (_producer, mut consumer, child) = pair(4096, true);
+        let ring = Ring::new(child, Layout::new(Some(4096), None).unwrap().input.unwrap());
+        ring.tail().store(4097, Ordering::Release);
+        let error = consumer
+            .try_read(&mut [0; 10])
+            .expect_err("must be refused");
+        assert!(matches!(error, ShmError::Violation(_)), "{error}");
+        assert!(error.to_string().contains("4097"), "{error}");
+    }
+
+    #[test]
+    fn a_tail_moving_backwards_is_a_violation() {
+        let (mut producer, mut consumer, _) = pair(4096, true);
+        producer.write(&[1; 100], &mut Patient).expect("write");
+        assert_eq!(consumer.try_read(&mut [0; 10]).expect("read"), 10);
+        producer.ring.tail().store(50, Ordering::Release);
+        // The consumer still has 90 bytes it knows of; the bad value shows on the next load.
+        assert_eq!(consumer.try_read(&mut [0; 200]).expect("read"), 90);
+        let error = consumer
+            .try_read(&mut [0; 10])
+            .expect_err("must be refused");
+        assert!(matches!(error, ShmError::Violation(_)), "{error}");
+    }
+
+    #[test]
+    fn a_head_beyond_the_tail_or_backwards_is_a_violation() {
+        let (mut producer, consumer, _) = pair(4096, true);
+        producer.write(&[1; 4096], &mut Patient).expect("fill");
+        consumer.ring.head().store(5000, Ordering::Release);
+        let error = producer
+            .write(&[1], &mut Patient)
+            .expect_err("head past tail");
+        assert!(matches!(error, ShmError::Violation(_)), "{error}");
+
+        let (mut producer, consumer, _) = pair(4096, true);
+        producer.write(&[1; 4096], &mut Patient).expect("fill");
+        consumer.ring.head().store(2000, Ordering::Release);
+        assert_eq!(producer.write(&[1; 100], &mut Patient).expect("write"), 100);
+        consumer.ring.head().store(1000, Ordering::Release);
+        let error = producer
+            .write(&[1; 3000], &mut Patient)
+            .expect_err("head moved back");
+        assert!(matches!(error, ShmError::Violation(_)), "{error}");
+    }
+
+    #[test]
+    fn an_unchecked_side_stays_inside_its_ring() {
+        // The client side does not validate (it trusts the engine), but a wild counter can
+        // still only make it copy bytes of its own ring.
+        let (_producer, mut consumer, _) = pair(4096, false);
+        consumer.ring.tail().store(1 << 40, Ordering::Release);
+        let mut buf = vec![0; 10_000];
+        assert_eq!(consumer.try_read(&mut buf).expect("read"), 4096);
+
+        let (mut producer, consumer, _) = pair(4096, false);
+        consumer.ring.head().store(1 << 40, Ordering::Release);
+        producer.load_head().expect("unchecked");
+        assert!(producer.free() <= 4096);
+    }
+
+    /// A sleeper whose peer is gone: waits end with an error instead of lasting forever.
+    struct Abandoned(usize);
+
+    impl Sleeper for Abandoned {
+        fn before_sleep(&mut self) {}
+        fn after_wake(&mut self) -> Result<(), ShmError> {
+            self.0 += 1;
+            Err(ShmError::PeerGone)
+        }
+    }
+
+    #[test]
+    fn waits_end_when_the_peer_is_gone() {
+        let (mut producer, mut consumer, _) = pair(4096, true);
+        let mut sleeper = Abandoned(0);
+        let error = consumer
+            .read(&mut [0; 10], &mut sleeper)
+            .expect_err("empty");
+        assert!(matches!(error, ShmError::PeerGone));
+        producer.write_all(&[0; 4096], &mut Patient).expect("fill");
+        let error = producer.write(&[0; 1], &mut sleeper).expect_err("full");
+        assert!(matches!(error, ShmError::PeerGone));
+        assert_eq!(sleeper.0, 2);
     }
 }
