@@ -6,6 +6,7 @@
 //! side), every counter loaded from shared memory is validated before use: a peer that writes
 //! nonsense gets a [`ShmError::Violation`], never an access outside the ring.
 
+use std::ptr::NonNull;
 use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -31,93 +32,117 @@ pub(crate) trait Sleeper {
 }
 
 /// A ring's words and data inside a region.
+///
+/// The ring is checked once, at construction, to lie inside the mapping; after that its
+/// accessors are plain pointer arithmetic, because they run for every record.
 #[derive(Debug)]
 pub(crate) struct Ring {
-    region: Arc<Region>,
-    control: usize,
+    /// Keeps the mapping alive as long as the pointer below is used.
+    _region: Arc<Region>,
+    /// The control block; the data follows at `R_DATA`.
+    control: NonNull<u8>,
     capacity: u64,
 }
+
+// SAFETY: `control` points into a mapping kept alive by `_region`; it is only used for atomics
+// and raw copies (see `Region`), so the ring can move to and be shared with another thread.
+unsafe impl Send for Ring {}
+// SAFETY: as for `Send`.
+unsafe impl Sync for Ring {}
 
 impl Ring {
     /// The ring `layout` describes; `layout` must come from a checked [`Layout`].
     pub(crate) fn new(region: Arc<Region>, layout: RingLayout) -> Ring {
-        let control = layout.offset as usize;
-        // Checks once that the whole ring lies inside the mapping (see `Region::check`).
-        region.bytes(control, (R_DATA + layout.capacity) as usize);
+        // Checks that the whole ring lies inside the mapping (see `Region::check`), and, as
+        // the control block is 128-aligned in a page-aligned mapping, that every word of it
+        // is aligned.
+        let control = region.bytes(layout.offset as usize, (R_DATA + layout.capacity) as usize);
+        assert!(layout.offset % 128 == 0 && layout.capacity.is_power_of_two());
         Ring {
-            region,
+            _region: region,
             control,
             capacity: layout.capacity,
         }
     }
 
-    fn u64(&self, field: usize) -> &AtomicU64 {
-        self.region.u64(self.control + field)
-    }
-
-    fn u32(&self, field: usize) -> &AtomicU32 {
-        self.region.u32(self.control + field)
+    fn word<T>(&self, field: usize) -> &T {
+        // SAFETY: `field` is one of the control block's constant offsets, all below `R_DATA`
+        // and aligned for their type; the block lies inside the mapping (checked in `new`),
+        // which lives as long as `self`. The word is only ever accessed atomically.
+        unsafe { &*self.control.as_ptr().add(field).cast::<T>() }
     }
 
     pub(crate) fn tail(&self) -> &AtomicU64 {
-        self.u64(R_TAIL)
+        self.word(R_TAIL)
     }
     pub(crate) fn closed(&self) -> &AtomicU32 {
-        self.u32(R_CLOSED)
+        self.word(R_CLOSED)
     }
     pub(crate) fn head(&self) -> &AtomicU64 {
-        self.u64(R_HEAD)
+        self.word(R_HEAD)
     }
     pub(crate) fn data_seq(&self) -> &AtomicU32 {
-        self.u32(R_DATA_SEQ)
+        self.word(R_DATA_SEQ)
     }
     fn consumer_sleeping(&self) -> &AtomicU32 {
-        self.u32(R_CONSUMER_SLEEPING)
+        self.word(R_CONSUMER_SLEEPING)
     }
     pub(crate) fn space_seq(&self) -> &AtomicU32 {
-        self.u32(R_SPACE_SEQ)
+        self.word(R_SPACE_SEQ)
     }
     fn producer_sleeping(&self) -> &AtomicU32 {
-        self.u32(R_PRODUCER_SLEEPING)
+        self.word(R_PRODUCER_SLEEPING)
     }
 
-    /// The two pieces (offset in the data, length) that `len` bytes starting at counter `pos`
-    /// occupy; the second is empty unless they wrap. `len` is at most the capacity.
-    fn pieces(&self, pos: u64, len: usize) -> [(usize, usize); 2] {
-        debug_assert!(len as u64 <= self.capacity);
+    /// Where `len` bytes starting at counter `pos` lie in the data: the offset of the first
+    /// byte, and how many fit before the end of the data (the rest wraps to offset 0).
+    fn split(&self, pos: u64, len: usize) -> (usize, usize) {
+        assert!(len as u64 <= self.capacity);
         let start = (pos & (self.capacity - 1)) as usize;
-        let first = len.min(self.capacity as usize - start);
-        [(start, first), (0, len - first)]
+        (start, len.min(self.capacity as usize - start))
     }
 
-    /// Copies `src` into the data at counter `pos`.
+    fn data(&self) -> *mut u8 {
+        // SAFETY: the data starts `R_DATA` bytes into the ring, inside the mapping (`new`).
+        unsafe { self.control.as_ptr().add(R_DATA as usize) }
+    }
+
+    /// Copies `src` (at most the capacity) into the data at counter `pos`.
+    #[inline]
     fn copy_in(&self, pos: u64, src: &[u8]) {
-        let mut from = 0;
-        for (at, len) in self.pieces(pos, src.len()) {
-            let dst = self.region.bytes(self.control + R_DATA as usize + at, len);
-            // SAFETY: `dst` points to `len` bytes inside the mapping (checked by `bytes`), and
-            // `src[from..from + len]` is in bounds because the pieces add up to `src.len()`.
-            // Private memory and the mapping never overlap. The consumer does not read these
-            // bytes until we publish a `tail` that covers them.
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr().add(from), dst.as_ptr(), len);
+        let (start, first) = self.split(pos, src.len());
+        // SAFETY: `start + first <= capacity` and `src.len() - first <= capacity - first`
+        // (`split`), so both pieces lie inside the data, which lies inside the mapping.
+        // Private memory and the mapping never overlap. The consumer does not read these bytes
+        // until we publish a `tail` that covers them.
+        unsafe {
+            std::ptr::copy_nonoverlapping(src.as_ptr(), self.data().add(start), first);
+            if first < src.len() {
+                std::ptr::copy_nonoverlapping(
+                    src.as_ptr().add(first),
+                    self.data(),
+                    src.len() - first,
+                );
             }
-            from += len;
         }
     }
 
-    /// Copies the data at counter `pos` into `dst`.
+    /// Copies the data at counter `pos` into `dst` (at most the capacity).
+    #[inline]
     fn copy_out(&self, pos: u64, dst: &mut [u8]) {
-        let mut to = 0;
-        for (at, len) in self.pieces(pos, dst.len()) {
-            let src = self.region.bytes(self.control + R_DATA as usize + at, len);
-            // SAFETY: as in `copy_in`, with the roles swapped. The bytes are copied, never
-            // referenced: a misbehaving producer that writes them concurrently can only change
-            // the values we get, which the framing code then parses like any pipe input.
-            unsafe {
-                std::ptr::copy_nonoverlapping(src.as_ptr(), dst.as_mut_ptr().add(to), len);
+        let (start, first) = self.split(pos, dst.len());
+        // SAFETY: as in `copy_in`, with the roles swapped. The bytes are copied, never
+        // referenced: a misbehaving producer that writes them concurrently can only change
+        // the values we get, which the framing code then parses like any pipe input.
+        unsafe {
+            std::ptr::copy_nonoverlapping(self.data().add(start), dst.as_mut_ptr(), first);
+            if first < dst.len() {
+                std::ptr::copy_nonoverlapping(
+                    self.data(),
+                    dst.as_mut_ptr().add(first),
+                    dst.len() - first,
+                );
             }
-            to += len;
         }
     }
 }
