@@ -1,0 +1,294 @@
+//! `sluice streaming` over shared memory (`-io shm`, `stream.*=shm`) with the example programs
+//! of `examples/shm/` (C and Python clients): the output must be byte for byte the output of
+//! the same programs over pipes, and word count must match the independent Python reference.
+// Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
+// with a backtrace.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The C examples, compiled once for all tests into a directory that lives for the run.
+fn c_examples() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::env::temp_dir().join(format!("sluice-shm-examples-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        let root = repo();
+        for example in ["wc_map", "wc_reduce", "grep_map"] {
+            let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+                .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
+                .arg(root.join("clients/c"))
+                .arg(root.join("clients/c/sluice_shm.c"))
+                .arg(root.join(format!("examples/shm/c/{example}.c")))
+                .arg("-o")
+                .arg(dir.join(example))
+                .status()
+                .unwrap();
+            assert!(status.success(), "compiling {example}.c failed");
+        }
+        dir
+    })
+}
+
+/// The command that runs example `name` (`wc_map`, ...) written in `lang`.
+fn example(lang: &str, name: &str) -> String {
+    match lang {
+        "c" => c_examples().join(name).display().to_string(),
+        "python" => format!(
+            "python3 {}",
+            repo()
+                .join(format!("examples/shm/python/{name}.py"))
+                .display()
+        ),
+        _ => unreachable!(),
+    }
+}
+
+/// An input directory with generated text and the messy cases: `\r\n` and lone `\r` line
+/// ends, no final newline, a line of 3 MB, bytes that are not UTF-8, tabs, empty lines.
+fn corpus(dir: &Path) -> PathBuf {
+    let input = dir.join("input");
+    let out = Command::new(SLUICE)
+        .args(["gen", "text", "--size", "6MiB", "--seed", "7", "--output"])
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut messy = Vec::new();
+    messy.extend_from_slice(b"the cat\r\nthe dog\rthe end\n\n\t\ttabs\tin the\tline\n");
+    messy.extend_from_slice(b"caf\xc3\xa9 \xff\xfe bytes the\x0cform feed\n");
+    for i in 0..300_000 {
+        messy.extend_from_slice(if i % 2 == 0 { b"thing " } else { b"other " });
+    }
+    messy.extend_from_slice(b"\nlast line without newline the");
+    fs::write(input.join("messy.txt"), messy).unwrap();
+    input
+}
+
+fn streaming(args: &[&str]) -> Output {
+    Command::new(SLUICE)
+        .arg("streaming")
+        .args(args)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap()
+}
+
+/// Runs a streaming job and returns its part files, concatenated in order.
+fn run_job(extra: &[&str], input: &Path, output: &Path, mapper: &str, reducer: &str) -> Vec<u8> {
+    // Generic options (-D) come first, as in Hadoop.
+    let mut args = extra.to_vec();
+    args.extend_from_slice(&[
+        "-input",
+        input.to_str().unwrap(),
+        "-output",
+        output.to_str().unwrap(),
+        "-mapper",
+        mapper,
+        "-reducer",
+        reducer,
+    ]);
+    let out = streaming(&args);
+    assert!(
+        out.status.success(),
+        "sluice streaming {args:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    concat_parts(output)
+}
+
+fn concat_parts(dir: &Path) -> Vec<u8> {
+    let mut parts: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            p.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("part-")
+        })
+        .collect();
+    parts.sort();
+    assert!(!parts.is_empty(), "no part files in {}", dir.display());
+    parts.iter().flat_map(|p| fs::read(p).unwrap()).collect()
+}
+
+/// Word count over shm equals word count over pipes and the independent reference, for both
+/// clients, with one and three reducers.
+#[test]
+fn wordcount_over_shm_matches_pipes_and_the_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path());
+    for reducers in ["1", "3"] {
+        let reference = dir.path().join(format!("reference-{reducers}"));
+        let out = Command::new("python3")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/wordcount.py"))
+            .args(["--out", reference.to_str().unwrap(), "--reducers", reducers])
+            .arg(&input)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let expected = concat_parts(&reference);
+        for lang in ["c", "python"] {
+            let (map, reduce) = (example(lang, "wc_map"), example(lang, "wc_reduce"));
+            let over_pipes = run_job(
+                &["-numReduceTasks", reducers],
+                &input,
+                &dir.path().join(format!("{lang}-pipes-{reducers}")),
+                &map,
+                &reduce,
+            );
+            let over_shm = run_job(
+                &["-io", "shm", "-numReduceTasks", reducers],
+                &input,
+                &dir.path().join(format!("{lang}-shm-{reducers}")),
+                &map,
+                &reduce,
+            );
+            assert!(
+                over_pipes == expected,
+                "{lang}, {reducers} reducers: pipes differ from the reference"
+            );
+            assert!(
+                over_shm == expected,
+                "{lang}, {reducers} reducers: shm differs from the reference"
+            );
+        }
+    }
+}
+
+/// Grep over shm equals grep over pipes and an independent count of the matches; only the
+/// map side uses shm, through one key, with a ring of the smallest size.
+#[test]
+fn grep_over_shm_matches_pipes_and_a_reference() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path());
+    // Counted independently: every non-overlapping match of th[a-z]* in every line.
+    let reference = Command::new("python3")
+        .arg("-c")
+        .arg(
+            r#"
+import collections, os, re, sys
+counts = collections.Counter()
+for root, _, files in os.walk(sys.argv[1]):
+    for name in files:
+        if name[0] in "._":
+            continue
+        data = open(os.path.join(root, name), "rb").read()
+        for line in re.split(rb"\r\n|\r|\n", data):
+            counts.update(re.findall(rb"th[a-z]*", line))
+sys.stdout.buffer.write(b"".join(k + b"\t" + str(v).encode() + b"\n" for k, v in sorted(counts.items())))
+"#,
+        )
+        .arg(&input)
+        .output()
+        .unwrap();
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    for lang in ["c", "python"] {
+        let map = format!("{} th[a-z]*", example(lang, "grep_map"));
+        let reduce = example(lang, "wc_reduce");
+        let over_pipes = run_job(
+            &[],
+            &input,
+            &dir.path().join(format!("{lang}-pipes")),
+            &map,
+            &reduce,
+        );
+        let over_shm = run_job(
+            &[
+                "-D",
+                "stream.map.input=shm",
+                "-D",
+                "stream.map.output=shm",
+                "-D",
+                "sluice.shm.ring.size=4096",
+            ],
+            &input,
+            &dir.path().join(format!("{lang}-shm")),
+            &map,
+            &reduce,
+        );
+        assert!(
+            over_pipes == reference.stdout,
+            "{lang}: pipes differ from the reference"
+        );
+        assert!(
+            over_shm == reference.stdout,
+            "{lang}: shm differs from the reference"
+        );
+    }
+}
+
+/// A program that does not speak the protocol fails the job with a message saying so, and no
+/// output is left.
+#[test]
+fn a_program_without_a_client_fails_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, b"a b\nc\n").unwrap();
+    let output = dir.path().join("out");
+    let out = streaming(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-io",
+        "shm",
+        "-input",
+        input.to_str().unwrap(),
+        "-output",
+        output.to_str().unwrap(),
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains("does not speak the sluice shm protocol"),
+        "{stderr}"
+    );
+    assert!(!output.exists(), "a failed job left {}", output.display());
+}
+
+/// A ring size that is not a power of two is refused before anything runs.
+#[test]
+fn a_bad_ring_size_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = streaming(&[
+        "-D",
+        "sluice.shm.ring.size=5000",
+        "-io",
+        "shm",
+        "-input",
+        dir.path().to_str().unwrap(),
+        "-output",
+        dir.path().join("out").to_str().unwrap(),
+        "-mapper",
+        "cat",
+    ]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("sluice.shm.ring.size=5000"), "{stderr}");
+}
