@@ -1,13 +1,13 @@
 # The two commands of the README, plus the checks CI runs.
 #
 #   make demo   build sluice, generate a 256 MiB corpus, count its words, show the top words
-#   make test   formatting, lints, and every test (what .ci/run calls)
+#   make test   formatting, lints, the shm clients, and every test (what .ci/run calls)
 
 CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test fmt lint build hadoop
+.PHONY: demo test fmt lint build hadoop clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -29,5 +29,11 @@ lint:
 hadoop:
 	tests/hadoop/fetch.sh
 
-test: fmt lint hadoop
+# The C and Python clients of the shm protocol: the C one must build warning-free, the Python
+# one passes its own tests. (Both are also run against the engine by the Rust conformance suite.)
+clients:
+	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
+	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
+
+test: fmt lint hadoop clients
 	$(CARGO) test --workspace --release
