@@ -143,8 +143,21 @@ impl Channel {
                     output = Some(Output::Ring(Producer::new(ring, false)));
                 }
                 let pid = region.u32(H_ENGINE_PID).load(Ordering::Acquire) as i32;
+                if pid <= 0 {
+                    return Err(ShmError::BadHeader(format!("engine_pid is {pid}")));
+                }
                 let state = region.u32(H_CHILD_STATE);
-                state.store(CHILD_ATTACHED, Ordering::Release);
+                // One process attaches, once.
+                if let Err(found) = state.compare_exchange(
+                    CHILD_NOT_ATTACHED,
+                    CHILD_ATTACHED,
+                    Ordering::AcqRel,
+                    Ordering::Acquire,
+                ) {
+                    return Err(ShmError::BadHeader(format!(
+                        "child_state is {found}: another process attached already"
+                    )));
+                }
                 let futex: &Futex<Shared> = state.as_futex();
                 futex.wake(i32::MAX);
                 Some(Engine { region, pid })

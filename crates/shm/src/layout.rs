@@ -146,8 +146,8 @@ impl Layout {
                 "region_len is {region_len} but the region is {mapped_len} bytes"
             ));
         }
-        if bits & !(RING_INPUT | RING_OUTPUT) != 0 {
-            return bad(format!("unknown ring bits {bits:#x}"));
+        if bits & !(RING_INPUT | RING_OUTPUT) != 0 || bits == 0 {
+            return bad(format!("ring bits {bits:#x}: expected 1, 2 or 3"));
         }
         let check = |name: &str, ring: RingLayout| -> Result<RingLayout, ShmError> {
             let fits = ring
@@ -249,5 +249,6 @@ mod tests {
         }
         assert!(Layout::from_header(layout.region_len, 1 << 40, 3, i, o).is_err());
         assert!(Layout::from_header(layout.region_len, layout.region_len, 4, i, o).is_err());
+        assert!(Layout::from_header(layout.region_len, layout.region_len, 0, i, o).is_err());
     }
 }
