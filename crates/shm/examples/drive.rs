@@ -100,6 +100,9 @@ fn drive(options: RunOptions, input: Option<String>, command: Vec<String>) -> Re
     if !report.status.success() {
         return Err(format!("the program failed: {}", report.status));
     }
+    if options.output_ring && !report.output_closed {
+        return Err("the program exited without closing its output ring".into());
+    }
     if report.unread > 0 {
         return Err(format!(
             "the program exited with {} bytes of input unread",

@@ -47,6 +47,8 @@ pub struct EngineRegion {
     output_taken: AtomicBool,
     /// Bytes written to the input ring, kept in private memory.
     input_written: Arc<AtomicU64>,
+    /// Set when the output ring was read to its end and the child had closed it.
+    output_closed: Arc<AtomicBool>,
 }
 
 impl EngineRegion {
@@ -65,6 +67,7 @@ impl EngineRegion {
             input_taken: AtomicBool::new(false),
             output_taken: AtomicBool::new(false),
             input_written: Arc::new(AtomicU64::new(0)),
+            output_closed: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -124,6 +127,7 @@ impl EngineRegion {
             consumer: Consumer::new(Ring::new(Arc::clone(&self.region), ring), true),
             watch,
             child_gone: false,
+            closed: Arc::clone(&self.output_closed),
         })
     }
 
@@ -131,6 +135,13 @@ impl EngineRegion {
     /// enough to tell a program that does not speak the protocol from one that does.
     pub fn child_attached(&self) -> bool {
         self.region.u32(H_CHILD_STATE).load(Ordering::Acquire) != CHILD_NOT_ATTACHED
+    }
+
+    /// Whether the output ring was read to its end and the child had closed it: the normal end
+    /// of a child's output. A child that exits without closing may have lost output it meant to
+    /// write (a failed write, a crash between writes).
+    pub fn output_closed(&self) -> bool {
+        self.output_closed.load(Ordering::SeqCst)
     }
 
     /// Bytes of input the child has not consumed. Meaningful once the input writer is dropped
@@ -242,6 +253,7 @@ pub struct ChildOutput<W: ChildWatch> {
     consumer: Consumer,
     watch: W,
     child_gone: bool,
+    closed: Arc<AtomicBool>,
 }
 
 impl<W: ChildWatch> ChildOutput<W> {
@@ -253,19 +265,24 @@ impl<W: ChildWatch> ChildOutput<W> {
 
 impl<W: ChildWatch> io::Read for ChildOutput<W> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        if self.child_gone {
-            return self.consumer.try_read(buf).map_err(io_error);
-        }
-        match self.consumer.read(buf, &mut EngineSleeper(&self.watch)) {
-            Ok(n) => {
-                self.watch.progressed();
-                Ok(n)
+        let n = if self.child_gone {
+            self.consumer.try_read(buf).map_err(io_error)?
+        } else {
+            match self.consumer.read(buf, &mut EngineSleeper(&self.watch)) {
+                Ok(n) => {
+                    self.watch.progressed();
+                    n
+                }
+                Err(ShmError::PeerGone) => {
+                    self.child_gone = true;
+                    self.consumer.try_read(buf).map_err(io_error)?
+                }
+                Err(e) => return Err(io_error(e)),
             }
-            Err(ShmError::PeerGone) => {
-                self.child_gone = true;
-                self.consumer.try_read(buf).map_err(io_error)
-            }
-            Err(e) => Err(io_error(e)),
+        };
+        if n == 0 && !buf.is_empty() && self.consumer.is_closed() {
+            self.closed.store(true, Ordering::SeqCst);
         }
+        Ok(n)
     }
 }

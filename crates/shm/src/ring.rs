@@ -405,6 +405,11 @@ impl Consumer {
         }
     }
 
+    /// Whether the producer has closed the ring (it may still hold bytes).
+    pub(crate) fn is_closed(&self) -> bool {
+        self.ring.closed().load(Ordering::Acquire) != 0
+    }
+
     /// Wakes a sleeping producer if it has not been told about all the space freed.
     pub(crate) fn flush(&mut self) {
         if self.head != self.announced {

@@ -302,11 +302,11 @@ fn expect_copy(
 ) -> Result<(), String> {
     let expected = input.data;
     let report = run(client.command(scenario), options, &mut input, &mut output)?;
-    clean_exit(&report)?;
+    clean_exit(&report, options.output_ring)?;
     same_bytes(expected, &output.data)
 }
 
-fn clean_exit(report: &RunReport) -> Result<(), String> {
+fn clean_exit(report: &RunReport, output_ring: bool) -> Result<(), String> {
     if report.timed_out {
         return Err("hung: stopped by the watchdog".into());
     }
@@ -318,6 +318,9 @@ fn clean_exit(report: &RunReport) -> Result<(), String> {
     }
     if report.unread != 0 {
         return Err(format!("{} bytes of input unread", report.unread));
+    }
+    if output_ring && !report.output_closed {
+        return Err("the output ring was not closed".into());
     }
     Ok(())
 }
@@ -426,6 +429,9 @@ fn cases(client: &Client) -> Vec<Case> {
             if report.unread == 0 {
                 return Err("the engine did not notice the unread input".into());
             }
+            if report.output_closed {
+                return Err("a child that died is reported as having closed its output".into());
+            }
             Ok(())
         }),
         case("same output over plain pipes (no shm)", move |c| {
@@ -434,6 +440,27 @@ fn cases(client: &Client) -> Vec<Case> {
             same_bytes(&data, &got)
         }),
     ];
+    if client.name == "rust" {
+        cases.push(case("a child that exits without closing", |c| {
+            let data = records(20_000, 200, 13);
+            let mut output = sink();
+            let report = run(
+                c.command("no-close"),
+                &options(4096),
+                &mut Choppy::new(&data, 4096),
+                &mut output,
+            )?;
+            if !report.status.success() || report.timed_out {
+                return Err(format!("expected a clean exit, got {}", report.status));
+            }
+            // Everything it published arrives; the engine can tell that the end was not marked.
+            same_bytes(&data, &output.data)?;
+            if report.output_closed {
+                return Err("reported as closed".into());
+            }
+            Ok(())
+        }));
+    }
     if client.can_corrupt {
         cases.push(case("a child that corrupts the region", |c| {
             let data = records(20_000, 200, 12);
@@ -554,6 +581,16 @@ fn rust_scenario(scenario: &str) -> io::Result<()> {
             channel.flush()?;
             // No close and no destructors: the engine must cope with a half-finished child.
             std::process::exit(7);
+        }
+        "no-close" => {
+            let mut line = Vec::new();
+            while channel.read_until(b'\n', &mut line)? > 0 {
+                channel.write_all(&line)?;
+                line.clear();
+            }
+            channel.flush()?;
+            // A success, but no close: `exit` runs no destructors.
+            std::process::exit(0);
         }
         other => return Err(io::Error::other(format!("unknown scenario {other}"))),
     }

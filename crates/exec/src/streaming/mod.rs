@@ -151,6 +151,21 @@ pub enum ProgramError {
         /// The file with all of its stderr.
         log: PathBuf,
     },
+    /// The program exited with success without closing its output ring.
+    #[error(
+        "'{command}' exited without closing its shared-memory output (its client library \
+         closes it at the end: sluice_shm_close in C, close() or the end of the interpreter in \
+         Python, Channel::close or drop in Rust); some of its output may be lost{}",
+        tail_text(stderr_tail, log)
+    )]
+    OutputNotClosed {
+        /// The command as given.
+        command: String,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
     /// The shared memory for a program could not be set up.
     #[error("cannot set up shared memory for '{command}'")]
     Shm {

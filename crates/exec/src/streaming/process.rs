@@ -578,6 +578,18 @@ pub(super) fn run_program(
         }
         .into());
     }
+    // Over a pipe, an exit ends the output; over a ring, only closing it does. A program that
+    // exits with success but without closing may have lost output (a failed write).
+    if let (true, Some(region)) = (exit.success() && spec.shm.output, &shm) {
+        if !region.output_closed() {
+            return Err(ProgramError::OutputNotClosed {
+                command: spec.command.clone(),
+                stderr_tail: tail(),
+                log: spec.log.clone(),
+            }
+            .into());
+        }
+    }
     Ok(ProgramOutcome {
         counters: stderr_report.counters,
     })

@@ -32,6 +32,8 @@ pub(crate) struct RunReport {
     pub(crate) unread: u64,
     /// Whether the watchdog had to stop it.
     pub(crate) timed_out: bool,
+    /// Whether the program closed its output ring (always false without one).
+    pub(crate) output_closed: bool,
 }
 
 /// The child as the rings see it: exited (observed without reaping) or stopped.
@@ -144,5 +146,6 @@ pub(crate) fn run(
         attached: region.child_attached(),
         unread: region.unread_input(),
         timed_out: watch.stopped.load(Ordering::SeqCst),
+        output_closed: region.output_closed(),
     })
 }

@@ -1,0 +1,27 @@
+"""sluice_shm: the Python client of the sluice shared-memory streaming protocol, version 1
+(docs/shm-protocol.md in the sluice repository).
+
+A streaming mapper or reducer reads its input and writes its output through one channel::
+
+    import sluice_shm
+
+    with sluice_shm.open() as ch:
+        for line in ch:
+            ch.write(line.upper())
+
+Under sluice with shared memory enabled (SLUICE_SHM_FD is set), the channel moves the bytes
+through the rings of the shared region; anywhere else (a terminal, a plain pipe, Hadoop
+Streaming) it reads stdin and writes stdout. Either way the program sees exactly the bytes a
+pipe would carry, so the same script works in both places.
+
+Shared memory is supported on 64-bit x86-64 Linux only (see the README for why); elsewhere a
+program run with SLUICE_SHM_FD set exits with status 2, and without it works over stdio.
+
+Modules: _channel (the API), _rings (moving bytes, sleeping and waking), _region (the layout
+and attaching), _futex (the system calls).
+"""
+
+from ._channel import Channel, ProtocolError, open
+
+__all__ = ["Channel", "ProtocolError", "open"]
+__version__ = "0.1.0"
