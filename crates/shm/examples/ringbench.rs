@@ -6,8 +6,9 @@
 //! ```
 //!
 //! For each record size, the engine side writes TOTAL_MIB (default 512) of records, one write
-//! per record, into (a) the input ring of a region and (b) a pipe through a 256 KiB
-//! `BufWriter`. The child (this program again) reads everything in 256 KiB reads through the
+//! per record, into (a) the input ring of a region (1 MiB), (b) a pipe of the kernel's default
+//! size (64 KiB) and (c) a pipe of 1 MiB, as sluice's own pipe transport asks for; the pipes
+//! through a 256 KiB `BufWriter`. The child (this program again) reads everything in 256 KiB reads through the
 //! Rust client or from its stdin, and checks the byte count. Time runs from the start of the
 //! child to its exit.
 
@@ -45,31 +46,51 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     } else {
         sizes
     };
-    println!("| record | transport | records/s | MB/s | time |");
-    println!("|---:|---|---:|---:|---:|");
+    println!("| record | transport | records/s | MB/s | time | shm speed-up |");
+    println!("|---:|---|---:|---:|---:|---:|");
     for size in sizes {
         let records = (total_mib << 20) / size as u64;
-        let pipe = run(size, records, false)?;
-        let shm = run(size, records, true)?;
-        for (name, time) in [("pipe", pipe), ("shm", shm)] {
+        let default_pipe = run(size, records, Transport::Pipe(None))?;
+        let big_pipe = run(size, records, Transport::Pipe(Some(1 << 20)))?;
+        let shm = run(size, records, Transport::Shm)?;
+        for (name, time) in [
+            ("pipe, 64 KiB", default_pipe),
+            ("pipe, 1 MiB", big_pipe),
+            ("shm, 1 MiB ring", shm),
+        ] {
             let secs = time.as_secs_f64();
+            let speed_up = if name.starts_with("shm") {
+                String::new()
+            } else {
+                format!("{:.2}×", secs / shm.as_secs_f64())
+            };
             println!(
-                "| {size} B | {name} | {:.1} M | {:.0} | {secs:.3} s |",
+                "| {size} B | {name} | {:.1} M | {:.0} | {secs:.3} s | {speed_up} |",
                 records as f64 / secs / 1e6,
                 (records * size as u64) as f64 / secs / 1e6,
             );
         }
-        println!(
-            "| {size} B | shm / pipe | {:.2}× | | |",
-            pipe.as_secs_f64() / shm.as_secs_f64()
-        );
     }
     Ok(())
 }
 
+/// How the records travel.
+#[derive(Clone, Copy)]
+enum Transport {
+    /// A pipe, resized to this many bytes if given.
+    Pipe(Option<i32>),
+    /// The input ring of a region.
+    Shm,
+}
+
 /// Sends `records` records of `size` bytes to a child; returns the time until it has read
 /// them all and exited.
-fn run(size: usize, records: u64, shm: bool) -> Result<Duration, Box<dyn std::error::Error>> {
+fn run(
+    size: usize,
+    records: u64,
+    transport: Transport,
+) -> Result<Duration, Box<dyn std::error::Error>> {
+    let shm = matches!(transport, Transport::Shm);
     let record: Vec<u8> = (0..size).map(|i| b'a' + (i % 26) as u8).collect();
     let region = if shm {
         Some(EngineRegion::create(
@@ -97,6 +118,9 @@ fn run(size: usize, records: u64, shm: bool) -> Result<Duration, Box<dyn std::er
             }
         }
         (None, Some(pipe)) => {
+            if let Transport::Pipe(Some(bytes)) = transport {
+                nix::fcntl::fcntl(&pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(bytes))?;
+            }
             let mut pipe = BufWriter::with_capacity(BUFFER, pipe);
             for _ in 0..records {
                 pipe.write_all(&record)?;
