@@ -1,0 +1,1 @@
+../../../../../../examples/shm/python/wc_reduce.py
