@@ -57,15 +57,10 @@ fn example(lang: &str, name: &str) -> String {
 /// ends, no final newline, a line of 3 MB, bytes that are not UTF-8, tabs, empty lines.
 fn corpus(dir: &Path) -> PathBuf {
     let input = dir.join("input");
-    let out = Command::new(SLUICE)
-        .args(["gen", "text", "--size", "6MiB", "--seed", "7", "--output"])
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeed(
+        Command::new(SLUICE)
+            .args(["gen", "text", "--size", "6MiB", "--seed", "7", "--output"])
+            .arg(&input),
     );
     let mut messy = Vec::new();
     messy.extend_from_slice(b"the cat\r\nthe dog\rthe end\n\n\t\ttabs\tin the\tline\n");
@@ -76,6 +71,17 @@ fn corpus(dir: &Path) -> PathBuf {
     messy.extend_from_slice(b"\nlast line without newline the");
     fs::write(input.join("messy.txt"), messy).unwrap();
     input
+}
+
+/// Runs `command`, asserting that it succeeds.
+fn succeed(command: &mut Command) -> Output {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
 fn streaming(args: &[&str]) -> Output {
@@ -134,17 +140,12 @@ fn wordcount_over_shm_matches_pipes_and_the_reference() {
     let input = corpus(dir.path());
     for reducers in ["1", "3"] {
         let reference = dir.path().join(format!("reference-{reducers}"));
-        let out = Command::new("python3")
-            .env("PYTHONDONTWRITEBYTECODE", "1")
-            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/wordcount.py"))
-            .args(["--out", reference.to_str().unwrap(), "--reducers", reducers])
-            .arg(&input)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        succeed(
+            Command::new("python3")
+                .env("PYTHONDONTWRITEBYTECODE", "1")
+                .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/wordcount.py"))
+                .args(["--out", reference.to_str().unwrap(), "--reducers", reducers])
+                .arg(&input),
         );
         let expected = concat_parts(&reference);
         for lang in ["c", "python"] {
@@ -182,7 +183,8 @@ fn grep_over_shm_matches_pipes_and_a_reference() {
     let dir = tempfile::tempdir().unwrap();
     let input = corpus(dir.path());
     // Counted independently: every non-overlapping match of th[a-z]* in every line.
-    let reference = Command::new("python3")
+    let reference = succeed(
+        Command::new("python3")
         .arg("-c")
         .arg(
             r#"
@@ -198,13 +200,7 @@ for root, _, files in os.walk(sys.argv[1]):
 sys.stdout.buffer.write(b"".join(k + b"\t" + str(v).encode() + b"\n" for k, v in sorted(counts.items())))
 "#,
         )
-        .arg(&input)
-        .output()
-        .unwrap();
-    assert!(
-        reference.status.success(),
-        "{}",
-        String::from_utf8_lossy(&reference.stderr)
+        .arg(&input),
     );
     for lang in ["c", "python"] {
         let map = format!("{} th[a-z]*", example(lang, "grep_map"));
