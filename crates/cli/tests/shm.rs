@@ -23,12 +23,18 @@ fn c_examples() -> &'static Path {
         let dir = std::env::temp_dir().join(format!("sluice-shm-examples-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let root = repo();
-        for example in ["wc_map", "wc_reduce", "grep_map"] {
+        let sources = [
+            ("wc_map", "examples/shm/c/wc_map.c"),
+            ("wc_reduce", "examples/shm/c/wc_reduce.c"),
+            ("grep_map", "examples/shm/c/grep_map.c"),
+            ("conform", "tests/shm/conform.c"),
+        ];
+        for (example, source) in sources {
             let status = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
                 .args(["-std=c11", "-O2", "-Wall", "-Wextra", "-Werror", "-I"])
                 .arg(root.join("clients/c"))
                 .arg(root.join("clients/c/sluice_shm.c"))
-                .arg(root.join(format!("examples/shm/c/{example}.c")))
+                .arg(root.join(source))
                 .arg("-o")
                 .arg(dir.join(example))
                 .status()
@@ -235,6 +241,101 @@ sys.stdout.buffer.write(b"".join(k + b"\t" + str(v).encode() + b"\n" for k, v in
             "{lang}: shm differs from the reference"
         );
     }
+}
+
+/// Shared memory is only a transport: with `rawbytes` and `typedbytes` framing, a program that
+/// copies its input to its output (the C conformance child) gives over shm exactly what `cat`
+/// gives over pipes.
+#[test]
+fn binary_framings_cross_shm_unchanged() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path());
+    let copy = format!("{} copy", c_examples().join("conform").display());
+    for framing in ["rawbytes", "typedbytes"] {
+        let over_pipes = run_job(
+            &["-io", framing, "-numReduceTasks", "2"],
+            &input,
+            &dir.path().join(format!("{framing}-pipes")),
+            "cat",
+            "cat",
+        );
+        let shm = [
+            "-D",
+            "stream.map.input=shm",
+            "-D",
+            "stream.map.output=shm",
+            "-D",
+            "stream.reduce.input=shm",
+            "-D",
+            "stream.reduce.output=shm",
+            "-io",
+            framing,
+            "-numReduceTasks",
+            "2",
+        ];
+        let over_shm = run_job(
+            &shm,
+            &input,
+            &dir.path().join(format!("{framing}-shm")),
+            &copy,
+            &copy,
+        );
+        assert!(
+            over_shm == over_pipes,
+            "{framing}: shm differs from cat over pipes"
+        );
+        // The keys did engage shared memory: `cat` itself is refused with them.
+        let mut refused = vec!["-D", "mapreduce.map.maxattempts=1"];
+        refused.extend(shm);
+        let cat_out = dir.path().join(format!("{framing}-cat"));
+        refused.extend([
+            "-input",
+            input.to_str().unwrap(),
+            "-output",
+            cat_out.to_str().unwrap(),
+            "-mapper",
+            "cat",
+            "-reducer",
+            "cat",
+        ]);
+        let out = streaming(&refused);
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("does not speak the sluice shm protocol"),
+            "{framing}: cat was not refused"
+        );
+    }
+}
+
+/// A combiner runs over shm too: word count with `wc_reduce` as combiner and reducer equals the
+/// reference.
+#[test]
+fn a_combiner_over_shm_gives_the_same_counts() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = corpus(dir.path());
+    let reference = dir.path().join("reference");
+    succeed(
+        Command::new("python3")
+            .env("PYTHONDONTWRITEBYTECODE", "1")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/reference/wordcount.py"))
+            .args(["--out", reference.to_str().unwrap()])
+            .arg(&input),
+    );
+    let reduce = example("c", "wc_reduce");
+    let out = dir.path().join("out");
+    // A small budget, so that the combiner runs on many spills.
+    let args = [
+        "-D",
+        "sluice.memory=8MiB",
+        "-io",
+        "shm",
+        "-combiner",
+        reduce.as_str(),
+    ];
+    let got = run_job(&args, &input, &out, &example("c", "wc_map"), &reduce);
+    assert!(
+        got == concat_parts(&reference),
+        "combined counts differ from the reference"
+    );
 }
 
 /// A program that does not speak the protocol fails the job with a message saying so, and no
