@@ -61,10 +61,13 @@ impl ExecError {
         match self {
             ExecError::Cancelled | ExecError::Config(_) => false,
             ExecError::Task { source, .. } => source.is_retryable(),
-            // A program that is not there will not be there on the next attempt either.
-            ExecError::Program(e) => {
-                !matches!(**e, crate::streaming::ProgramError::NotFound { .. })
-            }
+            // A program that is not there will not be there on the next attempt either, nor
+            // will a program without a shm client learn the protocol.
+            ExecError::Program(e) => !matches!(
+                **e,
+                crate::streaming::ProgramError::NotFound { .. }
+                    | crate::streaming::ProgramError::NotShm { .. }
+            ),
             _ => true,
         }
     }
