@@ -104,11 +104,8 @@ fn run(
     command
         .env(CHILD_ENV, (records * size as u64).to_string())
         .stdin(if shm { Stdio::null() } else { Stdio::piped() });
-    if let Some(region) = &region {
-        region.configure(&mut command);
-    }
     let started = Instant::now();
-    let mut child = command.spawn()?;
+    let mut child = sluice_shm::spawn(&mut command, region.as_ref())?;
     let pid = child.id() as i32;
     match (&region, child.stdin.take()) {
         (Some(region), _) => {

@@ -7,10 +7,12 @@
 //! still running.
 
 use std::io;
-use std::os::unix::process::CommandExt;
-use std::process::Command;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::process::{Child, Command};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+
+use nix::fcntl::{fcntl, FcntlArg};
 
 use linux_futex::{AsFutex, Futex, Shared};
 
@@ -76,30 +78,13 @@ impl EngineRegion {
         &self.layout
     }
 
-    /// Prepares `command` to run the child: the region's descriptor stays open across `exec`
-    /// in the child only, and [`ENV_FD`] and [`ENV_VERSION`] name it.
-    pub fn configure(&self, command: &mut Command) {
-        let fd = self.region.raw_fd();
-        command
-            .env(ENV_FD, fd.to_string())
-            .env(ENV_VERSION, VERSION.to_string());
-        let clear_cloexec = move || {
-            // SAFETY: `fcntl` on a descriptor number reads and changes only that descriptor's
-            // flags; it is async-signal-safe, so it may run between `fork` and `exec`.
-            let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
-            // SAFETY: as above.
-            if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFD, flags & !libc::FD_CLOEXEC) } < 0
-            {
-                return Err(io::Error::last_os_error());
-            }
-            Ok(())
-        };
-        // SAFETY: the closure only calls `fcntl` (see above) and touches no memory shared with
-        // other threads of the parent, as `pre_exec` requires. The descriptor is created with
-        // `FD_CLOEXEC`, so other programs the engine starts at the same time never inherit it.
-        unsafe {
-            command.pre_exec(clear_cloexec);
-        }
+    /// Starts the child: `command` with [`ENV_FD`] and [`ENV_VERSION`] naming a duplicate of
+    /// the region's descriptor that the child inherits (see [`spawn`]).
+    ///
+    /// # Errors
+    /// The error of duplicating the descriptor or of starting the program.
+    pub fn spawn(&self, command: &mut Command) -> io::Result<Child> {
+        spawn(command, Some(self))
     }
 
     /// The writer of the input ring, once; `None` if the region has no input ring or it was
@@ -177,6 +162,38 @@ impl EngineRegion {
             }
         }
     }
+}
+
+/// Held while a child is started: see [`spawn`].
+static SPAWNING: Mutex<()> = Mutex::new(());
+
+/// Starts a program, handing it `region` if given. A process that uses [`EngineRegion`]s starts
+/// all of its programs through this function, with or without a region.
+///
+/// The region's descriptor is created close-on-exec, so that no program inherits it by
+/// accident. For the child that must, a duplicate without the flag is made just before the
+/// spawn and closed right after; starts are serialized, so no other program of this process can
+/// be started while the duplicate exists and inherit it too. This keeps the spawn a
+/// `posix_spawn`: clearing the flag in the child instead (`pre_exec`) would force a full
+/// `fork`, which copies the page tables of a process that may hold gigabytes of record buffers.
+///
+/// # Errors
+/// The error of duplicating the descriptor or of starting the program.
+pub fn spawn(command: &mut Command, region: Option<&EngineRegion>) -> io::Result<Child> {
+    let _one_at_a_time = SPAWNING.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(region) = region else {
+        return command.spawn();
+    };
+    // `F_DUPFD` (not `F_DUPFD_CLOEXEC`): the duplicate stays open across `exec`.
+    let inherited = fcntl(region.region.fd(), FcntlArg::F_DUPFD(3)).map_err(io::Error::from)?;
+    // SAFETY: `F_DUPFD` returned a new descriptor that nothing else owns.
+    let inherited = unsafe { OwnedFd::from_raw_fd(inherited) };
+    command
+        .env(ENV_FD, inherited.as_raw_fd().to_string())
+        .env(ENV_VERSION, VERSION.to_string());
+    let child = command.spawn();
+    drop(inherited);
+    child
 }
 
 /// The engine's sleeps: nothing to flush (the engine drives each direction from its own
@@ -284,5 +301,33 @@ impl<W: ChildWatch> io::Read for ChildOutput<W> {
             self.closed.store(true, Ordering::SeqCst);
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The descriptors of memory files named `sluice-shm` that a program started by `spawn`
+    /// holds, as `/proc/self/fd` shows them to the program itself.
+    fn inherited(region: Option<&EngineRegion>) -> usize {
+        let mut command = Command::new("sh");
+        command
+            .args(["-c", "ls -l /proc/self/fd/"])
+            .stdout(std::process::Stdio::piped());
+        let child = spawn(&mut command, region).expect("spawn sh");
+        let out = child.wait_with_output().expect("wait for sh");
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter(|l| l.contains("memfd:sluice-shm"))
+            .count()
+    }
+
+    #[test]
+    fn only_the_child_of_a_region_inherits_it() {
+        let region = EngineRegion::create(Some(4096), Some(4096)).expect("region");
+        assert_eq!(inherited(Some(&region)), 1);
+        // Another program started while the region exists does not get it.
+        assert_eq!(inherited(None), 0);
     }
 }

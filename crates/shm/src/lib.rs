@@ -6,7 +6,7 @@
 //! # Brief overview
 //!
 //! * [`EngineRegion`] (engine side) creates a sealed `memfd` region with one ring per
-//!   direction, prepares the child's [`std::process::Command`] to inherit it, and moves bytes
+//!   direction, starts the child with a descriptor of it ([`spawn`]), and moves bytes
 //!   through [`ChildInput`] (`Write`) and [`ChildOutput`] (`Read`). Every value the child can
 //!   write is validated; a misbehaving child gets a [`ShmError::Violation`].
 //! * [`Channel`] (client side) attaches to the region named in the environment, or falls back
@@ -22,7 +22,7 @@ mod region;
 mod ring;
 
 pub use client::Channel;
-pub use engine::{ChildInput, ChildOutput, ChildStatus, ChildWatch, EngineRegion};
+pub use engine::{spawn, ChildInput, ChildOutput, ChildStatus, ChildWatch, EngineRegion};
 pub use layout::{
     Layout, RingLayout, ENV_FD, ENV_VERSION, HEADER_LEN, MAX_CAPACITY, MIN_CAPACITY, VERSION,
 };

@@ -6,7 +6,7 @@
 
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
-use std::os::fd::{AsFd, AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -134,9 +134,9 @@ impl Region {
         }
     }
 
-    /// The descriptor's number, as the child will see it.
-    pub(crate) fn raw_fd(&self) -> i32 {
-        self.fd.as_raw_fd()
+    /// The memory file's descriptor.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        self.fd.as_fd()
     }
 
     /// Checks that `size` bytes at `offset` lie inside the mapping and are aligned to `align`.

@@ -361,8 +361,7 @@ pub(super) fn run_program(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
-    if let Some(region) = &shm {
-        region.configure(&mut command);
+    if shm.is_some() {
         if spec.shm.input {
             command.stdin(Stdio::null());
         }
@@ -375,11 +374,12 @@ pub(super) fn run_program(
             command.stdout(Stdio::from(log_copy));
         }
     }
-    let child = command.spawn().map_err(|source| ProgramError::Spawn {
-        command: spec.command.clone(),
-        program: spec.program.clone(),
-        source,
-    })?;
+    let child =
+        sluice_shm::spawn(&mut command, shm.as_ref()).map_err(|source| ProgramError::Spawn {
+            command: spec.command.clone(),
+            program: spec.program.clone(),
+            source,
+        })?;
     let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
     let mut child = child;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());

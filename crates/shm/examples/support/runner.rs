@@ -76,7 +76,6 @@ pub(crate) fn run(
     let capacity = |on: bool| on.then_some(options.capacity);
     let region = EngineRegion::create(capacity(options.input_ring), capacity(options.output_ring))
         .map_err(|e| e.to_string())?;
-    region.configure(&mut command);
     command
         .stdin(if options.input_ring {
             Stdio::null()
@@ -88,7 +87,9 @@ pub(crate) fn run(
         } else {
             Stdio::piped()
         });
-    let mut child = command.spawn().map_err(|e| format!("{command:?}: {e}"))?;
+    let mut child = region
+        .spawn(&mut command)
+        .map_err(|e| format!("{command:?}: {e}"))?;
     let watch = Watch {
         pid: child.id() as i32,
         stopped: Arc::new(AtomicBool::new(false)),
