@@ -62,10 +62,14 @@ struct Engine {
 }
 
 impl Engine {
-    /// The checks after every wake-up: the engine has not given up and still exists.
-    fn check(&self) -> Result<(), ShmError> {
+    /// The checks after a wake-up: the engine has not given up; and after a timeout, it
+    /// still exists.
+    fn check(&self, timed_out: bool) -> Result<(), ShmError> {
         if self.region.u32(H_ENGINE_STATE).load(Ordering::Acquire) == ENGINE_ABORTED {
             return Err(ShmError::Aborted);
+        }
+        if !timed_out {
+            return Ok(());
         }
         let pid = nix::unistd::Pid::from_raw(self.pid);
         match nix::sys::signal::kill(pid, None) {
@@ -98,8 +102,8 @@ impl Sleeper for InputSleeper<'_> {
     fn before_sleep(&mut self) {
         self.output.announce();
     }
-    fn after_wake(&mut self) -> Result<(), ShmError> {
-        self.engine.check()
+    fn after_wake(&mut self, timed_out: bool) -> Result<(), ShmError> {
+        self.engine.check(timed_out)
     }
 }
 
@@ -115,8 +119,8 @@ impl Sleeper for OutputSleeper<'_> {
             consumer.flush();
         }
     }
-    fn after_wake(&mut self) -> Result<(), ShmError> {
-        self.engine.check()
+    fn after_wake(&mut self, timed_out: bool) -> Result<(), ShmError> {
+        self.engine.check(timed_out)
     }
 }
 
@@ -193,7 +197,14 @@ impl Channel {
                     },
                 )
                 .map_err(io::Error::other),
-            (Input::Stdin(stdin), _) => stdin.read(buf),
+            (Input::Stdin(stdin), _) => {
+                // Reading stdin may block: the engine hears of the output in the ring first
+                // (the flush-before-sleep rule).
+                if let Output::Ring(producer) = &mut self.output {
+                    producer.flush();
+                }
+                stdin.read(buf)
+            }
             (Input::Ring(_), None) => Err(io::Error::other("shm input without a region")),
         }
     }
@@ -237,17 +248,33 @@ fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
     let Some(fd) = std::env::var_os(ENV_FD) else {
         return Ok(None);
     };
-    if let Some(version) = std::env::var_os(ENV_VERSION) {
-        let version = version.to_string_lossy();
-        if version.trim() != VERSION.to_string() {
-            return Err(ShmError::Version(version.trim().parse().unwrap_or(0)));
+    let version = std::env::var_os(ENV_VERSION);
+    // Programs this one starts must not try to attach: the region is this process's.
+    // (`remove_var` is not thread-safe: open the channel before starting threads.)
+    std::env::remove_var(ENV_FD);
+    std::env::remove_var(ENV_VERSION);
+    if let Some(version) = version {
+        let text = version.to_string_lossy();
+        match text.trim().parse::<u32>() {
+            Ok(v) if v == VERSION => {}
+            Ok(v) => return Err(ShmError::Version(v)),
+            Err(_) => {
+                return Err(ShmError::Env(format!(
+                    "{ENV_VERSION}={text:?} is not a version number"
+                )))
+            }
         }
     }
+    // 0, 1 and 2 are stdin, stdout and stderr, never the region.
     let fd: i32 = fd
         .to_str()
         .and_then(|s| s.trim().parse().ok())
-        .filter(|fd| *fd >= 0)
-        .ok_or_else(|| ShmError::Env(format!("{ENV_FD}={fd:?} is not a descriptor number")))?;
+        .filter(|fd| *fd > 2)
+        .ok_or_else(|| {
+            ShmError::Env(format!(
+                "{ENV_FD}={fd:?} is not a descriptor number above 2"
+            ))
+        })?;
     // SAFETY: F_GETFD only reads the flags of descriptor `fd`, whatever it is.
     let flags = unsafe { libc::fcntl(fd, libc::F_GETFD) };
     if flags < 0 {
@@ -264,6 +291,18 @@ fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
         nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
     )
     .map_err(|e| ShmError::Setup("fcntl", e.into()))?;
+    // The engine seals the file before the child exists: a file that could still shrink is not
+    // one an engine made, and mapping it could fault.
+    let seals = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_GET_SEALS)
+        .map_err(|e| ShmError::Setup("F_GET_SEALS", e.into()))?;
+    let needed = nix::fcntl::SealFlag::F_SEAL_SHRINK
+        | nix::fcntl::SealFlag::F_SEAL_GROW
+        | nix::fcntl::SealFlag::F_SEAL_SEAL;
+    if nix::fcntl::SealFlag::from_bits_truncate(seals) & needed != needed {
+        return Err(ShmError::BadHeader(format!(
+            "the memory file is not sealed against resizing (seals {seals:#x})"
+        )));
+    }
     Region::attach(fd).map(Some)
 }
 

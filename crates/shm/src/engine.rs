@@ -202,7 +202,9 @@ struct EngineSleeper<'w, W: ChildWatch>(&'w W);
 
 impl<W: ChildWatch> Sleeper for EngineSleeper<'_, W> {
     fn before_sleep(&mut self) {}
-    fn after_wake(&mut self) -> Result<(), ShmError> {
+    /// The child's status is asked after every wake-up, not only after timeouts: it is one
+    /// `waitid`, and a batch of bytes comes between two wake-ups.
+    fn after_wake(&mut self, _timed_out: bool) -> Result<(), ShmError> {
         match self.0.status() {
             ChildStatus::Running => Ok(()),
             ChildStatus::Exited => Err(ShmError::PeerGone),
@@ -282,22 +284,29 @@ impl<W: ChildWatch> ChildOutput<W> {
 
 impl<W: ChildWatch> io::Read for ChildOutput<W> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = if self.child_gone {
-            self.consumer.try_read(buf).map_err(io_error)?
-        } else {
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        if !self.child_gone {
             match self.consumer.read(buf, &mut EngineSleeper(&self.watch)) {
                 Ok(n) => {
                     self.watch.progressed();
-                    n
+                    // `Consumer::read` returns 0 only for a closed, drained ring.
+                    if n == 0 {
+                        self.closed.store(true, Ordering::SeqCst);
+                    }
+                    return Ok(n);
                 }
-                Err(ShmError::PeerGone) => {
-                    self.child_gone = true;
-                    self.consumer.try_read(buf).map_err(io_error)?
-                }
+                Err(ShmError::PeerGone) => self.child_gone = true,
                 Err(e) => return Err(io_error(e)),
             }
-        };
-        if n == 0 && !buf.is_empty() && self.consumer.is_closed() {
+        }
+        // The child has exited: what it published is still read. `closed` is loaded before
+        // `tail`, as in `Consumer::read`: a grandchild that attached may still be writing, and
+        // the end counts as marked only if `closed` came with the last `tail`.
+        let closed = self.consumer.is_closed();
+        let n = self.consumer.try_read(buf).map_err(io_error)?;
+        if n == 0 && closed {
             self.closed.store(true, Ordering::SeqCst);
         }
         Ok(n)

@@ -26,9 +26,9 @@ pub(crate) trait Sleeper {
     /// Called just before this side sleeps: the flush-before-sleep rule (wake the peers of the
     /// other rings this side owes a wake-up).
     fn before_sleep(&mut self);
-    /// Called after every wake-up or timeout: checks that the peer is still there and that
-    /// nobody asked this side to stop. An error ends the wait.
-    fn after_wake(&mut self) -> Result<(), ShmError>;
+    /// Called after every wake-up or timeout (`timed_out`): checks that the peer is still
+    /// there and that nobody asked this side to stop. An error ends the wait.
+    fn after_wake(&mut self, timed_out: bool) -> Result<(), ShmError>;
 }
 
 /// A ring's words and data inside a region.
@@ -157,11 +157,13 @@ fn wake(seq: &AtomicU32) {
     futex(seq).wake(i32::MAX);
 }
 
-/// Sleeps on `seq` while it still holds `seen`, for at most [`WAIT_TIMEOUT`]. Every outcome
-/// (woken, timed out, interrupted, the value already changed) sends the caller back to
-/// re-check the ring, so the result does not matter.
-fn sleep(seq: &AtomicU32, seen: u32) {
-    let _ = futex(seq).wait_for(seen, WAIT_TIMEOUT);
+/// Sleeps on `seq` while it still holds `seen`, for at most `timeout`. Returns whether the
+/// sleep timed out; every outcome sends the caller back to re-check the ring.
+fn sleep(seq: &AtomicU32, seen: u32, timeout: Duration) -> bool {
+    matches!(
+        futex(seq).wait_for(seen, timeout),
+        Err(linux_futex::TimedWaitError::TimedOut)
+    )
 }
 
 /// The writing side of a ring.
@@ -177,6 +179,7 @@ pub(crate) struct Producer {
     batch: u64,
     checked: bool,
     closed: bool,
+    wait_timeout: Duration,
 }
 
 impl Producer {
@@ -191,7 +194,15 @@ impl Producer {
             batch,
             checked,
             closed: false,
+            wait_timeout: WAIT_TIMEOUT,
         }
+    }
+
+    /// Sleeps at most `timeout` at a time (tests: long enough that a lost wake-up shows).
+    #[cfg(test)]
+    fn with_wait_timeout(mut self, timeout: Duration) -> Producer {
+        self.wait_timeout = timeout;
+        self
     }
 
     /// Bytes written so far.
@@ -298,15 +309,18 @@ impl Producer {
         // The consumer frees space only for bytes it knows of.
         self.flush();
         self.ring.producer_sleeping().store(1, Ordering::SeqCst);
+        // The re-check of `head` below must not move before the store above (the consumer's
+        // `wake_producer` has the matching fence).
+        fence(Ordering::SeqCst);
         let seen = self.ring.space_seq().load(Ordering::SeqCst);
         let loaded = self.load_head();
         if loaded.is_err() || self.free() > 0 {
             self.set_awake();
             return loaded;
         }
-        sleep(self.ring.space_seq(), seen);
+        let timed_out = sleep(self.ring.space_seq(), seen, self.wait_timeout);
         self.set_awake();
-        sleeper.after_wake()?;
+        sleeper.after_wake(timed_out)?;
         self.load_head()
     }
 }
@@ -323,6 +337,7 @@ pub(crate) struct Consumer {
     announced: u64,
     batch: u64,
     checked: bool,
+    wait_timeout: Duration,
 }
 
 impl Consumer {
@@ -336,7 +351,15 @@ impl Consumer {
             announced: 0,
             batch,
             checked,
+            wait_timeout: WAIT_TIMEOUT,
         }
+    }
+
+    /// As [`Producer::with_wait_timeout`].
+    #[cfg(test)]
+    fn with_wait_timeout(mut self, timeout: Duration) -> Consumer {
+        self.wait_timeout = timeout;
+        self
     }
 
     /// Bytes consumed so far.
@@ -434,6 +457,8 @@ impl Consumer {
         sleeper.before_sleep();
         self.flush();
         self.ring.consumer_sleeping().store(1, Ordering::SeqCst);
+        // As in `Producer::wait_for_space`.
+        fence(Ordering::SeqCst);
         let seen = self.ring.data_seq().load(Ordering::SeqCst);
         let loaded = self.load_tail();
         let closed = self.ring.closed().load(Ordering::SeqCst) != 0;
@@ -441,9 +466,9 @@ impl Consumer {
             self.set_awake();
             return loaded;
         }
-        sleep(self.ring.data_seq(), seen);
+        let timed_out = sleep(self.ring.data_seq(), seen, self.wait_timeout);
         self.set_awake();
-        sleeper.after_wake()
+        sleeper.after_wake(timed_out)
     }
 }
 
@@ -452,15 +477,22 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// A sleeper for tests where both sides are healthy.
+    /// A sleeper for tests where both sides are healthy: with the long timeouts of `pair`, a
+    /// sleep that ends by timeout is a lost wake-up, and fails the test at once.
     struct Patient;
 
     impl Sleeper for Patient {
         fn before_sleep(&mut self) {}
-        fn after_wake(&mut self) -> Result<(), ShmError> {
+        fn after_wake(&mut self, timed_out: bool) -> Result<(), ShmError> {
+            if timed_out {
+                return Err(ShmError::Violation("a wake-up was lost".into()));
+            }
             Ok(())
         }
     }
+
+    /// Longer than any healthy peer takes to wake us, however busy the machine.
+    const LOST_WAKE_UP: Duration = Duration::from_secs(10);
 
     /// A producer and a consumer of one ring, each on its own mapping of the region.
     fn pair(capacity: u64, checked: bool) -> (Producer, Consumer, Arc<Region>) {
@@ -468,8 +500,10 @@ mod tests {
         let ring = layout.input.expect("ring");
         let engine = Arc::new(Region::create(&layout).expect("region"));
         let child = Arc::new(engine.map_again());
-        let producer = Producer::new(Ring::new(Arc::clone(&engine), ring), checked);
-        let consumer = Consumer::new(Ring::new(Arc::clone(&child), ring), checked);
+        let producer = Producer::new(Ring::new(Arc::clone(&engine), ring), checked)
+            .with_wait_timeout(LOST_WAKE_UP);
+        let consumer = Consumer::new(Ring::new(Arc::clone(&child), ring), checked)
+            .with_wait_timeout(LOST_WAKE_UP);
         (producer, consumer, child)
     }
 
@@ -491,9 +525,10 @@ mod tests {
             let (mut written, mut read) = (Vec::new(), Vec::new());
             for (is_write, size) in ops {
                 if is_write {
-                    producer.load_head().expect("valid head");
-                    // In one thread a full ring would wait forever: write what fits.
-                    let n = size.min(producer.free() as usize);
+                    // In one thread a full ring would wait forever: write what fits, by the
+                    // model's count (the producer finds out by itself when to reload `head`).
+                    let free = 4096 - (written.len() - read.len());
+                    let n = size.min(free);
                     let bytes = pattern(written.len() as u64, n);
                     prop_assert_eq!(producer.write(&bytes, &mut Patient).expect("write"), n);
                     written.extend_from_slice(&bytes);
@@ -527,6 +562,7 @@ mod tests {
             std::thread::scope(|scope| {
                 let data = &expected;
                 scope.spawn(move || {
+                    let mut sleeper = Patient;
                     let mut at = 0;
                     let mut rng = 7u64;
                     while at < data.len() {
@@ -534,19 +570,22 @@ mod tests {
                         let len = ((rng >> 33) as usize % (2 * capacity as usize)).max(1);
                         let end = (at + len).min(data.len());
                         producer
-                            .write_all(&data[at..end], &mut Patient)
+                            .write_all(&data[at..end], &mut sleeper)
                             .expect("write");
                         at = end;
                     }
                     producer.close();
                 });
+                // Every sleep must end with a wake-up, none by the timeout (see `Patient`): no
+                // wake-up is lost, and the flush-before-sleep rule wakes whoever waits.
+                let mut sleeper = Patient;
                 let mut got = Vec::with_capacity(total);
                 let mut buf = vec![0; 3 * capacity as usize];
                 let mut rng = 11u64;
                 loop {
                     rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
                     let len = ((rng >> 33) as usize % buf.len()).max(1);
-                    let n = consumer.read(&mut buf[..len], &mut Patient).expect("read");
+                    let n = consumer.read(&mut buf[..len], &mut sleeper).expect("read");
                     if n == 0 {
                         break;
                     }
@@ -624,7 +663,7 @@ mod tests {
 
     impl Sleeper for Abandoned {
         fn before_sleep(&mut self) {}
-        fn after_wake(&mut self) -> Result<(), ShmError> {
+        fn after_wake(&mut self, _timed_out: bool) -> Result<(), ShmError> {
             self.0 += 1;
             Err(ShmError::PeerGone)
         }
@@ -632,7 +671,13 @@ mod tests {
 
     #[test]
     fn waits_end_when_the_peer_is_gone() {
-        let (mut producer, mut consumer, _) = pair(4096, true);
+        let (producer, consumer, _) = pair(4096, true);
+        // Nobody will wake them: each wait ends by its timeout.
+        let short = Duration::from_millis(10);
+        let (mut producer, mut consumer) = (
+            producer.with_wait_timeout(short),
+            consumer.with_wait_timeout(short),
+        );
         let mut sleeper = Abandoned(0);
         let error = consumer
             .read(&mut [0; 10], &mut sleeper)

@@ -133,7 +133,8 @@ pub enum ProgramError {
     /// The program's output does not follow its `-io` framing.
     #[error("the program's output is malformed: {0}")]
     BadOutput(String),
-    /// The job asked for shared memory, but the program never attached to it.
+    /// The job asked for shared memory, but the program exited with success without ever
+    /// attaching to it.
     #[error(
         "'{command}' exited ({status}) without attaching to the shared memory: it does not speak \
          the sluice shm protocol; link it with a sluice shm client library (clients/c, \

@@ -48,6 +48,10 @@ const STDERR_TAIL_LINES: usize = 20;
 /// Longest stderr line kept for the tail, in bytes.
 const STDERR_LINE_MAX: usize = 2000;
 
+/// How long stderr is still read after the program's group is gone. Only a process that left
+/// the group (`setsid`) can still hold it open; it must not keep the task waiting.
+const STDERR_GRACE: Duration = Duration::from_secs(1);
+
 /// How to run one program.
 #[derive(Debug, Clone)]
 pub(super) struct ProgramSpec {
@@ -503,6 +507,12 @@ pub(super) fn run_program(
         let exit = guard.finish();
         finished.store(true, Ordering::SeqCst);
         let _ = watcher.join();
+        let deadline = Instant::now() + STDERR_GRACE;
+        while !errors.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Stops the stderr reader if an escaped process still holds the pipe.
+        activity.stopped.store(true, Ordering::SeqCst);
         let report = errors.join().unwrap_or_default();
         (drained.map_err(|e| (e, exited_first)), fed, exit, report)
     });
@@ -542,6 +552,17 @@ pub(super) fn run_program(
     let exit = exit.map_err(ProgramError::Read)?;
     if let Some(region) = &shm {
         if !region.child_attached() {
+            // A program that failed before attaching (killed, a crash at start-up) failed like
+            // any program, and another attempt may succeed.
+            if let Some(status) = failure(exit) {
+                return Err(ProgramError::Failed {
+                    command: spec.command.clone(),
+                    status: format!("{status}, before it attached to the shared memory"),
+                    stderr_tail: tail(),
+                    log: spec.log.clone(),
+                }
+                .into());
+            }
             return Err(ProgramError::NotShm {
                 command: spec.command.clone(),
                 status: describe(exit),
