@@ -388,3 +388,150 @@ fn a_bad_ring_size_is_a_usage_error() {
     assert!(!out.status.success());
     assert!(stderr.contains("sluice.shm.ring.size=5000"), "{stderr}");
 }
+
+/// `sluice streaming -io shm` with a Python program given inline, with the Python client on its
+/// path; `extra` are generic options. Stopped by a watchdog after two minutes: a hang fails.
+fn python_job(dir: &Path, extra: &[&str], program: &str) -> (bool, String) {
+    let input = dir.join("in.txt");
+    fs::write(&input, "one line\nanother line\n".repeat(1000)).unwrap();
+    let output = dir.join("out");
+    let python_path = format!("PYTHONPATH={}", repo().join("clients/python").display());
+    let mut args: Vec<&str> = extra.to_vec();
+    args.extend([
+        "-io",
+        "shm",
+        "-cmdenv",
+        &python_path,
+        "-input",
+        input.to_str().unwrap(),
+        "-output",
+        output.to_str().unwrap(),
+        "-mapper",
+        program,
+        "-numReduceTasks",
+        "0",
+    ]);
+    let mut child = Command::new(SLUICE)
+        .arg("streaming")
+        .args(&args)
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if started.elapsed() > std::time::Duration::from_secs(120) {
+            let _ = child.kill();
+            panic!("sluice streaming {args:?} hung");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    if !out.status.success() {
+        assert!(!output.exists(), "a failed job left {}", output.display());
+    }
+    (out.status.success(), stderr)
+}
+
+/// The task timeout ends a program that attached and then stopped moving records.
+#[test]
+fn a_silent_program_over_shm_times_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stderr) = python_job(
+        dir.path(),
+        &[
+            "-D",
+            "mapreduce.task.timeout=1000",
+            "-D",
+            "mapreduce.map.maxattempts=1",
+        ],
+        "python3 -c \"import sluice_shm, time; channel = sluice_shm.open(); time.sleep(600)\"",
+    );
+    assert!(!ok);
+    assert!(stderr.contains("was killed after 1 s"), "{stderr}");
+}
+
+/// A program that exits with success without closing its output ring fails its task.
+#[test]
+fn a_program_that_does_not_close_its_output_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stderr) = python_job(
+        dir.path(),
+        &["-D", "mapreduce.map.maxattempts=1"],
+        "python3 -c \"import os, sluice_shm; channel = sluice_shm.open(); \
+         [channel.write(line) for line in channel]; channel.flush(); os._exit(0)\"",
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("exited without closing its shared-memory output"),
+        "{stderr}"
+    );
+}
+
+/// A program that exits with its input unread fails its task, as over pipes.
+#[test]
+fn a_program_that_leaves_input_unread_over_shm_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stderr) = python_job(
+        dir.path(),
+        &["-D", "mapreduce.map.maxattempts=1"],
+        "python3 -c \"import sluice_shm; sluice_shm.open().close()\"",
+    );
+    assert!(!ok);
+    assert!(
+        stderr.contains("before reading all of its input"),
+        "{stderr}"
+    );
+}
+
+/// A program killed before it attached failed like any program: the attempt is retried, and
+/// the message is its exit status, not a missing client.
+#[test]
+fn a_program_killed_before_attaching_is_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    let (ok, stderr) = python_job(
+        dir.path(),
+        &["-D", "mapreduce.map.maxattempts=2"],
+        "sh -c \"echo starting >&2; kill -9 $$\"",
+    );
+    assert!(!ok);
+    assert!(stderr.contains("trying again"), "{stderr}");
+    assert!(
+        stderr.contains("killed by signal 9") && stderr.contains("before it attached"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("does not speak"), "{stderr}");
+}
+
+/// A process that leaves the program's group and keeps its stderr open does not hold the task.
+#[test]
+fn an_escaped_process_holding_stderr_does_not_hold_the_task() {
+    let dir = tempfile::tempdir().unwrap();
+    // A duration no other process uses, so that the escaped one can be found and ended.
+    let marker = "599.4321";
+    let script = dir.path().join("escape.sh");
+    fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nsetsid -f sleep {marker}\nexec python3 -c \"import sluice_shm; \
+             channel = sluice_shm.open(); [channel.write(line) for line in channel]; \
+             channel.close()\"\n"
+        ),
+    )
+    .unwrap();
+    let mut permissions = fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    fs::set_permissions(&script, permissions).unwrap();
+    /// Ends the escaped process however the test ends.
+    struct Reap(String);
+    impl Drop for Reap {
+        fn drop(&mut self) {
+            let _ = Command::new("pkill").args(["-f", &self.0]).status();
+        }
+    }
+    let _reap = Reap(format!("sleep {marker}"));
+    let (ok, stderr) = python_job(dir.path(), &[], script.to_str().unwrap());
+    assert!(ok, "{stderr}");
+}
