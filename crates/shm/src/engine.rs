@@ -339,4 +339,26 @@ mod tests {
         // Another program started while the region exists does not get it.
         assert_eq!(inherited(None), 0);
     }
+
+    #[test]
+    fn programs_started_at_the_same_time_get_only_their_own_region() {
+        std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..8)
+                .map(|i| {
+                    scope.spawn(move || {
+                        let region = (i % 2 == 0)
+                            .then(|| EngineRegion::create(Some(4096), None).expect("region"));
+                        (0..10)
+                            .map(|_| inherited(region.as_ref()))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            for (i, run) in runs.into_iter().enumerate() {
+                let seen = run.join().expect("thread");
+                let want = usize::from(i % 2 == 0);
+                assert!(seen.iter().all(|&n| n == want), "thread {i}: {seen:?}");
+            }
+        });
+    }
 }

@@ -295,8 +295,10 @@ Streaming options:
   -numReduceTasks <n>       number of reduce tasks (default 1)
   -cmdenv <name=value>      environment variable for the programs; repeatable
   -io <identifier>          text (default), rawbytes, typedbytes or keyonlytext; or shm:
-                            records cross through shared memory instead of pipes (the
-                            programs must link a sluice shm client; docs/shm-protocol.md)
+                            records cross through shared memory instead of pipes in all four
+                            directions (the programs must link a sluice shm client;
+                            docs/shm-protocol.md). To keep a program on pipes, set
+                            stream.*=shm for the other directions instead
   -lazyOutput               create a part file only when a task writes something
   -verbose                  print the job's configuration and task logs' locations
   -info                     detailed help: the keys sluice understands
