@@ -21,6 +21,22 @@ use crate::ShmError;
 /// (`Sleeper::after_wake`) even if it never wakes us.
 const WAIT_TIMEOUT: Duration = Duration::from_millis(100);
 
+/// Waits in a row that may end without the peer having moved any bytes before each further
+/// wait first pauses for [`FRUITLESS_PAUSE`]. A healthy peer wakes us only after it moved
+/// bytes; one that bumps the wake-up counter in a loop would otherwise keep us spinning.
+const FRUITLESS_WAITS: u32 = 64;
+
+/// See [`FRUITLESS_WAITS`].
+const FRUITLESS_PAUSE: Duration = Duration::from_millis(1);
+
+/// Pauses after too many waits in a row that brought nothing (see [`FRUITLESS_WAITS`]).
+fn pause_if_fruitless(fruitless: &mut u32) {
+    *fruitless = fruitless.saturating_add(1);
+    if *fruitless > FRUITLESS_WAITS {
+        std::thread::sleep(FRUITLESS_PAUSE);
+    }
+}
+
 /// What the owner of a ring does around a sleep.
 pub(crate) trait Sleeper {
     /// Called just before this side sleeps: the flush-before-sleep rule (wake the peers of the
@@ -180,6 +196,8 @@ pub(crate) struct Producer {
     checked: bool,
     closed: bool,
     wait_timeout: Duration,
+    /// Waits since bytes last moved.
+    fruitless: u32,
 }
 
 impl Producer {
@@ -195,6 +213,7 @@ impl Producer {
             checked,
             closed: false,
             wait_timeout: WAIT_TIMEOUT,
+            fruitless: 0,
         }
     }
 
@@ -248,6 +267,7 @@ impl Producer {
             self.wait_for_space(sleeper)?;
         }
         let n = buf.len().min(self.free() as usize);
+        self.fruitless = 0;
         self.ring.copy_in(self.tail, &buf[..n]);
         self.tail += n as u64;
         // Release: the copy above is visible before the counter that covers it.
@@ -305,6 +325,7 @@ impl Producer {
     }
 
     fn wait_for_space(&mut self, sleeper: &mut dyn Sleeper) -> Result<(), ShmError> {
+        pause_if_fruitless(&mut self.fruitless);
         sleeper.before_sleep();
         // The consumer frees space only for bytes it knows of.
         self.flush();
@@ -338,6 +359,8 @@ pub(crate) struct Consumer {
     batch: u64,
     checked: bool,
     wait_timeout: Duration,
+    /// Waits since bytes last moved.
+    fruitless: u32,
 }
 
 impl Consumer {
@@ -352,6 +375,7 @@ impl Consumer {
             batch,
             checked,
             wait_timeout: WAIT_TIMEOUT,
+            fruitless: 0,
         }
     }
 
@@ -390,6 +414,7 @@ impl Consumer {
         if n == 0 {
             return Ok(0);
         }
+        self.fruitless = 0;
         self.ring.copy_out(self.head, &mut buf[..n]);
         self.head += n as u64;
         // Release: our reads of the data happen before the producer may overwrite it.
@@ -454,6 +479,7 @@ impl Consumer {
     }
 
     fn wait_for_data(&mut self, sleeper: &mut dyn Sleeper) -> Result<(), ShmError> {
+        pause_if_fruitless(&mut self.fruitless);
         sleeper.before_sleep();
         self.flush();
         self.ring.consumer_sleeping().store(1, Ordering::SeqCst);
@@ -656,6 +682,46 @@ mod tests {
         consumer.ring.head().store(1 << 40, Ordering::Release);
         producer.load_head().expect("unchecked");
         assert!(producer.free() <= 4096);
+    }
+
+    /// A peer that bumps the wake-up counter in a loop without writing anything keeps waking
+    /// the consumer; after a few fruitless waits it pauses instead of spinning.
+    #[test]
+    fn a_peer_that_only_wakes_does_not_make_the_consumer_spin() {
+        let (_producer, consumer, child) = pair(4096, true);
+        let mut consumer = consumer.with_wait_timeout(Duration::from_millis(10));
+        let ring = Ring::new(child, Layout::new(Some(4096), None).unwrap().input.unwrap());
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !stop.load(Ordering::SeqCst) {
+                    wake(ring.data_seq());
+                }
+            });
+            /// Gives up after a number of waits.
+            struct Counting(u32);
+            impl Sleeper for Counting {
+                fn before_sleep(&mut self) {}
+                fn after_wake(&mut self, _timed_out: bool) -> Result<(), ShmError> {
+                    self.0 += 1;
+                    if self.0 == 200 {
+                        return Err(ShmError::PeerGone);
+                    }
+                    Ok(())
+                }
+            }
+            let mut sleeper = Counting(0);
+            let started = std::time::Instant::now();
+            let error = consumer
+                .read(&mut [0; 10], &mut sleeper)
+                .expect_err("no data");
+            stop.store(true, Ordering::SeqCst);
+            assert!(matches!(error, ShmError::PeerGone));
+            // 200 waits, all but the first 64 after a pause of at least 1 ms: a lower bound,
+            // which a slow machine only makes easier to meet.
+            let pauses = (200 - FRUITLESS_WAITS) * FRUITLESS_PAUSE;
+            assert!(started.elapsed() >= pauses, "{:?}", started.elapsed());
+        });
     }
 
     /// A sleeper whose peer is gone: waits end with an error instead of lasting forever.
