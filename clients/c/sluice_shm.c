@@ -575,7 +575,12 @@ static void attach(sluice_shm *s, const char *fd_text)
         die(2, "SLUICE_SHM_FD=%ld is not a shared-memory region (%lld bytes)", fd,
             (long long)st.st_size);
     size_t region_len = (size_t)st.st_size;
-    unsigned char *region = mmap(NULL, region_len, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    /*
+     * MAP_POPULATE: the engine created (and populated) every page already; mapping them all
+     * now costs one call instead of a page fault per page while records flow.
+     */
+    unsigned char *region =
+        mmap(NULL, region_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, (int)fd, 0);
     if (region == MAP_FAILED)
         die(2, "mapping the region: %s", strerror(errno));
     /*

@@ -174,7 +174,9 @@ def attach(environ: MutableMapping[str, str]) -> Region:
         raise AttachError(f"{ENV_FD}={fd} is not a shared-memory region ({st.st_size} bytes)")
     region_len = st.st_size
     try:
-        mm = mmap.mmap(fd, region_len, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+        # MAP_POPULATE (Python 3.10 and later): map every page now rather than fault each in.
+        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+        mm = mmap.mmap(fd, region_len, flags, mmap.PROT_READ | mmap.PROT_WRITE)
         # mmap keeps a descriptor of its own; ours would only leak into our children.
         os.close(fd)
     except OSError as e:

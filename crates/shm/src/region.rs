@@ -88,6 +88,9 @@ impl Region {
         Ok((region, layout))
     }
 
+    /// Maps the whole file, every page at once (`MAP_POPULATE`): every page of a ring is
+    /// touched anyway, and one call costs less than a fault per page (see `docs/BENCHMARKS.md`,
+    /// shared-memory streaming).
     fn map(fd: OwnedFd, len: u64) -> Result<Region, ShmError> {
         let len = usize::try_from(len)
             .ok()
@@ -102,7 +105,7 @@ impl Region {
                 None,
                 len,
                 ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-                MapFlags::MAP_SHARED,
+                MapFlags::MAP_SHARED | MapFlags::MAP_POPULATE,
                 fd.as_fd(),
                 0,
             )
