@@ -59,26 +59,36 @@ def _bump_and_wake(seq, seq_addr: int) -> None:
     _futex.wake(seq_addr)
 
 
-class InputRing:
-    """The consumer side of the input ring.
+class _RingSide:
+    """What both sides keep of their ring: `mine` starts at the counter this side owns.
 
-    `idle` is called when the ring is empty, before the sleep handshake: the channel pushes the
-    output it still buffers (this may wait for output space). `before_sleep` is called right
-    before the futex wait: the flush-before-sleep rule, for both rings.
+    `before_sleep` is called right before the futex wait: the flush-before-sleep rule, for both
+    rings.
     """
 
-    def __init__(self, region: Region, ring: Ring, batch: int | None) -> None:
+    def __init__(self, region: Region, ring: Ring, batch: int | None, mine: int) -> None:
         self.region = region
         self.ring = ring
         self.mm = region.mm
         self.capacity = ring.capacity
         self.batch = batch or ring.capacity // 4
-        self.mine = ring.head.value
-        self.theirs = self.mine
-        self.announced = self.mine
+        self.mine = mine
+        self.theirs = mine
+        self.announced = mine
         self.broken = False
-        self.idle: Callable[[], None] = lambda: None
         self.before_sleep: Callable[[], None] = lambda: None
+
+
+class InputRing(_RingSide):
+    """The consumer side of the input ring.
+
+    `idle` is called when the ring is empty, before the sleep handshake: the channel pushes the
+    output it still buffers (this may wait for output space).
+    """
+
+    def __init__(self, region: Region, ring: Ring, batch: int | None) -> None:
+        super().__init__(region, ring, batch, ring.head.value)
+        self.idle: Callable[[], None] = lambda: None
 
     def read(self, limit: int) -> bytes:
         """Takes up to `limit` (> 0) bytes, waiting while the ring is empty; b"" at the end."""
@@ -157,20 +167,11 @@ class InputRing:
         check_engine(self.region, timed_out)
 
 
-class OutputRing:
-    """The producer side of the output ring. `before_sleep` is as for InputRing."""
+class OutputRing(_RingSide):
+    """The producer side of the output ring."""
 
     def __init__(self, region: Region, ring: Ring, batch: int | None) -> None:
-        self.region = region
-        self.ring = ring
-        self.mm = region.mm
-        self.capacity = ring.capacity
-        self.batch = batch or ring.capacity // 4
-        self.mine = ring.tail.value
-        self.theirs = self.mine
-        self.announced = self.mine
-        self.broken = False
-        self.before_sleep: Callable[[], None] = lambda: None
+        super().__init__(region, ring, batch, ring.tail.value)
 
     def push(self, data: bytes | bytearray) -> None:
         """Copies all of `data` into the ring, waiting for space as needed, and publishes it."""
