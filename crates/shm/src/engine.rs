@@ -78,15 +78,6 @@ impl EngineRegion {
         &self.layout
     }
 
-    /// Starts the child: `command` with [`ENV_FD`] and [`ENV_VERSION`] naming a duplicate of
-    /// the region's descriptor that the child inherits (see [`spawn`]).
-    ///
-    /// # Errors
-    /// The error of duplicating the descriptor or of starting the program.
-    pub fn spawn(&self, command: &mut Command) -> io::Result<Child> {
-        spawn(command, Some(self))
-    }
-
     /// The writer of the input ring, once; `None` if the region has no input ring or it was
     /// already taken. Dropping it closes the ring: the child sees the end of its input.
     pub fn input<W: ChildWatch>(&self, watch: W) -> Option<ChildInput<W>> {

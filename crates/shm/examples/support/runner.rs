@@ -87,9 +87,8 @@ pub(crate) fn run(
         } else {
             Stdio::piped()
         });
-    let mut child = region
-        .spawn(&mut command)
-        .map_err(|e| format!("{command:?}: {e}"))?;
+    let mut child =
+        sluice_shm::spawn(&mut command, Some(&region)).map_err(|e| format!("{command:?}: {e}"))?;
     let watch = Watch {
         pid: child.id() as i32,
         stopped: Arc::new(AtomicBool::new(false)),
