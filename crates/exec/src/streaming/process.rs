@@ -345,17 +345,16 @@ pub(super) fn run_program(
         path: spec.log.clone(),
         source: e,
     })?;
-    let shm = if spec.shm.any() {
-        let ring = |on: bool| on.then_some(spec.shm.capacity);
-        let region = sluice_shm::EngineRegion::create(ring(spec.shm.input), ring(spec.shm.output))
-            .map_err(|e| ProgramError::Shm {
-                command: spec.command.clone(),
-                source: e,
-            })?;
-        Some(region)
-    } else {
-        None
-    };
+    let ring = |on: bool| on.then_some(spec.shm.capacity);
+    let shm = spec
+        .shm
+        .any()
+        .then(|| sluice_shm::EngineRegion::create(ring(spec.shm.input), ring(spec.shm.output)))
+        .transpose()
+        .map_err(|e| ProgramError::Shm {
+            command: spec.command.clone(),
+            source: e,
+        })?;
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
