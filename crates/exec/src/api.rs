@@ -21,6 +21,44 @@ pub trait Emit {
     /// # Errors
     /// Whatever the destination reports (a full disk, a cancelled job).
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError>;
+
+    /// Takes a pair whose value is a count, as [`encode_count`] would encode it.
+    ///
+    /// The same as `emit(key, &encode_count(count))`, which is what it does unless the
+    /// destination takes counts directly: the map-side collector of a job that combines with
+    /// [`Combine::SumCounts`] adds `count` to its table without encoding and decoding it. A
+    /// mapper emitting counts (a word count's `1`s) should call this.
+    ///
+    /// # Errors
+    /// As for [`Emit::emit`].
+    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        self.emit(key, &encode_count(count))
+    }
+
+    /// Takes one pair `(text[start..end], count)` for each `(start, end)` of `spans`, in
+    /// order: many counted keys cut from one byte string, such as the words of a line.
+    ///
+    /// The same as calling [`Emit::emit_count`] for each key, which is what it does unless the
+    /// destination takes such batches directly: the map-side collector of a
+    /// [`Combine::SumCounts`] job then hashes the keys in one loop, and reads each short key
+    /// from `text` with one load instead of a copy.
+    ///
+    /// # Errors
+    /// As for [`Emit::emit`]. Keys before the failing one may have been taken.
+    ///
+    /// # Panics
+    /// If a span is not a range inside `text`.
+    fn emit_counts(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        for &(start, end) in spans {
+            self.emit_count(&text[start..end], count)?;
+        }
+        Ok(())
+    }
 }
 
 /// Where a map task's input comes from, for mappers that need it (e.g. the inverted index).

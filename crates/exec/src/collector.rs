@@ -52,12 +52,18 @@ enum Store {
 /// Keys counted per batch.
 const BATCH: usize = 64;
 
+/// Bytes a hash-mode collector reserves ahead of its inserts (see `Collector::credit`).
+const HASH_CREDIT: usize = 64 * 1024;
+
 /// Collects one task's output for one stage.
 pub(crate) struct Collector<'a> {
     res: &'a Resources,
     stage: &'a Stage,
     store: Store,
     reservation: MemoryReservation,
+    /// Bytes of `reservation` taken ahead and not used yet (hash mode only): most inserts of
+    /// a new key then need no trip to the shared pool.
+    credit: usize,
     /// Most bytes this collector may hold: its task's share of the budget.
     limit: usize,
     runs: Vec<Run>,
@@ -102,6 +108,7 @@ impl<'a> Collector<'a> {
             stage,
             store,
             reservation,
+            credit: 0,
             limit,
             runs: Vec::new(),
             combine_input: 0,
@@ -117,10 +124,22 @@ impl<'a> Collector<'a> {
     fn reserve(&mut self, need: impl Fn(&Store) -> usize) -> Result<(), ExecError> {
         loop {
             let bytes = need(&self.store);
-            if bytes == 0 {
+            if bytes <= self.credit {
+                self.credit -= bytes;
                 return Ok(());
             }
-            if self.reservation.size() + bytes <= self.limit && self.reservation.try_grow(bytes) {
+            let short = bytes - self.credit;
+            let ahead = match self.store {
+                Store::Hash { .. } => HASH_CREDIT,
+                Store::Sort { .. } => 0,
+            };
+            let size = self.reservation.size();
+            if size + short + ahead <= self.limit && self.reservation.try_grow(short + ahead) {
+                self.credit = ahead;
+                return Ok(());
+            }
+            if size + short <= self.limit && self.reservation.try_grow(short) {
+                self.credit = 0;
                 return Ok(());
             }
             if self.is_empty() {
@@ -129,6 +148,7 @@ impl<'a> Collector<'a> {
                     if buffer.memory() > 0 {
                         buffer.clear();
                         self.reservation.free();
+                        self.credit = 0;
                         continue;
                     }
                 }
@@ -136,7 +156,8 @@ impl<'a> Collector<'a> {
                 if self.res.drop_spare_buffers() {
                     continue;
                 }
-                self.reservation.grow_forced(bytes);
+                self.reservation.grow_forced(short);
+                self.credit = 0;
                 return Ok(());
             }
             self.flush_to_disk()?;
@@ -215,6 +236,7 @@ impl<'a> Collector<'a> {
             }
         }
         self.reservation.free();
+        self.credit = 0;
         Ok(())
     }
 
@@ -326,18 +348,54 @@ impl Collector<'_> {
 }
 
 impl Emit for Collector<'_> {
-    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        if let Store::Hash { batch, .. } = &mut self.store {
-            let count = decode_count(value)?;
-            self.combine_input += 1;
-            let Some(short) = ShortKey::new(key) else {
-                return self.add_count(key, count);
-            };
-            batch.push((short, count));
-            if batch.len() >= BATCH {
-                self.count_batch()?;
+    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        let Store::Hash { batch, .. } = &mut self.store else {
+            return self.emit(key, &encode_count(count));
+        };
+        self.combine_input += 1;
+        let Some(short) = ShortKey::new(key) else {
+            return self.add_count(key, count);
+        };
+        batch.push((short, count));
+        if batch.len() >= BATCH {
+            self.count_batch()?;
+        }
+        Ok(())
+    }
+
+    fn emit_counts(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        if !matches!(self.store, Store::Hash { .. }) {
+            for &(start, end) in spans {
+                self.emit_count(&text[start..end], count)?;
             }
             return Ok(());
+        }
+        for &(start, end) in spans {
+            let Store::Hash { batch, .. } = &mut self.store else {
+                unreachable!("the store of a collector never changes kind")
+            };
+            self.combine_input += 1;
+            match ShortKey::from_text(text, start, end) {
+                Some(short) => {
+                    batch.push((short, count));
+                    if batch.len() >= BATCH {
+                        self.count_batch()?;
+                    }
+                }
+                None => self.add_count(&text[start..end], count)?,
+            }
+        }
+        Ok(())
+    }
+
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        if let Store::Hash { .. } = self.store {
+            return self.emit_count(key, decode_count(value)?);
         }
         let partition = self.stage.partitioner.partition(key, self.stage.partitions) as u32;
         self.reserve(|store| match store {

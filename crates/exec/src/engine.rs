@@ -500,17 +500,35 @@ fn with_attempts(
 }
 
 /// Counts what a mapper emits, then passes it on.
-struct CountingEmit<'e> {
-    inner: &'e mut dyn Emit,
+struct CountingEmit<E> {
+    inner: E,
     records: u64,
     bytes: u64,
 }
 
-impl Emit for CountingEmit<'_> {
+impl<E: Emit> Emit for CountingEmit<E> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
         self.records += 1;
         self.bytes += (key.len() + value.len()) as u64;
         self.inner.emit(key, value)
+    }
+
+    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        self.records += 1;
+        self.bytes += (key.len() + std::mem::size_of::<u64>()) as u64;
+        self.inner.emit_count(key, count)
+    }
+
+    fn emit_counts(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        let key_bytes: usize = spans.iter().map(|&(start, end)| end - start).sum();
+        self.records += spans.len() as u64;
+        self.bytes += (key_bytes + spans.len() * std::mem::size_of::<u64>()) as u64;
+        self.inner.emit_counts(text, spans, count)
     }
 }
 
@@ -525,6 +543,25 @@ impl Emit for TaskSink<'_> {
         match self {
             TaskSink::Collect(c) => c.emit(key, value),
             TaskSink::Text(t) => t.emit(key, value),
+        }
+    }
+
+    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        match self {
+            TaskSink::Collect(c) => c.emit_count(key, count),
+            TaskSink::Text(t) => t.emit_count(key, count),
+        }
+    }
+
+    fn emit_counts(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        match self {
+            TaskSink::Collect(c) => c.emit_counts(text, spans, count),
+            TaskSink::Text(t) => t.emit_counts(text, spans, count),
         }
     }
 }
@@ -657,7 +694,7 @@ fn map_task(
         attempt: t.attempt,
         stage: 1,
     };
-    let mut sink = match job.stages.first() {
+    let sink = match job.stages.first() {
         Some(stage) => TaskSink::Collect(Collector::new(res, stage, res.task_share, ctx)),
         None => TaskSink::Text(TextOutput::create(
             committer,
@@ -668,13 +705,13 @@ fn map_task(
         )?),
     };
     let mut out = CountingEmit {
-        inner: &mut sink,
+        inner: sink,
         records: 0,
         bytes: 0,
     };
     let ran = mapper.run(&mut input, &mut out);
     let (out_records, out_bytes) = (out.records, out.bytes);
-    if let Err(e) = ran.and_then(|()| sink.finish(t.task, store, counters)) {
+    if let Err(e) = ran.and_then(|()| out.inner.finish(t.task, store, counters)) {
         // The input bytes shown as progress were not read by a successful attempt.
         Counters::sub(&counters.map_input_bytes, input.published_bytes);
         return Err(e);

@@ -2,34 +2,34 @@
 
 use std::sync::Arc;
 
+use sluice_format::words::{words, Words};
+
 use crate::jobs::sum_counts;
 use crate::{
-    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper,
-    OutputFormat, Reducer, Stage, TaskContext, Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
+    Reducer, Stage, TaskContext, Values,
 };
 
-/// Whether `b` separates words. These are the delimiters of Java's `StringTokenizer` default:
-/// space, tab, newline, carriage return and form feed. Nothing else separates words (not
-/// punctuation, not other whitespace such as vertical tab or non-ASCII spaces).
-const fn is_delimiter(b: u8) -> bool {
-    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0c)
+/// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes other
+/// than space, tab, newline, carriage return and form feed (Java's `StringTokenizer`; see
+/// [`sluice_format::words`]). Bytes are not decoded: a word is any byte string.
+pub fn tokenize(line: &[u8]) -> Words<'_> {
+    words(line)
 }
 
-/// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes that are
-/// not delimiters (see the module docs). Bytes are not decoded: a word is any byte string.
-pub fn tokenize(line: &[u8]) -> impl Iterator<Item = &[u8]> {
-    line.split(|&b| is_delimiter(b)).filter(|w| !w.is_empty())
+struct WordCountMapper {
+    /// The current line's words, handed to the collector in one call.
+    spans: Vec<(usize, usize)>,
 }
-
-struct WordCountMapper;
 
 impl Mapper for WordCountMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
-        let one = encode_count(1);
-        for word in tokenize(line) {
-            out.emit(word, &one)?;
+        self.spans.clear();
+        let mut words = tokenize(line);
+        while let Some(span) = words.next_span() {
+            self.spans.push(span);
         }
-        Ok(())
+        out.emit_counts(line, &self.spans, 1)
     }
 }
 
@@ -58,7 +58,7 @@ impl Reducer for SumReducer {
 pub fn wordcount(reducers: usize) -> Job {
     Job::new(
         "wordcount",
-        Arc::new(|_: &MapInput| Box::new(WordCountMapper) as Box<dyn Mapper>),
+        Arc::new(|_: &MapInput| Box::new(WordCountMapper { spans: Vec::new() }) as Box<dyn Mapper>),
         vec![Stage {
             reducer: Arc::new(|_: &TaskContext| {
                 Box::new(SumReducer { text: Vec::new() }) as Box<dyn Reducer>
