@@ -47,9 +47,10 @@ counters! {
     map_output_records,
     /// Key and value bytes emitted by mappers.
     map_output_bytes,
-    /// Pairs given to the combiner (or the hash aggregation).
+    /// Pairs given to the combiner (or the hash aggregation), counting again those it sums
+    /// when runs are merged (as Hadoop counts its combiner's runs over merged spills).
     combine_input_records,
-    /// Pairs the combiner produced.
+    /// Pairs the combiner produced, in flushes and in merges.
     combine_output_records,
     /// Records written to spill files on disk.
     spilled_records,

@@ -27,13 +27,14 @@ use sluice_sort::{KeyOrder, Merger, RecordBuffer, SortedCursor};
 use sluice_spill::{MemoryPool, MemoryReservation, SpillDir};
 
 use crate::api::{
-    Combine, Emit, LineSource, MapInput, MapperFactory, Partitioner, ReducerFactory, TaskContext,
+    decode_count, encode_count, Combine, Emit, LineSource, MapInput, MapperFactory, Partitioner,
+    ReducerFactory, TaskContext,
 };
 use crate::collector::{Collector, SPILL_BLOCK};
 use crate::counters::UserCounters;
 use crate::counters::{CounterValues, JobStatus, Phase};
 use crate::output::{OutputFormat, PartNames, TextOutput};
-use crate::shuffle::{merge_window, MemRunQuota, Run, ShuffleStore};
+use crate::shuffle::{merge_window, MemRunBuilder, MemRunQuota, Run, RunSink, ShuffleStore};
 use crate::{Counters, ExecError, JobConfig};
 
 /// A reduce stage: its input is grouped by key and reduced; its output feeds the next stage, or
@@ -334,7 +335,10 @@ pub fn run_job(
         // Not part of the task: its runs are in the store now, and a retry would add them
         // twice.
         match (first_store.as_ref(), job.stages.first()) {
-            (Some(store), Some(stage)) => merge_early(store, stage, &res),
+            (Some(store), Some(stage)) => {
+                merge_early(store, stage, &res)?;
+                merge_memory_early(store, stage, &res)
+            }
             _ => Ok(()),
         }
     })?;
@@ -748,8 +752,132 @@ fn merge_early(store: &ShuffleStore, stage: &Stage, res: &Resources) -> Result<(
     }
 }
 
+/// Memory runs merged at once by [`merge_memory_early`]; a merge starts when the finished
+/// tasks hold twice as many.
+const MEMORY_MERGE_WIDTH: usize = 8;
+
+/// Merges the memory runs of finished map tasks while other map tasks still run, summing the
+/// counts of equal keys, when the stage's combiner sums counts ([`Combine::SumCounts`]).
+///
+/// Each task of a word count holds a run of the same ~10^5 distinct words; merging eight into
+/// one frees the memory of seven, so later tasks keep their output in memory instead of
+/// spilling it, and the reduce tasks (only one, by default) have far fewer records to merge
+/// after the last map task, when only they can run. The merged run stays in memory if the
+/// budget's share for held runs allows, else it becomes a spill file.
+fn merge_memory_early(
+    store: &ShuffleStore,
+    stage: &Stage,
+    res: &Resources,
+) -> Result<(), ExecError> {
+    if !matches!(stage.combine, Combine::SumCounts) {
+        return Ok(());
+    }
+    let Some(window) = store.take_memory_window(MEMORY_MERGE_WIDTH) else {
+        return Ok(());
+    };
+    let place = (window[0].0, window[0].1);
+    let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
+    let merged = merge_summing(&runs, stage, res);
+    drop(runs);
+    match merged {
+        Ok(run) => {
+            store.end_merge(place, Some(run));
+            Ok(())
+        }
+        Err(e) => {
+            store.end_merge(place, None);
+            Err(e.in_task("merge of memory runs during the map phase"))
+        }
+    }
+}
+
+/// Merges `runs` (oldest first, all partitions) into one run, writing one record per distinct
+/// key with the sum of its counts: into memory if the held-runs share allows (the output is no
+/// larger than the input), else into a spill file.
+fn merge_summing(runs: &[Run], stage: &Stage, res: &Resources) -> Result<Run, ExecError> {
+    let bytes: u64 = runs.iter().map(Run::bytes).sum();
+    let bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+    match res.quota.try_reserve(bytes) {
+        Some(reservation) => {
+            let mut builder = MemRunBuilder::new(stage.partitions, bytes, reservation);
+            let records = write_merged(runs, 0..stage.partitions, stage, &mut builder, res)?;
+            count_combined(stage, res, records);
+            Counters::add(&res.status.counters.memory_runs, 1);
+            Ok(Run::Memory(Arc::new(builder.finish())))
+        }
+        None => merge_to_spill(runs, 0..stage.partitions, stage, MEMORY_MERGE_WIDTH, res),
+    }
+}
+
+/// Writes the merge of the `selected` partitions of `runs` to `sink`; returns the records read
+/// and written. When the stage's combiner sums counts, byte-equal keys are summed into one
+/// record, as Hadoop runs the combiner over merged spills: later merges and the reducer then
+/// read each key about once per merged run instead of once per map task.
+fn write_merged(
+    runs: &[Run],
+    selected: std::ops::Range<usize>,
+    stage: &Stage,
+    sink: &mut dyn RunSink,
+    res: &Resources,
+) -> Result<(u64, u64), ExecError> {
+    let summing = matches!(stage.combine, Combine::SumCounts);
+    let (mut input, mut output) = (0, 0);
+    let mut key = Vec::new();
+    for partition in selected {
+        res.check_cancelled()?;
+        let cursors = runs
+            .iter()
+            .filter(|run| run.has_records(partition))
+            .map(|run| run.open(partition))
+            .collect::<Result<Vec<_>, _>>()?;
+        let mut merge = Merger::with_order(cursors, stage.order.clone());
+        if !summing {
+            while merge.advance()? {
+                sink.write(partition, merge.key(), merge.value())?;
+                input += 1;
+            }
+            output = input;
+            continue;
+        }
+        let mut sum: Option<u64> = None;
+        while merge.advance()? {
+            input += 1;
+            let count = decode_count(merge.value())?;
+            match sum {
+                Some(total) if merge.key() == key.as_slice() => {
+                    sum = Some(total.wrapping_add(count));
+                    continue;
+                }
+                Some(total) => {
+                    sink.write(partition, &key, &encode_count(total))?;
+                    output += 1;
+                }
+                None => {}
+            }
+            key.clear();
+            key.extend_from_slice(merge.key());
+            sum = Some(count);
+        }
+        if let Some(total) = sum {
+            sink.write(partition, &key, &encode_count(total))?;
+            output += 1;
+        }
+    }
+    Ok((input, output))
+}
+
+/// Counts the records a merge gave to and took from the summing combiner.
+fn count_combined(stage: &Stage, res: &Resources, (input, output): (u64, u64)) {
+    if matches!(stage.combine, Combine::SumCounts) {
+        let counters = &res.status.counters;
+        Counters::add(&counters.combine_input_records, input);
+        Counters::add(&counters.combine_output_records, output);
+    }
+}
+
 /// Merges the `selected` partitions of `runs` (oldest first) into one new spill file of
-/// `partitions` partitions, holding at most `fan_in` readers' memory.
+/// `partitions` partitions, holding at most `fan_in` readers' memory; counts are summed when
+/// the stage's combiner sums them (see [`write_merged`]).
 fn merge_to_spill(
     runs: &[Run],
     selected: std::ops::Range<usize>,
@@ -761,18 +889,8 @@ fn merge_to_spill(
     let mut writer = res
         .spill_dir
         .create_writer(stage.partitions, res.codec, SPILL_BLOCK)?;
-    for partition in selected {
-        res.check_cancelled()?;
-        let cursors = runs
-            .iter()
-            .filter(|run| run.has_records(partition))
-            .map(|run| run.open(partition))
-            .collect::<Result<Vec<_>, _>>()?;
-        let mut merge = Merger::with_order(cursors, stage.order.clone());
-        while merge.advance()? {
-            writer.write(partition, merge.key(), merge.value())?;
-        }
-    }
+    let records = write_merged(runs, selected, stage, &mut writer, res)?;
+    count_combined(stage, res, records);
     let file = writer.finish()?;
     let counters = &res.status.counters;
     Counters::add(&counters.merge_passes, 1);

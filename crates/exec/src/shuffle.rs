@@ -43,6 +43,14 @@ impl Run {
         matches!(self, Run::Disk(_))
     }
 
+    /// Bytes the run's records take (encoded; compressed for a spill file).
+    pub(crate) fn bytes(&self) -> u64 {
+        match self {
+            Run::Memory(m) => m.bytes.len() as u64,
+            Run::Disk(f) => f.bytes(),
+        }
+    }
+
     /// A cursor over `partition`'s records of this run.
     pub(crate) fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
         Ok(match self {
@@ -178,6 +186,21 @@ pub(crate) fn merge_window(runs: &[&Run], fan_in: usize, threshold: usize) -> Op
     Some(cheapest[0].0..cheapest[fan_in - 1].0 + 1)
 }
 
+/// The range of `runs` to merge in memory next, if they hold at least `2 * width` memory runs:
+/// the `width` consecutive memory runs with the fewest bytes in total (see [`merge_window`] for
+/// why consecutive and why fewest).
+pub(crate) fn memory_merge_window(runs: &[&Run], width: usize) -> Option<Range<usize>> {
+    let memory_runs = runs.iter().filter(|run| !run.is_disk()).count();
+    if width < 2 || memory_runs < 2 * width {
+        return None;
+    }
+    runs.windows(width)
+        .enumerate()
+        .filter(|(_, window)| window.iter().all(|run| !run.is_disk()))
+        .min_by_key(|(_, window)| window.iter().map(|run| run.bytes()).sum::<u64>())
+        .map(|(start, _)| start..start + width)
+}
+
 /// A run with its place in the stable order: (task, sequence within the task).
 pub(crate) type PlacedRun = (usize, usize, Run);
 
@@ -226,6 +249,21 @@ impl ShuffleStore {
     /// [`merge_window`]) is taken when they hold at least `2 * fan_in` spill files. One merge
     /// runs at a time.
     pub(crate) fn take_merge_window(&self, fan_in: usize) -> Option<Vec<PlacedRun>> {
+        self.take_window(|eligible| merge_window(eligible, fan_in, 2 * fan_in))
+    }
+
+    /// Takes out memory runs worth merging (and combining) while other tasks still run, or
+    /// `None`: a window of [`memory_merge_window`] among the runs of the finished tasks `0..P`.
+    /// One merge runs at a time, of either kind.
+    pub(crate) fn take_memory_window(&self, width: usize) -> Option<Vec<PlacedRun>> {
+        self.take_window(|eligible| memory_merge_window(eligible, width))
+    }
+
+    /// Takes out the window `choose` picks among the runs of the finished tasks `0..P`.
+    fn take_window(
+        &self,
+        choose: impl FnOnce(&[&Run]) -> Option<Range<usize>>,
+    ) -> Option<Vec<PlacedRun>> {
         let mut state = self.lock();
         if state.merging {
             return None;
@@ -238,7 +276,7 @@ impl ShuffleStore {
         state.runs.sort_by_key(|(task, seq, _)| (*task, *seq));
         let eligible = state.runs.partition_point(|(task, _, _)| *task < prefix);
         let eligible: Vec<&Run> = state.runs[..eligible].iter().map(|(_, _, r)| r).collect();
-        let window = merge_window(&eligible, fan_in, 2 * fan_in)?;
+        let window = choose(&eligible)?;
         state.merging = true;
         Some(state.runs.drain(window).collect())
     }
@@ -367,5 +405,54 @@ mod tests {
             })
             .collect();
         assert_eq!(sizes, vec![50, 2, 1, 1, 1, 1]);
+    }
+
+    /// A memory run of one partition holding `records` records.
+    fn memory_run(records: usize) -> Run {
+        let pool = MemoryPool::new(1 << 20);
+        let quota = MemRunQuota::new(pool, 1 << 20);
+        let mut builder = MemRunBuilder::new(1, 0, quota.try_reserve(0).unwrap());
+        for i in 0..records {
+            builder.write(0, format!("{i:06}").as_bytes(), b"").unwrap();
+        }
+        Run::Memory(Arc::new(builder.finish()))
+    }
+
+    #[test]
+    fn memory_windows_are_consecutive_memory_runs_with_fewest_bytes() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = SpillDir::create_in(parent.path()).unwrap();
+        let runs = [
+            memory_run(1),
+            disk_run(&dir, 1),
+            memory_run(5),
+            memory_run(1),
+            memory_run(1),
+            memory_run(9),
+        ];
+        let refs: Vec<&Run> = runs.iter().collect();
+        assert_eq!(memory_merge_window(&refs, 2), Some(3..5));
+        assert_eq!(memory_merge_window(&refs, 3), None, "5 memory runs < 2 * 3");
+        // A window never spans a spill file, even when the memory runs would be smallest.
+        let runs = [
+            memory_run(1),
+            disk_run(&dir, 1),
+            memory_run(1),
+            memory_run(7),
+            memory_run(7),
+        ];
+        let refs: Vec<&Run> = runs.iter().collect();
+        assert_eq!(memory_merge_window(&refs, 2), Some(2..4));
+
+        // Through the store: only finished tasks' runs, one merge at a time.
+        let store = ShuffleStore::new();
+        store.add(0, vec![memory_run(1), memory_run(1)]);
+        store.add(2, vec![memory_run(1), memory_run(1)]);
+        assert!(store.take_memory_window(2).is_none(), "task 1 still runs");
+        store.add(1, vec![memory_run(3)]);
+        let window = store.take_memory_window(2).unwrap();
+        let places: Vec<(usize, usize)> = window.iter().map(|(t, s, _)| (*t, *s)).collect();
+        assert_eq!(places, vec![(0, 0), (0, 1)]);
+        assert!(store.take_merge_window(2).is_none(), "one merge at a time");
     }
 }

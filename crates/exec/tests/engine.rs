@@ -223,14 +223,23 @@ fn counted_key_batches_give_the_same_sums_through_every_collector() {
     for i in 0..20_000u64 {
         // Words from 1 to 40 bytes, some ending the line, with runs of delimiters between.
         let len = (i * 7 % 40 + 1) as usize;
-        let word: String = (0..len).map(|j| (b'a' + ((i + j as u64) % 5) as u8) as char).collect();
-        text.push_str(&format!("{word} \t x{}\r\n{}\n", i % 97, &word[..len.min(3)]));
+        let word: String = (0..len)
+            .map(|j| (b'a' + ((i + j as u64) % 5) as u8) as char)
+            .collect();
+        text.push_str(&format!(
+            "{word} \t x{}\r\n{}\n",
+            i % 97,
+            &word[..len.min(3)]
+        ));
     }
     std::fs::write(&input, &text).unwrap();
 
     // Reference: a plain split on the five delimiters, counted in a map.
     let mut expected = std::collections::BTreeMap::<&str, u64>::new();
-    for word in text.split([' ', '\t', '\n', '\r', '\x0c']).filter(|w| !w.is_empty()) {
+    for word in text
+        .split([' ', '\t', '\n', '\r', '\x0c'])
+        .filter(|w| !w.is_empty())
+    {
         *expected.entry(word).or_default() += 2;
     }
     let words: u64 = expected.values().sum::<u64>() / 2;
@@ -238,7 +247,10 @@ fn counted_key_batches_give_the_same_sums_through_every_collector() {
         .split([' ', '\t', '\n', '\r', '\x0c'])
         .map(|w| w.len() as u64)
         .sum();
-    let expected: String = expected.iter().map(|(w, c)| format!("{w}\t{c}\n")).collect();
+    let expected: String = expected
+        .iter()
+        .map(|(w, c)| format!("{w}\t{c}\n"))
+        .collect();
 
     let combines = [
         ("hash table", sluice_exec::Combine::SumCounts),
@@ -271,5 +283,59 @@ fn counted_key_batches_give_the_same_sums_through_every_collector() {
             word_bytes + 8 * words,
             "{name}"
         );
+    }
+}
+
+/// Word counts of `text` as `word\tcount` lines in byte order, computed independently.
+fn reference_word_counts(text: &str) -> String {
+    let mut counts = std::collections::BTreeMap::<&str, u64>::new();
+    for word in text
+        .split([' ', '\t', '\n', '\r', '\x0c'])
+        .filter(|w| !w.is_empty())
+    {
+        *counts.entry(word).or_default() += 1;
+    }
+    counts.iter().map(|(w, c)| format!("{w}\t{c}\n")).collect()
+}
+
+/// With many map tasks, the memory runs of finished tasks are merged and their counts summed
+/// while later tasks still run; under a tiny budget, spill files are summed as they are merged.
+/// Either way the reducers read far fewer records than the tasks produced, and the counts are
+/// right.
+#[test]
+fn word_count_sums_counts_in_merges_during_the_map_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("words.txt");
+    // 40 splits of 32 KiB, each holding (nearly) all 2,000 words.
+    let mut text = String::new();
+    let mut i = 0u64;
+    while text.len() < 40 * (32 << 10) {
+        text.push_str(&format!("w{} w{} x\n", i % 2000, (i * 7) % 1999));
+        i += 1;
+    }
+    std::fs::write(&input, &text).unwrap();
+    let expected = reference_word_counts(&text);
+
+    for (memory, split) in [(1usize << 30, 32u64 << 10), (MIN_MEMORY, 8 << 10)] {
+        let output = dir.path().join(format!("out-{memory}"));
+        let config = JobConfig::new(vec![input.clone()], output.clone())
+            .with_memory(memory)
+            .with_threads(2)
+            .with_split_size(split);
+        let report = run_job(&jobs::wordcount(1), &config, Arc::new(JobStatus::default())).unwrap();
+        let got = std::fs::read_to_string(output.join("part-r-00000")).unwrap();
+        assert!(
+            got == expected,
+            "budget {memory}: counts differ from the reference"
+        );
+        let c = &report.counters;
+        // Without merges the reducer would read every task's distinct words: over 40 × 2,000.
+        assert!(
+            c.reduce_input_records < c.map_tasks * 2000 / 2,
+            "budget {memory}: the reducer read {} records from {} tasks: {c:?}",
+            c.reduce_input_records,
+            c.map_tasks
+        );
+        assert!(report.peak_memory_reserved <= report.memory_budget);
     }
 }

@@ -31,19 +31,20 @@ fn assert_wordcount_counters(report: &serde_json::Value, stats: &serde_json::Val
         counter(report, "output_records"),
         "{what}: reduce_input_groups"
     );
-    assert_eq!(
+    // As in Hadoop, the combiner's counters include its runs over merged spills: every word
+    // goes through it once when its task flushes, and a record may be summed again by a merge.
+    let (combine_input, combine_output) = (
         counter(report, "combine_input_records"),
-        words,
-        "{what}: combine_input_records"
+        counter(report, "combine_output_records"),
     );
-    assert!(
-        counter(report, "combine_output_records") >= distinct,
-        "{what}: combine_output_records"
-    );
+    assert!(combine_input >= words, "{what}: combine_input_records");
+    assert!(combine_output >= distinct, "{what}: combine_output_records");
+    // What merges read was combiner output before, so it left the count of records on their
+    // way to the reducers; what they wrote joined it.
     assert_eq!(
         counter(report, "reduce_input_records"),
-        counter(report, "combine_output_records"),
-        "{what}: every combined record reaches a reducer"
+        combine_output - (combine_input - words),
+        "{what}: every combined record reaches a reducer or a merge"
     );
 }
 

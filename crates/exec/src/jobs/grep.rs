@@ -7,8 +7,8 @@ use regex::bytes::Regex;
 
 use crate::jobs::sum_counts;
 use crate::{
-    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper,
-    OutputFormat, Reducer, Stage, TaskContext, Values,
+    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
+    Reducer, Stage, TaskContext, Values,
 };
 
 struct GrepMapper {
@@ -18,16 +18,15 @@ struct GrepMapper {
 
 impl Mapper for GrepMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
-        let one = encode_count(1);
         if self.group == 0 {
             for m in self.regex.find_iter(line) {
-                out.emit(m.as_bytes(), &one)?;
+                out.emit_count(m.as_bytes(), 1)?;
             }
         } else {
             for caps in self.regex.captures_iter(line) {
                 // A group that did not take part in the match yields nothing, as in Java.
                 if let Some(m) = caps.get(self.group) {
-                    out.emit(m.as_bytes(), &one)?;
+                    out.emit_count(m.as_bytes(), 1)?;
                 }
             }
         }
