@@ -299,6 +299,24 @@ impl<'a> Collector<'a> {
 }
 
 impl Collector<'_> {
+    /// Whether the store is a count table (the stage's combiner sums counts).
+    fn is_hash(&self) -> bool {
+        matches!(self.store, Store::Hash { .. })
+    }
+
+    /// Adds a short key to the batch waiting for the count table, counting the batch when it
+    /// is full.
+    #[inline]
+    fn push_short(&mut self, key: ShortKey, count: u64) -> Result<(), ExecError> {
+        if let Store::Hash { batch, .. } = &mut self.store {
+            batch.push((key, count));
+            if batch.len() >= BATCH {
+                return self.count_batch();
+            }
+        }
+        Ok(())
+    }
+
     /// Counts the batched short keys: those already in the table in one pass, then the new
     /// ones one by one, each reserving its memory first (which may flush the table to disk).
     fn count_batch(&mut self) -> Result<(), ExecError> {
@@ -349,18 +367,14 @@ impl Collector<'_> {
 
 impl Emit for Collector<'_> {
     fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
-        let Store::Hash { batch, .. } = &mut self.store else {
+        if !self.is_hash() {
             return self.emit(key, &encode_count(count));
-        };
-        self.combine_input += 1;
-        let Some(short) = ShortKey::new(key) else {
-            return self.add_count(key, count);
-        };
-        batch.push((short, count));
-        if batch.len() >= BATCH {
-            self.count_batch()?;
         }
-        Ok(())
+        self.combine_input += 1;
+        match ShortKey::new(key) {
+            Some(short) => self.push_short(short, count),
+            None => self.add_count(key, count),
+        }
     }
 
     fn emit_counts(
@@ -369,24 +383,16 @@ impl Emit for Collector<'_> {
         spans: &[(usize, usize)],
         count: u64,
     ) -> Result<(), ExecError> {
-        if !matches!(self.store, Store::Hash { .. }) {
+        if !self.is_hash() {
             for &(start, end) in spans {
                 self.emit_count(&text[start..end], count)?;
             }
             return Ok(());
         }
         for &(start, end) in spans {
-            let Store::Hash { batch, .. } = &mut self.store else {
-                unreachable!("the store of a collector never changes kind")
-            };
             self.combine_input += 1;
             match ShortKey::from_text(text, start, end) {
-                Some(short) => {
-                    batch.push((short, count));
-                    if batch.len() >= BATCH {
-                        self.count_batch()?;
-                    }
-                }
+                Some(short) => self.push_short(short, count)?,
                 None => self.add_count(&text[start..end], count)?,
             }
         }
@@ -394,7 +400,7 @@ impl Emit for Collector<'_> {
     }
 
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        if let Store::Hash { .. } = self.store {
+        if self.is_hash() {
             return self.emit_count(key, decode_count(value)?);
         }
         let partition = self.stage.partitioner.partition(key, self.stage.partitions) as u32;
