@@ -67,7 +67,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let display = progress::Display::start(Arc::clone(&status), false);
     let result = run_job(&built.job, &config, Arc::clone(&status));
     display.stop();
-    let kept_logs = built.cleanup(result.is_err() || parsed.verbose);
+    // A failed job's logs stay whenever they hold something (an empty log says nothing).
+    let kept_logs = built.cleanup(parsed.verbose);
     match result {
         Ok(report) => {
             print_counters(&report);

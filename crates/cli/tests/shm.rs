@@ -322,10 +322,13 @@ fn a_combiner_over_shm_gives_the_same_counts() {
     );
     let reduce = example("c", "wc_reduce");
     let out = dir.path().join("out");
-    // A small budget, so that the combiner runs on many spills.
+    // A small budget, so that the combiner runs on many spills; small rings, since each task
+    // holds four (its mapper's and its combiner's) out of the budget.
     let args = [
         "-D",
         "sluice.memory=8MiB",
+        "-D",
+        "sluice.shm.ring.size=65536",
         "-io",
         "shm",
         "-combiner",
@@ -387,6 +390,59 @@ fn a_bad_ring_size_is_a_usage_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("sluice.shm.ring.size=5000"), "{stderr}");
+}
+
+/// The rings count against the memory budget: with `-io shm`, 1 MiB rings and two threads,
+/// each running task holds two rings (its program's input and output), so 4 MiB of the budget
+/// go to rings and at least 2 MiB must be left for buffers. A 6 MiB budget runs the job; one
+/// byte less is refused before any program starts, naming the rings.
+#[test]
+fn the_rings_count_against_the_memory_budget() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b a\nc a b\n".repeat(1000)).unwrap();
+    let (map, reduce) = (example("c", "wc_map"), example("c", "wc_reduce"));
+    let options = |memory: usize| {
+        vec![
+            "-D".to_string(),
+            format!("sluice.memory={memory}"),
+            "-D".to_string(),
+            "sluice.threads=2".to_string(),
+            "-D".to_string(),
+            "sluice.shm.ring.size=1048576".to_string(),
+            "-io".to_string(),
+            "shm".to_string(),
+        ]
+    };
+    let enough = options(6 << 20);
+    let enough: Vec<&str> = enough.iter().map(String::as_str).collect();
+    let counts = run_job(&enough, &input, &dir.path().join("enough"), &map, &reduce);
+    assert_eq!(
+        String::from_utf8_lossy(&counts),
+        "a\t3000\nb\t2000\nc\t1000\n"
+    );
+
+    let short = options((6 << 20) - 1);
+    let mut args: Vec<&str> = short.iter().map(String::as_str).collect();
+    let output = dir.path().join("short");
+    args.extend_from_slice(&[
+        "-input",
+        input.to_str().unwrap(),
+        "-output",
+        output.to_str().unwrap(),
+        "-mapper",
+        &map,
+        "-reducer",
+        &reduce,
+    ]);
+    let out = streaming(&args);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a budget too small for the rings was accepted"
+    );
+    assert!(stderr.contains("shared-memory rings"), "{stderr}");
+    assert!(!output.exists(), "a refused job left {}", output.display());
 }
 
 /// `sluice streaming -io shm` with a Python program given inline, with the Python client on its

@@ -73,6 +73,11 @@ pub struct Job {
     pub lazy_output: bool,
     /// How the input files are cut into records.
     pub input: InputFormat,
+    /// Memory each running task holds outside the pool for as long as it runs (a streaming
+    /// program's shared-memory rings), in bytes. It is taken off the budget once per worker
+    /// thread before the pool is made, so that buffers and this memory together stay within
+    /// the budget. Default 0.
+    pub memory_per_task: usize,
 }
 
 impl Job {
@@ -93,6 +98,7 @@ impl Job {
             split_order: SplitOrder::Input,
             lazy_output: false,
             input: InputFormat::Lines,
+            memory_per_task: 0,
         }
     }
 }
@@ -146,7 +152,8 @@ pub struct JobReport {
     pub threads: usize,
     /// The memory budget in bytes.
     pub memory_budget: usize,
-    /// The most bytes reserved from the budget at once.
+    /// The most bytes reserved from the budget at once, counting what the tasks hold outside
+    /// their buffers ([`Job::memory_per_task`] for every thread) as reserved throughout.
     pub peak_memory_reserved: usize,
     /// Bytes reserved beyond the budget for records larger than it (normally 0).
     pub forced_memory: usize,
@@ -267,6 +274,7 @@ pub fn run_job(
             "a stage needs at least 1 partition".into(),
         ));
     }
+    let buffer_budget = buffer_budget(job, config)?;
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
     let committer = OutputCommitter::create(&config.output)?;
@@ -283,9 +291,9 @@ pub fn run_job(
         Some(dir) => dir.clone(),
         None => parent_dir(committer.final_dir()),
     };
-    let pool = MemoryPool::new(config.memory);
-    let held_cap = config.memory / 2;
-    let task_share = (config.memory - held_cap) / config.threads;
+    let pool = MemoryPool::new(buffer_budget);
+    let held_cap = buffer_budget / 2;
+    let task_share = (buffer_budget - held_cap) / config.threads;
     let write_chunk = (task_share / 16).clamp(64 * 1024, sluice_io::DIRECT_CHUNK);
     let res = Resources {
         quota: MemRunQuota::new(pool.clone(), held_cap),
@@ -397,13 +405,38 @@ pub fn run_job(
         reducers: job.stages.last().map_or(splits.len(), |s| s.partitions),
         threads: config.threads,
         memory_budget: config.memory,
-        peak_memory_reserved: res.pool.peak(),
+        peak_memory_reserved: res.pool.peak() + (config.memory - buffer_budget),
         forced_memory: res.pool.forced_bytes(),
         counters: status.counters.snapshot(),
         user_counters: status.user_counters(),
         phases,
         wall_seconds: started.elapsed().as_secs_f64(),
     })
+}
+
+/// The part of the budget left for the pool (the tasks' buffers) once every worker thread's
+/// task has its [`Job::memory_per_task`].
+///
+/// # Errors
+/// [`ExecError::Config`] when that leaves less than [`MIN_MEMORY`](crate::MIN_MEMORY).
+fn buffer_budget(job: &Job, config: &JobConfig) -> Result<usize, ExecError> {
+    let held_by_tasks = job.memory_per_task.saturating_mul(config.threads);
+    config
+        .memory
+        .checked_sub(held_by_tasks)
+        .filter(|&left| left >= crate::MIN_MEMORY)
+        .ok_or_else(|| {
+            ExecError::Config(format!(
+                "a memory budget of {} bytes is too small for {} running tasks that each hold \
+                 {} bytes outside their buffers (a streaming program's shared-memory rings): \
+                 at least {} bytes must be left for buffers; raise the budget, or lower the \
+                 threads or the ring size",
+                config.memory,
+                config.threads,
+                job.memory_per_task,
+                crate::MIN_MEMORY
+            ))
+        })
 }
 
 fn parent_dir(path: &Path) -> PathBuf {

@@ -339,3 +339,50 @@ fn word_count_sums_counts_in_merges_during_the_map_phase() {
         assert!(report.peak_memory_reserved <= report.memory_budget);
     }
 }
+
+/// Memory a task holds outside its buffers (a streaming program's rings) comes off the budget
+/// once per thread: the same sort that fits in 64 MiB spills when each of two tasks holds
+/// 31 MiB besides, with the same output; the report counts that memory as reserved; and a job
+/// that would leave less than the minimum for buffers is refused before it creates anything.
+#[test]
+fn memory_held_by_tasks_comes_off_the_budget() {
+    const BUDGET: usize = 64 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let input = write_input(dir.path(), 300_000);
+    let run = |name: &str, per_task: usize| {
+        let mut job = jobs::sort(1);
+        job.memory_per_task = per_task;
+        let output = dir.path().join(name);
+        let config = JobConfig::new(vec![input.clone()], output.clone())
+            .with_memory(BUDGET)
+            .with_threads(2)
+            .with_split_size(1 << 20);
+        let result = run_job(&job, &config, Arc::new(JobStatus::default()));
+        (result, output)
+    };
+
+    let (roomy, roomy_out) = run("roomy", 0);
+    let roomy = roomy.unwrap();
+    assert_eq!(roomy.counters.spilled_runs, 0, "{:?}", roomy.counters);
+
+    let held = BUDGET / 2 - MIN_MEMORY / 2;
+    let (tight, tight_out) = run("tight", held);
+    let tight = tight.unwrap();
+    assert!(tight.counters.spilled_runs > 0, "{:?}", tight.counters);
+    assert!(tight.peak_memory_reserved >= 2 * held);
+    assert!(tight.peak_memory_reserved <= BUDGET);
+    assert_eq!(tight.forced_memory, 0);
+    let part = |dir: &Path| std::fs::read(dir.join("part-r-00000")).unwrap();
+    assert!(
+        part(&roomy_out) == part(&tight_out),
+        "output differs when tasks hold memory outside the pool"
+    );
+
+    let (refused, refused_out) = run("refused", held + 1);
+    let message = refused.unwrap_err().chain();
+    assert!(
+        message.contains("shared-memory rings") && message.contains(&BUDGET.to_string()),
+        "{message}"
+    );
+    assert!(!refused_out.exists(), "a refused job created its output");
+}

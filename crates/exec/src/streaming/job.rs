@@ -160,12 +160,15 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     // From here on the job has a scratch directory, removed again if building fails.
     let (context, scratch_guard) = make_context(args, &conf, &output, status)?;
     let context = Arc::new(context);
+    let map_rings = map_program.as_ref().map_or(0, |p| p.shm.ring_bytes());
     let mapper = mapper_factory(map_program, &input_format, &context);
-    let (stages, final_kind) = if reducers == 0 {
-        (Vec::new(), map_kind)
+    let (stages, final_kind, ring_bytes) = if reducers == 0 {
+        (Vec::new(), map_kind, map_rings)
     } else {
-        let (stage, kind) = reduce_stage(args, &conf, &sides, map_kind, reducers, &context)?;
-        (vec![stage], kind)
+        let reduce = reduce_stage(args, &conf, &sides, map_kind, reducers, &context)?;
+        // A combiner runs while its map task's program still does.
+        let rings = (map_rings + reduce.combiner_rings).max(reduce.reducer_rings);
+        (vec![reduce.stage], reduce.output_kind, rings)
     };
 
     let output_format = if final_kind == Kind::KeyOnly {
@@ -180,6 +183,8 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     job.part_names = PartNames::Plain;
     job.split_order = SplitOrder::LargestFirst;
     job.lazy_output = args.lazy_output;
+    // Too large to fit is too large for any budget: the job then refuses to start.
+    job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
 
     let config = JobConfig::new(inputs, output)
         .with_split_size(split_size)
@@ -424,8 +429,19 @@ fn program_factory(program: Arc<Program>, context: &Arc<JobContext>) -> crate::R
     })
 }
 
-/// The reduce stage: combiner, reducer, partitioner and key order; and the kind of object the
-/// job's output holds.
+/// The reduce side of a streaming job, as [`reduce_stage`] builds it.
+struct ReduceStage {
+    /// Combiner, reducer, partitioner and key order.
+    stage: Stage,
+    /// The kind of object the job's output holds.
+    output_kind: Kind,
+    /// Shared memory a running combiner program holds (0 without one).
+    combiner_rings: u64,
+    /// Shared memory a running reducer program holds (0 without one).
+    reducer_rings: u64,
+}
+
+/// The reduce stage of the job.
 fn reduce_stage(
     args: &StreamingArgs,
     conf: &JobConf,
@@ -433,7 +449,8 @@ fn reduce_stage(
     map_kind: Kind,
     reducers: usize,
     context: &Arc<JobContext>,
-) -> Result<(Stage, Kind), StreamingError> {
+) -> Result<ReduceStage, StreamingError> {
+    let (mut combiner_rings, mut reducer_rings) = (0, 0);
     let reducer_spec = args.reducer.as_deref().map(str::trim);
     // Hadoop compares the name ignoring case.
     let aggregate = reducer_spec.is_some_and(|r| r.eq_ignore_ascii_case("aggregate"));
@@ -447,17 +464,20 @@ fn reduce_stage(
                 "-combiner {name}: Java classes cannot run in sluice; use a command"
             )))
         }
-        Some(command) => Combine::Reducer(program_factory(
-            Arc::new(Program {
-                command: shipped_program(command, &args.files),
-                role: Role::Combine,
-                writer: sides.reduce_writer(map_kind),
-                reader: sides.reduce_reader()?,
-                is_final: false,
-                shm: sides.reduce_shm,
-            }),
-            context,
-        )),
+        Some(command) => {
+            combiner_rings = sides.reduce_shm.ring_bytes();
+            Combine::Reducer(program_factory(
+                Arc::new(Program {
+                    command: shipped_program(command, &args.files),
+                    role: Role::Combine,
+                    writer: sides.reduce_writer(map_kind),
+                    reader: sides.reduce_reader()?,
+                    is_final: false,
+                    shm: sides.reduce_shm,
+                }),
+                context,
+            ))
+        }
         None => Combine::None,
     };
     let identity =
@@ -487,6 +507,7 @@ fn reduce_stage(
                 shm: sides.reduce_shm,
             });
             let kind = program.reader.framing.output_kind();
+            reducer_rings = program.shm.ring_bytes();
             (program_factory(program, context), kind)
         }
     };
@@ -497,7 +518,12 @@ fn reduce_stage(
         partitions: reducers,
         order: key_order(conf)?,
     };
-    Ok((stage, output_kind))
+    Ok(ReduceStage {
+        stage,
+        output_kind,
+        combiner_rings,
+        reducer_rings,
+    })
 }
 
 /// `command` with its program replaced by the bare file name when the program is the path of a

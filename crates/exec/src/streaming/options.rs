@@ -322,7 +322,8 @@ Keys understood (old Hadoop 1 names are accepted too):
                                               shm: that direction goes through shared memory,
                                               framed as -io says (text by default)
   sluice.shm.ring.size                        bytes of each shared-memory ring: a power of two
-                                              from 4096 to 1 GiB (default 1048576)
+                                              from 4096 to 1 GiB (default 1048576); the
+                                              rings count against sluice.memory
   mapreduce.map.output.key.field.separator    field separator of key-field options
   mapreduce.partition.keypartitioner.options  -kPOS1[,POS2] for KeyFieldBasedPartitioner
   mapreduce.job.output.key.comparator.class   KeyFieldBasedComparator for secondary sort

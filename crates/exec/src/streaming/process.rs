@@ -92,6 +92,11 @@ impl ShmSides {
     fn any(&self) -> bool {
         self.input || self.output
     }
+
+    /// Bytes of shared memory a running program holds: one ring per shared direction.
+    pub(super) fn ring_bytes(&self) -> u64 {
+        (u64::from(self.input) + u64::from(self.output)) * self.capacity
+    }
 }
 
 /// The program's input as the feeder sees it: buffered, and noting activity for the timeout.
