@@ -97,11 +97,12 @@ enum RunJob {
 pub(crate) struct CommonArgs {
     /// Input files, directories (read recursively; names starting with `_` or `.` are skipped)
     /// or glob patterns. Repeat or separate with commas.
-    #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',')]
+    #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',',
+          value_parser = parse_location)]
     input: Vec<PathBuf>,
     /// Output directory; must not exist. Written atomically: it appears, with `_SUCCESS`, only
     /// if the job succeeds.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_parser = parse_location)]
     output: PathBuf,
     /// Number of reduce partitions (part files).
     #[arg(long, short = 'r', default_value_t = 1, value_parser = at_least_one)]
@@ -120,10 +121,10 @@ pub(crate) struct CommonArgs {
     #[arg(long)]
     spill_codec: Option<Codec>,
     /// Directory for spill files [default: beside the output directory].
-    #[arg(long)]
+    #[arg(long, value_parser = parse_location)]
     spill_dir: Option<PathBuf>,
     /// Write the counters and timings as JSON to this file.
-    #[arg(long)]
+    #[arg(long, value_parser = parse_location)]
     report: Option<PathBuf>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
@@ -138,7 +139,7 @@ enum GenData {
         #[arg(long, value_parser = parse_size_arg)]
         size: u64,
         /// Output directory; must not exist.
-        #[arg(long, short = 'o')]
+        #[arg(long, short = 'o', value_parser = parse_location)]
         output: PathBuf,
         /// Number of files [default: one per 64 MiB, at least 1].
         #[arg(long)]
@@ -150,6 +151,11 @@ enum GenData {
         #[arg(long, short = 'q')]
         quiet: bool,
     },
+}
+
+/// A local path, or a `file:` URI naming one (`file:///p`, `file:/p`, `file://localhost/p`).
+pub(crate) fn parse_location(text: &str) -> Result<PathBuf, String> {
+    sluice_io::local_path(text).map_err(|e| e.to_string())
 }
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {

@@ -9,7 +9,7 @@ use clap::Args;
 use sluice_exec::jobs::{teragen, teravalidate};
 use sluice_exec::JobStatus;
 
-use crate::{at_least_one, default_threads, execute, progress, CommonArgs};
+use crate::{at_least_one, default_threads, execute, parse_location, progress, CommonArgs};
 
 /// Options of `sluice run teragen`.
 #[derive(Args)]
@@ -19,7 +19,7 @@ pub(crate) struct TeraGenArgs {
     #[arg(long, value_parser = parse_rows)]
     rows: u64,
     /// Output directory; must not exist.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_parser = parse_location)]
     output: PathBuf,
     /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
     /// tasks) [default: the number of threads].
@@ -37,11 +37,11 @@ pub(crate) struct TeraGenArgs {
 #[derive(Args)]
 pub(crate) struct TeraValidateArgs {
     /// The directory of sorted part files to check.
-    #[arg(long, short = 'i')]
+    #[arg(long, short = 'i', value_parser = parse_location)]
     input: PathBuf,
     /// Directory for the report (`part-r-00000`, as Hadoop's TeraValidate writes it); must not
     /// exist.
-    #[arg(long, short = 'o')]
+    #[arg(long, short = 'o', value_parser = parse_location)]
     output: PathBuf,
     /// Worker threads [default: number of cores].
     #[arg(long, short = 't', value_parser = at_least_one)]

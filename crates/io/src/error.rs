@@ -40,6 +40,14 @@ pub enum IoError {
         #[source]
         source: io::Error,
     },
+    /// A location names something other than a local file (another scheme, another host).
+    #[error("{location}: {reason}")]
+    UnsupportedLocation {
+        /// The location as the user gave it.
+        location: String,
+        /// Why it cannot be used.
+        reason: String,
+    },
     /// The output directory exists already; sluice never overwrites results.
     #[error("output directory {path} already exists")]
     OutputExists {

@@ -131,11 +131,11 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     let reducers = conf.get_u64("mapreduce.job.reduces", 1)? as usize;
     conf.set("mapreduce.job.reduces", reducers.to_string());
 
-    let inputs: Vec<PathBuf> = args
+    let inputs = args
         .inputs
         .iter()
-        .map(|p| PathBuf::from(local_path(p)))
-        .collect();
+        .map(|p| local_path("-input", p))
+        .collect::<Result<Vec<PathBuf>, _>>()?;
     let block = conf.get_u64("fs.local.block.size", 32 << 20)?;
     // Hadoop's old-API FileInputFormat, which streaming uses: max(minSize, min(goal, block)),
     // where local mode's single map makes the goal the whole input; the max size is ignored.
@@ -549,7 +549,8 @@ fn entry_name(entry: &str) -> (&str, String) {
     match entry.split_once('#') {
         Some((path, name)) => (path, name.to_string()),
         None => {
-            let name = Path::new(local_path(entry))
+            let path = sluice_io::local_path(entry).unwrap_or_else(|_| PathBuf::from(entry));
+            let name = path
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
@@ -706,7 +707,7 @@ fn make_context(
         .collect();
     for entry in &args.files {
         let (path, name) = entry_name(entry);
-        let source = std::path::absolute(local_path(path))
+        let source = std::path::absolute(local_path("-files", path)?)
             .map_err(setup(format!("-files {entry}: bad path")))?;
         if !source.exists() {
             return Err(usage(format!(

@@ -58,12 +58,13 @@ impl StreamingArgs {
     /// The `-output` path.
     ///
     /// # Errors
-    /// [`StreamingError::Usage`] if `-output` is missing.
+    /// [`StreamingError::Usage`] if `-output` is missing or names no local path.
     pub fn output_path(&self) -> Result<PathBuf, StreamingError> {
-        self.output
+        let output = self
+            .output
             .as_deref()
-            .map(PathBuf::from)
-            .ok_or_else(|| StreamingError::Usage("Required argument: -output".into()))
+            .ok_or_else(|| StreamingError::Usage("Required argument: -output".into()))?;
+        local_path("-output", output)
     }
 }
 
@@ -135,7 +136,7 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
             }
             "-conf" => {
                 let file = value("-conf")?;
-                parsed.conf.load_xml(std::path::Path::new(&file))?;
+                parsed.conf.load_xml(&local_path("-conf", &file)?)?;
             }
             "-jt" => {
                 let jt = value("-jt")?;
@@ -156,11 +157,16 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
             }
             "-files" => {
                 let list = value("-files")?;
-                parsed
-                    .files
-                    .extend(list.split(',').filter(|s| !s.is_empty()).map(String::from));
+                for entry in list.split(',').filter(|s| !s.is_empty()) {
+                    check_file_entry("-files", entry)?;
+                    parsed.files.push(entry.to_string());
+                }
             }
-            "-file" => parsed.files.push(value("-file")?),
+            "-file" => {
+                let entry = value("-file")?;
+                check_file_entry("-file", &entry)?;
+                parsed.files.push(entry);
+            }
             "-input" => {
                 let list = value("-input")?;
                 parsed.inputs.extend(split_input_list(&list));
@@ -211,6 +217,12 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
     Ok(parsed)
 }
 
+/// Refuses a `-files`/`-file` entry (`path` or `path#name`) whose path is not local.
+fn check_file_entry(option: &str, entry: &str) -> Result<(), StreamingError> {
+    let path = entry.split_once('#').map_or(entry, |(path, _)| path);
+    local_path(option, path).map(drop)
+}
+
 /// Applies a `NAME=VALUE` setting.
 fn set_property(conf: &mut JobConf, setting: &str, option: &str) -> Result<(), StreamingError> {
     match setting.split_once('=') {
@@ -258,15 +270,14 @@ pub fn split_input_list(list: &str) -> Vec<String> {
     paths
 }
 
-/// Strips a `file:` scheme from a path Hadoop would accept (`file:///a/b`, `file:/a/b`).
-pub fn local_path(path: &str) -> &str {
-    if let Some(rest) = path.strip_prefix("file://") {
-        rest
-    } else if let Some(rest) = path.strip_prefix("file:") {
-        rest
-    } else {
-        path
-    }
+/// The local path that `location`, the value of `option`, names: a plain path, or a `file:`
+/// URI as Hadoop accepts it (`file:///a/b`, `file:/a/b`, `file://localhost/a/b`).
+///
+/// # Errors
+/// [`StreamingError::Usage`] naming the option, for another scheme (`hdfs://...`), another host
+/// or a relative `file:` path.
+pub fn local_path(option: &str, location: &str) -> Result<PathBuf, StreamingError> {
+    sluice_io::local_path(location).map_err(|e| StreamingError::Usage(format!("{option} {e}")))
 }
 
 /// Short usage, printed by `-help` and after a usage error.
@@ -439,8 +450,22 @@ mod tests {
 
     #[test]
     fn file_scheme_is_stripped() {
-        assert_eq!(local_path("file:///tmp/x"), "/tmp/x");
-        assert_eq!(local_path("file:/tmp/x"), "/tmp/x");
-        assert_eq!(local_path("rel/x"), "rel/x");
+        let path = |l: &str| local_path("-input", l).unwrap();
+        assert_eq!(path("file:///tmp/x"), PathBuf::from("/tmp/x"));
+        assert_eq!(path("file:/tmp/x"), PathBuf::from("/tmp/x"));
+        assert_eq!(path("file://localhost/tmp/x"), PathBuf::from("/tmp/x"));
+        assert_eq!(path("rel/x"), PathBuf::from("rel/x"));
+        let refused = local_path("-output", "hdfs://nn/x")
+            .unwrap_err()
+            .to_string();
+        assert!(refused.starts_with("-output hdfs://nn/x: "), "{refused}");
+    }
+
+    #[test]
+    fn output_may_be_a_file_uri() {
+        let parsed = parse_args(&args(&["-output", "file:///abs/out"])).unwrap();
+        assert_eq!(parsed.output_path().unwrap(), PathBuf::from("/abs/out"));
+        let parsed = parse_args(&args(&["-output", "s3a://b/out"])).unwrap();
+        assert!(parsed.output_path().is_err());
     }
 }

@@ -22,13 +22,15 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
-use std::os::fd::AsFd;
+use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
 
 use crate::counters::UserCounters;
 use crate::{ExecError, JobStatus};
@@ -268,9 +270,32 @@ struct GroupGuard {
     pgid: nix::unistd::Pid,
     /// Set once the program is reaped; the group is not signalled after that.
     reaped: AtomicBool,
+    /// Becomes readable when the program exits (`pidfd_open`): waits for the exit sleep on it
+    /// instead of polling, so a task loses no time between its program's exit and its end.
+    /// `None` where the kernel offers none (before Linux 5.3); waits then poll.
+    exit_fd: Option<OwnedFd>,
 }
 
 impl GroupGuard {
+    fn new(mut child: Child) -> io::Result<GroupGuard> {
+        let Ok(pid) = i32::try_from(child.id()) else {
+            // Not a pid Linux hands out; never signal a group by a wrapped number.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other(format!("unexpected pid {}", child.id())));
+        };
+        // The child is not reaped yet, so its pid cannot have been reused.
+        let exit_fd = rustix::process::Pid::from_raw(pid).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
+        Ok(GroupGuard {
+            child: Mutex::new(child),
+            pgid: nix::unistd::Pid::from_raw(pid),
+            reaped: AtomicBool::new(false),
+            exit_fd,
+        })
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Child> {
         self.child.lock().unwrap_or_else(|p| p.into_inner())
     }
@@ -297,14 +322,35 @@ impl GroupGuard {
         )
     }
 
-    /// Waits for the program to exit (polling: the watchdog needs to look too), kills what is
-    /// left of its group, then reaps it.
-    fn finish(&self) -> io::Result<ExitStatus> {
+    /// Waits until the program has exited, or `limit` has passed; returns whether it exited.
+    fn wait_exit(&self, limit: Option<Duration>) -> bool {
+        let deadline = limit.map(|l| Instant::now() + l);
         let mut pause = Duration::from_micros(100);
-        while !self.has_exited() {
-            std::thread::sleep(pause);
-            pause = (pause * 2).min(Duration::from_millis(20));
+        loop {
+            if self.has_exited() {
+                return true;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return false;
+            }
+            match &self.exit_fd {
+                Some(fd) => {
+                    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                    // Readable once the program has exited; EINTR and the limit loop back.
+                    let _ = nix::poll::poll(&mut fds, poll_timeout(left));
+                }
+                None => {
+                    std::thread::sleep(left.map_or(pause, |l| l.min(pause)));
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+            }
         }
+    }
+
+    /// Waits for the program to exit, kills what is left of its group, then reaps it.
+    fn finish(&self) -> io::Result<ExitStatus> {
+        self.wait_exit(None);
         let mut child = self.lock();
         if !self.reaped.load(Ordering::SeqCst) {
             let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
@@ -312,6 +358,18 @@ impl GroupGuard {
         let status = child.wait();
         self.reaped.store(true, Ordering::SeqCst);
         status
+    }
+}
+
+/// A poll timeout of `limit` (rounded up to whole milliseconds, so that a wait never ends
+/// early and spins), or none.
+fn poll_timeout(limit: Option<Duration>) -> PollTimeout {
+    match limit {
+        None => PollTimeout::NONE,
+        Some(limit) => {
+            let ms = limit.as_micros().div_ceil(1000);
+            PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
+        }
     }
 }
 
@@ -388,14 +446,9 @@ pub(super) fn run_program(
             program: spec.program.clone(),
             source,
         })?;
-    let pgid = nix::unistd::Pid::from_raw(child.id() as i32);
     let mut child = child;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-    let guard = GroupGuard {
-        child: Mutex::new(child),
-        pgid,
-        reaped: AtomicBool::new(false),
-    };
+    let guard = GroupGuard::new(child).map_err(ProgramError::Read)?;
     for pipe in [
         stdin.as_ref().map(|p| p.as_fd()),
         stdout.as_ref().map(|p| p.as_fd()),
@@ -445,7 +498,9 @@ pub(super) fn run_program(
             ))))
         }
     };
-    let finished = AtomicBool::new(false);
+    // Closing the write end tells the watchdog that the task is done with the program.
+    let (done_reader, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
 
     let (drain_result, feed_result, exit, stderr_report) = std::thread::scope(|scope| {
         let feeder = {
@@ -462,15 +517,21 @@ pub(super) fn run_program(
         };
         let watcher = {
             let activity = Arc::clone(&activity);
-            let (finished, guard) = (&finished, &guard);
+            let (done, guard) = (&done_reader, &guard);
             scope.spawn(move || {
-                watch(guard, &activity, finished, status, spec.timeout);
+                watch(guard, &activity, done, status, spec.timeout);
             })
         };
+        // The stderr reader's report comes through a channel, so that waiting for it can end
+        // the moment it is ready, or after the grace period.
+        let (report_sender, report_receiver) = std::sync::mpsc::sync_channel(1);
         let errors = {
             let activity = Arc::clone(&activity);
             let prefix = spec.reporter_prefix.as_str();
-            scope.spawn(move || read_stderr(stderr, log, &activity, status, prefix))
+            scope.spawn(move || {
+                let report = read_stderr(stderr, log, &activity, status, prefix);
+                let _ = report_sender.send(report);
+            })
         };
 
         let mut reader = BufReader::with_capacity(PIPE_BUFFER, output_source);
@@ -482,10 +543,7 @@ pub(super) fn run_program(
             if matches!(error, ExecError::Program(_)) {
                 // Output that ends mid-record usually means the program is dying: give it a
                 // moment to finish exiting, so that its status can be told.
-                let deadline = Instant::now() + Duration::from_millis(200);
-                while !guard.has_exited() && Instant::now() < deadline {
-                    std::thread::sleep(Duration::from_millis(2));
-                }
+                guard.wait_exit(Some(Duration::from_millis(200)));
             }
             exited_first = guard.has_exited();
             // Stop the program so that the feeder's writes fail instead of blocking forever.
@@ -509,15 +567,17 @@ pub(super) fn run_program(
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
         // Whatever the program left running in its group goes with it.
         let exit = guard.finish();
-        finished.store(true, Ordering::SeqCst);
+        drop(done_writer);
         let _ = watcher.join();
-        let deadline = Instant::now() + STDERR_GRACE;
-        while !errors.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // Stops the stderr reader if an escaped process still holds the pipe.
-        activity.stopped.store(true, Ordering::SeqCst);
-        let report = errors.join().unwrap_or_default();
+        let report = match report_receiver.recv_timeout(STDERR_GRACE) {
+            Ok(report) => report,
+            Err(_) => {
+                // An escaped process still holds the pipe: stop the reader.
+                activity.stopped.store(true, Ordering::SeqCst);
+                report_receiver.recv().unwrap_or_default()
+            }
+        };
+        let _ = errors.join();
         (drained.map_err(|e| (e, exited_first)), fed, exit, report)
     });
 
@@ -632,20 +692,41 @@ fn describe(exit: ExitStatus) -> String {
     }
 }
 
+/// How often the watchdog looks at the job's cancellation flag.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
+
 /// Kills the program's process group as soon as the program itself has exited (a background
 /// process it left could otherwise hold its pipes open and stall the task), and when the job is
 /// cancelled or the program has been idle longer than `timeout`; the last two also stop the
-/// readers. Runs until the task is done with the program.
+/// readers. Runs until `done` (the read end of a pipe) reports that the task is done with the
+/// program: the watchdog sleeps on it and on the program's exit, so it never delays the task.
 fn watch(
     guard: &GroupGuard,
     activity: &Activity,
-    finished: &AtomicBool,
+    done: &OwnedFd,
     status: &JobStatus,
     timeout: Option<Duration>,
 ) {
     let mut group_killed = false;
-    while !finished.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(50));
+    loop {
+        let idle_left = timeout.map(|t| t.saturating_sub(activity.idle()));
+        let wait = idle_left.map_or(CANCEL_CHECK, |left| left.min(CANCEL_CHECK));
+        let exit_fd = guard.exit_fd.as_ref().filter(|_| !group_killed);
+        let mut fds = vec![PollFd::new(done.as_fd(), PollFlags::POLLIN)];
+        if let Some(fd) = exit_fd {
+            fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+        }
+        // Without an exit descriptor the program's exit is noticed at the next look.
+        let wait = if exit_fd.is_none() && !group_killed {
+            wait.min(Duration::from_millis(20))
+        } else {
+            wait
+        };
+        let _ = nix::poll::poll(&mut fds, poll_timeout(Some(wait)));
+        if fds[0].any().unwrap_or(true) {
+            // The write end was closed: the task is done with the program.
+            return;
+        }
         if !group_killed && guard.has_exited() {
             guard.kill();
             group_killed = true;
