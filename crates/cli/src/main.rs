@@ -4,6 +4,7 @@
 //! `sluice-exec`. Errors are printed with their whole chain of context, and the exit status is
 //! 0 on success, 1 when a job fails, 2 for usage errors.
 
+mod console;
 mod gen;
 mod progress;
 mod size;
@@ -174,7 +175,19 @@ fn parse_regex(text: &str) -> Result<regex::bytes::Regex, String> {
     regex::bytes::Regex::new(text).map_err(|e| e.to_string())
 }
 
+/// A job stopped by Ctrl-C: sluice then exits with [`streaming::INTERRUPTED`].
+#[derive(Debug, thiserror::Error)]
+#[error("job {0} was interrupted")]
+pub(crate) struct Interrupted(String);
+
 fn main() -> ExitCode {
+    // `sluice help streaming` shows what `sluice streaming -help` shows: the streaming options
+    // are Hadoop's, parsed by sluice itself rather than by clap.
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    if raw.len() == 2 && raw[0] == "help" && raw[1] == "streaming" {
+        print!("{}", sluice_exec::streaming::USAGE);
+        return ExitCode::SUCCESS;
+    }
     let cli = Cli::parse();
     if let Command::Streaming { args } = &cli.command {
         return streaming::run(args).unwrap_or_else(|error| {
@@ -186,7 +199,18 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("sluice: error: {error:#}");
-            ExitCode::from(1)
+            let interrupted = error.chain().any(|cause| {
+                cause.is::<Interrupted>()
+                    || matches!(
+                        cause.downcast_ref::<sluice_exec::ExecError>(),
+                        Some(sluice_exec::ExecError::Cancelled)
+                    )
+            });
+            if interrupted {
+                ExitCode::from(streaming::INTERRUPTED)
+            } else {
+                ExitCode::from(1)
+            }
         }
     }
 }
@@ -273,9 +297,7 @@ fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobRepo
     display.stop();
     let report = result
         .map_err(|e| match e {
-            sluice_exec::ExecError::Cancelled => {
-                anyhow::anyhow!("job {} was interrupted", job.name)
-            }
+            sluice_exec::ExecError::Cancelled => anyhow::Error::new(Interrupted(job.name.clone())),
             other => anyhow::Error::new(other),
         })
         .with_context(|| format!("job {} failed; no output was written", job.name))?;

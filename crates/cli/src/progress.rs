@@ -18,14 +18,15 @@ pub(crate) struct Display {
 }
 
 impl Display {
-    /// Starts the display unless `quiet`: a bar if stderr is a terminal, notices in any case.
+    /// Starts the display unless `quiet`: a bar if stderr is a terminal and progress is
+    /// wanted (`SLUICE_PROGRESS` is not `0`), notices in any case.
     pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
         if quiet {
             return Display { stop: None };
         }
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
-        let handle = if std::io::stderr().is_terminal() {
+        let handle = if std::io::stderr().is_terminal() && crate::streaming::progress_wanted() {
             std::thread::spawn(move || refresh(&status, &flag))
         } else {
             std::thread::spawn(move || print_notices(&status, &flag))
@@ -59,52 +60,62 @@ fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
 }
 
 fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
-    let bar = ProgressBar::new(0);
-    let bytes_style = ProgressStyle::with_template(
-        "{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}",
-    )
-    .unwrap_or_else(|_| ProgressStyle::default_bar())
-    .progress_chars("=> ");
-    let tasks_style = ProgressStyle::with_template("{prefix:>7} [{bar:40}] {pos}/{len} partitions")
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ");
-    let mut shown = None;
+    let style = |template: &str| {
+        ProgressStyle::with_template(template)
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("=> ")
+    };
+    let planning_style = style("{prefix:>7} {spinner} {elapsed}");
+    let bytes_style =
+        style("{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}");
+    let tasks_style = style("{prefix:>7} [{bar:40}] {pos}/{len} partitions");
+    // One bar per phase, made when the phase starts with its length known, so that no bar
+    // is drawn with another phase's numbers (or none yet).
+    let mut shown: Option<(Phase, ProgressBar)> = None;
     loop {
         let finished = done.load(Ordering::Relaxed);
         for notice in status.take_notices() {
-            bar.println(format!("sluice: {notice}"));
+            match &shown {
+                Some((_, bar)) => bar.println(format!("sluice: {notice}")),
+                None => eprintln!("sluice: {notice}"),
+            }
         }
         if finished {
             break;
         }
         let phase = status.phase();
-        if shown != Some(phase) {
-            shown = Some(phase);
-            bar.reset();
+        if shown.as_ref().map(|(p, _)| *p) != Some(phase) {
+            if let Some((_, bar)) = shown.take() {
+                bar.finish_and_clear();
+            }
+            let prefix = format!("{phase:?}").to_lowercase();
+            let bar = match phase {
+                Phase::Planning => ProgressBar::new_spinner().with_style(planning_style.clone()),
+                Phase::Map => ProgressBar::new(status.input_bytes_total.load(Ordering::Relaxed))
+                    .with_style(bytes_style.clone()),
+                _ => ProgressBar::new(status.tasks_total.load(Ordering::Relaxed))
+                    .with_style(tasks_style.clone()),
+            };
+            shown = Some((phase, bar.with_prefix(prefix)));
+        }
+        if let Some((_, bar)) = &shown {
             match phase {
+                Phase::Planning => bar.tick(),
                 Phase::Map => {
-                    bar.set_style(bytes_style.clone());
-                    bar.set_prefix("map");
+                    bar.set_length(status.input_bytes_total.load(Ordering::Relaxed));
+                    bar.set_position(status.counters.map_input_bytes.load(Ordering::Relaxed));
                 }
                 _ => {
-                    bar.set_style(tasks_style.clone());
-                    bar.set_prefix(format!("{phase:?}").to_lowercase());
+                    bar.set_length(status.tasks_total.load(Ordering::Relaxed));
+                    bar.set_position(status.tasks_done.load(Ordering::Relaxed));
                 }
-            }
-        }
-        match phase {
-            Phase::Map => {
-                bar.set_length(status.input_bytes_total.load(Ordering::Relaxed));
-                bar.set_position(status.counters.map_input_bytes.load(Ordering::Relaxed));
-            }
-            _ => {
-                bar.set_length(status.tasks_total.load(Ordering::Relaxed));
-                bar.set_position(status.tasks_done.load(Ordering::Relaxed));
             }
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    bar.finish_and_clear();
+    if let Some((_, bar)) = shown {
+        bar.finish_and_clear();
+    }
 }
 
 /// Prints the job's counters and timings to stderr, Hadoop style.

@@ -1,22 +1,90 @@
 //! `sluice streaming`: Hadoop Streaming's command line, run natively.
+//!
+//! The console is Hadoop's by default (`console`): the job id, progress, failed attempts,
+//! counters and the output directory as log records on stderr, so that tools which parse
+//! `hadoop jar hadoop-streaming.jar`'s console keep working, under a pseudo-terminal too.
+//! `-D sluice.console=sluice` gives sluice's own layout instead (a progress bar on a terminal,
+//! then a summary).
 
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use sluice_exec::streaming::{self, Action, StreamingError};
-use sluice_exec::{run_job, ExecError, JobReport, JobStatus};
+use sluice_exec::streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
+use sluice_exec::{run_job, ExecError, JobConfig, JobReport, JobStatus};
 use sluice_io::IoError;
 
+use crate::console::{self, JOB, SLUICE, STREAM_JOB};
 use crate::progress;
 use crate::size::{human_bytes, parse_size};
 
+/// Exit status of a job stopped by Ctrl-C (SIGINT), as a shell reports a process it killed.
+pub(crate) const INTERRUPTED: u8 = 130;
+
+/// What the console looks like.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Hadoop's job client and StreamJob records (the default).
+    Hadoop,
+    /// sluice's own: a progress bar on a terminal, then a summary.
+    Sluice,
+}
+
+/// The console's settings: `sluice.console`, and whether progress is shown (`sluice.progress`,
+/// `SLUICE_PROGRESS`).
+#[derive(Debug, Clone, Copy)]
+struct Console {
+    layout: Layout,
+    progress: bool,
+}
+
+impl Console {
+    fn read(args: &StreamingArgs) -> Result<Console, StreamingError> {
+        let layout = match args.conf.get("sluice.console").map(str::trim) {
+            None | Some("hadoop") => Layout::Hadoop,
+            Some("sluice") => Layout::Sluice,
+            Some(other) => {
+                return Err(StreamingError::Usage(format!(
+                    "-D sluice.console={other}: expected hadoop or sluice"
+                )))
+            }
+        };
+        let progress = args.conf.get_bool("sluice.progress", true)? && progress_wanted();
+        Ok(Console { layout, progress })
+    }
+
+    /// The layout to report a command line that could not be parsed in: sluice's if the
+    /// arguments ask for it, else Hadoop's.
+    fn for_unparsed(args: &[String]) -> Console {
+        let sluice = args.iter().any(|a| a.ends_with("sluice.console=sluice"));
+        Console {
+            layout: if sluice {
+                Layout::Sluice
+            } else {
+                Layout::Hadoop
+            },
+            progress: false,
+        }
+    }
+}
+
+/// Whether `SLUICE_PROGRESS` allows progress output (anything but `0`, `false`, `no`, `off`).
+pub(crate) fn progress_wanted() -> bool {
+    match std::env::var("SLUICE_PROGRESS") {
+        Ok(value) => !matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "no" | "off"
+        ),
+        Err(_) => true,
+    }
+}
+
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1
-/// usage error or failed job, 5 missing input or existing output.
+/// usage error or failed job, 5 missing input or existing output; 130 when interrupted.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let parsed = match streaming::parse_args(args) {
         Ok(parsed) => parsed,
-        Err(e) => return Ok(usage_error(&e)),
+        Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
     };
     match parsed.action {
         Action::Help => {
@@ -29,12 +97,149 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         }
         Action::Run => {}
     }
+    let console = match Console::read(&parsed) {
+        Ok(console) => console,
+        Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
+    };
     let status = Arc::new(JobStatus::default());
     let built = match streaming::build(&parsed, Arc::clone(&status)) {
         Ok(built) => built,
-        Err(e @ StreamingError::Usage(_)) => return Ok(usage_error(&e)),
-        Err(e) => return Err(e).context("cannot set up the streaming job"),
+        Err(e @ StreamingError::Usage(_)) => return Ok(usage_error(console, &e)),
+        Err(e) => {
+            let error = anyhow::Error::new(e).context("cannot set up the streaming job");
+            return Ok(launch_error(console, &format!("{error:#}"), 1));
+        }
     };
+    let config = match job_config(&built, &parsed) {
+        Ok(config) => config,
+        Err(e) => {
+            built.cleanup(false);
+            return Ok(usage_error(
+                console,
+                &StreamingError::Usage(format!("{e:#}")),
+            ));
+        }
+    };
+    // Hadoop refuses these before the job starts ("Error Launching job"), with exit status 5.
+    if let Err(e) = check_launch(&config) {
+        built.cleanup(false);
+        return Ok(launch_error(console, &e.to_string(), exit_status(&e)));
+    }
+    warn_unbuffered_python(console, &parsed);
+    if parsed.verbose {
+        let mut text = String::from("job configuration:");
+        for (key, value) in built.conf.entries_with_aliases() {
+            text.push_str(&format!("\n  {key}={value}"));
+        }
+        say(console, "INFO", &text);
+        say(
+            console,
+            "INFO",
+            &format!("task logs go to {}", built.log_dir().display()),
+        );
+    }
+    {
+        let status = Arc::clone(&status);
+        ctrlc::set_handler(move || status.cancel()).context("cannot install the Ctrl-C handler")?;
+    }
+    let reduces = built.job.stages.first().is_some_and(|s| s.partitions > 0);
+    let mut failed_task = None;
+    let result = match console.layout {
+        Layout::Hadoop => {
+            let maps = built.conf.get("mapreduce.job.maps").unwrap_or("0");
+            console::log(
+                "INFO",
+                "mapreduce.JobSubmitter",
+                &format!("number of splits:{maps}"),
+            );
+            console::log("INFO", JOB, &format!("Running job: {}", built.job_id()));
+            let monitor = console::Monitor::start(
+                Arc::clone(&status),
+                built.job_id(),
+                reduces,
+                console.progress,
+            );
+            let result = run_job(&built.job, &config, Arc::clone(&status));
+            failed_task = monitor.stop(result.is_ok());
+            result
+        }
+        Layout::Sluice => {
+            let display = progress::Display::start(Arc::clone(&status), !console.progress);
+            let result = run_job(&built.job, &config, Arc::clone(&status));
+            display.stop();
+            result
+        }
+    };
+    let keep_logs = result.is_err() || parsed.conf.get_bool("sluice.keep.logs", false)?;
+    let kept_logs = built.cleanup(keep_logs);
+    let output = parsed.output.as_deref().unwrap_or_default();
+    match result {
+        Ok(report) => {
+            report_success(console, &built, &report, output);
+            if let Some(dir) = kept_logs {
+                say(
+                    console,
+                    "INFO",
+                    &format!("the programs' stderr is in {}", dir.display()),
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(e) => {
+            let interrupted = matches!(e, ExecError::Cancelled);
+            let why = if interrupted {
+                "streaming job was interrupted; no output was written".to_string()
+            } else {
+                format!("streaming job failed; no output was written: {}", e.chain())
+            };
+            if console.layout == Layout::Hadoop {
+                let cause = failed_task.map_or_else(
+                    || "NA".to_string(),
+                    |attempt| {
+                        let task = streaming::task_id(built.job_id(), &attempt);
+                        format!("Task failed {task}")
+                    },
+                );
+                console::log(
+                    "INFO",
+                    JOB,
+                    &format!(
+                        "Job {} failed with state FAILED due to: {cause}",
+                        built.job_id()
+                    ),
+                );
+                let block = console::counters_block(
+                    &status.counters.snapshot(),
+                    &status.user_counters(),
+                    reduces,
+                );
+                console::log("INFO", JOB, &block);
+            }
+            say(console, "ERROR", &why);
+            if let Some(dir) = kept_logs {
+                say(
+                    console,
+                    "INFO",
+                    &format!("the programs' stderr is in {}", dir.display()),
+                );
+            }
+            if console.layout == Layout::Hadoop {
+                console::log("ERROR", STREAM_JOB, "Job not successful!");
+                console::failed_line();
+            }
+            let code = if interrupted {
+                INTERRUPTED
+            } else {
+                exit_status(&e)
+            };
+            Ok(ExitCode::from(code))
+        }
+    }
+}
+
+/// The engine's configuration of the job: inputs, output and attempts as the command line
+/// says, with `sluice.memory` and `sluice.threads`.
+fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig> {
     let mut config = built.config.clone();
     if let Some(memory) = parsed.conf.get("sluice.memory") {
         let bytes =
@@ -52,52 +257,49 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             })?;
         config = config.with_threads(n);
     }
-    warn_unbuffered_python(&parsed);
-    if parsed.verbose {
-        eprintln!("sluice: job configuration:");
-        for (key, value) in built.conf.entries_with_aliases() {
-            eprintln!("  {key}={value}");
-        }
-        eprintln!("sluice: task logs go to {}", built.log_dir().display());
+    Ok(config)
+}
+
+/// What Hadoop checks before it submits a job: the output must not exist and every input must.
+fn check_launch(config: &JobConfig) -> Result<(), ExecError> {
+    if config.output.exists() {
+        return Err(ExecError::Io(IoError::OutputExists {
+            path: config.output.clone(),
+        }));
     }
-    {
-        let status = Arc::clone(&status);
-        ctrlc::set_handler(move || status.cancel()).context("cannot install the Ctrl-C handler")?;
+    sluice_io::discover_inputs(&config.inputs)?;
+    Ok(())
+}
+
+/// Prints one of sluice's own messages: a record of Hadoop's layout, or `sluice: ...`.
+fn say(console: Console, level: &str, message: &str) {
+    match console.layout {
+        Layout::Hadoop => console::log(level, SLUICE, message),
+        Layout::Sluice if level == "ERROR" => eprintln!("sluice: error: {message}"),
+        Layout::Sluice => eprintln!("sluice: {message}"),
     }
-    let display = progress::Display::start(Arc::clone(&status), false);
-    let result = run_job(&built.job, &config, Arc::clone(&status));
-    display.stop();
-    // A failed job's logs stay whenever they hold something (an empty log says nothing).
-    let kept_logs = built.cleanup(parsed.verbose);
-    match result {
-        Ok(report) => {
-            print_counters(&report);
-            if let Some(dir) = kept_logs {
-                eprintln!("sluice: the programs' stderr is in {}", dir.display());
-            }
-            Ok(ExitCode::SUCCESS)
-        }
-        Err(ExecError::Cancelled) => {
-            eprintln!("sluice: error: streaming job was interrupted; no output was written");
-            Ok(ExitCode::from(1))
-        }
-        Err(e) => {
-            eprintln!(
-                "sluice: error: streaming job failed; no output was written: {}",
-                e.chain()
+}
+
+/// Reports a job that could not start; returns `code`.
+fn launch_error(console: Console, message: &str, code: u8) -> ExitCode {
+    match console.layout {
+        Layout::Hadoop => {
+            console::log(
+                "ERROR",
+                STREAM_JOB,
+                &format!("Error Launching job : {message}"),
             );
-            if let Some(dir) = kept_logs {
-                eprintln!("sluice: the programs' stderr is in {}", dir.display());
-            }
-            Ok(ExitCode::from(exit_status(&e)))
+            console::failed_line();
         }
+        Layout::Sluice => eprintln!("sluice: error: {message}"),
     }
+    ExitCode::from(code)
 }
 
 /// Python programs write every line with a system call when `PYTHONUNBUFFERED` is set, which
 /// can make a streaming job several times slower; say so when a Python program is about to
 /// inherit it.
-fn warn_unbuffered_python(args: &streaming::StreamingArgs) {
+fn warn_unbuffered_python(console: Console, args: &StreamingArgs) {
     let set = |name: &str| {
         args.cmdenv
             .iter()
@@ -112,9 +314,11 @@ fn warn_unbuffered_python(args: &streaming::StreamingArgs) {
         .flatten()
         .any(|c| c.contains("python") || c.contains(".py"));
     if python && set("PYTHONUNBUFFERED") {
-        eprintln!(
-            "sluice: note: PYTHONUNBUFFERED is set, so the Python programs write each line with \
-             a system call; unset it (or -cmdenv PYTHONUNBUFFERED=) for much faster jobs"
+        say(
+            console,
+            "WARN",
+            "note: PYTHONUNBUFFERED is set, so the Python programs write each line with a \
+             system call; unset it (or -cmdenv PYTHONUNBUFFERED=) for much faster jobs",
         );
     }
 }
@@ -129,50 +333,28 @@ fn exit_status(e: &ExecError) -> u8 {
 }
 
 /// Reports a usage error; Hadoop Streaming exits 1 for these.
-fn usage_error(e: &StreamingError) -> ExitCode {
-    eprintln!("sluice streaming: {e}");
-    eprintln!("Try 'sluice streaming -help' for more information.");
+fn usage_error(console: Console, e: &StreamingError) -> ExitCode {
+    match console.layout {
+        Layout::Hadoop => {
+            console::log(
+                "ERROR",
+                STREAM_JOB,
+                &format!("{e}\nTry 'sluice streaming -help' for more information."),
+            );
+            console::failed_line();
+        }
+        Layout::Sluice => {
+            eprintln!("sluice streaming: {e}");
+            eprintln!("Try 'sluice streaming -help' for more information.");
+        }
+    }
     ExitCode::from(1)
 }
 
-/// Prints the counters in the layout of Hadoop's job log (`\tGroup\n\t\tName=value`), so that
-/// tools which read those lines keep working.
-fn print_counters(report: &JobReport) {
-    let c = &report.counters;
-    let framework = [
-        ("Map input records", c.map_input_records),
-        ("Map output records", c.map_output_records),
-        ("Map output bytes", c.map_output_bytes),
-        ("Combine input records", c.combine_input_records),
-        ("Combine output records", c.combine_output_records),
-        ("Reduce input groups", c.reduce_input_groups),
-        ("Reduce input records", c.reduce_input_records),
-        ("Spilled Records", c.spilled_records),
-    ];
-    let user: usize = report.user_counters.values().map(|g| g.len()).sum();
-    eprintln!(
-        "sluice: job {} completed successfully in {:.2} s; output in {}",
-        report.job,
-        report.wall_seconds,
-        report.output.display()
-    );
-    // Hadoop's order: the framework's group, the job's own groups by name, then the input and
-    // output format groups (whose names end with a space in Hadoop).
-    eprintln!("\tCounters: {}", framework.len() + 2 + user);
-    eprintln!("\tMap-Reduce Framework");
-    for (name, value) in framework {
-        eprintln!("\t\t{name}={value}");
-    }
-    for (group, counters) in &report.user_counters {
-        eprintln!("\t{group}");
-        for (name, value) in counters {
-            eprintln!("\t\t{name}={value}");
-        }
-    }
-    eprintln!("\tFile Input Format Counters ");
-    eprintln!("\t\tBytes Read={}", c.map_input_bytes);
-    eprintln!("\tFile Output Format Counters ");
-    eprintln!("\t\tBytes Written={}", c.output_bytes);
+/// Reports a successful job: in Hadoop's layout the job client's last records, then sluice's
+/// summary as records of the same layout; in sluice's, the summary and counters.
+fn report_success(console: Console, built: &StreamingJob, report: &JobReport, output: &str) {
+    let reduces = report.reducers > 0;
     let rss = progress::peak_rss_bytes()
         .map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
     let phases: Vec<String> = report
@@ -180,12 +362,43 @@ fn print_counters(report: &JobReport) {
         .iter()
         .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
         .collect();
-    eprintln!(
-        "sluice: {} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
+    let summary = format!(
+        "{} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
         report.splits,
         report.reducers,
         report.threads,
         human_bytes(report.memory_budget as u64),
         phases.join(", ")
     );
+    let block = console::counters_block(&report.counters, &report.user_counters, reduces);
+    match console.layout {
+        Layout::Hadoop => {
+            console::log(
+                "INFO",
+                JOB,
+                &format!("Job {} completed successfully", built.job_id()),
+            );
+            console::log("INFO", JOB, &block);
+            console::log("INFO", STREAM_JOB, &format!("Output directory: {output}"));
+            console::log(
+                "INFO",
+                SLUICE,
+                &format!(
+                    "job {} done in {:.2} s: {summary}",
+                    built.job_id(),
+                    report.wall_seconds
+                ),
+            );
+        }
+        Layout::Sluice => {
+            eprintln!(
+                "sluice: job {} completed successfully in {:.2} s; output in {}",
+                report.job,
+                report.wall_seconds,
+                report.output.display()
+            );
+            eprintln!("{block}");
+            eprintln!("sluice: {summary}");
+        }
+    }
 }

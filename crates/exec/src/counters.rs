@@ -121,8 +121,24 @@ pub struct JobStatus {
     pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, UserCounters>>,
     /// Notices for the user (a retried task attempt), taken by the front end.
     messages: Mutex<Vec<String>>,
+    /// Task attempts that failed, taken by the front end (which may report them as Hadoop's
+    /// job client does).
+    failures: Mutex<Vec<AttemptFailure>>,
     /// The last status line a task reported (`reporter:status:`).
     task_status: Mutex<String>,
+}
+
+/// A task attempt that failed.
+#[derive(Debug, Clone)]
+pub struct AttemptFailure {
+    /// Which task and attempt.
+    pub attempt: crate::TaskContext,
+    /// Why, with the whole chain of causes.
+    pub error: String,
+    /// How many attempts the task may have in all.
+    pub attempts: usize,
+    /// Whether the task is tried again.
+    pub retried: bool,
 }
 
 /// Counters defined by a job's own code: group name, then counter name, then value.
@@ -210,6 +226,16 @@ impl JobStatus {
     /// Takes the notices queued since the last call.
     pub fn take_notices(&self) -> Vec<String> {
         std::mem::take(&mut *lock(&self.messages))
+    }
+
+    /// Records a failed task attempt.
+    pub(crate) fn attempt_failed(&self, failure: AttemptFailure) {
+        lock(&self.failures).push(failure);
+    }
+
+    /// Takes the failed attempts recorded since the last call.
+    pub fn take_failures(&self) -> Vec<AttemptFailure> {
+        std::mem::take(&mut *lock(&self.failures))
     }
 
     /// Records the latest status line a task reported.

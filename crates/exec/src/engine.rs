@@ -32,7 +32,7 @@ use crate::api::{
 };
 use crate::collector::{Collector, SPILL_BLOCK};
 use crate::counters::UserCounters;
-use crate::counters::{CounterValues, JobStatus, Phase};
+use crate::counters::{AttemptFailure, CounterValues, JobStatus, Phase};
 use crate::output::{OutputFormat, PartNames, TextOutput};
 use crate::shuffle::{merge_window, MemRunBuilder, MemRunQuota, Run, RunSink, ShuffleStore};
 use crate::{Counters, ExecError, JobConfig};
@@ -146,7 +146,8 @@ pub struct JobReport {
     pub input_files: usize,
     /// Map tasks run.
     pub splits: usize,
-    /// Partitions of the last stage (part files).
+    /// Partitions of the last stage, each written by a reduce task to a part file; 0 for a
+    /// map-only job (whose map tasks write the part files).
     pub reducers: usize,
     /// Worker threads.
     pub threads: usize,
@@ -402,7 +403,7 @@ pub fn run_job(
         output,
         input_files: files.len(),
         splits: splits.len(),
-        reducers: job.stages.last().map_or(splits.len(), |s| s.partitions),
+        reducers: job.stages.last().map_or(0, |s| s.partitions),
         threads: config.threads,
         memory_budget: config.memory,
         peak_memory_reserved: res.pool.peak() + (config.memory - buffer_budget),
@@ -516,6 +517,16 @@ fn with_attempts(
             status.commit_attempt(&ctx);
         } else {
             status.discard_attempt(&ctx);
+        }
+        if let Err(e) = &result {
+            if !matches!(e, ExecError::Cancelled) {
+                status.attempt_failed(AttemptFailure {
+                    attempt: ctx,
+                    error: e.chain(),
+                    attempts,
+                    retried: attempt + 1 < attempts && e.is_retryable() && !status.is_cancelled(),
+                });
+            }
         }
         match result {
             Ok(()) => return Ok(()),

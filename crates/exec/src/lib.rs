@@ -44,7 +44,7 @@ pub use api::{
     Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext, Values,
 };
 pub use config::{JobConfig, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
-pub use counters::{CounterValues, Counters, JobStatus, Phase, UserCounters};
+pub use counters::{AttemptFailure, CounterValues, Counters, JobStatus, Phase, UserCounters};
 pub use engine::{run_job, InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use error::ExecError;
 pub use output::{OutputFormat, PartNames};

@@ -39,6 +39,11 @@ pub struct StreamingJob {
 }
 
 impl StreamingJob {
+    /// The job's id, in Hadoop's form (`job_<digits>_0001`).
+    pub fn job_id(&self) -> &str {
+        &self.context.job_id
+    }
+
     /// The directory with the programs' stderr logs.
     pub fn log_dir(&self) -> &Path {
         &self.context.log_dir
@@ -682,7 +687,9 @@ fn make_context(
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
-    let job_id = format!("job_sluice{stamp}{:05}_0001", std::process::id() % 100_000);
+    // Hadoop's form on a cluster, `job_<digits>_<4 digits>`, which tools that parse Hadoop's
+    // console accept (its local mode's `job_local<digits>_0001` they do not).
+    let job_id = format!("job_{stamp}{:05}_0001", std::process::id() % 100_000);
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
     let scratch = std::env::temp_dir().join(format!("sluice-{job_id}"));
     let start_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));

@@ -32,6 +32,18 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use job::{build, StreamingJob};
+
+/// Hadoop's id of the task of an attempt of job `job_id`: `task_<digits>_0001_m_000003` for
+/// `job_<digits>_0001`.
+pub fn task_id(job_id: &str, attempt: &crate::TaskContext) -> String {
+    task::task_ids(job_id, attempt.is_map, attempt.task, attempt.attempt).0
+}
+
+/// Hadoop's id of a task attempt of job `job_id`: `attempt_<digits>_0001_m_000003_0` for
+/// `job_<digits>_0001`.
+pub fn attempt_id(job_id: &str, attempt: &crate::TaskContext) -> String {
+    task::task_ids(job_id, attempt.is_map, attempt.task, attempt.attempt).1
+}
 pub use options::{parse_args, Action, StreamingArgs, INFO, USAGE};
 
 use crate::ExecError;

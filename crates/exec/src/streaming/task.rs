@@ -20,7 +20,7 @@ use crate::{
 /// What every task of a streaming job shares.
 #[derive(Debug)]
 pub(super) struct JobContext {
-    /// The job id, e.g. `job_sluice1763800000_0001`.
+    /// The job id, e.g. `job_176380000000012345_0001`.
     pub(super) job_id: String,
     /// Environment variables exported from the job configuration (`mapreduce_job_reduces`...).
     pub(super) env: Vec<(String, String)>,
@@ -125,7 +125,12 @@ impl Role {
 }
 
 /// Hadoop's ids for a task attempt: `(task id, attempt id)`.
-fn task_ids(job_id: &str, is_map: bool, task: usize, attempt: usize) -> (String, String) {
+pub(super) fn task_ids(
+    job_id: &str,
+    is_map: bool,
+    task: usize,
+    attempt: usize,
+) -> (String, String) {
     let base = job_id.strip_prefix("job_").unwrap_or(job_id);
     let kind = if is_map { 'm' } else { 'r' };
     (
@@ -426,11 +431,11 @@ mod tests {
 
     #[test]
     fn task_ids_follow_hadoop() {
-        let (task, attempt) = task_ids("job_sluice123_0001", true, 3, 1);
-        assert_eq!(task, "task_sluice123_0001_m_000003");
-        assert_eq!(attempt, "attempt_sluice123_0001_m_000003_1");
-        let (task, _) = task_ids("job_sluice123_0001", false, 12, 0);
-        assert_eq!(task, "task_sluice123_0001_r_000012");
+        let (task, attempt) = task_ids("job_123_0001", true, 3, 1);
+        assert_eq!(task, "task_123_0001_m_000003");
+        assert_eq!(attempt, "attempt_123_0001_m_000003_1");
+        let (task, _) = task_ids("job_123_0001", false, 12, 0);
+        assert_eq!(task, "task_123_0001_r_000012");
     }
 
     #[test]
