@@ -15,6 +15,7 @@ use super::command::looks_like_java_class;
 use super::conf::{env_var_name, JobConf};
 use super::options::{local_path, StreamingArgs};
 use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
+use super::scratch::Scratch;
 use super::task::{
     IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, StreamMapper,
     StreamReducer,
@@ -35,7 +36,7 @@ pub struct StreamingJob {
     context: Arc<JobContext>,
     /// The job's configuration as the programs see it.
     pub conf: JobConf,
-    scratch: PathBuf,
+    scratch: std::sync::Mutex<Scratch>,
 }
 
 impl StreamingJob {
@@ -49,25 +50,13 @@ impl StreamingJob {
         &self.context.log_dir
     }
 
-    /// Removes the working directory and the empty logs; the directory of the remaining logs
-    /// too unless `keep_logs` or a log has something in it. Returns the log directory if it
-    /// was kept.
+    /// The job is done with its scratch directory: removes it, except, if `keep_logs`, the
+    /// logs that have something in them. Returns the log directory if it was kept.
     pub fn cleanup(&self, keep_logs: bool) -> Option<PathBuf> {
-        let _ = std::fs::remove_dir_all(&self.context.work_dir);
-        let log_dir = &self.context.log_dir;
-        let mut kept = 0;
-        for entry in std::fs::read_dir(log_dir).into_iter().flatten().flatten() {
-            if entry.metadata().is_ok_and(|m| m.len() == 0) {
-                let _ = std::fs::remove_file(entry.path());
-            } else {
-                kept += 1;
-            }
-        }
-        if keep_logs || kept > 0 {
-            return Some(log_dir.clone());
-        }
-        let _ = std::fs::remove_dir_all(&self.scratch);
-        None
+        self.scratch
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .finish(keep_logs)
     }
 }
 
@@ -163,7 +152,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     };
 
     // From here on the job has a scratch directory, removed again if building fails.
-    let (context, scratch_guard) = make_context(args, &conf, &output, status)?;
+    let (context, scratch) = make_context(args, &conf, &output, status)?;
     let context = Arc::new(context);
     let map_rings = map_program.as_ref().map_or(0, |p| p.shm.ring_bytes());
     let mapper = mapper_factory(map_program, &input_format, &context);
@@ -197,18 +186,12 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
             conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
         );
-    let scratch = context
-        .work_dir
-        .parent()
-        .map(Path::to_path_buf)
-        .unwrap_or_default();
-    scratch_guard.keep();
     Ok(StreamingJob {
         job,
         config,
         context,
         conf,
-        scratch,
+        scratch: std::sync::Mutex::new(scratch),
     })
 }
 
@@ -575,27 +558,6 @@ fn copy_executable(source: &Path, target: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o755))
 }
 
-/// Removes the job's scratch directory if the job is not built after all.
-struct ScratchGuard {
-    path: PathBuf,
-    keep: bool,
-}
-
-impl ScratchGuard {
-    /// The job was built: its scratch directory stays until `StreamingJob::cleanup`.
-    fn keep(mut self) {
-        self.keep = true;
-    }
-}
-
-impl Drop for ScratchGuard {
-    fn drop(&mut self) {
-        if !self.keep {
-            let _ = std::fs::remove_dir_all(&self.path);
-        }
-    }
-}
-
 /// Whether a `-mapper`/`-reducer`/`-combiner` value that looks like a Java class name is a
 /// program after all: Hadoop only takes it as a class if it can load one, and runs it as a
 /// command otherwise (`-reducer MyReducer` with a shipped script of that name).
@@ -683,7 +645,7 @@ fn make_context(
     conf: &JobConf,
     output: &Path,
     status: Arc<JobStatus>,
-) -> Result<(JobContext, ScratchGuard), StreamingError> {
+) -> Result<(JobContext, Scratch), StreamingError> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_millis());
@@ -691,17 +653,11 @@ fn make_context(
     // console accept (its local mode's `job_local<digits>_0001` they do not).
     let job_id = format!("job_{stamp}{:05}_0001", std::process::id() % 100_000);
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
-    let scratch = std::env::temp_dir().join(format!("sluice-{job_id}"));
+    // Removed again if building fails (dropped unfinished).
+    let scratch = Scratch::create(&std::env::temp_dir(), &job_id)?;
     let start_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let work_dir = scratch.join("work");
-    let log_dir = scratch.join("logs");
-    let guard = ScratchGuard {
-        path: scratch.clone(),
-        keep: false,
-    };
-    for dir in [&work_dir, &log_dir] {
-        std::fs::create_dir_all(dir).map_err(setup(format!("cannot create {}", dir.display())))?;
-    }
+    let work_dir = scratch.work_dir();
+    let log_dir = scratch.log_dir();
     // Programs of the job that are shipped files: like Hadoop, make sure they can run.
     let programs: Vec<String> = [&args.mapper, &args.combiner, &args.reducer]
         .into_iter()
@@ -803,7 +759,7 @@ fn make_context(
             .to_string(),
         status,
     };
-    Ok((context, guard))
+    Ok((context, scratch))
 }
 
 #[cfg(test)]

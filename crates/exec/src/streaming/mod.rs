@@ -25,6 +25,7 @@ pub mod job;
 pub mod options;
 mod process;
 pub mod protocol;
+mod scratch;
 mod task;
 
 use std::io;
