@@ -234,7 +234,9 @@ impl<R: Read> BlockReader<R> {
             BlockCodec::Lz4 => {
                 // A raw lz4 block does not say how long it decodes; lz4 expands at most 255
                 // times, and no chunk may decode past the end of its block.
-                let limit = left.min(MAX_CHUNK).min(clen.saturating_mul(255));
+                let limit = left
+                    .min(MAX_CHUNK)
+                    .min(clen.saturating_mul(255).saturating_add(255));
                 if self.out.len() < limit {
                     self.out.resize(limit, 0);
                 }
