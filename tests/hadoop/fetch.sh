@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Puts Apache Hadoop 3.4.2's runtime jars (client, streaming, examples and their dependencies)
+# Puts Apache Hadoop 3.4.2's runtime jars (client, streaming, examples, their dependencies and
+# lz4-java, which Hadoop's Lz4Codec needs)
 # under target/hadoop/lib of the repository, for the differential tests of `sluice streaming`.
 #
 # Idempotent: when the jars are already in place it does nothing. Maven keeps its downloads in
@@ -10,7 +11,7 @@ root="$(cd "$here/../.." && pwd)"
 lib="$root/target/hadoop/lib"
 stamp="$lib/.complete"
 
-if [ -f "$stamp" ] && ls "$lib"/hadoop-streaming-3.4.2.jar >/dev/null 2>&1; then
+if [ -f "$stamp" ] && ls "$lib"/hadoop-streaming-3.4.2.jar "$lib"/lz4-java-1.7.1.jar >/dev/null 2>&1; then
     exit 0
 fi
 

@@ -18,6 +18,8 @@
 mod case;
 #[path = "streaming/compare.rs"]
 mod compare;
+#[path = "streaming/decode.rs"]
+mod decode;
 #[path = "streaming/hadoop.rs"]
 mod hadoop;
 
@@ -190,7 +192,7 @@ fn comparator_reports_first_difference() {
     fs::write(b.path().join("part-00000"), "a\t1\nb\t20\nc\t3\n").unwrap();
     fs::write(a.path().join("part-00001"), "x\n").unwrap();
 
-    let problems = compare::compare_dirs(a.path(), b.path(), false);
+    let problems = compare::compare_dirs(a.path(), b.path(), false, false);
     assert_eq!(problems.len(), 2, "{problems:?}");
     assert!(problems[0].contains("part-00001"), "{}", problems[0]);
     assert!(
@@ -204,10 +206,52 @@ fn comparator_reports_first_difference() {
 
     fs::write(b.path().join("part-00000"), "a\t1\nb\t2\nc\t3\n").unwrap();
     fs::write(b.path().join("part-00001"), "x\n").unwrap();
-    assert!(compare::compare_dirs(a.path(), b.path(), false).is_empty());
+    assert!(compare::compare_dirs(a.path(), b.path(), false, false).is_empty());
     // Hidden files are not part of the output.
     fs::write(b.path().join(".extra.crc"), "").unwrap();
-    assert!(compare::compare_dirs(a.path(), b.path(), false).is_empty());
+    assert!(compare::compare_dirs(a.path(), b.path(), false, false).is_empty());
+}
+
+/// Compressed outputs compare by content and must decode; names must still match.
+#[test]
+fn comparator_decompresses_when_asked() {
+    use std::io::Write as _;
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let gzip = |level: u32, data: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(level));
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    };
+    let text = b"a\t1\nb\t2\n".repeat(50);
+    fs::write(a.path().join("part-00000.gz"), gzip(1, &text)).unwrap();
+    fs::write(b.path().join("part-00000.gz"), gzip(9, &text)).unwrap();
+    // Hadoop's lz4 block framing of "a\t1\n", one chunk.
+    let chunk = lz4_flex::block::compress(b"a\t1\n");
+    let mut framed = vec![0, 0, 0, 4, 0, 0, 0, chunk.len() as u8];
+    framed.extend(&chunk);
+    fs::write(a.path().join("part-00001.lz4"), &framed).unwrap();
+    fs::write(b.path().join("part-00001.lz4"), &framed).unwrap();
+    assert!(!compare::compare_dirs(a.path(), b.path(), false, false).is_empty());
+    assert!(compare::compare_dirs(a.path(), b.path(), false, true).is_empty());
+
+    fs::write(b.path().join("part-00001.lz4"), b"a\t1\n").unwrap();
+    let problems = compare::compare_dirs(a.path(), b.path(), false, true);
+    assert!(
+        problems.len() == 1 && problems[0].contains("sluice's file part-00001.lz4 does not decode"),
+        "{problems:?}"
+    );
+    fs::write(b.path().join("part-00000.gz"), gzip(9, b"a\t1\n")).unwrap();
+    fs::remove_file(b.path().join("part-00001.lz4")).unwrap();
+    let problems = compare::compare_dirs(a.path(), b.path(), false, true);
+    assert!(
+        problems.iter().any(|p| p.contains("output files differ"))
+            && problems
+                .iter()
+                .any(|p| p.contains("part-00000.gz differs (decompressed)")),
+        "{problems:?}"
+    );
+    assert!(Expect::parse("decompress = true\n").unwrap().decompress);
 }
 
 #[test]

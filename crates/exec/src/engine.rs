@@ -20,7 +20,7 @@ use std::time::Instant;
 use serde::Serialize;
 use sluice_format::Codec;
 use sluice_io::{
-    discover_inputs, plan_splits, FixedRecordReader, InputFile, IoError, LineReader,
+    discover_inputs, plan_splits, FixedRecordReader, InputFile, IoError, LineReader, OutputCodec,
     OutputCommitter, Split,
 };
 use sluice_sort::{KeyOrder, Merger, RecordBuffer, SortedCursor};
@@ -71,6 +71,9 @@ pub struct Job {
     pub split_order: SplitOrder,
     /// Create a part file only for a task that writes a record (Hadoop's `-lazyOutput`).
     pub lazy_output: bool,
+    /// How part files are compressed (Hadoop's output codec; the file name gets its
+    /// extension). Default: not at all.
+    pub output_codec: OutputCodec,
     /// How the input files are cut into records.
     pub input: InputFormat,
     /// Memory each running task holds outside the pool for as long as it runs (a streaming
@@ -97,6 +100,7 @@ impl Job {
             part_names: PartNames::Typed,
             split_order: SplitOrder::Input,
             lazy_output: false,
+            output_codec: OutputCodec::None,
             input: InputFormat::Lines,
             memory_per_task: 0,
         }
@@ -748,6 +752,7 @@ fn map_task(
             committer,
             &job.part_names.name(true, t.task),
             &job.output,
+            job.output_codec,
             job.lazy_output,
             res.write_chunk,
         )?),
@@ -1013,6 +1018,7 @@ fn reduce_task(
                 committer,
                 &job.part_names.name(false, partition),
                 &job.output,
+                job.output_codec,
                 job.lazy_output,
                 res.write_chunk,
             )?),

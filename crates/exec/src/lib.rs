@@ -49,4 +49,5 @@ pub use engine::{run_job, InputFormat, Job, JobReport, PhaseTiming, SplitOrder, 
 pub use error::ExecError;
 pub use output::{OutputFormat, PartNames};
 pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};
+pub use sluice_io::OutputCodec;
 pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};

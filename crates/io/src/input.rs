@@ -24,10 +24,15 @@ pub enum Compression {
     Gzip,
     /// `.zst`.
     Zstd,
-    /// `.lz4` (LZ4 frame format).
+    /// `.lz4`: the LZ4 frame format (the `lz4` tool's) or Hadoop's `Lz4Codec` block framing,
+    /// told apart by the frame format's magic number.
     Lz4,
     /// `.bz2`.
     Bzip2,
+    /// `.deflate`: zlib streams (Hadoop's `DefaultCodec` and `DeflateCodec`).
+    Deflate,
+    /// `.snappy`: Hadoop's `SnappyCodec` block framing of raw snappy.
+    Snappy,
 }
 
 /// File-name suffixes and their codecs. Matching is case-sensitive, as in Hadoop.
@@ -37,6 +42,8 @@ const SUFFIXES: &[(&[u8], Compression)] = &[
     (b".zstd", Compression::Zstd),
     (b".lz4", Compression::Lz4),
     (b".bz2", Compression::Bzip2),
+    (b".deflate", Compression::Deflate),
+    (b".snappy", Compression::Snappy),
 ];
 
 impl Compression {
@@ -63,6 +70,8 @@ impl Compression {
             Compression::Zstd => "zstd",
             Compression::Lz4 => "lz4",
             Compression::Bzip2 => "bzip2",
+            Compression::Deflate => "deflate",
+            Compression::Snappy => "snappy",
         }
     }
 }
@@ -256,6 +265,8 @@ mod tests {
         assert_eq!(c("b.zstd"), Compression::Zstd);
         assert_eq!(c("b.lz4"), Compression::Lz4);
         assert_eq!(c("b.tar.bz2"), Compression::Bzip2);
+        assert_eq!(c("part-00000.deflate"), Compression::Deflate);
+        assert_eq!(c("part-00000.snappy"), Compression::Snappy);
         assert_eq!(c("b.GZ"), Compression::None);
         assert_eq!(c("b.gz.txt"), Compression::None);
         assert_eq!(c("gz"), Compression::None);

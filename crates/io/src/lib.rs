@@ -8,10 +8,12 @@
 //!   compressed ones.
 //! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics;
 //!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
+//! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
 //!   place only when the job succeeds, then writes `_SUCCESS`.
 #![forbid(unsafe_code)]
 
+mod codec;
 mod direct;
 mod error;
 mod fixed;
@@ -22,6 +24,7 @@ mod output;
 mod readahead;
 mod split;
 
+pub use codec::{CompressedWriter, OutputCodec};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;

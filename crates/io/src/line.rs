@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use memchr::memchr2;
 
+use crate::codec::{BlockCodec, BlockReader, ZlibStreams};
 use crate::{Compression, InputFile, IoError, Split};
 
 /// Initial buffer size: large enough that refills are rare and cheap relative to the data.
@@ -319,8 +320,37 @@ fn decoder(compression: Compression, file: File) -> io::Result<Box<dyn Read + Se
         Compression::None => Box::new(file),
         Compression::Gzip => Box::new(flate2::read::MultiGzDecoder::new(file)),
         Compression::Zstd => Box::new(zstd::stream::read::Decoder::new(file)?),
-        Compression::Lz4 => Box::new(Lz4Frames::new(BufReader::new(file))),
+        Compression::Lz4 => lz4_decoder(file)?,
         Compression::Bzip2 => Box::new(bzip2::read::MultiBzDecoder::new(file)),
+        Compression::Deflate => Box::new(ZlibStreams::new(BufReader::new(file))),
+        Compression::Snappy => Box::new(BlockReader::new(BufReader::new(file), BlockCodec::Snappy)),
+    })
+}
+
+/// The LZ4 frame format's magic number, as its first four bytes (0x184D2204 little-endian).
+const LZ4_FRAME_MAGIC: [u8; 4] = [0x04, 0x22, 0x4d, 0x18];
+
+/// A `.lz4` file is either LZ4 frames (the `lz4` tool) or Hadoop's `Lz4Codec` block framing,
+/// whose first four bytes are a big-endian block length: decided by the frame magic number.
+/// Read as a block length the magic is 69,356,824 bytes, which Hadoop's writer only produces
+/// for a single write of exactly that size (its blocks are otherwise under 256 KiB).
+fn lz4_decoder(mut file: File) -> io::Result<Box<dyn Read + Send>> {
+    let mut head = [0u8; 4];
+    let mut got = 0;
+    while got < head.len() {
+        match file.read(&mut head[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    // The bytes already read go back in front of the rest (the file may not be seekable).
+    let stream = BufReader::new(io::Cursor::new(head[..got].to_vec()).chain(file));
+    Ok(if head[..got] == LZ4_FRAME_MAGIC {
+        Box::new(Lz4Frames::new(stream))
+    } else {
+        Box::new(BlockReader::new(stream, BlockCodec::Lz4))
     })
 }
 

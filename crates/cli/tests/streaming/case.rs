@@ -12,7 +12,9 @@
 //!   match), `exit-code` (the exit code both systems must return, for failures whose code
 //!   Hadoop fixes: 1 for a failed job or a usage error, 5 for a job that cannot be
 //!   launched), `sort-values` (`true` when Hadoop leaves the order of values within equal keys
-//!   unspecified: lines are then compared after sorting each run of lines with equal keys).
+//!   unspecified: lines are then compared after sorting each run of lines with equal keys),
+//!   `decompress` (`true` for compressed output: files are compared after decoding each by its
+//!   extension, since the compressed bytes of two implementations differ).
 //! - `setup.py` (optional): run with Python 3 in the scratch copy before the job, to make what
 //!   git cannot hold (empty directories) or what is too big to commit (inputs spanning
 //!   several local-FS blocks). It must be deterministic: its output is not part of the hash.
@@ -38,6 +40,8 @@ pub(crate) struct Expect {
     pub(crate) sort_values: bool,
     /// The exact exit code both systems must return, when the case pins it.
     pub(crate) exit_code: Option<i32>,
+    /// Compare what the output files decode to (by extension) rather than their bytes.
+    pub(crate) decompress: bool,
 }
 
 impl Default for Expect {
@@ -48,6 +52,7 @@ impl Default for Expect {
             counters: Vec::new(),
             sort_values: false,
             exit_code: None,
+            decompress: false,
         }
     }
 }
@@ -82,6 +87,7 @@ impl Expect {
                         .collect();
                 }
                 "sort-values" => expect.sort_values = value == "true",
+                "decompress" => expect.decompress = value == "true",
                 "exit-code" => {
                     let code = value
                         .parse()

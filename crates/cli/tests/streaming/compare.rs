@@ -6,6 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::case::{Case, Expect};
+use crate::decode;
 use crate::hadoop::Run;
 
 /// Checks that Hadoop did what the case says it should, so a wrong case is reported as such
@@ -71,6 +72,7 @@ pub(crate) fn compare(expect: &Expect, hadoop: &Run, sluice: &Run) -> Vec<String
             &hadoop.output,
             &sluice.output,
             expect.sort_values,
+            expect.decompress,
         ));
     } else {
         for (who, run) in [("Hadoop", hadoop), ("sluice", sluice)] {
@@ -159,8 +161,14 @@ pub(crate) fn visible_entries(dir: &Path) -> Vec<String> {
     names
 }
 
-/// Compares two output directories: the same visible names, every file byte for byte.
-pub(crate) fn compare_dirs(hadoop: &Path, sluice: &Path, sort_values: bool) -> Vec<String> {
+/// Compares two output directories: the same visible names, every file byte for byte (with
+/// `decompress`, what each compressed file decodes to).
+pub(crate) fn compare_dirs(
+    hadoop: &Path,
+    sluice: &Path,
+    sort_values: bool,
+    decompress: bool,
+) -> Vec<String> {
     let mut problems = Vec::new();
     let h_names = visible_entries(hadoop);
     let s_names = visible_entries(sluice);
@@ -175,16 +183,32 @@ pub(crate) fn compare_dirs(hadoop: &Path, sluice: &Path, sort_values: bool) -> V
         }
         let h = fs::read(hadoop.join(name)).unwrap();
         let s = fs::read(sluice.join(name)).unwrap();
+        let (h, s) = if decompress {
+            match (decode::decompress(name, &h), decode::decompress(name, &s)) {
+                (Ok(h), Ok(s)) => (h, s),
+                (h, s) => {
+                    for (who, result) in [("Hadoop", h), ("sluice", s)] {
+                        if let Err(e) = result {
+                            problems.push(format!("{who}'s file {name} does not decode: {e}"));
+                        }
+                    }
+                    continue;
+                }
+            }
+        } else {
+            (h, s)
+        };
         let (h, s) = if sort_values {
             (sort_within_keys(&h), sort_within_keys(&s))
         } else {
             (h, s)
         };
         if let Some(diff) = first_difference(&h, &s) {
-            let note = if sort_values {
-                " (after sorting lines within runs of equal keys)"
-            } else {
-                ""
+            let note = match (decompress, sort_values) {
+                (true, true) => " (decompressed, lines sorted within runs of equal keys)",
+                (true, false) => " (decompressed)",
+                (false, true) => " (after sorting lines within runs of equal keys)",
+                (false, false) => "",
             };
             problems.push(format!("file {name} differs{note}: {diff}"));
         }

@@ -62,10 +62,12 @@ impl Layout {
         self.root.join("crates/cli/tests/streaming/cases")
     }
 
-    /// Whether `tests/hadoop/fetch.sh` has put the jars in place.
+    /// Whether `tests/hadoop/fetch.sh` has put the jars in place (lz4-java too: a checkout
+    /// fetched before it was added must fetch again).
     pub(crate) fn jars_present(&self) -> bool {
         self.lib().join(".complete").exists()
             && self.lib().join("hadoop-streaming-3.4.2.jar").exists()
+            && self.lib().join("lz4-java-1.7.1.jar").exists()
     }
 
     /// The driver's sources: part of every case's hash, so changing how Hadoop is run

@@ -47,6 +47,14 @@ const DEPRECATED: &[(&str, &str)] = &[
         "mapreduce.output.fileoutputformat.compress",
     ),
     (
+        "mapred.output.compression.codec",
+        "mapreduce.output.fileoutputformat.compress.codec",
+    ),
+    (
+        "mapred.output.compression.type",
+        "mapreduce.output.fileoutputformat.compress.type",
+    ),
+    (
         "mapred.output.dir",
         "mapreduce.output.fileoutputformat.outputdir",
     ),

@@ -144,6 +144,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
 
     let input_format = input_format(args, &conf)?;
     check_output_format(args)?;
+    let output_codec = super::compress::output_codec(&conf)?;
     let sides = Sides::read(args, &conf)?;
     let map_program = map_program(args, &conf, &input_format, &sides, reducers)?;
     let map_kind = match &map_program {
@@ -177,6 +178,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     job.part_names = PartNames::Plain;
     job.split_order = SplitOrder::LargestFirst;
     job.lazy_output = args.lazy_output;
+    job.output_codec = output_codec;
     // Too large to fit is too large for any budget: the job then refuses to start.
     job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
 

@@ -11,6 +11,7 @@
 //!
 //! * [`options`]: the command line (generic options, then streaming options).
 //! * [`conf`]: the job configuration with Hadoop's deprecated key names.
+//! * [`compress`]: the output compression keys and codecs.
 //! * [`command`]: splitting a command line and finding its program (no shell).
 //! * [`protocol`]: the `-io` framings (text, rawbytes, typedbytes, keyonlytext).
 //! * `process`: one program run — feeder and reader threads, stderr, timeout, cleanup.
@@ -20,6 +21,7 @@
 
 mod aggregate;
 pub mod command;
+pub mod compress;
 pub mod conf;
 pub mod job;
 pub mod options;

@@ -342,6 +342,13 @@ Keys understood (old Hadoop 1 names are accepted too):
   mapreduce.input.keyvaluelinerecordreader.key.value.separator
                                               KeyValueTextInputFormat's separator
   mapreduce.output.textoutputformat.separator between key and value in the part files
+  mapreduce.output.fileoutputformat.compress  true: compress the part files (default false)
+  mapreduce.output.fileoutputformat.compress.codec
+                                              org.apache.hadoop.io.compress.X, X one of
+                                              GzipCodec (.gz), BZip2Codec (.bz2),
+                                              DefaultCodec (the default) or DeflateCodec
+                                              (.deflate), ZStandardCodec (.zst), Lz4Codec
+                                              (.lz4), SnappyCodec (.snappy)
   mapreduce.map.maxattempts / mapreduce.reduce.maxattempts
                                               runs of a failing task before the job fails (4)
   mapreduce.task.timeout                      ms a program may go without reading, writing
