@@ -5,7 +5,8 @@
 //! * [`discover_inputs`] turns the user's `--input` arguments (files, directories, globs) into a
 //!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
 //! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain files, whole files for
-//!   compressed ones.
+//!   compressed ones; [`plan_line_splits`] cuts them into splits of N lines each (Hadoop's
+//!   `NLineInputFormat`).
 //! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics;
 //!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
@@ -17,6 +18,7 @@ mod error;
 mod fixed;
 mod input;
 mod line;
+mod nline;
 mod output;
 mod readahead;
 mod split;
@@ -26,6 +28,7 @@ pub use error::IoError;
 pub use fixed::FixedRecordReader;
 pub use input::{discover_inputs, Compression, InputFile};
 pub use line::LineReader;
+pub use nline::plan_line_splits;
 pub use output::OutputCommitter;
 pub use readahead::ReadAhead;
 pub use split::{plan_splits, Split};
