@@ -22,6 +22,7 @@ mod aggregate;
 pub mod command;
 pub mod conf;
 pub mod job;
+mod nline;
 pub mod options;
 mod process;
 pub mod protocol;
