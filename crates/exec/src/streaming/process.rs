@@ -510,10 +510,15 @@ pub(super) fn run_program(
         // Whatever the program left running in its group goes with it.
         let exit = guard.finish();
         finished.store(true, Ordering::SeqCst);
+        // Wake the watchdog from its pause: a task must not wait for it (a job of one-line
+        // tasks runs thousands of them).
+        watcher.thread().unpark();
         let _ = watcher.join();
         let deadline = Instant::now() + STDERR_GRACE;
+        let mut pause = Duration::from_micros(100);
         while !errors.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(5));
         }
         // Stops the stderr reader if an escaped process still holds the pipe.
         activity.stopped.store(true, Ordering::SeqCst);
@@ -645,7 +650,11 @@ fn watch(
 ) {
     let mut group_killed = false;
     while !finished.load(Ordering::SeqCst) {
-        std::thread::sleep(Duration::from_millis(50));
+        // Unparked when the task is done with the program.
+        std::thread::park_timeout(Duration::from_millis(50));
+        if finished.load(Ordering::SeqCst) {
+            break;
+        }
         if !group_killed && guard.has_exited() {
             guard.kill();
             group_killed = true;
