@@ -1,8 +1,10 @@
 //! Settings of one job run.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use sluice_format::Codec;
+use sluice_io::{InputFile, Split};
 
 /// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
 /// `with_*` methods; every field has a sensible default.
@@ -27,6 +29,21 @@ pub struct JobConfig {
     pub map_attempts: usize,
     /// The same for reduce tasks.
     pub reduce_attempts: usize,
+    /// Splits planned before the job runs; when set, the engine neither lists the inputs nor
+    /// cuts them by `split_size`.
+    pub planned: Option<Arc<PlannedInput>>,
+}
+
+/// Input files and their splits, planned before the job runs: for an input format that must
+/// read the files to cut them (Hadoop's `NLineInputFormat`, see
+/// [`sluice_io::plan_line_splits`]), and whose caller needs the splits beforehand (a streaming
+/// job tells its programs how many map tasks there are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedInput {
+    /// The input files; [`Split::file`] indexes them.
+    pub files: Vec<InputFile>,
+    /// The splits, one map task each, in input order (the job's `SplitOrder` still applies).
+    pub splits: Vec<Split>,
 }
 
 /// Default budget: 1 GiB.
@@ -49,7 +66,14 @@ impl JobConfig {
             spill_parent: None,
             map_attempts: 1,
             reduce_attempts: 1,
+            planned: None,
         }
+    }
+
+    /// Runs the job on splits planned beforehand instead of listing and cutting the inputs.
+    pub fn with_planned_input(mut self, plan: PlannedInput) -> Self {
+        self.planned = Some(Arc::new(plan));
+        self
     }
 
     /// Sets the memory budget in bytes.
@@ -108,6 +132,15 @@ impl JobConfig {
         }
         if self.inputs.is_empty() {
             return bad("no input given".into());
+        }
+        if let Some(plan) = &self.planned {
+            if let Some(split) = plan.splits.iter().find(|s| s.file >= plan.files.len()) {
+                return bad(format!(
+                    "a planned split names input file {} of {}",
+                    split.file,
+                    plan.files.len()
+                ));
+            }
         }
         Ok(())
     }

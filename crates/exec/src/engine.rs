@@ -283,8 +283,14 @@ pub fn run_job(
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
     let committer = OutputCommitter::create(&config.output)?;
-    let files = discover_inputs(&config.inputs)?;
-    let mut splits = plan_splits(&files, config.split_size);
+    let (files, mut splits) = match config.planned.as_deref() {
+        Some(plan) => (plan.files.clone(), plan.splits.clone()),
+        None => {
+            let files = discover_inputs(&config.inputs)?;
+            let splits = plan_splits(&files, config.split_size);
+            (files, splits)
+        }
+    };
     if job.split_order == SplitOrder::LargestFirst {
         splits.sort_by_key(|s| std::cmp::Reverse(s.len));
     }

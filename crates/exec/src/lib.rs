@@ -43,7 +43,7 @@ pub use api::{
     decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
     Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext, Values,
 };
-pub use config::{JobConfig, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
+pub use config::{JobConfig, PlannedInput, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
 pub use counters::{AttemptFailure, CounterValues, Counters, JobStatus, Phase, UserCounters};
 pub use engine::{run_job, InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use error::ExecError;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_exec::{
-    jobs, run_job, Emit, ExecError, Job, JobConfig, JobStatus, MapInput, Mapper, MIN_MEMORY,
+    jobs, run_job, Emit, ExecError, Job, JobConfig, JobStatus, MapInput, Mapper, PlannedInput,
+    MIN_MEMORY,
 };
 
 /// Writes `lines` distinct-keyed lines (`key-NNNNNNN\tpayload`) in reverse key order.
@@ -385,4 +386,79 @@ fn memory_held_by_tasks_comes_off_the_budget() {
         "{message}"
     );
     assert!(!refused_out.exists(), "a refused job created its output");
+}
+
+/// Emits each line as the key, its offset as the value.
+struct OffsetMapper;
+
+impl Mapper for OffsetMapper {
+    fn map(&mut self, offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        out.emit(line, offset.to_string().as_bytes())
+    }
+}
+
+#[test]
+fn planned_splits_replace_the_byte_plan() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    std::fs::write(&input, "a\nbb\nccc\n").unwrap();
+    let file = sluice_io::InputFile {
+        path: input.clone(),
+        len: 9,
+        compression: sluice_io::Compression::None,
+    };
+    let split = |start, len| sluice_io::Split {
+        file: 0,
+        start,
+        len,
+    };
+    let job = Job::new(
+        "planned",
+        Arc::new(|_: &MapInput| Box::new(OffsetMapper) as Box<dyn Mapper>),
+        Vec::new(),
+        sluice_exec::OutputFormat::KeyValue,
+    );
+    // Two tasks where the 32 MiB byte plan would make one: lines 1-2, then line 3.
+    let plan = PlannedInput {
+        files: vec![file.clone()],
+        splits: vec![split(0, 4), split(4, 5)],
+    };
+    let output = dir.path().join("out");
+    let config = JobConfig::new(vec![input.clone()], output.clone()).with_planned_input(plan);
+    let report = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap();
+    assert_eq!(report.splits, 2);
+    let part = |name: &str| std::fs::read_to_string(output.join(name)).unwrap();
+    assert_eq!(part("part-m-00000"), "a\t0\nbb\t2\n");
+    assert_eq!(part("part-m-00001"), "ccc\t5\n");
+    assert!(!output.join("part-m-00002").exists());
+
+    // No split at all: a map-only job writes no part file.
+    let empty = dir.path().join("none");
+    let config =
+        JobConfig::new(vec![input.clone()], empty.clone()).with_planned_input(PlannedInput {
+            files: vec![file.clone()],
+            splits: Vec::new(),
+        });
+    assert_eq!(
+        run_job(&job, &config, Arc::new(JobStatus::default()))
+            .unwrap()
+            .splits,
+        0
+    );
+    assert!(empty.join("_SUCCESS").exists());
+    assert!(!empty.join("part-m-00000").exists());
+
+    // A split naming a file the plan does not hold is refused before anything runs.
+    let bad = dir.path().join("bad");
+    let config = JobConfig::new(vec![input], bad.clone()).with_planned_input(PlannedInput {
+        files: vec![file],
+        splits: vec![sluice_io::Split {
+            file: 1,
+            start: 0,
+            len: 1,
+        }],
+    });
+    let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
+    assert!(matches!(err, ExecError::Config(_)), "{err}");
+    assert!(!bad.exists());
 }

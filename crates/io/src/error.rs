@@ -48,6 +48,18 @@ pub enum IoError {
         /// Why it cannot be used.
         reason: String,
     },
+    /// A compressed file cannot be cut into splits by byte ranges: a decoder can only start at
+    /// its beginning.
+    #[error(
+        "cannot cut {path} into splits of lines: it is {codec}-compressed and can only be read \
+         from its start"
+    )]
+    Unsplittable {
+        /// The compressed file.
+        path: PathBuf,
+        /// Its codec name.
+        codec: &'static str,
+    },
     /// The output directory exists already; sluice never overwrites results.
     #[error("output directory {path} already exists")]
     OutputExists {

@@ -5,7 +5,8 @@
 //! * [`discover_inputs`] turns the user's `--input` arguments (files, directories, globs) into a
 //!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
 //! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain files, whole files for
-//!   compressed ones.
+//!   compressed ones; [`plan_line_splits`] cuts them into splits of N lines each (Hadoop's
+//!   `NLineInputFormat`).
 //! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics;
 //!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
 //! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).
@@ -20,6 +21,7 @@ mod fixed;
 mod input;
 mod line;
 mod location;
+mod nline;
 mod output;
 mod readahead;
 mod split;
@@ -31,6 +33,7 @@ pub use fixed::FixedRecordReader;
 pub use input::{discover_inputs, Compression, InputFile};
 pub use line::LineReader;
 pub use location::local_path;
+pub use nline::plan_line_splits;
 pub use output::OutputCommitter;
 pub use readahead::ReadAhead;
 pub use split::{plan_splits, Split};

@@ -24,6 +24,19 @@ use crate::{Compression, InputFile, IoError, Split};
 /// Initial buffer size: large enough that refills are rare and cheap relative to the data.
 const BUFFER_SIZE: usize = 1 << 20;
 
+/// Bytes a reader of a plain split reads beyond the split's length at first: the split's last
+/// line goes on past its end.
+const SPLIT_SLACK: usize = 4096;
+
+/// The buffer for a plain split of `len` bytes: [`BUFFER_SIZE`], or less for a small split, so
+/// that a task of a few lines (a split of Hadoop's `NLineInputFormat`, a small file) neither
+/// allocates nor reads a megabyte. The buffer still grows for a longer line.
+fn small_split_buffer(len: u64) -> usize {
+    usize::try_from(len).map_or(BUFFER_SIZE, |len| {
+        len.saturating_add(SPLIT_SLACK).min(BUFFER_SIZE)
+    })
+}
+
 /// Reads the lines of one split the way Hadoop's `TextInputFormat` does.
 ///
 /// * A line ends at `\n`, `\r\n` or a lone `\r`; the terminator is not part of the line.
@@ -74,9 +87,13 @@ impl LineReader {
     /// decoder cannot be set up.
     pub fn open(file: &InputFile, split: &Split) -> Result<LineReader, IoError> {
         let (reader, codec) = open_stream(file, split.start)?;
-        let (start, end) = match codec {
-            None => (split.start, split.start.saturating_add(split.len)),
-            Some(_) => (0, u64::MAX),
+        let (start, end, buffer_size) = match codec {
+            None => (
+                split.start,
+                split.start.saturating_add(split.len),
+                small_split_buffer(split.len),
+            ),
+            Some(_) => (0, u64::MAX, BUFFER_SIZE),
         };
         Ok(LineReader::build(
             reader,
@@ -84,7 +101,7 @@ impl LineReader {
             end,
             file.path.clone(),
             codec,
-            BUFFER_SIZE,
+            buffer_size,
         ))
     }
 

@@ -125,6 +125,11 @@ impl JobConf {
             .or_insert_with(|| value.into());
     }
 
+    /// Removes `key` (current or deprecated name); returns its value.
+    pub fn remove(&mut self, key: &str) -> Option<String> {
+        self.entries.remove(current_name(key))
+    }
+
     /// The value of `key` (current or deprecated name).
     pub fn get(&self, key: &str) -> Option<&str> {
         self.entries.get(current_name(key)).map(String::as_str)

@@ -20,7 +20,7 @@ use super::task::{
     IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, StreamMapper,
     StreamReducer,
 };
-use super::StreamingError;
+use super::{nline, StreamingError};
 use crate::{
     Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, Mapper, OutputFormat, PartNames,
     Partitioner, Reducer, SplitOrder, Stage, TaskContext,
@@ -135,14 +135,18 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     // where local mode's single map makes the goal the whole input; the max size is ignored.
     let min_split = conf.get_u64("mapreduce.input.fileinputformat.split.minsize", 1)?;
     let split_size = min_split.max(block).max(1);
+    let input_format = input_format(args, &mut conf)?;
     // The programs see the number of map tasks (`mapreduce_job_maps`). If the inputs cannot
     // be listed, the job fails when it starts, with the reason.
+    let mut planned = None;
     if let Ok(files) = sluice_io::discover_inputs(&inputs) {
-        let maps = sluice_io::plan_splits(&files, split_size).len();
+        let maps = match input_format {
+            InputFormat::NLine(lines) => planned.insert(nline::plan(files, lines)?).splits.len(),
+            _ => sluice_io::plan_splits(&files, split_size).len(),
+        };
         conf.set("mapreduce.job.maps", maps.to_string());
     }
 
-    let input_format = input_format(args, &conf)?;
     check_output_format(args)?;
     let output_codec = super::compress::output_codec(&conf)?;
     let sides = Sides::read(args, &conf)?;
@@ -182,12 +186,15 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     // Too large to fit is too large for any budget: the job then refuses to start.
     job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
 
-    let config = JobConfig::new(inputs, output)
+    let mut config = JobConfig::new(inputs, output)
         .with_split_size(split_size)
         .with_attempts(
             conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
             conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
         );
+    if let Some(plan) = planned {
+        config = config.with_planned_input(plan);
+    }
     Ok(StreamingJob {
         job,
         config,
@@ -198,7 +205,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
 }
 
 /// The `-inputformat` of the job.
-fn input_format(args: &StreamingArgs, conf: &JobConf) -> Result<InputFormat, StreamingError> {
+fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat, StreamingError> {
     match args.input_format.as_deref() {
         None => Ok(InputFormat::Text),
         Some(name) if TEXT_INPUT.contains(&name) => Ok(InputFormat::Text),
@@ -209,9 +216,13 @@ fn input_format(args: &StreamingArgs, conf: &JobConf) -> Result<InputFormat, Str
                 .unwrap_or(b'\t');
             Ok(InputFormat::KeyValue(separator))
         }
+        Some(name) if nline::NLINE_INPUT.contains(&name) => {
+            Ok(InputFormat::NLine(nline::lines_per_map(conf)?))
+        }
         Some(name) => Err(usage(format!(
             "-inputformat {name} is not supported: sluice reads text input with \
-             TextInputFormat or KeyValueTextInputFormat"
+             TextInputFormat, KeyValueTextInputFormat or \
+             org.apache.hadoop.mapred.lib.NLineInputFormat"
         ))),
     }
 }
@@ -367,10 +378,11 @@ fn map_program(
             shm: sides.map_shm,
         })),
     };
-    if program.is_none() && matches!(input_format, InputFormat::Text) {
+    if program.is_none() && matches!(input_format, InputFormat::Text | InputFormat::NLine(_)) {
         return Err(usage(
             "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
-             Hadoop passes byte offsets as keys and fails); give a -mapper such as 'cat'"
+             or NLineInputFormat its keys are byte offsets, which Hadoop's job fails on when it \
+             has a reducer); give a -mapper such as 'cat'"
                 .into(),
         ));
     }
@@ -399,7 +411,7 @@ fn mapper_factory(
         None => {
             let separator = match input_format {
                 InputFormat::KeyValue(s) => *s,
-                InputFormat::Text => b'\t',
+                InputFormat::Text | InputFormat::NLine(_) => b'\t',
             };
             Arc::new(move |_: &MapInput| Box::new(IdentityMapper { separator }) as Box<dyn Mapper>)
         }

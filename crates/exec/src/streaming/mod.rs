@@ -24,6 +24,7 @@ pub mod command;
 pub mod compress;
 pub mod conf;
 pub mod job;
+mod nline;
 pub mod options;
 mod process;
 pub mod protocol;

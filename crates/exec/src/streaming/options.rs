@@ -300,7 +300,9 @@ Streaming options:
   -reducer <cmd|class>      the reduce program; NONE for a map-only job; aggregate for
                             Hadoop's value aggregators (LongValueSum:key, ...)
   -file <path>              a file for the tasks' working directory (same as -files)
-  -inputformat <class>      TextInputFormat (default) or KeyValueTextInputFormat
+  -inputformat <class>      TextInputFormat (default), KeyValueTextInputFormat, or
+                            org.apache.hadoop.mapred.lib.NLineInputFormat: a map task per
+                            N lines, the mapper gets offset<TAB>line
   -outputformat <class>     TextOutputFormat (default)
   -partitioner <class>      HashPartitioner (default) or KeyFieldBasedPartitioner
   -numReduceTasks <n>       number of reduce tasks (default 1)
@@ -341,6 +343,8 @@ Keys understood (old Hadoop 1 names are accepted too):
   mapreduce.partition.keycomparator.options   -kPOS1[,POS2][n][r] for the comparator
   mapreduce.input.keyvaluelinerecordreader.key.value.separator
                                               KeyValueTextInputFormat's separator
+  mapreduce.input.lineinputformat.linespermap lines per map task of NLineInputFormat
+                                              (default 1; a whole number from 1)
   mapreduce.output.textoutputformat.separator between key and value in the part files
   mapreduce.output.fileoutputformat.compress  true: compress the part files (default false)
   mapreduce.output.fileoutputformat.compress.codec

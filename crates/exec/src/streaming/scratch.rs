@@ -174,7 +174,10 @@ mod tests {
         File::create(other.join(LOCK)).unwrap();
 
         remove_stale(temp.path(), Duration::ZERO);
-        assert!(running.work_dir().is_dir(), "a running job lost its directory");
+        assert!(
+            running.work_dir().is_dir(),
+            "a running job lost its directory"
+        );
         assert!(!dead.exists(), "a killed job's directory stayed");
         assert!(kept.is_dir(), "kept logs were removed");
         assert!(other.is_dir());
@@ -202,7 +205,10 @@ mod tests {
         assert!(!scratch.work_dir().exists());
         assert!(!scratch.path.join(LOCK).exists());
         drop(scratch);
-        assert!(kept.join("a.stderr").is_file(), "dropping removed kept logs");
+        assert!(
+            kept.join("a.stderr").is_file(),
+            "dropping removed kept logs"
+        );
 
         let mut scratch = Scratch::create(temp.path(), "job_6_0001").unwrap();
         fs::write(scratch.log_dir().join("a.stderr"), "oops\n").unwrap();

@@ -3,6 +3,7 @@
 //! Hadoop offers (`IdentityMapper`, `IdentityReducer`, the value aggregators).
 
 use std::io::Write as _;
+use std::num::NonZeroU64;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -50,6 +51,8 @@ pub(super) enum InputFormat {
     /// `KeyValueTextInputFormat`: split at the first separator byte; without one the line is
     /// the key and the value is empty.
     KeyValue(u8),
+    /// `NLineInputFormat`: records as with `TextInputFormat`, the splits of this many lines.
+    NLine(NonZeroU64),
 }
 
 impl InputFormat {
@@ -63,7 +66,7 @@ impl InputFormat {
         need_key: bool,
     ) -> (&'l [u8], &'l [u8]) {
         match self {
-            InputFormat::Text => {
+            InputFormat::Text | InputFormat::NLine(_) => {
                 scratch.clear();
                 if need_key {
                     let _ = write!(scratch, "{offset}");
@@ -80,7 +83,7 @@ impl InputFormat {
     /// The kinds of the key and value it produces.
     pub(super) fn kinds(&self) -> (Kind, Kind) {
         match self {
-            InputFormat::Text => (Kind::Offset, Kind::Text),
+            InputFormat::Text | InputFormat::NLine(_) => (Kind::Offset, Kind::Text),
             InputFormat::KeyValue(_) => (Kind::Text, Kind::Text),
         }
     }
