@@ -287,11 +287,7 @@ fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobRepo
         config = config.with_spill_parent(dir.clone());
     }
     let status = Arc::new(JobStatus::default());
-    {
-        let status = Arc::clone(&status);
-        // A second Ctrl-C while the job winds down is left to the default handling by ctrlc.
-        ctrlc::set_handler(move || status.cancel()).context("cannot install the Ctrl-C handler")?;
-    }
+    cancel_on_ctrl_c(&status)?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let result = run_job(job, &config, Arc::clone(&status));
     display.stop();
@@ -308,6 +304,21 @@ fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobRepo
         progress::print_summary(&report);
     }
     Ok(report)
+}
+
+/// Makes Ctrl-C (and SIGTERM) cancel the job: tasks stop, the output is not committed, and
+/// sluice exits 130. A second Ctrl-C, while the job winds down (a task blocked on a read that
+/// never ends, say), exits at once; a later run removes what it leaves.
+pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
+    let status = Arc::clone(status);
+    ctrlc::set_handler(move || {
+        if status.is_cancelled() {
+            eprintln!("sluice: interrupted again; exiting now");
+            std::process::exit(i32::from(streaming::INTERRUPTED));
+        }
+        status.cancel();
+    })
+    .context("cannot install the Ctrl-C handler")
 }
 
 fn write_report(path: &std::path::Path, report: &JobReport) -> Result<()> {

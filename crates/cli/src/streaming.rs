@@ -138,10 +138,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             &format!("task logs go to {}", built.log_dir().display()),
         );
     }
-    {
-        let status = Arc::clone(&status);
-        ctrlc::set_handler(move || status.cancel()).context("cannot install the Ctrl-C handler")?;
-    }
+    crate::cancel_on_ctrl_c(&status)?;
     let reduces = built.job.stages.first().is_some_and(|s| s.partitions > 0);
     let mut failed_task = None;
     let result = match console.layout {

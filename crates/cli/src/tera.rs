@@ -70,8 +70,7 @@ fn parse_rows(text: &str) -> Result<u64, String> {
 
 fn status_with_ctrl_c() -> Result<Arc<JobStatus>> {
     let status = Arc::new(JobStatus::default());
-    let handler = Arc::clone(&status);
-    ctrlc::set_handler(move || handler.cancel()).context("cannot install the Ctrl-C handler")?;
+    crate::cancel_on_ctrl_c(&status)?;
     Ok(status)
 }
 

@@ -9,7 +9,11 @@
 // with a backtrace.
 #![allow(clippy::unwrap_used)]
 
+#[path = "clients/console.rs"]
+mod console;
 #[path = "clients/harness.rs"]
 mod harness;
 #[path = "clients/uris.rs"]
 mod uris;
+#[path = "clients/wrapper.rs"]
+mod wrapper;

@@ -57,6 +57,44 @@ pub fn split_command(command: &str) -> Vec<String> {
     args
 }
 
+/// Shell operators that, outside quotes, show that a command was written for a shell.
+const SHELL_OPERATORS: &[&str] = &[
+    "|", "||", "&&", "&", ";", ">", ">>", "<", "<<", "2>", "2>>", "2>&1", "1>&2", ">&2", "|&",
+];
+
+/// The first shell operator (`|`, `&&`, `>`, ...) that stands as a word of its own outside
+/// quotes in `command`, if any. Hadoop Streaming runs commands without a shell, so such an
+/// operator would reach the program as an argument; `awk -F '|'` (quoted) is not one.
+pub fn shell_operator(command: &str) -> Option<&'static str> {
+    let mut quote: Option<char> = None;
+    let mut word = String::new();
+    let mut quoted_word = false;
+    let mut found = None;
+    let mut end_word = |word: &mut String, quoted: &mut bool| {
+        if found.is_none() && !*quoted {
+            found = SHELL_OPERATORS
+                .iter()
+                .copied()
+                .find(|op| *op == word.as_str());
+        }
+        word.clear();
+        *quoted = false;
+    };
+    for c in command.chars() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                quoted_word = true;
+            }
+            (Some(q), _) if c == q => quote = None,
+            (None, ' ' | '\t') => end_word(&mut word, &mut quoted_word),
+            _ => word.push(c),
+        }
+    }
+    end_word(&mut word, &mut quoted_word);
+    found
+}
+
 /// Finds the program of a command. The directories searched, in order: `dirs` (the task's
 /// working directory, where `-files` entries are, then the directory sluice was started in —
 /// where Hadoop's local mode runs programs), then `PATH`. A name with a `/` is taken relative to
@@ -113,6 +151,19 @@ mod tests {
 
     fn split(s: &str) -> Vec<String> {
         split_command(s)
+    }
+
+    #[test]
+    fn shell_operators_outside_quotes_are_found() {
+        assert_eq!(shell_operator("cat | wc -l"), Some("|"));
+        assert_eq!(shell_operator("sort -k2 > out.txt"), Some(">"));
+        assert_eq!(shell_operator("a && b"), Some("&&"));
+        assert_eq!(shell_operator("python3 m.py 2>&1"), Some("2>&1"));
+        assert_eq!(shell_operator("awk -F '|' '{print $1}'"), None);
+        assert_eq!(shell_operator("grep 'a | b'"), None);
+        assert_eq!(shell_operator("grep -E a|b"), None);
+        assert_eq!(shell_operator("bash -c 'cat | wc -l'"), None);
+        assert_eq!(shell_operator("cat"), None);
     }
 
     #[test]

@@ -69,13 +69,24 @@ pub enum StreamingError {
     },
 }
 
+/// What to add when a program cannot be found and its name shows why: `NAME=value cmd` is
+/// shell syntax for a variable.
+fn not_found_hint(program: &str) -> &'static str {
+    if program.contains('=') {
+        "; there is no shell to set a variable: use -cmdenv NAME=VALUE"
+    } else {
+        ""
+    }
+}
+
 /// Why an external program failed its task.
 #[derive(Debug, thiserror::Error)]
 pub enum ProgramError {
     /// The command's program is nowhere to be found.
     #[error(
         "cannot find program '{program}' of command '{command}' in the task's working directory \
-         (where -files entries go) or on PATH"
+         (where -files entries go) or on PATH{}",
+        not_found_hint(program)
     )]
     NotFound {
         /// The command as given.

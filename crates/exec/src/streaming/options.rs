@@ -205,6 +205,21 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
         }
         i += 1;
     }
+    for (option, command) in [
+        ("-mapper", &parsed.mapper),
+        ("-combiner", &parsed.combiner),
+        ("-reducer", &parsed.reducer),
+    ] {
+        let Some(command) = command else { continue };
+        if let Some(operator) = super::command::shell_operator(command) {
+            return Err(usage(format!(
+                "{option} {command}: there is no shell: a command runs as Hadoop runs it, split \
+                 at spaces, so '{operator}' would reach the program as an argument; to run a \
+                 pipeline, give it to a shell: {option} \"bash -c '...'\" (or ship a script \
+                 with -files)"
+            )));
+        }
+    }
     // Hadoop joins the -cmdenv settings with spaces and splits them again at spaces: a value
     // ends at its first space, what follows is a setting of its own, and a word without `=`
     // is dropped. Programs see exactly what they see under Hadoop.
@@ -445,6 +460,9 @@ mod tests {
         assert!(message(&["-D", "novalue"]).contains("expected NAME=VALUE"));
         assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
         assert!(message(&["-fs", "hdfs://nn:8020"]).contains("local files"));
+        let pipeline = message(&["-mapper", "cut -f1 | sort"]);
+        assert!(pipeline.contains("there is no shell"), "{pipeline}");
+        assert!(pipeline.contains("bash -c"), "{pipeline}");
     }
 
     #[test]
