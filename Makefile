@@ -7,7 +7,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test fmt lint build hadoop clients
+.PHONY: demo test prereqs fmt lint build hadoop clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -18,6 +18,10 @@ demo: build
 	$(SLUICE) run wordcount --input $(DEMO)/corpus --output $(DEMO)/counts --reducers 2 --memory 256MiB
 	@echo "Most frequent words:"
 	@sort -t "$$(printf '\t')" -k2,2nr $(DEMO)/counts/part-r-* | head -n 10
+
+# What `make test` needs, checked before anything is built: it says what to install.
+prereqs:
+	@tests/prereqs.sh
 
 fmt:
 	$(CARGO) fmt --all -- --check
@@ -35,5 +39,5 @@ clients:
 	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
 
-test: fmt lint hadoop clients
+test: prereqs fmt lint hadoop clients
 	$(CARGO) test --workspace --release

@@ -21,11 +21,17 @@ command -v java >/dev/null 2>&1 || { echo "fetch.sh: Java 17 (java) is required"
 echo "fetch.sh: downloading Hadoop 3.4.2 jars into $lib" >&2
 rm -rf "$lib"
 mkdir -p "$lib"
-# Maven writes its own target/ next to the pom; keep it out of the source tree.
-mvn -q -B -Dstyle.color=never -f "$here/pom.xml" \
+# Maven writes its own target/ next to the pom; keep it out of the source tree. Its output
+# goes to a log shown only on failure (even in batch mode it prints terminal escape codes).
+log="$root/target/hadoop/fetch.log"
+if ! mvn -q -B -Dstyle.color=never -f "$here/pom.xml" \
     -Dproject.build.directory="$root/target/hadoop/mvn" \
     dependency:copy-dependencies \
     -DoutputDirectory="$lib" \
-    -DincludeScope=runtime
+    -DincludeScope=runtime >"$log" 2>&1; then
+    sed 's/\x1b\[[0-9;]*m//g' "$log" >&2
+    echo "fetch.sh: Maven could not fetch the jars (log above, and in $log)" >&2
+    exit 1
+fi
 touch "$stamp"
 echo "fetch.sh: $(ls "$lib" | wc -l) jars in $lib" >&2

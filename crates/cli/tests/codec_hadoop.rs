@@ -177,7 +177,7 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
     }
     fs::write(dir.join("manifest"), manifest).unwrap();
     let driver = root().join("tests/hadoop");
-    let status = Command::new("java")
+    let out = Command::new("java")
         .arg("-Djava.security.manager=allow")
         .arg("-cp")
         .arg(format!(
@@ -188,9 +188,16 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
         .arg(driver.join("StreamingBatch.java"))
         .arg(dir.join("manifest"))
         .current_dir(&cwd)
-        .status()
+        .output()
         .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
-    assert!(status.success(), "the Hadoop driver failed: {status}");
+    // Its own output is only the JVM's warnings about the driver's exit guard.
+    assert!(
+        out.status.success(),
+        "the Hadoop driver failed: {}\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     for (class, ext) in CODECS {
         for name in ["read", "write"] {

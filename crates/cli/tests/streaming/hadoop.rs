@@ -147,20 +147,31 @@ pub(crate) fn run_batch(layout: &Layout, cases: &[&Case]) -> Result<(), String> 
 
     let dir = layout.driver_dir();
     let classpath = format!("{}:{}/*", dir.display(), layout.lib().display());
-    eprintln!("running {} case(s) through Hadoop in one JVM", cases.len());
+    eprintln!(
+        "running {} case(s) through Hadoop in one JVM (about a second each; the results are \
+         cached under target/hadoop/results for later runs)",
+        cases.len()
+    );
     let start = Instant::now();
-    let status = Command::new("java")
+    // The driver's own output is the JVM's warnings about the exit guard it installs (the
+    // jobs' logs go to each case's entry): shown only if the driver fails.
+    let out = Command::new("java")
         .arg("-Djava.security.manager=allow")
         .arg("-cp")
         .arg(classpath)
         .arg(dir.join("StreamingBatch.java"))
         .arg(&manifest_path)
         .current_dir(&cwd)
-        .status()
+        .output()
         .map_err(|e| format!("cannot start java (Java 17 is required): {e}"))?;
     eprintln!("Hadoop batch took {:.1}s", start.elapsed().as_secs_f64());
-    if !status.success() {
-        return Err(format!("the Hadoop driver failed: {status}"));
+    if !out.status.success() {
+        return Err(format!(
+            "the Hadoop driver failed: {}\n{}{}",
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ));
     }
     for case in cases {
         if cached(layout, case).is_none() {
