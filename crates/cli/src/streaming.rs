@@ -105,6 +105,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let built = match streaming::build(&parsed, Arc::clone(&status)) {
         Ok(built) => built,
         Err(e @ StreamingError::Usage(_)) => return Ok(usage_error(console, &e)),
+        Err(e @ StreamingError::Launch(_)) => return Ok(launch_error(console, &e.to_string(), 5)),
         Err(e) => {
             let error = anyhow::Error::new(e).context("cannot set up the streaming job");
             return Ok(launch_error(console, &format!("{error:#}"), 1));

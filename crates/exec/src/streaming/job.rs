@@ -116,6 +116,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
         return Err(usage("Required argument: -input".into()));
     }
     let output = args.output_path()?;
+    super::keys::check(args, &args.conf)?;
     let mut conf = args.conf.clone();
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.

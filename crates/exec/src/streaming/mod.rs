@@ -17,6 +17,7 @@
 //! * `process`: one program run — feeder and reader threads, stderr, timeout, cleanup.
 //! * `task`: the mappers and reducers that run programs, and native identity stand-ins.
 //! * `aggregate`: `-reducer aggregate` (Hadoop's value aggregators).
+//! * [`keys`]: the configuration keys honoured, refused and ignored.
 //! * [`job`]: turns the parsed command line into a job.
 
 mod aggregate;
@@ -24,6 +25,7 @@ pub mod command;
 pub mod compress;
 pub mod conf;
 pub mod job;
+pub mod keys;
 mod nline;
 pub mod options;
 mod process;
@@ -58,6 +60,10 @@ pub enum StreamingError {
     /// The command line or configuration is wrong; the message says how.
     #[error("{0}")]
     Usage(String),
+    /// The job cannot be submitted, where Hadoop fails with "Error Launching job" and exit
+    /// status 5 (for example a directory among the input files); the message says why.
+    #[error("{0}")]
+    Launch(String),
     /// Setting up the job's working directory failed.
     #[error("{context}")]
     Setup {

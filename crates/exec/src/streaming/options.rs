@@ -224,6 +224,14 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
     // ends at its first space, what follows is a setting of its own, and a word without `=`
     // is dropped. Programs see exactly what they see under Hadoop.
     let joined = cmdenv.join(" ");
+    // Hadoop's job keeps the settings under this key, after the empty HADOOP_ROOT_LOGGER it
+    // always sets, replacing any -D value; the programs see it as `stream_addenvironment`.
+    let mut environment = String::from("HADOOP_ROOT_LOGGER=");
+    for setting in &cmdenv {
+        environment.push(' ');
+        environment.push_str(setting);
+    }
+    parsed.conf.set("stream.addenvironment", environment);
     parsed.cmdenv = joined
         .split(' ')
         .filter_map(|word| word.split_once('='))
@@ -335,6 +343,9 @@ Streaming options:
 
 /// Detailed usage, printed by `-info`.
 pub const INFO: &str = "\
+Every key sluice honours, refuses or ignores, and why: docs/CONFIGURATION.md. Keys that
+would change the output in a way sluice does not reproduce are refused, naming the reason.
+
 Keys understood (old Hadoop 1 names are accepted too):
   mapreduce.job.reduces                       reduce tasks (as -numReduceTasks)
   stream.map.input.field.separator            between key and value written to the mapper
@@ -375,6 +386,10 @@ Keys understood (old Hadoop 1 names are accepted too):
   mapreduce.input.fileinputformat.split.minsize
                                               smallest input split (splits are 32 MiB,
                                               fs.local.block.size, as in Hadoop's local mode)
+  mapreduce.input.fileinputformat.input.dir.recursive
+                                              true: read the files of directories inside
+                                              input directories (default false: such a
+                                              directory fails the job, as in Hadoop)
   sluice.memory                               memory budget of the job (default 1GiB)
   sluice.threads                              tasks run at once (default: the cores)
 
