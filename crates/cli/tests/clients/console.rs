@@ -438,3 +438,41 @@ fn a_shell_pipeline_is_refused_with_the_way_to_run_it() {
     ]);
     run.assert_success();
 }
+
+/// On a terminal, `sluice run` draws one bar per phase once its numbers are known: never a bar
+/// of `0/0`, never the planning phase drawn as a bar.
+#[test]
+fn the_progress_bar_starts_with_real_numbers() {
+    let s = Scratch::new();
+    s.run(&[
+        "gen", "text", "--quiet", "--size", "64MiB", "--output", "corpus",
+    ])
+    .assert_success();
+    // Python's pty module runs sluice on a pseudo-terminal and copies what it draws.
+    let script = "import pty, sys; pty.spawn(sys.argv[1:])";
+    let run = finish({
+        let mut command = std::process::Command::new("python3");
+        command
+            .args(["-c", script, super::harness::SLUICE, "run", "wordcount"])
+            .args(["--threads", "1", "--input", "corpus", "--output", "counts"])
+            .current_dir(s.dir.path())
+            .env("TMPDIR", s.dir.path())
+            .env_remove("SLUICE_PROGRESS");
+        command
+    });
+    assert_eq!(run.code, Some(0), "{run:#?}");
+    assert!(
+        run.stdout.contains("    map ["),
+        "no map bar drawn: {run:#?}"
+    );
+    assert!(!run.stdout.contains(" 0/0"), "a bar of 0/0: {}", run.stdout);
+    assert!(
+        !run.stdout.contains("0 B/0 B"),
+        "a bar of 0 B/0 B: {}",
+        run.stdout
+    );
+    assert!(
+        !run.stdout.contains("planning ["),
+        "planning drawn as a bar"
+    );
+}
