@@ -227,7 +227,8 @@ impl From<ProgramError> for ExecError {
 /// "; last lines of its stderr: ..." for a failure message.
 fn tail_text(tail: &[String], log: &std::path::Path) -> String {
     if tail.is_empty() {
-        return format!("; it wrote nothing to stderr (log: {})", log.display());
+        // Its log was never created: there is nothing to point to.
+        return "; it wrote nothing to stderr".to_string();
     }
     let mut text = String::from("; last lines of its stderr:");
     for line in tail {

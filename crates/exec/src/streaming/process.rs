@@ -404,10 +404,16 @@ pub(super) fn run_program(
     feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError> + Send,
     drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
 ) -> Result<ProgramOutcome, ExecError> {
-    let log = File::create(&spec.log).map_err(|e| ProgramError::Log {
-        path: spec.log.clone(),
-        source: e,
-    })?;
+    // The log is created when the program first writes to it: most programs write nothing to
+    // stderr, and creating (then deleting) a file per task was a third of the time of a job of
+    // many small tasks. A program whose stdout goes to the log needs it from the start.
+    let mut log = TaskLog::new(spec.log.clone());
+    if spec.shm.output {
+        log.open().map_err(|e| ProgramError::Log {
+            path: spec.log.clone(),
+            source: e,
+        })?;
+    }
     let ring = |on: bool| on.then_some(spec.shm.capacity);
     let shm = spec
         .shm
@@ -433,10 +439,13 @@ pub(super) fn run_program(
         }
         if spec.shm.output {
             // Not lost, and not mistaken for records: whatever it prints goes to its log.
-            let log_copy = log.try_clone().map_err(|e| ProgramError::Log {
-                path: spec.log.clone(),
-                source: e,
-            })?;
+            let log_copy =
+                log.open()
+                    .and_then(|f| f.try_clone())
+                    .map_err(|e| ProgramError::Log {
+                        path: spec.log.clone(),
+                        source: e,
+                    })?;
             command.stdout(Stdio::from(log_copy));
         }
     }
@@ -762,7 +771,7 @@ struct StderrReport {
 /// tail kept for error messages.
 fn read_stderr(
     stderr: std::process::ChildStderr,
-    log: File,
+    mut log: TaskLog,
     activity: &Arc<Activity>,
     status: &JobStatus,
     prefix: &str,
@@ -774,7 +783,6 @@ fn read_stderr(
         inner: stderr,
         activity: Arc::clone(activity),
     });
-    let mut log = BufWriter::new(log);
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -797,11 +805,11 @@ fn read_stderr(
                     *slot = slot.wrapping_add(amount);
                 }
                 None => {
-                    let _ = writeln!(
-                        log,
-                        "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}",
+                    let note = format!(
+                        "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
                         String::from_utf8_lossy(text)
                     );
+                    log.write(note.as_bytes(), &mut report);
                 }
             }
             continue;
@@ -810,19 +818,78 @@ fn read_stderr(
             status.set_task_status(String::from_utf8_lossy(rest).trim());
             continue;
         }
-        let _ = log.write_all(&line);
+        log.write(&line, &mut report);
         let mut shown =
             String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
         if text.len() > STDERR_LINE_MAX {
             shown.push_str(" [...]");
         }
-        if report.tail.len() == STDERR_TAIL_LINES {
-            report.tail.pop_front();
-        }
-        report.tail.push_back(shown);
+        push_tail(&mut report, shown);
     }
-    let _ = log.flush();
+    log.flush();
     report
+}
+
+/// A program's stderr log, created on the first write.
+struct TaskLog {
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+    /// Set once creating the file failed: the lines then only reach the tail.
+    failed: bool,
+}
+
+impl TaskLog {
+    fn new(path: PathBuf) -> TaskLog {
+        TaskLog {
+            path,
+            file: None,
+            failed: false,
+        }
+    }
+
+    /// The file, created now if it was not yet.
+    fn open(&mut self) -> io::Result<&File> {
+        if self.file.is_none() {
+            self.file = Some(BufWriter::new(File::create(&self.path)?));
+        }
+        match &self.file {
+            Some(file) => Ok(file.get_ref()),
+            None => Err(io::Error::other("the log was not created")),
+        }
+    }
+
+    /// Appends `bytes`; a log that cannot be created is reported once, in the tail of
+    /// `report` (which failure messages quote).
+    fn write(&mut self, bytes: &[u8], report: &mut StderrReport) {
+        if self.failed {
+            return;
+        }
+        if let Err(e) = self.open() {
+            self.failed = true;
+            push_tail(
+                report,
+                format!("sluice: cannot create the log {}: {e}", self.path.display()),
+            );
+            return;
+        }
+        if let Some(file) = &mut self.file {
+            let _ = file.write_all(bytes);
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(file) = &mut self.file {
+            let _ = file.flush();
+        }
+    }
+}
+
+/// Keeps `line` among the last [`STDERR_TAIL_LINES`] lines of the report.
+fn push_tail(report: &mut StderrReport, line: String) {
+    if report.tail.len() == STDERR_TAIL_LINES {
+        report.tail.pop_front();
+    }
+    report.tail.push_back(line);
 }
 
 /// Parses `GROUP,NAME,AMOUNT` of a counter line as Hadoop does: the trimmed text must split
