@@ -745,14 +745,15 @@ fn make_context(
         "mapreduce.input.fileinputformat.inputdir",
         args.inputs.join(","),
     );
-    if let Some(mapper) = &args.mapper {
-        exported.set("stream.map.streamprocessor", mapper.clone());
-    }
-    if let Some(reducer) = &args.reducer {
-        exported.set("stream.reduce.streamprocessor", reducer.clone());
-    }
-    if let Some(combiner) = &args.combiner {
-        exported.set("stream.combine.streamprocessor", combiner.clone());
+    // Hadoop's StreamJob stores each command URL-encoded.
+    for (key, command) in [
+        ("stream.map.streamprocessor", &args.mapper),
+        ("stream.reduce.streamprocessor", &args.reducer),
+        ("stream.combine.streamprocessor", &args.combiner),
+    ] {
+        if let Some(command) = command {
+            exported.set(key, url_encode(command));
+        }
     }
     let env = exported
         .entries_with_aliases()
@@ -777,9 +778,32 @@ fn make_context(
     Ok((context, scratch))
 }
 
+/// `text` encoded as Java's `URLEncoder.encode(text, "UTF-8")` does: ASCII letters, digits and
+/// `.-*_` unchanged, a space as `+`, every other byte of the UTF-8 as `%XX` (upper-case hex).
+fn url_encode(text: &str) -> String {
+    let mut encoded = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'.' | b'-' | b'*' | b'_' => {
+                encoded.push(char::from(byte));
+            }
+            b' ' => encoded.push('+'),
+            _ => encoded.push_str(&format!("%{byte:02X}")),
+        }
+    }
+    encoded
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_are_url_encoded_as_java_does() {
+        assert_eq!(url_encode("python3 map.py"), "python3+map.py");
+        assert_eq!(url_encode("a/b & c=d~"), "a%2Fb+%26+c%3Dd%7E");
+        assert_eq!(url_encode("ü*-_."), "%C3%BC*-_.");
+    }
 
     #[test]
     fn shipped_programs_run_by_their_bare_name() {
