@@ -392,6 +392,12 @@ Keys understood (old Hadoop 1 names are accepted too):
                                               directory fails the job, as in Hadoop)
   sluice.memory                               memory budget of the job (default 1GiB)
   sluice.threads                              tasks run at once (default: the cores)
+  sluice.console                              hadoop (default): Hadoop's console records on
+                                              stderr; sluice: sluice's own layout
+  sluice.progress                             false: no progress output (also
+                                              SLUICE_PROGRESS=0)
+  sluice.keep.logs                            true: keep the programs' stderr logs of a
+                                              successful job (a failed job's are kept)
 
 The programs get the job configuration as environment variables (dots and other
 punctuation become '_': mapreduce_task_id, mapreduce_map_input_file, ...), then the -cmdenv
