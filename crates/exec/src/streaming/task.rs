@@ -143,6 +143,31 @@ pub(super) fn task_ids(
 }
 
 impl Program {
+    /// `error` with the program as its context: the role and, unless the error names it
+    /// already (the program's own failures do), the command.
+    fn in_program(&self, error: ExecError) -> ExecError {
+        let role = self.role.name();
+        let names_command = match &error {
+            ExecError::Program(e) => matches!(
+                **e,
+                ProgramError::NotFound { .. }
+                    | ProgramError::Spawn { .. }
+                    | ProgramError::Failed { .. }
+                    | ProgramError::ExitedEarly { .. }
+                    | ProgramError::TimedOut { .. }
+                    | ProgramError::NotShm { .. }
+                    | ProgramError::OutputNotClosed { .. }
+                    | ProgramError::Shm { .. }
+            ),
+            _ => false,
+        };
+        if names_command {
+            error.in_task(role)
+        } else {
+            error.in_task(format!("{role} '{}'", self.command))
+        }
+    }
+
     /// Everything needed to start the program for one task attempt; `extra` are the task's own
     /// configuration keys (`mapreduce.task.id`, `mapreduce.map.input.file`, ...).
     fn spec(
@@ -305,7 +330,7 @@ impl Mapper for StreamMapper {
             },
             |stdout| self.program.drain(stdout, out),
         )
-        .map_err(|e| e.in_task(format!("mapper '{}'", self.program.command)))?;
+        .map_err(|e| self.program.in_program(e))?;
         self.job.status.add_user_counters(&ctx, &outcome.counters);
         Ok(())
     }
@@ -359,13 +384,7 @@ impl Reducer for StreamReducer {
             },
             |stdout| self.program.drain(stdout, out),
         )
-        .map_err(|e| {
-            e.in_task(format!(
-                "{} '{}'",
-                self.program.role.name(),
-                self.program.command
-            ))
-        })?;
+        .map_err(|e| self.program.in_program(e))?;
         self.job
             .status
             .add_user_counters(&self.ctx, &outcome.counters);
