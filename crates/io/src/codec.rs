@@ -287,22 +287,52 @@ impl<R: Read> Read for BlockReader<R> {
     }
 }
 
-/// Reads every zlib stream of a `.deflate` file: Hadoop's `DefaultCodec` reader goes on with a
-/// new stream when one ends and bytes follow (as concatenated part files give), while a single
-/// [`flate2::bufread::ZlibDecoder`] stops at the end of its stream.
-pub(crate) struct ZlibStreams<R: BufRead> {
-    decoder: Option<flate2::bufread::ZlibDecoder<R>>,
+/// A decoder of one compressed stream (a zlib stream, an LZ4 frame) over a buffered reader,
+/// which stops at the end of its stream and hands the reader back with what follows.
+pub(crate) trait StreamDecoder<R: BufRead>: Read {
+    /// A decoder of the stream that starts at `inner`'s position.
+    fn start(inner: R) -> Self;
+    /// The reader, positioned just after the stream.
+    fn into_inner(self) -> R;
 }
 
-impl<R: BufRead> ZlibStreams<R> {
-    pub(crate) fn new(inner: R) -> ZlibStreams<R> {
-        ZlibStreams {
-            decoder: Some(flate2::bufread::ZlibDecoder::new(inner)),
+impl<R: BufRead> StreamDecoder<R> for flate2::bufread::ZlibDecoder<R> {
+    fn start(inner: R) -> Self {
+        flate2::bufread::ZlibDecoder::new(inner)
+    }
+    fn into_inner(self) -> R {
+        flate2::bufread::ZlibDecoder::into_inner(self)
+    }
+}
+
+impl<R: BufRead> StreamDecoder<R> for lz4_flex::frame::FrameDecoder<R> {
+    fn start(inner: R) -> Self {
+        lz4_flex::frame::FrameDecoder::new(inner)
+    }
+    fn into_inner(self) -> R {
+        lz4_flex::frame::FrameDecoder::into_inner(self)
+    }
+}
+
+/// Reads every stream of a file of concatenated streams: Hadoop's `DefaultCodec` reader goes
+/// on with a new zlib stream when one ends and bytes follow (as concatenated part files give),
+/// and the `lz4` tool decodes every frame of `cat a.lz4 b.lz4`, while a single decoder stops at
+/// the end of its stream.
+pub(crate) struct Concatenated<R: BufRead, D: StreamDecoder<R>> {
+    decoder: Option<D>,
+    reader: std::marker::PhantomData<R>,
+}
+
+impl<R: BufRead, D: StreamDecoder<R>> Concatenated<R, D> {
+    pub(crate) fn new(inner: R) -> Concatenated<R, D> {
+        Concatenated {
+            decoder: Some(D::start(inner)),
+            reader: std::marker::PhantomData,
         }
     }
 }
 
-impl<R: BufRead> Read for ZlibStreams<R> {
+impl<R: BufRead, D: StreamDecoder<R>> Read for Concatenated<R, D> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
             let Some(decoder) = self.decoder.as_mut() else {
@@ -312,7 +342,7 @@ impl<R: BufRead> Read for ZlibStreams<R> {
             if n > 0 || buf.is_empty() {
                 return Ok(n);
             }
-            // The bufread decoder consumed exactly its stream: what is left starts the next.
+            // The decoder consumed exactly its stream: what is left starts the next.
             let mut inner = match self.decoder.take() {
                 Some(d) => d.into_inner(),
                 None => return Ok(0),
@@ -320,10 +350,16 @@ impl<R: BufRead> Read for ZlibStreams<R> {
             if inner.fill_buf()?.is_empty() {
                 return Ok(0);
             }
-            self.decoder = Some(flate2::bufread::ZlibDecoder::new(inner));
+            self.decoder = Some(D::start(inner));
         }
     }
 }
+
+/// Every zlib stream of a `.deflate` file.
+pub(crate) type ZlibStreams<R> = Concatenated<R, flate2::bufread::ZlibDecoder<R>>;
+
+/// Every LZ4 frame of a `.lz4` file in the frame format.
+pub(crate) type Lz4Frames<R> = Concatenated<R, lz4_flex::frame::FrameDecoder<R>>;
 
 /// The codec a part file is written with: what Hadoop's `CompressionCodec` of the same name
 /// writes, readable by Hadoop and by sluice's own input side.

@@ -12,13 +12,13 @@
 //! next read, and the buffer grows only for a line longer than itself.
 
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use memchr::memchr2;
 
-use crate::codec::{BlockCodec, BlockReader, ZlibStreams};
+use crate::codec::{BlockCodec, BlockReader, Lz4Frames, ZlibStreams};
 use crate::{Compression, InputFile, IoError, Split};
 
 /// Initial buffer size: large enough that refills are rare and cheap relative to the data.
@@ -369,44 +369,6 @@ fn lz4_decoder(mut file: File) -> io::Result<Box<dyn Read + Send>> {
     } else {
         Box::new(BlockReader::new(stream, BlockCodec::Lz4))
     })
-}
-
-/// Reads every LZ4 frame of a stream: the frame format allows frames to be concatenated (as
-/// `cat a.lz4 b.lz4` makes), and the `lz4` tool decodes them all, but a single
-/// [`lz4_flex::frame::FrameDecoder`] stops at the end of its frame.
-struct Lz4Frames<R: BufRead> {
-    decoder: Option<lz4_flex::frame::FrameDecoder<R>>,
-}
-
-impl<R: BufRead> Lz4Frames<R> {
-    fn new(inner: R) -> Self {
-        Lz4Frames {
-            decoder: Some(lz4_flex::frame::FrameDecoder::new(inner)),
-        }
-    }
-}
-
-impl<R: BufRead> Read for Lz4Frames<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        loop {
-            let Some(decoder) = self.decoder.as_mut() else {
-                return Ok(0);
-            };
-            let n = decoder.read(buf)?;
-            if n > 0 || buf.is_empty() {
-                return Ok(n);
-            }
-            // End of a frame: start another one if any bytes follow.
-            let mut inner = match self.decoder.take() {
-                Some(d) => d.into_inner(),
-                None => return Ok(0),
-            };
-            if inner.fill_buf()?.is_empty() {
-                return Ok(0);
-            }
-            self.decoder = Some(lz4_flex::frame::FrameDecoder::new(inner));
-        }
-    }
 }
 
 #[cfg(test)]
