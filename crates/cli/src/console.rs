@@ -166,12 +166,6 @@ impl MonitorState {
                 first.get_or_insert(failure.attempt);
             }
         }
-        for notice in self.status.take_notices() {
-            // Retries are told by the failures above; other notices as warnings.
-            if !notice.contains("trying again") {
-                log("WARN", SLUICE, &notice);
-            }
-        }
     }
 
     fn print_progress(&self, (map, reduce): (u64, u64)) {

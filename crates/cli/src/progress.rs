@@ -12,14 +12,14 @@ use sluice_exec::{JobReport, JobStatus, Phase};
 use crate::size::human_bytes;
 
 /// A progress bar refreshed from the job's status by a background thread, which also prints the
-/// job's notices (a retried task attempt) as they come.
+/// task attempts that failed and are tried again, as they come.
 pub(crate) struct Display {
     stop: Option<(Arc<std::sync::atomic::AtomicBool>, JoinHandle<()>)>,
 }
 
 impl Display {
     /// Starts the display unless `quiet`: a bar if stderr is a terminal and progress is
-    /// wanted (`SLUICE_PROGRESS` is not `0`), notices in any case.
+    /// wanted (`SLUICE_PROGRESS` is not `0`), retried attempts in any case.
     pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
         if quiet {
             return Display { stop: None };
@@ -45,12 +45,31 @@ impl Display {
     }
 }
 
-/// Prints notices until `done` (no terminal: no bar).
+/// What the user is told of failed attempts while the job runs: the retried ones (an attempt
+/// that fails for good fails the job, which says so at the end).
+fn retries(status: &JobStatus) -> Vec<String> {
+    status
+        .take_failures()
+        .into_iter()
+        .filter(|f| f.retried)
+        .map(|f| {
+            format!(
+                "sluice: {}: attempt {} of {} failed, trying again: {}",
+                f.task,
+                f.attempt.attempt + 1,
+                f.attempts,
+                f.error
+            )
+        })
+        .collect()
+}
+
+/// Prints retried attempts until `done` (no terminal: no bar).
 fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     loop {
         let finished = done.load(Ordering::Relaxed);
-        for notice in status.take_notices() {
-            eprintln!("sluice: {notice}");
+        for notice in retries(status) {
+            eprintln!("{notice}");
         }
         if finished {
             return;
@@ -74,10 +93,10 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     let mut shown: Option<(Phase, ProgressBar)> = None;
     loop {
         let finished = done.load(Ordering::Relaxed);
-        for notice in status.take_notices() {
+        for notice in retries(status) {
             match &shown {
-                Some((_, bar)) => bar.println(format!("sluice: {notice}")),
-                None => eprintln!("sluice: {notice}"),
+                Some((_, bar)) => bar.println(notice),
+                None => eprintln!("{notice}"),
             }
         }
         if finished {

@@ -119,8 +119,6 @@ pub struct JobStatus {
     /// User counters of task attempts still running, added to `user_counters` when the
     /// attempt succeeds and dropped when it fails.
     pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, UserCounters>>,
-    /// Notices for the user (a retried task attempt), taken by the front end.
-    messages: Mutex<Vec<String>>,
     /// Task attempts that failed, taken by the front end (which may report them as Hadoop's
     /// job client does).
     failures: Mutex<Vec<AttemptFailure>>,
@@ -133,6 +131,8 @@ pub struct JobStatus {
 pub struct AttemptFailure {
     /// Which task and attempt.
     pub attempt: crate::TaskContext,
+    /// The task as messages name it (`map task 3 (corpus/a.txt, bytes 0..33554432)`).
+    pub task: String,
     /// Why, with the whole chain of causes.
     pub error: String,
     /// How many attempts the task may have in all.
@@ -216,16 +216,6 @@ impl JobStatus {
     /// The job's own counters so far.
     pub fn user_counters(&self) -> UserCounters {
         lock(&self.user_counters).clone()
-    }
-
-    /// Queues a notice for the user.
-    pub fn notice(&self, message: String) {
-        lock(&self.messages).push(message);
-    }
-
-    /// Takes the notices queued since the last call.
-    pub fn take_notices(&self) -> Vec<String> {
-        std::mem::take(&mut *lock(&self.messages))
     }
 
     /// Records a failed task attempt.

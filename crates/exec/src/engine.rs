@@ -510,8 +510,8 @@ pub(crate) fn run_tasks(
 /// Runs one task up to `attempts` times until it succeeds. A failed attempt's output is
 /// discarded by the attempt itself (its collector deletes its spill files when dropped, a part
 /// file is recreated) and so are its counters (tasks count them when they finish; user counters
-/// wait in the job status until their attempt succeeds); the job hears of each retry through a
-/// notice.
+/// wait in the job status until their attempt succeeds); the job status records each failed
+/// attempt for the front end.
 fn with_attempts(
     attempts: usize,
     status: &JobStatus,
@@ -528,10 +528,12 @@ fn with_attempts(
         } else {
             status.discard_attempt(&ctx);
         }
+        // The front end hears of every failed attempt (a cancelled one is no failure).
         if let Err(e) = &result {
             if !matches!(e, ExecError::Cancelled) {
                 status.attempt_failed(AttemptFailure {
                     attempt: ctx,
+                    task: name(),
                     error: e.chain(),
                     attempts,
                     retried: attempt + 1 < attempts && e.is_retryable() && !status.is_cancelled(),
@@ -541,12 +543,6 @@ fn with_attempts(
         match result {
             Ok(()) => return Ok(()),
             Err(e) if attempt + 1 < attempts && e.is_retryable() && !status.is_cancelled() => {
-                status.notice(format!(
-                    "{}: attempt {} of {attempts} failed, trying again: {}",
-                    name(),
-                    attempt + 1,
-                    e.chain()
-                ));
                 attempt += 1;
             }
             Err(e) if attempts > 1 && e.is_retryable() => {

@@ -476,3 +476,42 @@ fn the_progress_bar_starts_with_real_numbers() {
         "planning drawn as a bar"
     );
 }
+
+/// A failed attempt that is tried again is told in both layouts: as Hadoop's `Task Id` record,
+/// and as a `sluice:` line.
+#[test]
+fn a_retried_attempt_is_told_in_both_layouts() {
+    for (layout, says) in [
+        ("hadoop", "_m_000000_0, Status : FAILED\nError: mapper: "),
+        (
+            "sluice",
+            "sluice: map task 0 (in.txt, bytes 0..2): attempt 1 of 4 failed, trying again",
+        ),
+    ] {
+        let s = Scratch::new();
+        s.write("in.txt", "x\n");
+        let flag = s.path("failed-once");
+        let flaky = s.script(
+            "flaky.sh",
+            &format!(
+                "#!/bin/sh\nif [ ! -f {0} ]; then touch {0}; echo once-marker >&2; exit 1; fi\ncat\n",
+                flag.display()
+            ),
+        );
+        let console = format!("sluice.console={layout}");
+        let run = s.run(&[
+            "streaming",
+            "-D",
+            &console,
+            "-input",
+            "in.txt",
+            "-output",
+            "out",
+            "-mapper",
+            &flaky,
+        ]);
+        run.assert_success();
+        run.assert_says(says);
+        run.assert_says("once-marker");
+    }
+}
