@@ -14,7 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use sluice_exec::{AttemptFailure, CounterValues, JobStatus, Phase, TaskContext, UserCounters};
+use sluice_api::{AttemptFailure, CounterValues, JobStatus, Phase, TaskContext, UserCounters};
 
 /// The logger of the job client's records.
 pub(crate) const JOB: &str = "mapreduce.Job";
@@ -118,7 +118,7 @@ fn percentages(status: &JobStatus, reduces: bool) -> (u64, u64) {
 
 /// Prints a failed attempt as Hadoop's job client prints a failed task's completion event.
 fn print_failure(job_id: &str, failure: &AttemptFailure) {
-    let attempt = sluice_exec::streaming::attempt_id(job_id, &failure.attempt);
+    let attempt = sluice_streaming::attempt_id(job_id, &failure.attempt);
     let number = failure.attempt.attempt + 1;
     let next = if failure.retried {
         format!(

@@ -17,8 +17,10 @@ use std::sync::Arc;
 
 use anyhow::{Context, Result};
 use clap::{Args, Parser, Subcommand};
-use sluice_exec::{jobs, run_job, Job, JobConfig, JobReport, JobStatus};
+use sluice_api::{Job, JobConfig, JobReport, JobStatus};
+use sluice_exec::run_job;
 use sluice_format::Codec;
+use sluice_jobs as jobs;
 
 use crate::size::{human_bytes, parse_size};
 
@@ -185,7 +187,7 @@ fn main() -> ExitCode {
     // are Hadoop's, parsed by sluice itself rather than by clap.
     let raw: Vec<String> = std::env::args().skip(1).collect();
     if raw.len() == 2 && raw[0] == "help" && raw[1] == "streaming" {
-        print!("{}", sluice_exec::streaming::USAGE);
+        print!("{}", sluice_streaming::USAGE);
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
@@ -202,8 +204,8 @@ fn main() -> ExitCode {
             let interrupted = error.chain().any(|cause| {
                 cause.is::<Interrupted>()
                     || matches!(
-                        cause.downcast_ref::<sluice_exec::ExecError>(),
-                        Some(sluice_exec::ExecError::Cancelled)
+                        cause.downcast_ref::<sluice_api::ExecError>(),
+                        Some(sluice_api::ExecError::Cancelled)
                     )
             });
             if interrupted {
@@ -293,7 +295,7 @@ fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobRepo
     display.stop();
     let report = result
         .map_err(|e| match e {
-            sluice_exec::ExecError::Cancelled => anyhow::Error::new(Interrupted(job.name.clone())),
+            sluice_api::ExecError::Cancelled => anyhow::Error::new(Interrupted(job.name.clone())),
             other => anyhow::Error::new(other),
         })
         .with_context(|| format!("job {} failed; no output was written", job.name))?;

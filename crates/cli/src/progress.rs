@@ -7,7 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use sluice_exec::{JobReport, JobStatus, Phase};
+use sluice_api::{JobReport, JobStatus, Phase};
 
 use crate::size::human_bytes;
 

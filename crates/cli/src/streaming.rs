@@ -10,9 +10,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use sluice_exec::streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
-use sluice_exec::{run_job, ExecError, JobConfig, JobReport, JobStatus};
+use sluice_api::{ExecError, JobConfig, JobReport, JobStatus};
+use sluice_exec::run_job;
 use sluice_io::IoError;
+use sluice_streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
 
 use crate::console::{self, JOB, SLUICE, STREAM_JOB};
 use crate::progress;
@@ -82,17 +83,17 @@ pub(crate) fn progress_wanted() -> bool {
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1
 /// usage error or failed job, 5 missing input or existing output; 130 when interrupted.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let parsed = match streaming::parse_args(args) {
+    let parsed = match sluice_streaming::parse_args(args) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
     };
     match parsed.action {
         Action::Help => {
-            print!("{}", streaming::USAGE);
+            print!("{}", sluice_streaming::USAGE);
             return Ok(ExitCode::SUCCESS);
         }
         Action::Info => {
-            print!("{}\n{}", streaming::USAGE, streaming::INFO);
+            print!("{}\n{}", sluice_streaming::USAGE, sluice_streaming::INFO);
             return Ok(ExitCode::SUCCESS);
         }
         Action::Run => {}
@@ -102,7 +103,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
     };
     let status = Arc::new(JobStatus::default());
-    let built = match streaming::build(&parsed, Arc::clone(&status)) {
+    let built = match sluice_streaming::build(&parsed, Arc::clone(&status)) {
         Ok(built) => built,
         Err(e @ StreamingError::Usage(_)) => return Ok(usage_error(console, &e)),
         Err(e @ StreamingError::Launch(_)) => return Ok(launch_error(console, &e.to_string(), 5)),
@@ -194,7 +195,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
                 let cause = failed_task.map_or_else(
                     || "NA".to_string(),
                     |attempt| {
-                        let task = streaming::task_id(built.job_id(), &attempt);
+                        let task = sluice_streaming::task_id(built.job_id(), &attempt);
                         format!("Task failed {task}")
                     },
                 );

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use sluice_exec::jobs::{teragen, teravalidate};
-use sluice_exec::JobStatus;
+use sluice_api::JobStatus;
+use sluice_jobs::{teragen, teravalidate};
 
 use crate::{at_least_one, default_threads, execute, parse_location, progress, CommonArgs};
 
@@ -103,7 +103,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
-    let plan = sluice_exec::jobs::terasort(
+    let plan = sluice_jobs::terasort(
         &common.input,
         common.split_size,
         common.reducers,
@@ -116,7 +116,7 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
             plan.sampled_records, plan.sampled_splits, common.reducers
         );
     }
-    execute(&plan.job, common, sluice_exec::jobs::TERASORT_SPILL_CODEC)?;
+    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC)?;
     if !common.quiet {
         eprintln!(
             "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",
@@ -156,7 +156,7 @@ pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
             report.misorders,
             report.errors.len(),
             report.output.join("part-r-00000").display(),
-            sluice_exec::jobs::MAX_MISORDERS_LISTED
+            sluice_jobs::MAX_MISORDERS_LISTED
         );
     }
     Ok(())

@@ -1,6 +1,4 @@
-//! The sluice engine: job model, operations and executor.
-//!
-//! # Architecture
+//! The local driver of sluice: runs a [`Job`](sluice_api::Job) on one machine, with every core.
 //!
 //! ```text
 //!  inputs ─► discover + split (sluice-io)
@@ -19,35 +17,12 @@
 //!     OutputCommitter: temporary directory ─► rename ─► _SUCCESS
 //! ```
 //!
-//! * [`Mapper`], [`Reducer`], [`Emit`], [`Partitioner`]: what a job author implements (see
-//!   `examples/` for a custom job).
-//! * [`Job`] / [`Stage`]: a mapper and a chain of reduce stages; [`run_job`] runs one under a
-//!   [`JobConfig`] and returns a [`JobReport`] with Hadoop-style counters.
-//! * [`jobs`]: the built-in jobs (word count, grep, sort, inverted index).
+//! [`run_job`] runs a job under a [`JobConfig`](sluice_api::JobConfig) and returns a
+//! [`JobReport`](sluice_api::JobReport); [`run_tasks`] is its task pool, for work that is not a
+//! MapReduce job (TeraGen's generator).
 #![forbid(unsafe_code)]
 
-mod api;
-mod collector;
-mod config;
-mod counters;
 mod engine;
-mod error;
-mod group;
-pub mod jobs;
-mod output;
-mod partition;
-mod shuffle;
-pub mod streaming;
+mod part_file;
 
-pub use api::{
-    decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
-    Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext, Values,
-};
-pub use config::{JobConfig, PlannedInput, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
-pub use counters::{AttemptFailure, CounterValues, Counters, JobStatus, Phase, UserCounters};
-pub use engine::{run_job, InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
-pub use error::ExecError;
-pub use output::{OutputFormat, PartNames};
-pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};
-pub use sluice_io::OutputCodec;
-pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};
+pub use engine::{run_job, run_tasks};

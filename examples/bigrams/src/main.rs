@@ -12,11 +12,12 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sluice_exec::jobs::{sum_counts, tokenize};
-use sluice_exec::{
-    encode_count, run_job, Combine, Emit, ExecError, HashPartitioner, Job, JobConfig, JobStatus,
-    KeyOrder, MapInput, Mapper, OutputFormat, Reducer, Stage, TaskContext, Values,
+use sluice_api::{
+    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, JobConfig, JobStatus, KeyOrder,
+    MapInput, Mapper, OutputFormat, Reducer, Stage, TaskContext, Values,
 };
+use sluice_exec::run_job;
+use sluice_jobs::{sum_counts, tokenize};
 
 /// Emits `(first second, 1)` for every pair of adjacent words of a line.
 struct BigramMapper {

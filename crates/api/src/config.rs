@@ -1,0 +1,152 @@
+//! Settings of one job run.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use sluice_format::Codec;
+use sluice_io::{InputFile, Split};
+
+/// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
+/// `with_*` methods; every field has a sensible default.
+#[derive(Debug, Clone)]
+pub struct JobConfig {
+    /// Input paths (files, directories, globs).
+    pub inputs: Vec<PathBuf>,
+    /// Output directory; must not exist.
+    pub output: PathBuf,
+    /// Memory budget in bytes for all buffers of all tasks together.
+    pub memory: usize,
+    /// Worker threads.
+    pub threads: usize,
+    /// Maximum bytes per input split.
+    pub split_size: u64,
+    /// Compression of spilled runs.
+    pub spill_codec: Codec,
+    /// Where the scratch directory for spills is created; default: the output's parent directory.
+    pub spill_parent: Option<PathBuf>,
+    /// How many times a map task may run before its failure fails the job (default 1: no
+    /// retry, since a built-in job fails the same way every time).
+    pub map_attempts: usize,
+    /// The same for reduce tasks.
+    pub reduce_attempts: usize,
+    /// Splits planned before the job runs; when set, the engine neither lists the inputs nor
+    /// cuts them by `split_size`.
+    pub planned: Option<Arc<PlannedInput>>,
+}
+
+/// Input files and their splits, planned before the job runs: for an input format that must
+/// read the files to cut them (Hadoop's `NLineInputFormat`, see
+/// [`sluice_io::plan_line_splits`]), and whose caller needs the splits beforehand (a streaming
+/// job tells its programs how many map tasks there are).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedInput {
+    /// The input files; [`Split::file`] indexes them.
+    pub files: Vec<InputFile>,
+    /// The splits, one map task each, in input order (the job's `SplitOrder` still applies).
+    pub splits: Vec<Split>,
+}
+
+/// Default budget: 1 GiB.
+pub const DEFAULT_MEMORY: usize = 1 << 30;
+/// Default split size: 32 MiB, the block size Hadoop's local file system reports.
+pub const DEFAULT_SPLIT_SIZE: u64 = 32 << 20;
+/// Smallest budget accepted: below this the fixed-size buffers alone would not fit.
+pub const MIN_MEMORY: usize = 2 << 20;
+
+impl JobConfig {
+    /// A configuration with defaults: 1 GiB, one thread per core, 32 MiB splits, lz4 spills.
+    pub fn new(inputs: Vec<PathBuf>, output: PathBuf) -> JobConfig {
+        JobConfig {
+            inputs,
+            output,
+            memory: DEFAULT_MEMORY,
+            threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
+            split_size: DEFAULT_SPLIT_SIZE,
+            spill_codec: Codec::Lz4,
+            spill_parent: None,
+            map_attempts: 1,
+            reduce_attempts: 1,
+            planned: None,
+        }
+    }
+
+    /// Runs the job on splits planned beforehand instead of listing and cutting the inputs.
+    pub fn with_planned_input(mut self, plan: PlannedInput) -> Self {
+        self.planned = Some(Arc::new(plan));
+        self
+    }
+
+    /// Sets the memory budget in bytes.
+    pub fn with_memory(mut self, bytes: usize) -> Self {
+        self.memory = bytes;
+        self
+    }
+
+    /// Sets the number of worker threads.
+    pub fn with_threads(mut self, threads: usize) -> Self {
+        self.threads = threads;
+        self
+    }
+
+    /// Sets the split size in bytes.
+    pub fn with_split_size(mut self, bytes: u64) -> Self {
+        self.split_size = bytes;
+        self
+    }
+
+    /// Sets the spill codec.
+    pub fn with_spill_codec(mut self, codec: Codec) -> Self {
+        self.spill_codec = codec;
+        self
+    }
+
+    /// Sets where the scratch directory is created.
+    pub fn with_spill_parent(mut self, dir: PathBuf) -> Self {
+        self.spill_parent = Some(dir);
+        self
+    }
+
+    /// Sets how many times a failed map or reduce task is run in all before the job fails.
+    pub fn with_attempts(mut self, map: usize, reduce: usize) -> Self {
+        self.map_attempts = map;
+        self.reduce_attempts = reduce;
+        self
+    }
+
+    /// Checks the settings: a budget of at least [`MIN_MEMORY`], at least one thread, and
+    /// positive split size and attempt counts.
+    ///
+    /// # Errors
+    /// [`crate::ExecError::Config`] naming the first bad setting.
+    pub fn validate(&self) -> Result<(), crate::ExecError> {
+        let bad = |m: String| Err(crate::ExecError::Config(m));
+        if self.memory < MIN_MEMORY {
+            return bad(format!(
+                "memory budget {} bytes is below the minimum of {} bytes",
+                self.memory, MIN_MEMORY
+            ));
+        }
+        if self.threads == 0 {
+            return bad("threads must be at least 1".into());
+        }
+        if self.map_attempts == 0 || self.reduce_attempts == 0 {
+            return bad("task attempts must be at least 1".into());
+        }
+        if self.split_size == 0 {
+            return bad("split size must be at least 1 byte".into());
+        }
+        if self.inputs.is_empty() {
+            return bad("no input given".into());
+        }
+        if let Some(plan) = &self.planned {
+            if let Some(split) = plan.splits.iter().find(|s| s.file >= plan.files.len()) {
+                return bad(format!(
+                    "a planned split names input file {} of {}",
+                    split.file,
+                    plan.files.len()
+                ));
+            }
+        }
+        Ok(())
+    }
+}

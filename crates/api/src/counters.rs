@@ -1,0 +1,244 @@
+//! Hadoop-style job counters and the live status the command line shows.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use serde::Serialize;
+
+macro_rules! counters {
+    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
+        /// Live counters of a running job, updated by all tasks.
+        #[derive(Debug, Default)]
+        pub struct Counters {
+            $( $(#[$doc])* pub $name: AtomicU64, )*
+        }
+
+        /// A snapshot of [`Counters`], ready to print or serialise.
+        #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+        pub struct CounterValues {
+            $( $(#[$doc])* pub $name: u64, )*
+        }
+
+        impl Counters {
+            /// Reads every counter.
+            pub fn snapshot(&self) -> CounterValues {
+                CounterValues { $( $name: self.$name.load(Ordering::Relaxed), )* }
+            }
+        }
+
+        impl CounterValues {
+            /// `(name, value)` pairs in declaration order, for printing.
+            pub fn entries(&self) -> Vec<(&'static str, u64)> {
+                vec![ $( (stringify!($name), self.$name), )* ]
+            }
+        }
+    };
+}
+
+counters! {
+    /// Splits read by map tasks.
+    map_tasks,
+    /// Lines read by map tasks.
+    map_input_records,
+    /// Bytes of input consumed (uncompressed, terminators included).
+    map_input_bytes,
+    /// Pairs emitted by mappers.
+    map_output_records,
+    /// Key and value bytes emitted by mappers.
+    map_output_bytes,
+    /// Pairs given to the combiner (or the hash aggregation), counting again those it sums
+    /// when runs are merged (as Hadoop counts its combiner's runs over merged spills).
+    combine_input_records,
+    /// Pairs the combiner produced, in flushes and in merges.
+    combine_output_records,
+    /// Records written to spill files on disk.
+    spilled_records,
+    /// Spill files written.
+    spilled_runs,
+    /// Bytes written to spill files.
+    spilled_bytes,
+    /// Runs kept in memory instead of on disk.
+    memory_runs,
+    /// Intermediate merge passes that had to go through disk because of the budget.
+    merge_passes,
+    /// Distinct keys seen by reducers (all stages).
+    reduce_input_groups,
+    /// Records read by reducers (all stages).
+    reduce_input_records,
+    /// Records written to the output.
+    output_records,
+    /// Bytes written to the output.
+    output_bytes,
+}
+
+impl Counters {
+    /// Adds `n` to a counter.
+    pub fn add(counter: &AtomicU64, n: u64) {
+        counter.fetch_add(n, Ordering::Relaxed);
+    }
+
+    /// Takes back `n` added to a counter by a task attempt that then failed.
+    pub fn sub(counter: &AtomicU64, n: u64) {
+        counter.fetch_sub(n, Ordering::Relaxed);
+    }
+}
+
+/// The phase a job is in, for progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[repr(u8)]
+pub enum Phase {
+    /// Finding inputs and planning splits.
+    Planning = 0,
+    /// Map tasks are running.
+    Map = 1,
+    /// Merging and reducing.
+    Reduce = 2,
+    /// Writing `_SUCCESS`.
+    Commit = 3,
+    /// Finished.
+    Done = 4,
+}
+
+/// What a progress display needs: counters plus the phase and its amount of work.
+#[derive(Debug, Default)]
+pub struct JobStatus {
+    /// The counters.
+    pub counters: Counters,
+    phase: AtomicU8,
+    /// Bytes of input in total (known after planning).
+    pub input_bytes_total: AtomicU64,
+    /// Tasks of the current phase.
+    pub tasks_total: AtomicU64,
+    /// Tasks of the current phase finished.
+    pub tasks_done: AtomicU64,
+    cancelled: AtomicBool,
+    /// Counters defined by the job's code (e.g. `reporter:counter:` lines of streaming
+    /// programs): group, then name. Only those of successful task attempts.
+    user_counters: Mutex<UserCounters>,
+    /// User counters of task attempts still running, added to `user_counters` when the
+    /// attempt succeeds and dropped when it fails.
+    pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, UserCounters>>,
+    /// Task attempts that failed, taken by the front end (which may report them as Hadoop's
+    /// job client does).
+    failures: Mutex<Vec<AttemptFailure>>,
+    /// The last status line a task reported (`reporter:status:`).
+    task_status: Mutex<String>,
+}
+
+/// A task attempt that failed.
+#[derive(Debug, Clone)]
+pub struct AttemptFailure {
+    /// Which task and attempt.
+    pub attempt: crate::TaskContext,
+    /// The task as messages name it (`map task 3 (corpus/a.txt, bytes 0..33554432)`).
+    pub task: String,
+    /// Why, with the whole chain of causes.
+    pub error: String,
+    /// How many attempts the task may have in all.
+    pub attempts: usize,
+    /// Whether the task is tried again.
+    pub retried: bool,
+}
+
+/// Counters defined by a job's own code: group name, then counter name, then value.
+pub type UserCounters = BTreeMap<String, BTreeMap<String, i64>>;
+
+/// Adds every counter of `from` to `into`.
+fn merge_counters(into: &mut UserCounters, from: &UserCounters) {
+    for (group, names) in from {
+        let target = into.entry(group.clone()).or_default();
+        for (name, value) in names {
+            let slot = target.entry(name.clone()).or_default();
+            *slot = slot.wrapping_add(*value);
+        }
+    }
+}
+
+/// Locks `m`, ignoring poisoning: every value kept here stays consistent between statements.
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl JobStatus {
+    /// The current phase.
+    pub fn phase(&self) -> Phase {
+        match self.phase.load(Ordering::Relaxed) {
+            0 => Phase::Planning,
+            1 => Phase::Map,
+            2 => Phase::Reduce,
+            3 => Phase::Commit,
+            _ => Phase::Done,
+        }
+    }
+
+    /// The job enters `phase`, which has `tasks` tasks (for the progress display).
+    pub fn enter(&self, phase: Phase, tasks: u64) {
+        self.tasks_total.store(tasks, Ordering::Relaxed);
+        self.tasks_done.store(0, Ordering::Relaxed);
+        self.phase.store(phase as u8, Ordering::Relaxed);
+    }
+
+    /// Asks every task to stop as soon as it can (e.g. on Ctrl-C); the job then fails with
+    /// [`crate::ExecError::Cancelled`] and leaves no output.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the job was cancelled or a task failed.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    /// One more task of the current phase is done.
+    pub fn task_done(&self) {
+        self.tasks_done.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Adds counters reported by the code of task attempt `attempt`. They count for the job
+    /// once the attempt succeeds; a failed attempt's counters are dropped, as in Hadoop.
+    pub fn add_user_counters(&self, attempt: &crate::TaskContext, counters: &UserCounters) {
+        let mut pending = lock(&self.pending_counters);
+        merge_counters(pending.entry(*attempt).or_default(), counters);
+    }
+
+    /// The attempt succeeded: its user counters count.
+    pub fn commit_attempt(&self, attempt: &crate::TaskContext) {
+        let done = lock(&self.pending_counters).remove(attempt);
+        if let Some(counters) = done {
+            merge_counters(&mut lock(&self.user_counters), &counters);
+        }
+    }
+
+    /// The attempt failed: its user counters are dropped.
+    pub fn discard_attempt(&self, attempt: &crate::TaskContext) {
+        lock(&self.pending_counters).remove(attempt);
+    }
+
+    /// The job's own counters so far.
+    pub fn user_counters(&self) -> UserCounters {
+        lock(&self.user_counters).clone()
+    }
+
+    /// Records a failed task attempt.
+    pub fn attempt_failed(&self, failure: AttemptFailure) {
+        lock(&self.failures).push(failure);
+    }
+
+    /// Takes the failed attempts recorded since the last call.
+    pub fn take_failures(&self) -> Vec<AttemptFailure> {
+        std::mem::take(&mut *lock(&self.failures))
+    }
+
+    /// Records the latest status line a task reported.
+    pub fn set_task_status(&self, status: &str) {
+        let mut slot = lock(&self.task_status);
+        slot.clear();
+        slot.push_str(status);
+    }
+
+    /// The latest status line a task reported (empty if none).
+    pub fn task_status(&self) -> String {
+        lock(&self.task_status).clone()
+    }
+}

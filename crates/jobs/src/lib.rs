@@ -1,0 +1,71 @@
+//! The built-in jobs, each the native twin of a Hadoop example.
+//!
+//! | job | map | combine | reduce | output |
+//! |---|---|---|---|---|
+//! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |
+//! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
+//! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
+//! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
+//! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
+//!
+//! [`teragen`] and [`teravalidate`] (the sort benchmark's generator and checker, Hadoop's file
+//! formats) are not MapReduce jobs and run on their own.
+//!
+//! All keys are ordered as unsigned bytes, like Hadoop's `Text`.
+
+mod grep;
+mod index;
+mod sort;
+mod tera;
+mod terasort;
+mod wordcount;
+
+pub use grep::grep;
+pub use index::inverted_index;
+pub use sort::sort;
+pub use tera::{
+    teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
+};
+pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC};
+pub use wordcount::{tokenize, wordcount};
+
+use sluice_api::{decode_count, Emit, ExecError, Reducer, SortedInput, Values};
+
+/// The identity reducer of the sorting jobs: every record of the merged input, unchanged and in
+/// order. It reads the input as one stream instead of group by group, since nothing here needs
+/// the groups (grouping would copy every new key once more).
+pub(crate) struct PassThrough;
+
+impl Reducer for PassThrough {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        while let Some(value) = values.next_value()? {
+            out.emit(key, value)?;
+        }
+        Ok(())
+    }
+
+    fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
+        while input.advance()? {
+            out.emit(input.key(), input.value())?;
+        }
+        Ok(())
+    }
+}
+
+/// Sums the counts of one key (values written by [`sluice_api::encode_count`]): the body of every
+/// reducer that adds up counts.
+///
+/// # Errors
+/// A corrupt run, or a value that is not an encoded count.
+pub fn sum_counts(values: &mut Values<'_>) -> Result<u64, ExecError> {
+    let mut total = 0u64;
+    while let Some(v) = values.next_value()? {
+        total = total.wrapping_add(decode_count(v)?);
+    }
+    Ok(total)
+}

@@ -1,0 +1,89 @@
+//! Word count, as Hadoop's `WordCount` example.
+
+use std::sync::Arc;
+
+use sluice_format::words::{words, Words};
+
+use crate::sum_counts;
+use sluice_api::{
+    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
+    Reducer, Stage, TaskContext, Values,
+};
+
+/// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes other
+/// than space, tab, newline, carriage return and form feed (Java's `StringTokenizer`; see
+/// [`sluice_format::words`]). Bytes are not decoded: a word is any byte string.
+pub fn tokenize(line: &[u8]) -> Words<'_> {
+    words(line)
+}
+
+struct WordCountMapper {
+    /// The current line's words, handed to the collector in one call.
+    spans: Vec<(usize, usize)>,
+}
+
+impl Mapper for WordCountMapper {
+    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        self.spans.clear();
+        let mut words = tokenize(line);
+        while let Some(span) = words.next_span() {
+            self.spans.push(span);
+        }
+        out.emit_counts(line, &self.spans, 1)
+    }
+}
+
+struct SumReducer {
+    text: Vec<u8>,
+}
+
+impl Reducer for SumReducer {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        let total = sum_counts(values)?;
+        self.text.clear();
+        self.text.extend_from_slice(total.to_string().as_bytes());
+        out.emit(key, &self.text)
+    }
+}
+
+/// Counts the occurrences of every word of the input.
+///
+/// Output: `word\tcount` lines sorted by word bytes, in `part-r-NNNNN` files, the word's
+/// partition chosen by Hadoop's hash partitioner.
+pub fn wordcount(reducers: usize) -> Job {
+    Job::new(
+        "wordcount",
+        Arc::new(|_: &MapInput| Box::new(WordCountMapper { spans: Vec::new() }) as Box<dyn Mapper>),
+        vec![Stage {
+            reducer: Arc::new(|_: &TaskContext| {
+                Box::new(SumReducer { text: Vec::new() }) as Box<dyn Reducer>
+            }),
+            combine: Combine::SumCounts,
+            partitioner: Arc::new(HashPartitioner),
+            partitions: reducers,
+            order: KeyOrder::Bytes,
+        }],
+        OutputFormat::KeyValue,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokenizer_splits_like_string_tokenizer() {
+        let words: Vec<&[u8]> = tokenize(b"  a\tbb\x0cc\rd\ne  \xff\xfe,x\x0by  ").collect();
+        assert_eq!(
+            words,
+            vec![&b"a"[..], b"bb", b"c", b"d", b"e", b"\xff\xfe,x\x0by"]
+        );
+        assert_eq!(tokenize(b"").count(), 0);
+        assert_eq!(tokenize(b" \t ").count(), 0);
+    }
+}

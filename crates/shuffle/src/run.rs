@@ -1,0 +1,269 @@
+//! Sorted runs, cut into partitions, and the two ways they are written and read.
+//!
+//! A run is the sorted output of one collector flush (or of a merge). A merge reads runs
+//! through [`RunSource`] — a run held in memory ([`MemRun`]) or a local spill file today, a
+//! segment fetched from another machine or a Hadoop IFile later — and writes them through
+//! [`RunSink`]; a [`SpillTarget`] makes the sinks of runs that leave memory.
+
+use std::fmt::Debug;
+use std::ops::Range;
+use std::sync::Arc;
+
+use sluice_api::ExecError;
+use sluice_format::{record, Codec, FormatError};
+use sluice_sort::{BytesCursor, SortedCursor};
+use sluice_spill::{SegmentReader, SpillDir, SpillFile, SpillWriter};
+
+use crate::quota::QuotaReservation;
+
+/// Where a run's records are: what the merge policy needs to know about a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RunKind {
+    /// In memory: cheap to read, any number at once.
+    Memory,
+    /// Out of memory (a spill file): reading it holds a block buffer per open partition.
+    Stored,
+}
+
+/// A sorted run that a merge can read one partition at a time.
+pub trait RunSource: Send + Sync + Debug {
+    /// Where the records are.
+    fn kind(&self) -> RunKind;
+    /// Whether the run has records for `partition`.
+    fn has_records(&self, partition: usize) -> bool;
+    /// Bytes the run's records take (encoded; compressed for a spill file).
+    fn bytes(&self) -> u64;
+    /// A cursor over `partition`'s records, in key order.
+    ///
+    /// # Errors
+    /// The run cannot be read (an unreadable file).
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError>;
+}
+
+/// A run, shared by the tasks that read it.
+pub type Run = Arc<dyn RunSource>;
+
+/// A cursor over one partition of a run. The two local kinds are variants, so that a merge of
+/// local runs calls no function through a pointer per record; any other source is boxed.
+pub enum RunCursor {
+    /// A partition of a [`MemRun`].
+    Memory(BytesCursor<MemSlice>),
+    /// A segment of a spill file.
+    Disk(Box<SegmentReader>),
+    /// Any other source's cursor.
+    Other(Box<dyn SortedCursor + Send>),
+}
+
+impl SortedCursor for RunCursor {
+    fn advance(&mut self) -> Result<bool, FormatError> {
+        match self {
+            RunCursor::Memory(c) => c.advance(),
+            RunCursor::Disk(c) => c.advance(),
+            RunCursor::Other(c) => c.advance(),
+        }
+    }
+    fn key(&self) -> &[u8] {
+        match self {
+            RunCursor::Memory(c) => c.key(),
+            RunCursor::Disk(c) => c.key(),
+            RunCursor::Other(c) => c.key(),
+        }
+    }
+    fn value(&self) -> &[u8] {
+        match self {
+            RunCursor::Memory(c) => c.value(),
+            RunCursor::Disk(c) => c.value(),
+            RunCursor::Other(c) => c.value(),
+        }
+    }
+}
+
+impl RunSource for SpillFile {
+    fn kind(&self) -> RunKind {
+        RunKind::Stored
+    }
+    fn has_records(&self, partition: usize) -> bool {
+        self.records(partition) > 0
+    }
+    fn bytes(&self) -> u64 {
+        SpillFile::bytes(self)
+    }
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        Ok(RunCursor::Disk(Box::new(self.open_segment(partition)?)))
+    }
+}
+
+/// A sorted run held in memory: records encoded back to back, partition after partition. Its
+/// bytes stay reserved from the budget's share for held runs until the last reader drops it.
+#[derive(Debug)]
+pub struct MemRun {
+    data: Arc<MemRunData>,
+}
+
+#[derive(Debug)]
+struct MemRunData {
+    bytes: Vec<u8>,
+    partitions: Vec<Range<usize>>,
+    _reservation: QuotaReservation,
+}
+
+impl RunSource for MemRun {
+    fn kind(&self) -> RunKind {
+        RunKind::Memory
+    }
+    fn has_records(&self, partition: usize) -> bool {
+        self.data
+            .partitions
+            .get(partition)
+            .is_some_and(|r| !r.is_empty())
+    }
+    fn bytes(&self) -> u64 {
+        // A Vec's length always fits in u64 on the platforms sluice builds for.
+        u64::try_from(self.data.bytes.len()).unwrap_or(u64::MAX)
+    }
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        Ok(RunCursor::Memory(BytesCursor::new(MemSlice {
+            run: Arc::clone(&self.data),
+            partition,
+        })))
+    }
+}
+
+/// One partition of a [`MemRun`], shareable between threads.
+#[derive(Debug)]
+pub struct MemSlice {
+    run: Arc<MemRunData>,
+    partition: usize,
+}
+
+impl AsRef<[u8]> for MemSlice {
+    fn as_ref(&self) -> &[u8] {
+        match self.run.partitions.get(self.partition) {
+            Some(range) => &self.run.bytes[range.clone()],
+            None => &[],
+        }
+    }
+}
+
+/// Where the sorted records of a flush or a merge go.
+pub trait RunSink {
+    /// Appends a record; partitions arrive in increasing order, keys sorted within each.
+    ///
+    /// # Errors
+    /// The destination failed (a full disk).
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError>;
+}
+
+/// A [`RunSink`] that becomes a [`Run`] when finished.
+pub trait RunWriter: RunSink + Send {
+    /// Completes the run.
+    ///
+    /// # Errors
+    /// The destination failed.
+    fn finish(self: Box<Self>) -> Result<Run, ExecError>;
+}
+
+/// Makes the writers of runs that leave memory: spill files on local disk today.
+pub trait SpillTarget: Send + Sync {
+    /// Starts a run of `partitions` partitions.
+    ///
+    /// # Errors
+    /// The run cannot be created (no space, no permission).
+    fn create(&self, partitions: usize) -> Result<Box<dyn RunWriter>, ExecError>;
+}
+
+/// Spill files in a job's private directory, removed with it.
+#[derive(Debug)]
+pub struct LocalSpills {
+    dir: SpillDir,
+    codec: Codec,
+    block_size: usize,
+}
+
+impl LocalSpills {
+    /// Spill files in `dir`, compressed with `codec`, in blocks of `block_size` bytes.
+    pub fn new(dir: SpillDir, codec: Codec, block_size: usize) -> LocalSpills {
+        LocalSpills {
+            dir,
+            codec,
+            block_size,
+        }
+    }
+}
+
+impl SpillTarget for LocalSpills {
+    fn create(&self, partitions: usize) -> Result<Box<dyn RunWriter>, ExecError> {
+        Ok(Box::new(self.dir.create_writer(
+            partitions,
+            self.codec,
+            self.block_size,
+        )?))
+    }
+}
+
+impl RunSink for SpillWriter {
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        Ok(SpillWriter::write(self, partition, key, value)?)
+    }
+}
+
+impl RunWriter for SpillWriter {
+    fn finish(self: Box<Self>) -> Result<Run, ExecError> {
+        Ok(Arc::new(SpillWriter::finish(*self)?))
+    }
+}
+
+/// Builds a [`MemRun`].
+#[derive(Debug)]
+pub struct MemRunBuilder {
+    bytes: Vec<u8>,
+    partitions: Vec<Range<usize>>,
+    reservation: QuotaReservation,
+}
+
+impl MemRunBuilder {
+    /// A builder of `partitions` partitions whose `capacity` bytes were reserved by
+    /// `reservation`.
+    pub fn new(partitions: usize, capacity: usize, reservation: QuotaReservation) -> Self {
+        MemRunBuilder {
+            bytes: Vec::with_capacity(capacity),
+            partitions: vec![0..0; partitions],
+            reservation,
+        }
+    }
+
+    /// The run, its reservation shrunk to what it holds.
+    pub fn finish(mut self) -> MemRun {
+        self.bytes.shrink_to_fit();
+        self.reservation.shrink(
+            self.reservation
+                .size()
+                .saturating_sub(self.bytes.capacity()),
+        );
+        MemRun {
+            data: Arc::new(MemRunData {
+                bytes: self.bytes,
+                partitions: self.partitions,
+                _reservation: self.reservation,
+            }),
+        }
+    }
+}
+
+impl RunSink for MemRunBuilder {
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        let bytes_len = self.bytes.len();
+        let Some(range) = self.partitions.get_mut(partition) else {
+            return Err(ExecError::Config(format!(
+                "partition {partition} written to a run of {} partitions",
+                self.partitions.len()
+            )));
+        };
+        if range.start == range.end {
+            *range = bytes_len..bytes_len;
+        }
+        record::encode(&mut self.bytes, key, value);
+        range.end = self.bytes.len();
+        Ok(())
+    }
+}

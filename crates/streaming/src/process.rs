@@ -1,0 +1,932 @@
+//! Running one external program over a stream of records: spawn, feed its stdin from one
+//! thread while this thread drains its stdout, watch its stderr, enforce the timeout, and
+//! make sure that nothing it started outlives the task.
+//!
+//! ```text
+//!            ┌──────────── feeder thread: records ─► stdin (256 KiB writes)
+//!  program ◄─┤
+//!            ├──────────── task thread:   stdout ─► parse ─► emit
+//!            ├──────────── stderr thread: reporter:counter/status lines, the rest to the log
+//!            └──────────── watchdog:      cancelled job or timeout ─► kill the process group
+//! ```
+//!
+//! The feeder and the reader run on different threads, so a program that writes a lot before
+//! it reads (or reads everything before it writes) cannot deadlock the task.
+//!
+//! With `stream.*=shm` a direction goes through a shared-memory ring instead of a pipe
+//! (`sluice_shm`, `docs/shm-protocol.md`): the same threads write into and read from the rings,
+//! the program's stdin is then `/dev/null` and its stdout goes to its log. The program runs
+//! in a process group of its own; when the task ends — normally or not — the whole group is
+//! killed, so no grandchild is left behind.
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nix::poll::{PollFd, PollFlags, PollTimeout};
+
+use sluice_api::UserCounters;
+use sluice_api::{ExecError, JobStatus};
+
+use super::{program_error, ProgramError};
+
+/// Buffer size of the pipes' readers and writers: records cross in large writes.
+const PIPE_BUFFER: usize = 256 * 1024;
+
+/// Capacity asked of the kernel for each pipe (the default is 64 KiB): with larger pipes the
+/// writer and the reader on each side wake each other up less often.
+const PIPE_CAPACITY: i32 = 1 << 20;
+
+/// Lines of a program's stderr quoted in a failure.
+const STDERR_TAIL_LINES: usize = 20;
+
+/// Longest stderr line kept for the tail, in bytes.
+const STDERR_LINE_MAX: usize = 2000;
+
+/// How long stderr is still read after the program's group is gone. Only a process that left
+/// the group (`setsid`) can still hold it open; it must not keep the task waiting.
+const STDERR_GRACE: Duration = Duration::from_secs(1);
+
+/// How to run one program.
+#[derive(Debug, Clone)]
+pub(super) struct ProgramSpec {
+    /// The command as the user wrote it, for messages.
+    pub(super) command: String,
+    /// The program to execute.
+    pub(super) program: PathBuf,
+    /// Its arguments (without the program).
+    pub(super) args: Vec<String>,
+    /// Its working directory.
+    pub(super) work_dir: PathBuf,
+    /// Environment variables added to (or replacing) the inherited ones.
+    pub(super) env: Vec<(String, String)>,
+    /// Kill the program after this long without reading, writing or reporting.
+    pub(super) timeout: Option<Duration>,
+    /// Whether a non-zero exit status fails the task.
+    pub(super) non_zero_is_failure: bool,
+    /// Where its stderr goes (apart from `reporter:` lines).
+    pub(super) log: PathBuf,
+    /// What starts a counter or status line on stderr (`stream.stderr.reporter.prefix`).
+    pub(super) reporter_prefix: String,
+    /// Which directions go through shared memory instead of pipes.
+    pub(super) shm: ShmSides,
+}
+
+/// Which of a program's directions go through a shared-memory ring, and the rings' size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct ShmSides {
+    /// The records sent to the program.
+    pub(super) input: bool,
+    /// What the program writes.
+    pub(super) output: bool,
+    /// Capacity of each ring in bytes (`sluice.shm.ring.size`).
+    pub(super) capacity: u64,
+}
+
+impl ShmSides {
+    fn any(&self) -> bool {
+        self.input || self.output
+    }
+
+    /// Bytes of shared memory a running program holds: one ring per shared direction.
+    pub(super) fn ring_bytes(&self) -> u64 {
+        (u64::from(self.input) + u64::from(self.output)) * self.capacity
+    }
+}
+
+/// The program's input as the feeder sees it: buffered, and noting activity for the timeout.
+pub(super) struct ProgramInput<'t> {
+    writer: BufWriter<InputSink<'t>>,
+}
+
+/// Where the program's input goes: its stdin, or the input ring.
+enum InputSink<'t> {
+    Pipe(ActivityWriter),
+    Shm(sluice_shm::ChildInput<TaskWatch<'t>>),
+}
+
+impl Write for InputSink<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.write(buf),
+            InputSink::Shm(ring) => ring.write(buf),
+        }
+    }
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.write_all(buf),
+            InputSink::Shm(ring) => ring.write_all(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            InputSink::Pipe(pipe) => pipe.flush(),
+            InputSink::Shm(ring) => ring.flush(),
+        }
+    }
+}
+
+/// Where the program's output comes from: its stdout, or the output ring.
+enum OutputSource<'t> {
+    Pipe(PipeReader<std::process::ChildStdout>),
+    Shm(sluice_shm::ChildOutput<TaskWatch<'t>>),
+}
+
+impl Read for OutputSource<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        match self {
+            OutputSource::Pipe(pipe) => pipe.read(buf),
+            OutputSource::Shm(ring) => ring.read(buf),
+        }
+    }
+}
+
+/// What the rings need to know about the program between two waits: whether it has exited
+/// or is being stopped; and when bytes move, for the timeout.
+#[derive(Clone, Copy)]
+struct TaskWatch<'t> {
+    guard: &'t GroupGuard,
+    activity: &'t Activity,
+}
+
+impl sluice_shm::ChildWatch for TaskWatch<'_> {
+    fn status(&self) -> sluice_shm::ChildStatus {
+        if self.activity.stopped.load(Ordering::SeqCst) {
+            sluice_shm::ChildStatus::Stopped
+        } else if self.guard.has_exited() {
+            sluice_shm::ChildStatus::Exited
+        } else {
+            sluice_shm::ChildStatus::Running
+        }
+    }
+    fn progressed(&self) {
+        self.activity.touch();
+    }
+}
+
+impl<'t> ProgramInput<'t> {
+    /// The underlying writer, for framing code that writes through `std::io::Write`.
+    pub(super) fn writer(&mut self) -> &mut (impl Write + 't) {
+        &mut self.writer
+    }
+}
+
+/// Maps a write error on the program's stdin.
+pub(super) fn input_error(e: io::Error) -> ExecError {
+    if e.kind() == io::ErrorKind::BrokenPipe {
+        ExecError::from(ProgramError::InputClosed)
+    } else {
+        ExecError::from(ProgramError::Write(e))
+    }
+}
+
+struct ActivityWriter {
+    inner: std::process::ChildStdin,
+    activity: Arc<Activity>,
+}
+
+impl Write for ActivityWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.activity.touch();
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Reads one of the program's output pipes, noting activity, and gives up when the watchdog
+/// says so: a process outside the program's group (started with `setsid`) may hold the pipe
+/// open after the program is gone, and a blocked read would then never return.
+struct PipeReader<R> {
+    inner: R,
+    activity: Arc<Activity>,
+}
+
+impl<R: Read + AsFd> Read for PipeReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            if self.activity.stopped.load(Ordering::SeqCst) {
+                // Not `Interrupted`: buffered readers retry those.
+                return Err(io::Error::other("the program was stopped"));
+            }
+            let mut fds = [nix::poll::PollFd::new(
+                self.inner.as_fd(),
+                nix::poll::PollFlags::POLLIN,
+            )];
+            match nix::poll::poll(&mut fds, nix::poll::PollTimeout::from(100u16)) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => break,
+                Err(e) => return Err(io::Error::from(e)),
+            }
+        }
+        let n = self.inner.read(buf)?;
+        self.activity.touch();
+        Ok(n)
+    }
+}
+
+/// When the program last showed signs of life, and why the watchdog killed it (if it did).
+struct Activity {
+    started: Instant,
+    last_ms: AtomicU64,
+    killed: AtomicU8,
+    /// Set with a kill for cancellation or timeout: readers stop waiting for the pipes.
+    stopped: AtomicBool,
+}
+
+const NOT_KILLED: u8 = 0;
+const KILLED_CANCELLED: u8 = 1;
+const KILLED_TIMEOUT: u8 = 2;
+const KILLED_BY_TASK: u8 = 3;
+
+impl Activity {
+    fn touch(&self) {
+        let now = self.started.elapsed().as_millis() as u64;
+        self.last_ms.store(now, Ordering::Relaxed);
+    }
+    fn idle(&self) -> Duration {
+        let now = self.started.elapsed().as_millis() as u64;
+        Duration::from_millis(now.saturating_sub(self.last_ms.load(Ordering::Relaxed)))
+    }
+}
+
+/// The running program and its process group. The group is killed whenever the task is done
+/// with the program — normally or not — so nothing it started keeps running.
+///
+/// The program is reaped only after its group was killed: until then its pid, which is also the
+/// group's id, cannot be given to another process, so a kill never reaches a stranger.
+struct GroupGuard {
+    /// Shared with the watchdog. Killing and reaping both hold the lock, so they cannot cross.
+    child: Mutex<Child>,
+    pgid: nix::unistd::Pid,
+    /// Set once the program is reaped; the group is not signalled after that.
+    reaped: AtomicBool,
+    /// Becomes readable when the program exits (`pidfd_open`): waits for the exit sleep on it
+    /// instead of polling, so a task loses no time between its program's exit and its end.
+    /// `None` where the kernel offers none (before Linux 5.3); waits then poll.
+    exit_fd: Option<OwnedFd>,
+}
+
+impl GroupGuard {
+    fn new(mut child: Child) -> io::Result<GroupGuard> {
+        let Ok(pid) = i32::try_from(child.id()) else {
+            // Not a pid Linux hands out; never signal a group by a wrapped number.
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(io::Error::other(format!("unexpected pid {}", child.id())));
+        };
+        // The child is not reaped yet, so its pid cannot have been reused.
+        let exit_fd = rustix::process::Pid::from_raw(pid).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
+        Ok(GroupGuard {
+            child: Mutex::new(child),
+            pgid: nix::unistd::Pid::from_raw(pid),
+            reaped: AtomicBool::new(false),
+            exit_fd,
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Child> {
+        self.child.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Kills every process of the program's group (unless the program was already reaped).
+    fn kill(&self) {
+        let _child = self.lock();
+        if !self.reaped.load(Ordering::SeqCst) {
+            // ESRCH (the group is gone) is the normal case after a clean exit.
+            let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+    }
+
+    /// Whether the program has exited; it is not reaped, so its group id stays reserved.
+    fn has_exited(&self) -> bool {
+        use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+        if self.reaped.load(Ordering::SeqCst) {
+            return true;
+        }
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        !matches!(
+            waitid(Id::Pid(self.pgid), flags),
+            Ok(WaitStatus::StillAlive) | Err(_)
+        )
+    }
+
+    /// Waits until the program has exited, or `limit` has passed; returns whether it exited.
+    fn wait_exit(&self, limit: Option<Duration>) -> bool {
+        let deadline = limit.map(|l| Instant::now() + l);
+        let mut pause = Duration::from_micros(100);
+        loop {
+            if self.has_exited() {
+                return true;
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left == Some(Duration::ZERO) {
+                return false;
+            }
+            match &self.exit_fd {
+                Some(fd) => {
+                    let mut fds = [PollFd::new(fd.as_fd(), PollFlags::POLLIN)];
+                    // Readable once the program has exited; EINTR and the limit loop back.
+                    let _ = nix::poll::poll(&mut fds, poll_timeout(left));
+                }
+                None => {
+                    std::thread::sleep(left.map_or(pause, |l| l.min(pause)));
+                    pause = (pause * 2).min(Duration::from_millis(20));
+                }
+            }
+        }
+    }
+
+    /// Waits for the program to exit, kills what is left of its group, then reaps it.
+    fn finish(&self) -> io::Result<ExitStatus> {
+        self.wait_exit(None);
+        let mut child = self.lock();
+        if !self.reaped.load(Ordering::SeqCst) {
+            let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
+        }
+        let status = child.wait();
+        self.reaped.store(true, Ordering::SeqCst);
+        status
+    }
+}
+
+/// A poll timeout of `limit` (rounded up to whole milliseconds, so that a wait never ends
+/// early and spins), or none.
+fn poll_timeout(limit: Option<Duration>) -> PollTimeout {
+    match limit {
+        None => PollTimeout::NONE,
+        Some(limit) => {
+            let ms = limit.as_micros().div_ceil(1000);
+            PollTimeout::try_from(ms.min(i32::MAX as u128) as i32).unwrap_or(PollTimeout::MAX)
+        }
+    }
+}
+
+impl Drop for GroupGuard {
+    fn drop(&mut self) {
+        if !self.reaped.load(Ordering::SeqCst) {
+            self.kill();
+            let _ = self.finish();
+        }
+    }
+}
+
+/// What a finished program left behind.
+pub(super) struct ProgramOutcome {
+    /// Its `reporter:counter:` totals.
+    pub(super) counters: UserCounters,
+}
+
+/// Runs `spec`: `feed` writes the program's input on a separate thread (its return closes the
+/// program's stdin), while `drain` reads the program's output on this thread. Returns when the
+/// program has exited and both sides are done.
+///
+/// # Errors
+/// In order of precedence: a cancelled job; a timeout; `drain`'s own error (e.g. a full disk,
+/// or output that breaks the framing — reported as the program's failure if the program had
+/// already failed); `feed`'s error other than a closed pipe (e.g. unreadable input); the
+/// program's failure (non-zero exit status or a signal, with the tail of its stderr); the
+/// program exiting before it read all of its input.
+pub(super) fn run_program(
+    spec: &ProgramSpec,
+    status: &JobStatus,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError> + Send,
+    drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
+) -> Result<ProgramOutcome, ExecError> {
+    // The log is created when the program first writes to it: most programs write nothing to
+    // stderr, and creating (then deleting) a file per task was a third of the time of a job of
+    // many small tasks. A program whose stdout goes to the log needs it from the start.
+    let mut log = TaskLog::new(spec.log.clone());
+    if spec.shm.output {
+        log.open().map_err(|e| ProgramError::Log {
+            path: spec.log.clone(),
+            source: e,
+        })?;
+    }
+    let ring = |on: bool| on.then_some(spec.shm.capacity);
+    let shm = spec
+        .shm
+        .any()
+        .then(|| sluice_shm::EngineRegion::create(ring(spec.shm.input), ring(spec.shm.output)))
+        .transpose()
+        .map_err(|e| ProgramError::Shm {
+            command: spec.command.clone(),
+            source: e,
+        })?;
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.work_dir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if shm.is_some() {
+        if spec.shm.input {
+            command.stdin(Stdio::null());
+        }
+        if spec.shm.output {
+            // Not lost, and not mistaken for records: whatever it prints goes to its log.
+            let log_copy =
+                log.open()
+                    .and_then(|f| f.try_clone())
+                    .map_err(|e| ProgramError::Log {
+                        path: spec.log.clone(),
+                        source: e,
+                    })?;
+            command.stdout(Stdio::from(log_copy));
+        }
+    }
+    let child =
+        sluice_shm::spawn(&mut command, shm.as_ref()).map_err(|source| ProgramError::Spawn {
+            command: spec.command.clone(),
+            program: spec.program.clone(),
+            source,
+        })?;
+    let mut child = child;
+    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    let guard = GroupGuard::new(child).map_err(ProgramError::Read)?;
+    for pipe in [
+        stdin.as_ref().map(|p| p.as_fd()),
+        stdout.as_ref().map(|p| p.as_fd()),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        // Only a hint: an unprivileged process may be limited to a smaller size.
+        let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_CAPACITY));
+    }
+    let Some(stderr) = stderr else {
+        return Err(ExecError::from(ProgramError::Read(io::Error::other(
+            "the program's stderr was not set up",
+        ))));
+    };
+    let activity = Arc::new(Activity {
+        started: Instant::now(),
+        last_ms: AtomicU64::new(0),
+        killed: AtomicU8::new(NOT_KILLED),
+        stopped: AtomicBool::new(false),
+    });
+    let task_watch = TaskWatch {
+        guard: &guard,
+        activity: &activity,
+    };
+    let input_sink = match (shm.as_ref().and_then(|r| r.input(task_watch)), stdin) {
+        (Some(ring), _) => InputSink::Shm(ring),
+        (None, Some(pipe)) => InputSink::Pipe(ActivityWriter {
+            inner: pipe,
+            activity: Arc::clone(&activity),
+        }),
+        (None, None) => {
+            return Err(ExecError::from(ProgramError::Write(io::Error::other(
+                "the program's stdin was not set up",
+            ))))
+        }
+    };
+    let output_source = match (shm.as_ref().and_then(|r| r.output(task_watch)), stdout) {
+        (Some(ring), _) => OutputSource::Shm(ring),
+        (None, Some(pipe)) => OutputSource::Pipe(PipeReader {
+            inner: pipe,
+            activity: Arc::clone(&activity),
+        }),
+        (None, None) => {
+            return Err(ExecError::from(ProgramError::Read(io::Error::other(
+                "the program's stdout was not set up",
+            ))))
+        }
+    };
+    // Closing the write end tells the watchdog that the task is done with the program.
+    let (done_reader, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+        .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
+
+    let (drain_result, feed_result, exit, stderr_report) = std::thread::scope(|scope| {
+        let feeder = {
+            scope.spawn(move || {
+                let mut input = ProgramInput {
+                    writer: BufWriter::with_capacity(PIPE_BUFFER, input_sink),
+                };
+                let fed = feed(&mut input);
+                let flushed = input.writer.flush().map_err(input_error);
+                // Dropping the writer closes the pipe: the program sees the end of its input.
+                drop(input);
+                fed.and(flushed)
+            })
+        };
+        let watcher = {
+            let activity = Arc::clone(&activity);
+            let (done, guard) = (&done_reader, &guard);
+            scope.spawn(move || {
+                watch(guard, &activity, done, status, spec.timeout);
+            })
+        };
+        // The stderr reader's report comes through a channel, so that waiting for it can end
+        // the moment it is ready, or after the grace period.
+        let (report_sender, report_receiver) = std::sync::mpsc::sync_channel(1);
+        let errors = {
+            let activity = Arc::clone(&activity);
+            let prefix = spec.reporter_prefix.as_str();
+            scope.spawn(move || {
+                let report = read_stderr(stderr, log, &activity, status, prefix);
+                let _ = report_sender.send(report);
+            })
+        };
+
+        let mut reader = BufReader::with_capacity(PIPE_BUFFER, output_source);
+        let drained = drain(&mut reader);
+        // Whether the program had already failed on its own: then its exit status and stderr
+        // explain a broken output better than the broken output does.
+        let mut exited_first = false;
+        if let Err(error) = &drained {
+            if program_error(error).is_some() {
+                // Output that ends mid-record usually means the program is dying: give it a
+                // moment to finish exiting, so that its status can be told.
+                guard.wait_exit(Some(Duration::from_millis(200)));
+            }
+            exited_first = guard.has_exited();
+            // Stop the program so that the feeder's writes fail instead of blocking forever.
+            activity
+                .killed
+                .compare_exchange(
+                    NOT_KILLED,
+                    KILLED_BY_TASK,
+                    Ordering::SeqCst,
+                    Ordering::SeqCst,
+                )
+                .ok();
+            if let Some(region) = &shm {
+                region.abort();
+            }
+            guard.kill();
+        }
+        drop(reader);
+        let fed = feeder
+            .join()
+            .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
+        // Whatever the program left running in its group goes with it.
+        let exit = guard.finish();
+        drop(done_writer);
+        let _ = watcher.join();
+        let report = match report_receiver.recv_timeout(STDERR_GRACE) {
+            Ok(report) => report,
+            Err(_) => {
+                // An escaped process still holds the pipe: stop the reader.
+                activity.stopped.store(true, Ordering::SeqCst);
+                report_receiver.recv().unwrap_or_default()
+            }
+        };
+        let _ = errors.join();
+        (drained.map_err(|e| (e, exited_first)), fed, exit, report)
+    });
+
+    let tail = || stderr_report.tail.iter().cloned().collect::<Vec<_>>();
+    let failure = |exit: ExitStatus| -> Option<String> {
+        let failed = !exit.success() && spec.non_zero_is_failure;
+        failed.then(|| describe(exit))
+    };
+    let timed_out = || ProgramError::TimedOut {
+        command: spec.command.clone(),
+        after: spec.timeout.unwrap_or_default(),
+        stderr_tail: tail(),
+        log: spec.log.clone(),
+    };
+    // A kill by the watchdog explains whatever broke after it.
+    match activity.killed.load(Ordering::SeqCst) {
+        KILLED_CANCELLED => return Err(ExecError::Cancelled),
+        KILLED_TIMEOUT => return Err(timed_out().into()),
+        _ => {}
+    }
+    if let Err((error, exited_first)) = drain_result {
+        // A program that failed on its own is the cause; its output broke because of it.
+        if let (true, Ok(exit)) = (exited_first, &exit) {
+            if let Some(status) = failure(*exit) {
+                return Err(ProgramError::Failed {
+                    command: spec.command.clone(),
+                    status: format!("{status} (its output was cut short: {})", error.chain()),
+                    stderr_tail: tail(),
+                    log: spec.log.clone(),
+                }
+                .into());
+            }
+        }
+        return Err(error);
+    }
+    let exit = exit.map_err(ProgramError::Read)?;
+    if let Some(region) = &shm {
+        if !region.child_attached() {
+            // A program that failed before attaching (killed, a crash at start-up) failed like
+            // any program, and another attempt may succeed.
+            if let Some(status) = failure(exit) {
+                return Err(ProgramError::Failed {
+                    command: spec.command.clone(),
+                    status: format!("{status}, before it attached to the shared memory"),
+                    stderr_tail: tail(),
+                    log: spec.log.clone(),
+                }
+                .into());
+            }
+            return Err(ProgramError::NotShm {
+                command: spec.command.clone(),
+                status: describe(exit),
+                stderr_tail: tail(),
+                log: spec.log.clone(),
+            }
+            .into());
+        }
+    }
+    // A pipe tells of unread input by failing a write; a ring, by what the program consumed.
+    let unread_in_ring = shm.as_ref().is_some_and(|r| r.unread_input() > 0);
+    let input_closed = match feed_result {
+        Ok(()) => unread_in_ring,
+        Err(e) if matches!(program_error(&e), Some(ProgramError::InputClosed)) => true,
+        Err(e) => return Err(e),
+    };
+    // Hadoop sees a signal as exit status 128 + n, so stream.non.zero.exit.is.failure=false
+    // forgives it too.
+    if let Some(status) = failure(exit) {
+        return Err(ProgramError::Failed {
+            command: spec.command.clone(),
+            status,
+            stderr_tail: tail(),
+            log: spec.log.clone(),
+        }
+        .into());
+    }
+    if input_closed {
+        return Err(ProgramError::ExitedEarly {
+            command: spec.command.clone(),
+            status: describe(exit),
+            stderr_tail: tail(),
+            log: spec.log.clone(),
+        }
+        .into());
+    }
+    // Over a pipe, an exit ends the output; over a ring, only closing it does. A program that
+    // exits with success but without closing may have lost output (a failed write).
+    if let (true, Some(region)) = (exit.success() && spec.shm.output, &shm) {
+        if !region.output_closed() {
+            return Err(ProgramError::OutputNotClosed {
+                command: spec.command.clone(),
+                stderr_tail: tail(),
+                log: spec.log.clone(),
+            }
+            .into());
+        }
+    }
+    Ok(ProgramOutcome {
+        counters: stderr_report.counters,
+    })
+}
+
+/// "exit status 3" or "killed by signal 9 (SIGKILL)".
+fn describe(exit: ExitStatus) -> String {
+    match (exit.code(), exit.signal()) {
+        (Some(code), _) => format!("exit status {code}"),
+        (None, Some(signal)) => match nix::sys::signal::Signal::try_from(signal) {
+            Ok(name) => format!("killed by signal {signal} ({name})"),
+            Err(_) => format!("killed by signal {signal}"),
+        },
+        _ => exit.to_string(),
+    }
+}
+
+/// How often the watchdog looks at the job's cancellation flag.
+const CANCEL_CHECK: Duration = Duration::from_millis(100);
+
+/// Kills the program's process group as soon as the program itself has exited (a background
+/// process it left could otherwise hold its pipes open and stall the task), and when the job is
+/// cancelled or the program has been idle longer than `timeout`; the last two also stop the
+/// readers. Runs until `done` (the read end of a pipe) reports that the task is done with the
+/// program: the watchdog sleeps on it and on the program's exit, so it never delays the task.
+fn watch(
+    guard: &GroupGuard,
+    activity: &Activity,
+    done: &OwnedFd,
+    status: &JobStatus,
+    timeout: Option<Duration>,
+) {
+    let mut group_killed = false;
+    loop {
+        let idle_left = timeout.map(|t| t.saturating_sub(activity.idle()));
+        let wait = idle_left.map_or(CANCEL_CHECK, |left| left.min(CANCEL_CHECK));
+        let exit_fd = guard.exit_fd.as_ref().filter(|_| !group_killed);
+        let mut fds = vec![PollFd::new(done.as_fd(), PollFlags::POLLIN)];
+        if let Some(fd) = exit_fd {
+            fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
+        }
+        // Without an exit descriptor the program's exit is noticed at the next look.
+        let wait = if exit_fd.is_none() && !group_killed {
+            wait.min(Duration::from_millis(20))
+        } else {
+            wait
+        };
+        let _ = nix::poll::poll(&mut fds, poll_timeout(Some(wait)));
+        if fds[0].any().unwrap_or(true) {
+            // The write end was closed: the task is done with the program.
+            return;
+        }
+        if !group_killed && guard.has_exited() {
+            guard.kill();
+            group_killed = true;
+        }
+        let reason = if status.is_cancelled() {
+            KILLED_CANCELLED
+        } else if timeout.is_some_and(|t| activity.idle() > t) {
+            KILLED_TIMEOUT
+        } else {
+            continue;
+        };
+        if activity
+            .killed
+            .compare_exchange(NOT_KILLED, reason, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+        {
+            guard.kill();
+            activity.stopped.store(true, Ordering::SeqCst);
+        }
+        return;
+    }
+}
+
+/// What the stderr thread collected.
+#[derive(Default)]
+struct StderrReport {
+    counters: UserCounters,
+    tail: VecDeque<String>,
+}
+
+/// Reads the program's stderr: `reporter:counter:GROUP,NAME,AMOUNT` and `reporter:status:MSG`
+/// lines are acted on (and count as activity); every other line goes to the task log and the
+/// tail kept for error messages.
+fn read_stderr(
+    stderr: std::process::ChildStderr,
+    mut log: TaskLog,
+    activity: &Arc<Activity>,
+    status: &JobStatus,
+    prefix: &str,
+) -> StderrReport {
+    let counter_prefix = format!("{prefix}counter:");
+    let status_prefix = format!("{prefix}status:");
+    let mut report = StderrReport::default();
+    let mut reader = BufReader::new(PipeReader {
+        inner: stderr,
+        activity: Arc::clone(activity),
+    });
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = line.strip_suffix(b"\n").unwrap_or(&line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        // Any line on stderr is a sign of life, as in Hadoop (the read noted it).
+        if let Some(rest) = text.strip_prefix(counter_prefix.as_bytes()) {
+            match parse_counter(rest) {
+                Some((group, name, amount)) => {
+                    let slot = report
+                        .counters
+                        .entry(group)
+                        .or_default()
+                        .entry(name)
+                        .or_default();
+                    *slot = slot.wrapping_add(amount);
+                }
+                None => {
+                    let note = format!(
+                        "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
+                        String::from_utf8_lossy(text)
+                    );
+                    log.write(note.as_bytes(), &mut report);
+                }
+            }
+            continue;
+        }
+        if let Some(rest) = text.strip_prefix(status_prefix.as_bytes()) {
+            status.set_task_status(String::from_utf8_lossy(rest).trim());
+            continue;
+        }
+        log.write(&line, &mut report);
+        let mut shown =
+            String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
+        if text.len() > STDERR_LINE_MAX {
+            shown.push_str(" [...]");
+        }
+        push_tail(&mut report, shown);
+    }
+    log.flush();
+    report
+}
+
+/// A program's stderr log, created on the first write.
+struct TaskLog {
+    path: PathBuf,
+    file: Option<BufWriter<File>>,
+    /// Set once creating the file failed: the lines then only reach the tail.
+    failed: bool,
+}
+
+impl TaskLog {
+    fn new(path: PathBuf) -> TaskLog {
+        TaskLog {
+            path,
+            file: None,
+            failed: false,
+        }
+    }
+
+    /// The file, created now if it was not yet.
+    fn open(&mut self) -> io::Result<&File> {
+        if self.file.is_none() {
+            self.file = Some(BufWriter::new(File::create(&self.path)?));
+        }
+        match &self.file {
+            Some(file) => Ok(file.get_ref()),
+            None => Err(io::Error::other("the log was not created")),
+        }
+    }
+
+    /// Appends `bytes`; a log that cannot be created is reported once, in the tail of
+    /// `report` (which failure messages quote).
+    fn write(&mut self, bytes: &[u8], report: &mut StderrReport) {
+        if self.failed {
+            return;
+        }
+        if let Err(e) = self.open() {
+            self.failed = true;
+            push_tail(
+                report,
+                format!("sluice: cannot create the log {}: {e}", self.path.display()),
+            );
+            return;
+        }
+        if let Some(file) = &mut self.file {
+            let _ = file.write_all(bytes);
+        }
+    }
+
+    fn flush(&mut self) {
+        if let Some(file) = &mut self.file {
+            let _ = file.flush();
+        }
+    }
+}
+
+/// Keeps `line` among the last [`STDERR_TAIL_LINES`] lines of the report.
+fn push_tail(report: &mut StderrReport, line: String) {
+    if report.tail.len() == STDERR_TAIL_LINES {
+        report.tail.pop_front();
+    }
+    report.tail.push_back(line);
+}
+
+/// Parses `GROUP,NAME,AMOUNT` of a counter line as Hadoop does: the trimmed text must split
+/// into exactly three comma-separated columns (Java's `split` drops trailing empty ones), the
+/// last a whole number with at most one sign.
+fn parse_counter(rest: &[u8]) -> Option<(String, String, i64)> {
+    let text = String::from_utf8_lossy(rest);
+    let mut columns: Vec<&str> = text.trim().split(',').collect();
+    while columns.len() > 1 && columns.last() == Some(&"") {
+        columns.pop();
+    }
+    let [group, name, amount] = columns[..] else {
+        return None;
+    };
+    let amount = amount.parse().ok()?;
+    Some((group.to_string(), name.to_string(), amount))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counter_lines_are_parsed() {
+        assert_eq!(
+            parse_counter(b"MyGroup,words,12"),
+            Some(("MyGroup".into(), "words".into(), 12))
+        );
+        assert_eq!(
+            parse_counter(b" G,n,-3 "),
+            Some(("G".into(), "n".into(), -3))
+        );
+        assert_eq!(parse_counter(b"G,a,b,3"), None);
+        assert_eq!(parse_counter(b"G,n,1,,"), Some(("G".into(), "n".into(), 1)));
+        assert_eq!(parse_counter(b"G,n,+2"), Some(("G".into(), "n".into(), 2)));
+        assert_eq!(parse_counter(b"G,n,++2"), None);
+        assert_eq!(parse_counter(b"G,name"), None);
+        assert_eq!(parse_counter(b"G,name,many"), None);
+    }
+}

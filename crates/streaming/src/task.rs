@@ -1,0 +1,478 @@
+//! The streaming job's mappers, reducers and combiners: each runs one external program per
+//! task (a combiner: per spill and partition), or a native stand-in for the Java classes
+//! Hadoop offers (`IdentityMapper`, `IdentityReducer`, the value aggregators).
+
+use std::io::Write as _;
+use std::num::NonZeroU64;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::command::{resolve_program, split_command};
+use super::conf::env_var_name;
+use super::process::{input_error, run_program, ProgramSpec, ShmSides};
+use super::protocol::{render, Kind, RecordReader, RecordWriter};
+use super::{program_error, ProgramError};
+use sluice_api::{
+    Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput, TaskContext,
+    Values,
+};
+
+/// What every task of a streaming job shares.
+#[derive(Debug)]
+pub(super) struct JobContext {
+    /// The job id, e.g. `job_176380000000012345_0001`.
+    pub(super) job_id: String,
+    /// Environment variables exported from the job configuration (`mapreduce_job_reduces`...).
+    pub(super) env: Vec<(String, String)>,
+    /// `-cmdenv` variables; they come after (and override) the configuration.
+    pub(super) cmdenv: Vec<(String, String)>,
+    /// The programs' working directory: holds the `-files` entries.
+    pub(super) work_dir: PathBuf,
+    /// The directory sluice was started in: programs are looked for there too.
+    pub(super) start_dir: PathBuf,
+    /// Where per-attempt stderr logs go.
+    pub(super) log_dir: PathBuf,
+    /// Kill a program idle this long.
+    pub(super) timeout: Option<Duration>,
+    /// Whether a non-zero exit status fails a task.
+    pub(super) non_zero_is_failure: bool,
+    /// What starts a counter or status line on a program's stderr.
+    pub(super) reporter_prefix: String,
+    /// Live status: counters, task status lines, cancellation.
+    pub(super) status: Arc<JobStatus>,
+}
+
+/// How a line of input becomes the key and value given to the mapper.
+#[derive(Debug, Clone)]
+pub(super) enum InputFormat {
+    /// `TextInputFormat`: the key is the line's byte offset, the value the line.
+    Text,
+    /// `KeyValueTextInputFormat`: split at the first separator byte; without one the line is
+    /// the key and the value is empty.
+    KeyValue(u8),
+    /// `NLineInputFormat`: records as with `TextInputFormat`, the splits of this many lines.
+    NLine(NonZeroU64),
+}
+
+impl InputFormat {
+    /// Splits `line` into (key, value), formatting an offset key into `scratch`.
+    /// With `need_key` false (a text mapper that is not sent keys) the offset is not formatted.
+    fn split<'l>(
+        &self,
+        offset: u64,
+        line: &'l [u8],
+        scratch: &'l mut Vec<u8>,
+        need_key: bool,
+    ) -> (&'l [u8], &'l [u8]) {
+        match self {
+            InputFormat::Text | InputFormat::NLine(_) => {
+                scratch.clear();
+                if need_key {
+                    let _ = write!(scratch, "{offset}");
+                }
+                (scratch.as_slice(), line)
+            }
+            InputFormat::KeyValue(separator) => match memchr::memchr(*separator, line) {
+                Some(at) => (&line[..at], &line[at + 1..]),
+                None => (line, &[]),
+            },
+        }
+    }
+
+    /// The kinds of the key and value it produces.
+    pub(super) fn kinds(&self) -> (Kind, Kind) {
+        match self {
+            InputFormat::Text | InputFormat::NLine(_) => (Kind::Offset, Kind::Text),
+            InputFormat::KeyValue(_) => (Kind::Text, Kind::Text),
+        }
+    }
+}
+
+/// One external program of the job and how records cross its pipes.
+#[derive(Debug, Clone)]
+pub(super) struct Program {
+    /// The command as given.
+    pub(super) command: String,
+    /// Map, combine or reduce, for names and the variable `stream_*`.
+    pub(super) role: Role,
+    /// How records are written to it.
+    pub(super) writer: RecordWriter,
+    /// How its output is read.
+    pub(super) reader: RecordReader,
+    /// Convert what it writes to text (it writes the job's output).
+    pub(super) is_final: bool,
+    /// Which of its directions go through shared memory.
+    pub(super) shm: ShmSides,
+}
+
+/// Which step of the job a program runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Role {
+    /// `-mapper`.
+    Map,
+    /// `-combiner`.
+    Combine,
+    /// `-reducer`.
+    Reduce,
+}
+
+impl Role {
+    fn name(self) -> &'static str {
+        match self {
+            Role::Map => "mapper",
+            Role::Combine => "combiner",
+            Role::Reduce => "reducer",
+        }
+    }
+}
+
+/// Hadoop's ids for a task attempt: `(task id, attempt id)`.
+pub(super) fn task_ids(
+    job_id: &str,
+    is_map: bool,
+    task: usize,
+    attempt: usize,
+) -> (String, String) {
+    let base = job_id.strip_prefix("job_").unwrap_or(job_id);
+    let kind = if is_map { 'm' } else { 'r' };
+    (
+        format!("task_{base}_{kind}_{task:06}"),
+        format!("attempt_{base}_{kind}_{task:06}_{attempt}"),
+    )
+}
+
+impl Program {
+    /// `error` with the program as its context: the role and, unless the error names it
+    /// already (the program's own failures do), the command.
+    fn in_program(&self, error: ExecError) -> ExecError {
+        let role = self.role.name();
+        let names_command = match program_error(&error) {
+            Some(e) => matches!(
+                e,
+                ProgramError::NotFound { .. }
+                    | ProgramError::Spawn { .. }
+                    | ProgramError::Failed { .. }
+                    | ProgramError::ExitedEarly { .. }
+                    | ProgramError::TimedOut { .. }
+                    | ProgramError::NotShm { .. }
+                    | ProgramError::OutputNotClosed { .. }
+                    | ProgramError::Shm { .. }
+            ),
+            _ => false,
+        };
+        if names_command {
+            error.in_task(role)
+        } else {
+            error.in_task(format!("{role} '{}'", self.command))
+        }
+    }
+
+    /// Everything needed to start the program for one task attempt; `extra` are the task's own
+    /// configuration keys (`mapreduce.task.id`, `mapreduce.map.input.file`, ...).
+    fn spec(
+        &self,
+        job: &JobContext,
+        ctx: &TaskContext,
+        extra: &[(&str, String)],
+        run: usize,
+    ) -> Result<ProgramSpec, ExecError> {
+        let words = split_command(&self.command);
+        let Some((program, args)) = words.split_first() else {
+            return Err(ProgramError::NotFound {
+                command: self.command.clone(),
+                program: String::new(),
+            }
+            .into());
+        };
+        let path_var = std::env::var("PATH").ok();
+        let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
+        let Some(program_path) = resolve_program(program, &dirs, path_var.as_deref()) else {
+            return Err(ProgramError::NotFound {
+                command: self.command.clone(),
+                program: program.clone(),
+            }
+            .into());
+        };
+        let (task_id, attempt_id) = task_ids(&job.job_id, ctx.is_map, ctx.task, ctx.attempt);
+        let mut env = job.env.clone();
+        let mut add = |key: &str, value: String| {
+            env.push((env_var_name(key), value.clone()));
+            if let Some(old) = super::conf::deprecated_alias(key) {
+                env.push((env_var_name(old), value));
+            }
+        };
+        add("mapreduce.task.id", task_id);
+        add("mapreduce.task.attempt.id", attempt_id.clone());
+        add("mapreduce.task.partition", ctx.task.to_string());
+        add("mapreduce.task.ismap", ctx.is_map.to_string());
+        for (key, value) in extra {
+            add(key, value.clone());
+        }
+        env.push(("HADOOP_ROOT_LOGGER".into(), String::new()));
+        env.extend(job.cmdenv.iter().cloned());
+        // After -cmdenv, as in Hadoop: TMPDIR cannot be overridden that way.
+        env.push(("TMPDIR".into(), std::env::temp_dir().display().to_string()));
+        let log_name = if run == 0 {
+            format!("{attempt_id}.{}.stderr", self.role.name())
+        } else {
+            format!("{attempt_id}.{}-{run}.stderr", self.role.name())
+        };
+        Ok(ProgramSpec {
+            command: self.command.clone(),
+            program: program_path,
+            args: args.to_vec(),
+            work_dir: job.work_dir.clone(),
+            env,
+            timeout: job.timeout,
+            non_zero_is_failure: job.non_zero_is_failure,
+            log: job.log_dir.join(log_name),
+            reporter_prefix: job.reporter_prefix.clone(),
+            shm: self.shm,
+        })
+    }
+
+    /// Reads the program's output and emits it, as text if this program writes the job's
+    /// output (rendered as Hadoop prints the kind of object its framing produces).
+    fn drain(
+        &self,
+        stdout: &mut dyn std::io::BufRead,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        let kinds = self.reader.framing.output_kind();
+        let mut buf = Vec::new();
+        let (mut key_text, mut value_text) = (Vec::new(), Vec::new());
+        self.reader.for_each(stdout, &mut buf, |key, value| {
+            if !self.is_final {
+                return out.emit(key, value);
+            }
+            match kinds {
+                Kind::Text | Kind::Offset => out.emit(key, value),
+                // The job writes values only (see `build`): the line is the key.
+                Kind::KeyOnly => out.emit(key, key),
+                Kind::Bytes | Kind::TypedBytes => {
+                    key_text.clear();
+                    value_text.clear();
+                    render(kinds, key, &mut key_text)?;
+                    render(kinds, value, &mut value_text)?;
+                    out.emit(&key_text, &value_text)
+                }
+            }
+        })
+    }
+}
+
+/// A map task that pipes its split through the `-mapper` program.
+pub(super) struct StreamMapper {
+    /// The program.
+    pub(super) program: Arc<Program>,
+    /// How lines become keys and values.
+    pub(super) input_format: InputFormat,
+    /// The job.
+    pub(super) job: Arc<JobContext>,
+    /// The split.
+    pub(super) input: MapInput,
+}
+
+impl Mapper for StreamMapper {
+    fn map(&mut self, _offset: u64, _line: &[u8], _out: &mut dyn Emit) -> Result<(), ExecError> {
+        Err(ExecError::Config(
+            "a streaming mapper takes its whole split (Mapper::run)".into(),
+        ))
+    }
+
+    fn run(&mut self, input: &mut dyn LineSource, out: &mut dyn Emit) -> Result<(), ExecError> {
+        let ctx = TaskContext {
+            is_map: true,
+            task: self.input.task,
+            attempt: self.input.attempt,
+            stage: 1,
+        };
+        let file =
+            std::path::absolute(&self.input.path).unwrap_or_else(|_| self.input.path.clone());
+        let extra = [
+            (
+                "mapreduce.map.input.file",
+                format!("file:{}", file.display()),
+            ),
+            ("mapreduce.map.input.start", self.input.start.to_string()),
+            ("mapreduce.map.input.length", self.input.length.to_string()),
+        ];
+        let spec = self.program.spec(&self.job, &ctx, &extra, 0)?;
+        let writer = &self.program.writer;
+        let format = &self.input_format;
+        let need_key = !writer.ignore_key;
+        // Hadoop starts reading a program's output at its first input record: the output of a
+        // program that got no input is dropped (its exit status still counts).
+        let first = input
+            .next_line()?
+            .map(|(offset, line)| (offset, line.to_vec()));
+        let mut discard = Discard;
+        let out: &mut dyn Emit = if first.is_some() { out } else { &mut discard };
+        let outcome = run_program(
+            &spec,
+            &self.job.status,
+            |stdin| {
+                let (mut key_buf, mut scratch) = (Vec::new(), Vec::new());
+                if let Some((offset, line)) = &first {
+                    let (key, value) = format.split(*offset, line, &mut key_buf, need_key);
+                    writer
+                        .write(stdin.writer(), key, value, &mut scratch)
+                        .map_err(input_error)?;
+                }
+                while let Some((offset, line)) = input.next_line()? {
+                    let (key, value) = format.split(offset, line, &mut key_buf, need_key);
+                    writer
+                        .write(stdin.writer(), key, value, &mut scratch)
+                        .map_err(input_error)?;
+                }
+                Ok(())
+            },
+            |stdout| self.program.drain(stdout, out),
+        )
+        .map_err(|e| self.program.in_program(e))?;
+        self.job.status.add_user_counters(&ctx, &outcome.counters);
+        Ok(())
+    }
+}
+
+/// A reduce task (or a combiner run) that pipes its sorted input through a program.
+pub(super) struct StreamReducer {
+    /// The program.
+    pub(super) program: Arc<Program>,
+    /// The job.
+    pub(super) job: Arc<JobContext>,
+    /// The task.
+    pub(super) ctx: TaskContext,
+    /// Runs so far (a combiner runs once per spill and partition).
+    pub(super) runs: usize,
+}
+
+impl Reducer for StreamReducer {
+    fn reduce(
+        &mut self,
+        _key: &[u8],
+        _values: &mut Values<'_>,
+        _out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        Err(ExecError::Config(
+            "a streaming reducer takes its whole input (Reducer::run)".into(),
+        ))
+    }
+
+    fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
+        let spec = self.program.spec(&self.job, &self.ctx, &[], self.runs)?;
+        self.runs += 1;
+        let writer = &self.program.writer;
+        // As for maps: without input, the program runs but its output is dropped.
+        let has_input = input.advance()?;
+        let mut discard = Discard;
+        let out: &mut dyn Emit = if has_input { out } else { &mut discard };
+        let outcome = run_program(
+            &spec,
+            &self.job.status,
+            |stdin| {
+                let mut scratch = Vec::new();
+                let mut more = has_input;
+                while more {
+                    writer
+                        .write(stdin.writer(), input.key(), input.value(), &mut scratch)
+                        .map_err(input_error)?;
+                    more = input.advance()?;
+                }
+                Ok(())
+            },
+            |stdout| self.program.drain(stdout, out),
+        )
+        .map_err(|e| self.program.in_program(e))?;
+        self.job
+            .status
+            .add_user_counters(&self.ctx, &outcome.counters);
+        Ok(())
+    }
+}
+
+/// Drops what it is given.
+struct Discard;
+
+impl Emit for Discard {
+    fn emit(&mut self, _key: &[u8], _value: &[u8]) -> Result<(), ExecError> {
+        Ok(())
+    }
+}
+
+/// Hadoop's `IdentityMapper` over `KeyValueTextInputFormat`: the key and value as read.
+pub(super) struct IdentityMapper {
+    /// The separator of key and value in a line.
+    pub(super) separator: u8,
+}
+
+impl Mapper for IdentityMapper {
+    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        match memchr::memchr(self.separator, line) {
+            Some(at) => out.emit(&line[..at], &line[at + 1..]),
+            None => out.emit(line, &[]),
+        }
+    }
+}
+
+/// Hadoop's `IdentityReducer`: every value of every key, unchanged — printed as Hadoop prints
+/// the map output's kind of object.
+pub(super) struct IdentityReducer {
+    /// The kind of the map output.
+    pub(super) render: Kind,
+}
+
+impl Reducer for IdentityReducer {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        let (mut key_text, mut value_text) = (Vec::new(), Vec::new());
+        render(self.render, key, &mut key_text)?;
+        while let Some(value) = values.next_value()? {
+            match self.render {
+                Kind::KeyOnly => out.emit(key, key)?,
+                Kind::Text | Kind::Offset => out.emit(key, value)?,
+                Kind::Bytes | Kind::TypedBytes => {
+                    value_text.clear();
+                    render(self.render, value, &mut value_text)?;
+                    out.emit(&key_text, &value_text)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_ids_follow_hadoop() {
+        let (task, attempt) = task_ids("job_123_0001", true, 3, 1);
+        assert_eq!(task, "task_123_0001_m_000003");
+        assert_eq!(attempt, "attempt_123_0001_m_000003_1");
+        let (task, _) = task_ids("job_123_0001", false, 12, 0);
+        assert_eq!(task, "task_123_0001_r_000012");
+    }
+
+    #[test]
+    fn input_formats_split_lines() {
+        let mut scratch = Vec::new();
+        let (k, v) = InputFormat::Text.split(42, b"a\tb", &mut scratch, true);
+        assert_eq!((k, v), (&b"42"[..], &b"a\tb"[..]));
+        let kv = InputFormat::KeyValue(b'\t');
+        assert_eq!(
+            kv.split(0, b"a\tb\tc", &mut scratch, true),
+            (&b"a"[..], &b"b\tc"[..])
+        );
+        assert_eq!(
+            kv.split(0, b"abc", &mut scratch, true),
+            (&b"abc"[..], &b""[..])
+        );
+    }
+}
