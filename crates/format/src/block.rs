@@ -201,6 +201,8 @@ pub struct BlockWriter<W: Write> {
     /// Compressed bytes of the current block; reused for every block.
     compressed: Vec<u8>,
     bytes_written: u64,
+    /// Payload bytes of the blocks written, before compression.
+    raw_bytes_written: u64,
 }
 
 impl<W: Write> BlockWriter<W> {
@@ -213,6 +215,7 @@ impl<W: Write> BlockWriter<W> {
             compressor: Compressor::new(codec),
             compressed: Vec::new(),
             bytes_written: 0,
+            raw_bytes_written: 0,
         }
     }
 
@@ -262,6 +265,7 @@ impl<W: Write> BlockWriter<W> {
                 error,
             })?;
         self.bytes_written += written;
+        self.raw_bytes_written += payload.len() as u64;
         Ok(written)
     }
 
@@ -273,6 +277,12 @@ impl<W: Write> BlockWriter<W> {
     /// Total bytes written to the inner writer so far.
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
+    }
+
+    /// Total payload bytes of the blocks written so far, as given to
+    /// [`BlockWriter::write_block`] (before compression, without headers).
+    pub fn raw_bytes_written(&self) -> u64 {
+        self.raw_bytes_written
     }
 
     /// Mutable access to the inner writer (e.g. to flush it).
@@ -510,6 +520,57 @@ impl<R: Read> BlockReader<R> {
     }
 }
 
+/// Checks whole blocks as they are stored (e.g. a spill segment a server is about to ship)
+/// without decompressing them: every header must be valid, every checksum must match and the
+/// last block must end exactly at the end of `stored`. Returns the blocks' total raw length, for
+/// the caller to compare with what it expects.
+///
+/// `name` and `start_offset` (the position of `stored[0]` in that source) are used in errors.
+///
+/// # Errors
+/// [`FormatError::Corrupt`] for an impossible or truncated block, naming its header's offset;
+/// [`FormatError::ChecksumMismatch`].
+pub fn verify_blocks(stored: &[u8], name: &str, start_offset: u64) -> Result<u64, FormatError> {
+    let mut at = 0;
+    let mut raw_len = 0u64;
+    while at < stored.len() {
+        let offset = start_offset + at as u64;
+        let corrupt = |detail: String| FormatError::Corrupt {
+            source_name: name.to_string(),
+            offset,
+            detail,
+        };
+        let rest = &stored[at..];
+        let Some((header_bytes, body)) = rest.split_first_chunk::<BLOCK_HEADER_LEN>() else {
+            return Err(corrupt(format!(
+                "truncated block header: {} of {BLOCK_HEADER_LEN} bytes",
+                rest.len()
+            )));
+        };
+        let header = Header::decode(header_bytes);
+        header.check().map_err(corrupt)?;
+        let stored_len = header.stored_len as usize;
+        let Some(body) = body.get(..stored_len) else {
+            return Err(corrupt(format!(
+                "truncated block: expected {stored_len} stored bytes, {} left",
+                body.len()
+            )));
+        };
+        let computed = block_crc(header_bytes, body);
+        if computed != header.crc {
+            return Err(FormatError::ChecksumMismatch {
+                source_name: name.to_string(),
+                offset,
+                stored: header.crc,
+                computed,
+            });
+        }
+        raw_len += u64::from(header.raw_len);
+        at += BLOCK_HEADER_LEN + stored_len;
+    }
+    Ok(raw_len)
+}
+
 /// Most bytes one byte of an LZ4 block can decompress to: a match-length extension byte of 255
 /// adds 255 bytes of output, and nothing in the format adds more per input byte.
 const LZ4_MAX_EXPANSION: usize = 255;
@@ -630,6 +691,35 @@ mod tests {
             "{}",
             buf.len()
         );
+    }
+
+    #[test]
+    fn verify_blocks_checks_every_block_without_decompressing() {
+        let payload: Vec<u8> = b"abcdefgh".iter().cycle().take(10_000).copied().collect();
+        let mut writer = BlockWriter::new(Vec::new(), Codec::Lz4, "test");
+        writer.write_block(&payload).unwrap();
+        writer.write_block(b"tail").unwrap();
+        let raw = writer.raw_bytes_written();
+        let bytes = writer.into_inner();
+        assert_eq!(raw, 10_004);
+        assert_eq!(verify_blocks(&bytes, "test", 0).unwrap(), raw);
+        assert_eq!(verify_blocks(&[], "test", 0).unwrap(), 0);
+
+        let mut flipped = bytes.clone();
+        *flipped.last_mut().unwrap() ^= 1;
+        assert!(matches!(
+            verify_blocks(&flipped, "test", 100),
+            Err(FormatError::ChecksumMismatch { offset, .. }) if offset > 100
+        ));
+        for cut in [bytes.len() - 1, bytes.len() - 5, BLOCK_HEADER_LEN - 1] {
+            assert!(
+                matches!(
+                    verify_blocks(&bytes[..cut], "test", 0),
+                    Err(FormatError::Corrupt { .. })
+                ),
+                "cut at {cut}"
+            );
+        }
     }
 
     #[test]

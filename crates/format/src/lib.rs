@@ -7,6 +7,8 @@
 //! * [`Codec`]: block compression (`none`, `lz4`, `zstd`).
 //! * [`BlockWriter`] / [`BlockReader`]: a stream of self-describing blocks, each with a
 //!   CRC32C so that a flipped bit in a spill file is detected, never silently merged.
+//!   [`verify_blocks`] checks stored blocks (e.g. a segment a server ships as is) without
+//!   decompressing them.
 //! * [`RunWriter`] / [`RunReader`]: a sorted run = records packed into blocks. The reader is a
 //!   cursor (`advance`, then `key` / `value`) so that a k-way merge can look at the current
 //!   record of many runs at once without copying.
@@ -54,7 +56,7 @@ pub mod tera;
 pub mod typedbytes;
 pub mod words;
 
-pub use block::{BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
+pub use block::{verify_blocks, BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
 pub use codec::Codec;
 pub use error::FormatError;
 pub use run::{RunReader, RunWriter};

@@ -81,6 +81,12 @@ impl<W: Write> RunWriter<W> {
         self.blocks.bytes_written()
     }
 
+    /// Encoded (uncompressed) record bytes written to the inner writer so far: the sum of the
+    /// raw lengths of the blocks behind [`RunWriter::position`]. Kept per block, not per record.
+    pub fn raw_position(&self) -> u64 {
+        self.blocks.raw_bytes_written()
+    }
+
     /// Records written so far.
     ///
     /// Counts every record accepted by [`RunWriter::write_record`], including those still

@@ -1,25 +1,75 @@
-//! Spill files: sorted runs on local disk.
+//! Spill files: sorted runs on local disk, each with an index beside it.
 //!
 //! A spill file holds one sorted run of a map task (or of an intermediate merge), cut into one
-//! segment per partition, partitions in increasing order:
+//! segment per partition, partitions in increasing order. Its index file (`run-000001.spill` →
+//! `run-000001.index`) holds the segment table, so that another process (a shuffle server, a
+//! restarted reducer) can read any one partition knowing nothing but the data file's path.
+//!
+//! # Data file
 //!
 //! ```text
 //! | segment p0: blocks ... | segment p1: blocks ... | ... |
 //! ```
 //!
-//! The segment table (offset, length, record count per partition) stays in memory in the
-//! [`SpillFile`]; it is small and never needs to survive the job. Every block carries its own
-//! CRC32C, so a damaged file is reported with its path and the offset of the bad block.
+//! Segments lie back to back, without gaps, header or trailer; a partition without records has
+//! an empty segment. A segment is a stream of `sluice-format` blocks (a 16-byte header with its
+//! own CRC32C, then the stored, possibly compressed bytes) and never shares a block with
+//! another, so it can be read, checked and shipped on its own.
+//!
+//! # Index file
+//!
+//! All integers are little-endian. `n` is the partition count; the entry of partition `p`
+//! starts at `e = 28 + 36p`, and the file ends with a checksum at `t = 28 + 36n`.
+//!
+//! | bytes          | field                                                                 |
+//! |----------------|-----------------------------------------------------------------------|
+//! | `0..8`         | magic `SLUICEIX`                                                      |
+//! | `8..12`        | layout version, u32: 1                                                |
+//! | `12..20`       | `n`, u64                                                              |
+//! | `20..28`       | length of the data file, u64                                          |
+//! | `e..e+8`       | offset of `p`'s segment in the data file, u64                         |
+//! | `e+8..e+16`    | raw length: the segment's encoded records before compression, u64     |
+//! | `e+16..e+24`   | stored length: bytes of the segment in the data file, u64             |
+//! | `e+24..e+32`   | records in the segment, u64                                           |
+//! | `e+32..e+36`   | CRC32C of `p` (u64), the data file's length (u64), bytes `e..e+32`    |
+//! | `t..t+4`       | CRC32C of bytes `0..t`                                                |
+//!
+//! A reader checks everything before using it: magic and version, the file's length against
+//! `n`, both kinds of checksum, that the segments tile the data file exactly, and that the data
+//! file has the length recorded. Any failure is a [`SpillError::Index`] naming the index file
+//! and what is wrong; lengths never reach arithmetic or allocation unchecked.
+//!
+//! Each entry has a checksum of its own, over the entry rather than over the segment's bytes.
+//! Those bytes are already covered block by block by the blocks' CRC32Cs, which a server checks
+//! without decompressing ([`SpillFile::verify_stored`]) and the reducer checks again as it
+//! decodes; a second checksum over them would cost the writer another pass over everything it
+//! spills and protect nothing new. What blocks cannot vouch for is where a segment is and how
+//! long it is: the entry checksum lets a server read a single entry
+//! ([`SpillIndex::read_entry`]) and trust it without reading the whole index.
+//!
+//! The index is written after the data file is complete, under a temporary name, then renamed:
+//! an index that exists is whole, and so is its data file. Nothing is synced to disk (spill
+//! files are written at full speed, many per job): after a crash of the machine the checks above
+//! are what catches a torn pair.
+//!
+//! # Ownership
+//!
+//! A [`SpillFile`] returned by [`SpillWriter::finish`] owns its data and index files and
+//! deletes both when dropped (and the [`SpillDir`] removes whatever is left). One opened from
+//! disk with [`SpillFile::open`] only reads them.
+//!
+//! Every block carries its own CRC32C, so a damaged data file is reported with its path and the
+//! offset of the bad block.
 
 use std::fs::File;
-
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sluice_format::{Codec, FormatError, RunReader, RunWriter};
 use sluice_io::{DirectWriter, ReadAhead};
 
-use crate::SpillError;
+use crate::{IndexProblem, Segment, SpillError, SpillIndex};
 
 /// The job's private scratch directory; removed with everything in it when dropped.
 #[derive(Debug)]
@@ -86,20 +136,10 @@ impl SpillDir {
             run: RunWriter::new(file, codec, block_size, name),
             segments: vec![Segment::default(); partitions],
             current: None,
+            raw_start: 0,
             path,
         })
     }
-}
-
-/// Where one partition's records are inside a spill file.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Segment {
-    /// Byte offset of the first block.
-    pub offset: u64,
-    /// Bytes of blocks.
-    pub len: u64,
-    /// Records in the segment.
-    pub records: u64,
 }
 
 /// Writes one spill file. Records must arrive grouped by partition in increasing partition order,
@@ -111,6 +151,8 @@ pub struct SpillWriter {
     run: RunWriter<DirectWriter>,
     segments: Vec<Segment>,
     current: Option<usize>,
+    /// [`RunWriter::raw_position`] where the current segment started.
+    raw_start: u64,
     path: PathBuf,
 }
 
@@ -139,6 +181,7 @@ impl SpillWriter {
         );
         self.close_segment()?;
         self.segments[partition].offset = self.run.position();
+        self.raw_start = self.run.raw_position();
         self.current = Some(partition);
         Ok(())
     }
@@ -147,38 +190,52 @@ impl SpillWriter {
         if let Some(current) = self.current.take() {
             self.run.finish_segment()?;
             let segment = &mut self.segments[current];
-            segment.len = self.run.position() - segment.offset;
+            segment.stored_len = self.run.position() - segment.offset;
+            segment.raw_len = self.run.raw_position() - self.raw_start;
         }
         Ok(())
     }
 
-    /// Flushes everything to the file and returns its description.
+    /// Flushes everything to the file, writes its index beside it and returns its description.
     ///
     /// # Errors
     /// I/O errors naming the file.
     pub fn finish(mut self) -> Result<SpillFile, SpillError> {
         self.close_segment()?;
-        let io_err = |path: &Path| {
-            let path = path.to_path_buf();
-            move |source| SpillError::Io { path, source }
-        };
         let bytes = self.run.position();
         let file = self.run.into_inner()?;
-        file.finish().map_err(io_err(&self.path))?;
+        file.finish().map_err(|source| SpillError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        // A partition without records gets an empty segment where the next one starts, so that
+        // the segments tile the file, as the index reader checks.
+        let mut end = 0;
+        for segment in &mut self.segments {
+            if segment.records == 0 {
+                segment.offset = end;
+            }
+            end = segment.offset + segment.stored_len;
+        }
+        let index = SpillIndex::write(&SpillIndex::path_for(&self.path), bytes, self.segments)?;
         Ok(SpillFile {
             path: self.path,
-            segments: self.segments,
-            bytes,
+            index,
+            owned: true,
         })
     }
 }
 
-/// A finished spill file. The file is deleted when this is dropped.
+/// A finished spill file and its index.
+///
+/// One returned by [`SpillWriter::finish`] owns both files and deletes them when dropped; one
+/// opened from disk ([`SpillFile::open`]) only reads them.
 #[derive(Debug)]
 pub struct SpillFile {
     path: PathBuf,
-    segments: Vec<Segment>,
-    bytes: u64,
+    index: SpillIndex,
+    /// Whether dropping this deletes the files: only the writer's does.
+    owned: bool,
 }
 
 /// A cursor over one segment of a spill file.
@@ -223,54 +280,181 @@ impl SegmentReader {
 }
 
 impl SpillFile {
-    /// The file's path.
+    /// Opens a spill file written by anyone, anywhere, through its index beside it
+    /// ([`SpillIndex::path_for`]). Dropping the result deletes nothing.
+    ///
+    /// # Errors
+    /// As for [`SpillFile::open_indexed`].
+    pub fn open(data_path: &Path) -> Result<SpillFile, SpillError> {
+        SpillFile::open_indexed(data_path, &SpillIndex::path_for(data_path))
+    }
+
+    /// Opens the spill file `data_path` through the index `index_path`. Dropping the result
+    /// deletes nothing.
+    ///
+    /// # Errors
+    /// [`SpillError::Io`] if either file cannot be read; [`SpillError::Index`] if the index is
+    /// damaged or the data file is not as long as the index says.
+    pub fn open_indexed(data_path: &Path, index_path: &Path) -> Result<SpillFile, SpillError> {
+        let index = SpillIndex::read(index_path)?;
+        let actual = std::fs::metadata(data_path)
+            .map_err(|source| SpillError::Io {
+                path: data_path.to_path_buf(),
+                source,
+            })?
+            .len();
+        if actual != index.data_len() {
+            return Err(SpillError::Index {
+                path: index_path.to_path_buf(),
+                problem: IndexProblem::DataFileLength {
+                    data_path: data_path.to_path_buf(),
+                    actual,
+                    expected: index.data_len(),
+                },
+            });
+        }
+        Ok(SpillFile {
+            path: data_path.to_path_buf(),
+            index,
+            owned: false,
+        })
+    }
+
+    /// The data file's path.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// Size of the file in bytes.
+    /// The index file's path.
+    pub fn index_path(&self) -> &Path {
+        self.index.path()
+    }
+
+    /// Size of the data file in bytes.
     pub fn bytes(&self) -> u64 {
-        self.bytes
+        self.index.data_len()
+    }
+
+    /// Number of partitions (segments) in the file.
+    pub fn partitions(&self) -> usize {
+        self.index.segments().len()
+    }
+
+    /// Where `partition`'s segment is and what it holds (`None` for a partition out of range).
+    /// A server can ship `segment.stored_len` bytes from `segment.offset` as they are.
+    pub fn segment(&self, partition: usize) -> Option<Segment> {
+        self.index.segments().get(partition).copied()
     }
 
     /// Records of `partition` in this file (0 for a partition out of range).
     pub fn records(&self, partition: usize) -> u64 {
-        self.segments.get(partition).map_or(0, |s| s.records)
+        self.segment(partition).map_or(0, |s| s.records)
     }
 
     /// Records in all partitions.
     pub fn total_records(&self) -> u64 {
-        self.segments.iter().map(|s| s.records).sum()
+        self.index.segments().iter().map(|s| s.records).sum()
     }
 
-    /// Opens a cursor over `partition`'s records. Each cursor has its own file handle, so many
-    /// partitions can be read at once.
+    /// Opens a cursor over `partition`'s records (none for a partition out of range). Each
+    /// cursor has its own file handle, so many partitions can be read at once.
     ///
     /// # Errors
     /// [`SpillError::Io`] if the file cannot be opened or positioned.
     pub fn open_segment(&self, partition: usize) -> Result<SegmentReader, SpillError> {
-        let segment = self.segments.get(partition).copied().unwrap_or_default();
+        let segment = self.segment(partition).unwrap_or_default();
         let io_err = |source| SpillError::Io {
             path: self.path.clone(),
             source,
         };
         let file = File::open(&self.path).map_err(io_err)?;
+        // Cannot overflow: the index was checked (or written) to lie within the file.
+        let end = segment.offset + segment.stored_len;
         Ok(SegmentReader {
             run: RunReader::new(
-                ReadAhead::new(file, segment.offset, segment.offset + segment.len),
+                ReadAhead::new(file, segment.offset, end),
                 self.path.display().to_string(),
                 segment.offset,
             ),
-            end: segment.offset + segment.len,
+            end,
             path: self.path.clone(),
         })
+    }
+
+    /// Reads `partition`'s segment as stored (compressed blocks, headers included), for a
+    /// server that ships it without decoding it, and checks it with
+    /// [`SpillFile::verify_stored`].
+    ///
+    /// # Errors
+    /// [`SpillError::NoSuchPartition`], [`SpillError::Io`], and those of `verify_stored`.
+    pub fn read_stored(&self, partition: usize) -> Result<Vec<u8>, SpillError> {
+        let segment = self.existing_segment(partition)?;
+        let io_err = |source| SpillError::Io {
+            path: self.path.clone(),
+            source,
+        };
+        let mut file = File::open(&self.path).map_err(io_err)?;
+        file.seek(SeekFrom::Start(segment.offset)).map_err(io_err)?;
+        // Only a hint: a data file shorter than its index fails `verify_stored`, not this.
+        let mut stored = Vec::with_capacity(usize::try_from(segment.stored_len).unwrap_or(0));
+        file.take(segment.stored_len)
+            .read_to_end(&mut stored)
+            .map_err(io_err)?;
+        self.verify_stored(partition, &stored)?;
+        Ok(stored)
+    }
+
+    /// Checks bytes said to be `partition`'s stored segment without decompressing them: their
+    /// length against the index, every block's header and CRC32C, and the blocks' raw length
+    /// against the index.
+    ///
+    /// # Errors
+    /// [`SpillError::NoSuchPartition`]; [`SpillError::Format`] naming the data file and the
+    /// offset of the first bad block, or the segment's offset if the lengths disagree.
+    pub fn verify_stored(&self, partition: usize, stored: &[u8]) -> Result<(), SpillError> {
+        let segment = self.existing_segment(partition)?;
+        let name = self.path.display().to_string();
+        let corrupt = |detail| {
+            SpillError::Format(FormatError::Corrupt {
+                source_name: name.clone(),
+                offset: segment.offset,
+                detail,
+            })
+        };
+        if stored.len() as u64 != segment.stored_len {
+            return Err(corrupt(format!(
+                "segment of partition {partition} is {} bytes, the index says {}",
+                stored.len(),
+                segment.stored_len
+            )));
+        }
+        let raw_len = sluice_format::verify_blocks(stored, &name, segment.offset)?;
+        if raw_len != segment.raw_len {
+            return Err(corrupt(format!(
+                "segment of partition {partition} holds {raw_len} raw bytes, the index says {}",
+                segment.raw_len
+            )));
+        }
+        Ok(())
+    }
+
+    fn existing_segment(&self, partition: usize) -> Result<Segment, SpillError> {
+        self.segment(partition)
+            .ok_or_else(|| SpillError::NoSuchPartition {
+                path: self.path.clone(),
+                partition,
+                partitions: self.partitions() as u64,
+            })
     }
 }
 
 impl Drop for SpillFile {
     fn drop(&mut self) {
-        // Best effort: the whole spill directory is removed at the end of the job anyway.
-        let _ = std::fs::remove_file(&self.path);
+        if self.owned {
+            // Best effort: the whole spill directory is removed at the end of the job anyway.
+            let _ = std::fs::remove_file(&self.path);
+            let _ = std::fs::remove_file(self.index.path());
+        }
     }
 }
 
@@ -320,7 +504,7 @@ mod tests {
     }
 
     #[test]
-    fn segments_round_trip_and_file_is_removed_on_drop() {
+    fn segments_round_trip_and_files_are_removed_on_drop() {
         let parent = tempfile::tempdir().unwrap();
         let dir = SpillDir::create_in(parent.path()).unwrap();
         let mut w = dir.create_writer(4, Codec::Lz4, 64).unwrap();
@@ -345,10 +529,10 @@ mod tests {
                 "partition {p}"
             );
         }
-        let path = file.path().to_path_buf();
-        assert!(path.exists());
+        let (path, index) = (file.path().to_path_buf(), file.index_path().to_path_buf());
+        assert!(path.exists() && index.exists());
         drop(file);
-        assert!(!path.exists());
+        assert!(!path.exists() && !index.exists());
     }
 
     #[test]

@@ -8,6 +8,12 @@
 //! * [`SpillDir`]: a private scratch directory for the job, removed when dropped.
 //! * [`SpillWriter`] / [`SpillFile`]: one sorted run on disk, holding a segment per partition,
 //!   every block checksummed (and compressed) by `sluice-format`.
+//! * [`SpillIndex`]: the segment table every spill file gets beside it on disk
+//!   (`run-000001.spill` + `run-000001.index`), checksummed and written atomically. With it
+//!   another process can open a spill file from its path alone ([`SpillFile::open`]) and read
+//!   one partition, decoded ([`SpillFile::open_segment`]) or as stored, e.g. to ship it
+//!   ([`SpillFile::segment`], [`SpillFile::read_stored`], [`SpillFile::verify_stored`]).
+//!   Opening a file this way never deletes it: only the [`SpillFile`] its writer returned does.
 //! * [`SpillMetrics`]: how much was spilled, for the job's counters.
 //!
 //! The policy of *when* to spill lives with the callers (the map-side collector and the merger);
@@ -17,8 +23,10 @@
 
 mod error;
 mod file;
+mod index;
 mod pool;
 
 pub use error::SpillError;
-pub use file::{Segment, SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter};
+pub use file::{SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter};
+pub use index::{IndexProblem, Segment, SpillIndex};
 pub use pool::{MemoryPool, MemoryReservation};
