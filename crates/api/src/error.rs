@@ -39,6 +39,10 @@ pub enum ExecError {
     /// reports as it sees fit.
     #[error(transparent)]
     Client(ClientError),
+    /// A sorted input could not be read for another reason than a corrupt run (a segment
+    /// fetched from another process, for instance).
+    #[error(transparent)]
+    Source(Box<dyn std::error::Error + Send + Sync>),
     /// A record is too large for the in-memory index.
     #[error(transparent)]
     RecordTooLarge(#[from] sluice_sort::RecordTooLarge),
@@ -123,5 +127,17 @@ impl std::fmt::Display for ClientError {
 impl std::error::Error for ClientError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         self.error.source()
+    }
+}
+
+impl From<sluice_sort::CursorError> for ExecError {
+    fn from(e: sluice_sort::CursorError) -> ExecError {
+        match e {
+            sluice_sort::CursorError::Format(e) => ExecError::Format(e),
+            sluice_sort::CursorError::Cancelled => ExecError::Cancelled,
+            sluice_sort::CursorError::Source(e) => ExecError::Source(e),
+            // A kind added later: keep its message.
+            other => ExecError::Source(Box::new(other)),
+        }
     }
 }

@@ -9,12 +9,35 @@ use sluice_io::OutputCodec;
 use sluice_sort::KeyOrder;
 
 use crate::counters::{CounterValues, UserCounters};
-use crate::model::{Combine, MapperFactory, Partitioner, ReducerFactory};
+use crate::model::{
+    Combine, MapInput, Mapper, MapperFactory, Partitioner, Reducer, ReducerFactory, TaskContext,
+};
 use crate::output::{OutputFormat, PartNames};
+use crate::partition::HashPartitioner;
 
 /// A reduce stage: its input is grouped by key and reduced; its output feeds the next stage, or
 /// the job's output files if it is the last.
+///
+/// Made with [`Stage::new`] and the `with_*` methods:
+///
+/// ```
+/// # use sluice_api::{Combine, Emit, ExecError, Reducer, Stage, Values};
+/// struct Sum;
+/// impl Reducer for Sum {
+///     fn reduce(&mut self, key: &[u8], values: &mut Values<'_>, out: &mut dyn Emit)
+///         -> Result<(), ExecError> {
+///         let mut total = 0;
+///         while let Some(v) = values.next_value()? {
+///             total += sluice_api::decode_count(v)?;
+///         }
+///         out.emit(key, total.to_string().as_bytes())
+///     }
+/// }
+/// let stage = Stage::new(4, |_| Sum).with_combine(Combine::SumCounts);
+/// assert_eq!(stage.partitions, 4);
+/// ```
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Stage {
     /// Makes the reducer of each partition.
     pub reducer: ReducerFactory,
@@ -30,7 +53,11 @@ pub struct Stage {
 
 /// A complete job: a mapper and zero or more reduce stages. With no stage the job is map-only
 /// and every map task writes its own part file.
+///
+/// Made with [`Job::new`] and the `with_*` methods; the local driver runs one with
+/// `sluice_exec::run_job`.
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Job {
     /// Name for messages and reports.
     pub name: String,
@@ -58,20 +85,77 @@ pub struct Job {
     pub memory_per_task: usize,
 }
 
+impl Stage {
+    /// A stage of `partitions` partitions whose reducers `make` makes, one per task: keys
+    /// hash-partitioned as Hadoop's `HashPartitioner` does, sorted as unsigned bytes, no
+    /// combiner.
+    pub fn new<R, F>(partitions: usize, make: F) -> Stage
+    where
+        R: Reducer + 'static,
+        F: Fn(&TaskContext) -> R + Send + Sync + 'static,
+    {
+        Stage::from_factory(
+            partitions,
+            Arc::new(move |ctx: &TaskContext| Box::new(make(ctx)) as Box<dyn Reducer>),
+        )
+    }
+
+    /// A stage whose reducers a ready-made factory makes (see [`Stage::new`]).
+    pub fn from_factory(partitions: usize, reducer: ReducerFactory) -> Stage {
+        Stage {
+            reducer,
+            combine: Combine::None,
+            partitioner: Arc::new(HashPartitioner),
+            partitions,
+            order: KeyOrder::Bytes,
+        }
+    }
+
+    /// Sets how the stage's input is combined on the producing side.
+    #[must_use]
+    pub fn with_combine(mut self, combine: Combine) -> Stage {
+        self.combine = combine;
+        self
+    }
+
+    /// Sets how keys are assigned to partitions.
+    #[must_use]
+    pub fn with_partitioner(mut self, partitioner: Arc<dyn Partitioner>) -> Stage {
+        self.partitioner = partitioner;
+        self
+    }
+
+    /// Sets how the stage's keys are sorted.
+    #[must_use]
+    pub fn with_order(mut self, order: KeyOrder) -> Stage {
+        self.order = order;
+        self
+    }
+}
+
 impl Job {
-    /// A job with the default output conventions: `part-r-NNNNN`/`part-m-NNNNN` files, map
-    /// tasks in input order, an empty part file for a task without output.
-    pub fn new(
-        name: impl Into<String>,
-        mapper: MapperFactory,
-        stages: Vec<Stage>,
-        output: OutputFormat,
-    ) -> Job {
+    /// A map-only job named `name` whose mappers `make` makes, one per map task, with the
+    /// default conventions: lines in, `key\tvalue` lines out, `part-r-NNNNN`/`part-m-NNNNN`
+    /// files, map tasks in input order, an empty part file for a task without output. Add
+    /// reduce stages with [`Job::with_stage`].
+    pub fn new<M, F>(name: impl Into<String>, make: F) -> Job
+    where
+        M: Mapper + 'static,
+        F: Fn(&MapInput) -> M + Send + Sync + 'static,
+    {
+        Job::from_factory(
+            name,
+            Arc::new(move |input: &MapInput| Box::new(make(input)) as Box<dyn Mapper>),
+        )
+    }
+
+    /// A job whose mappers a ready-made factory makes (see [`Job::new`]).
+    pub fn from_factory(name: impl Into<String>, mapper: MapperFactory) -> Job {
         Job {
             name: name.into(),
             mapper,
-            stages,
-            output,
+            stages: Vec::new(),
+            output: OutputFormat::KeyValue,
             part_names: PartNames::Typed,
             split_order: SplitOrder::Input,
             lazy_output: false,
@@ -79,6 +163,27 @@ impl Job {
             input: InputFormat::Lines,
             memory_per_task: 0,
         }
+    }
+
+    /// Adds a reduce stage after the existing ones.
+    #[must_use]
+    pub fn with_stage(mut self, stage: Stage) -> Job {
+        self.stages.push(stage);
+        self
+    }
+
+    /// Sets how the final pairs are written.
+    #[must_use]
+    pub fn with_output(mut self, output: OutputFormat) -> Job {
+        self.output = output;
+        self
+    }
+
+    /// Sets how the input files are cut into records.
+    #[must_use]
+    pub fn with_input(mut self, input: InputFormat) -> Job {
+        self.input = input;
+        self
     }
 }
 

@@ -7,7 +7,6 @@
 
 use std::sync::Arc;
 
-use sluice_format::FormatError;
 use sluice_sort::SortedCursor;
 
 use crate::group::for_each_group;
@@ -220,7 +219,7 @@ impl<'a> Values<'a> {
     ///
     /// # Errors
     /// A corrupt or unreadable run.
-    pub fn next_value(&mut self) -> Result<Option<&[u8]>, FormatError> {
+    pub fn next_value(&mut self) -> Result<Option<&[u8]>, ExecError> {
         match self.state {
             ValuesState::First => self.state = ValuesState::Inside,
             ValuesState::Inside => {
@@ -241,7 +240,7 @@ impl<'a> Values<'a> {
 
     /// Skips the rest of the group; returns whether the cursor now holds the next group's first
     /// record (`false`: the input is exhausted) and how many values the group had.
-    pub(crate) fn finish(mut self) -> Result<(bool, u64), FormatError> {
+    pub(crate) fn finish(mut self) -> Result<(bool, u64), ExecError> {
         while self.next_value()?.is_some() {}
         Ok((self.state == ValuesState::NextGroup, self.returned))
     }

@@ -30,7 +30,7 @@ use sluice_shuffle::{
     merge_early, merge_memory_early, merge_partition, LocalSpills, MergeSpec, Resources, Run,
     RunCatalog, SORT_BLOCK, SPILL_BLOCK,
 };
-use sluice_sort::SortedCursor;
+use sluice_sort::{CursorError, SortedCursor};
 use sluice_spill::{MemoryPool, SpillDir};
 
 use crate::part_file::TextOutput;
@@ -71,6 +71,48 @@ impl Shared {
 }
 
 /// Runs `job` as configured, reporting progress through `status`.
+///
+/// # Example
+///
+/// Lengths of the lines of a file, counted:
+///
+/// ```
+/// use std::sync::Arc;
+/// use sluice_api::{Combine, Emit, ExecError, Job, JobConfig, JobStatus, Mapper, Stage};
+///
+/// struct LineLength;
+/// impl Mapper for LineLength {
+///     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+///         out.emit_count(line.len().to_string().as_bytes(), 1)
+///     }
+/// }
+///
+/// # fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let dir = tempfile::tempdir()?;
+/// std::fs::write(dir.path().join("in.txt"), "ab\ncd\nefg\n")?;
+/// let job = Job::new("line lengths", |_| LineLength).with_stage(
+///     Stage::new(1, |_| sluice_jobs_sum::Sum).with_combine(Combine::SumCounts),
+/// );
+/// # mod sluice_jobs_sum {
+/// #     use sluice_api::{decode_count, Emit, ExecError, Reducer, Values};
+/// #     pub struct Sum;
+/// #     impl Reducer for Sum {
+/// #         fn reduce(&mut self, key: &[u8], values: &mut Values<'_>, out: &mut dyn Emit)
+/// #             -> Result<(), ExecError> {
+/// #             let mut total = 0;
+/// #             while let Some(v) = values.next_value()? { total += decode_count(v)?; }
+/// #             out.emit(key, total.to_string().as_bytes())
+/// #         }
+/// #     }
+/// # }
+/// let config = JobConfig::new(vec![dir.path().join("in.txt")], dir.path().join("out"));
+/// let report = sluice_exec::run_job(&job, &config, Arc::new(JobStatus::default()))?;
+/// assert_eq!(report.counters.map_input_records, 3);
+/// let counts = std::fs::read_to_string(dir.path().join("out/part-r-00000"))?;
+/// assert_eq!(counts, "2\t2\n3\t1\n");
+/// # Ok(())
+/// # }
+/// ```
 ///
 /// # Errors
 /// Any failure ends the job; the output directory is then not created (the temporary directory
@@ -608,17 +650,13 @@ struct ReduceInput<C> {
 }
 
 impl<C: SortedCursor> SortedCursor for ReduceInput<C> {
-    fn advance(&mut self) -> Result<bool, sluice_format::FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         if !self.merge.advance()? {
             return Ok(false);
         }
         self.records += 1;
         if self.records % CHECK_EVERY == 0 && self.res_status.is_cancelled() {
-            // Reported as cancellation by the task once the reducer returns.
-            return Err(sluice_format::FormatError::Io {
-                source_name: "reduce input".into(),
-                error: std::io::Error::new(std::io::ErrorKind::Interrupted, "job cancelled"),
-            });
+            return Err(CursorError::Cancelled);
         }
         let key = self.merge.key();
         if self.records == 1 || key != self.last_key.as_slice() {
@@ -683,7 +721,8 @@ fn reduce_task(
     };
     let mut reducer = (stage.reducer)(ctx);
     let result = reducer.run(&mut input, &mut sink);
-    // `ReduceInput` reports a cancelled job as a read error; say what it was.
+    // A reducer that hands its input to something else (a streaming program's feeder) may
+    // report the cancellation its input raised as a failure of its own: say what it was.
     res.runs.check_cancelled()?;
     result?;
     sink.finish(partition, store, counters)?;

@@ -1,15 +1,10 @@
 //! Grep, as Hadoop's `Grep` example: count every match of a regular expression, then list the
 //! matches by decreasing count.
 
-use std::sync::Arc;
-
 use regex::bytes::Regex;
 
 use crate::sum_counts;
-use sluice_api::{
-    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, TaskContext, Values,
-};
+use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 
 struct GrepMapper {
     regex: Regex,
@@ -86,34 +81,12 @@ impl Reducer for ByCountReducer {
 /// bytes. `reducers` sets the parallelism of the counting stage only (as Hadoop's Grep, whose
 /// sorting job has one reducer). Lines are matched as bytes; a match cannot span lines.
 pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
-    Job::new(
-        "grep",
-        Arc::new(move |_: &MapInput| {
-            Box::new(GrepMapper {
-                regex: regex.clone(),
-                group,
-            }) as Box<dyn Mapper>
-        }),
-        vec![
-            Stage {
-                reducer: Arc::new(|_: &TaskContext| {
-                    Box::new(CountReducer { key: Vec::new() }) as Box<dyn Reducer>
-                }),
-                combine: Combine::SumCounts,
-                partitioner: Arc::new(HashPartitioner),
-                partitions: reducers,
-                order: KeyOrder::Bytes,
-            },
-            Stage {
-                reducer: Arc::new(|_: &TaskContext| {
-                    Box::new(ByCountReducer { count: Vec::new() }) as Box<dyn Reducer>
-                }),
-                combine: Combine::None,
-                partitioner: Arc::new(HashPartitioner),
-                partitions: 1,
-                order: KeyOrder::Bytes,
-            },
-        ],
-        OutputFormat::KeyValue,
+    Job::new("grep", move |_| GrepMapper {
+        regex: regex.clone(),
+        group,
+    })
+    .with_stage(
+        Stage::new(reducers, |_| CountReducer { key: Vec::new() }).with_combine(Combine::SumCounts),
     )
+    .with_stage(Stage::new(1, |_| ByCountReducer { count: Vec::new() }))
 }

@@ -5,8 +5,7 @@ use std::sync::Arc;
 
 use crate::tokenize;
 use sluice_api::{
-    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, TaskContext, Values,
+    Combine, Emit, ExecError, Job, MapInput, Mapper, Reducer, Stage, TaskContext, Values,
 };
 
 struct IndexMapper {
@@ -81,27 +80,17 @@ impl Reducer for PostingsReducer {
 /// Output: `word\tpath1,path2,...` lines sorted by word; the paths are sorted by bytes, each
 /// once, spelled as discovered from the `--input` arguments (`docs/` gives `docs/a.txt`).
 pub fn inverted_index(reducers: usize) -> Job {
-    Job::new(
-        "invertedindex",
-        Arc::new(|input: &MapInput| {
-            Box::new(IndexMapper {
-                path: input.path.as_os_str().as_bytes().to_vec(),
-            }) as Box<dyn Mapper>
-        }),
-        vec![Stage {
-            reducer: Arc::new(|_: &TaskContext| {
-                Box::new(PostingsReducer {
-                    paths: Vec::new(),
-                    line: Vec::new(),
-                }) as Box<dyn Reducer>
-            }),
-            combine: Combine::Reducer(Arc::new(|_: &TaskContext| {
-                Box::new(DistinctCombiner { seen: Vec::new() }) as Box<dyn Reducer>
-            })),
-            partitioner: Arc::new(HashPartitioner),
-            partitions: reducers,
-            order: KeyOrder::Bytes,
-        }],
-        OutputFormat::KeyValue,
+    let distinct = Combine::Reducer(Arc::new(|_: &TaskContext| {
+        Box::new(DistinctCombiner { seen: Vec::new() }) as Box<dyn Reducer>
+    }));
+    Job::new("invertedindex", |input: &MapInput| IndexMapper {
+        path: input.path.as_os_str().as_bytes().to_vec(),
+    })
+    .with_stage(
+        Stage::new(reducers, |_| PostingsReducer {
+            paths: Vec::new(),
+            line: Vec::new(),
+        })
+        .with_combine(distinct),
     )
 }

@@ -1,12 +1,7 @@
 //! Sort: the lines of the input ordered by their key.
 
-use std::sync::Arc;
-
 use super::PassThrough;
-use sluice_api::{
-    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, TaskContext,
-};
+use sluice_api::{Emit, ExecError, Job, Mapper, OutputFormat, Stage};
 
 struct SortMapper;
 
@@ -24,16 +19,7 @@ impl Mapper for SortMapper {
 /// order (files in path order, then by position). With several reducers each part file is sorted
 /// and keys are spread by Hadoop's hash partitioner (as in Hadoop's `Sort` example).
 pub fn sort(reducers: usize) -> Job {
-    Job::new(
-        "sort",
-        Arc::new(|_: &MapInput| Box::new(SortMapper) as Box<dyn Mapper>),
-        vec![Stage {
-            reducer: Arc::new(|_: &TaskContext| Box::new(PassThrough) as Box<dyn Reducer>),
-            combine: Combine::None,
-            partitioner: Arc::new(HashPartitioner),
-            partitions: reducers,
-            order: KeyOrder::Bytes,
-        }],
-        OutputFormat::ValueOnly,
-    )
+    Job::new("sort", |_| SortMapper)
+        .with_stage(Stage::new(reducers, |_| PassThrough))
+        .with_output(OutputFormat::ValueOnly)
 }

@@ -22,8 +22,7 @@ use sluice_io::{discover_inputs, plan_splits, FixedRecordReader};
 
 use super::PassThrough;
 use sluice_api::{
-    Combine, Emit, ExecError, InputFormat, Job, KeyOrder, MapInput, Mapper, OutputFormat, Reducer,
-    Stage, TaskContext, TotalOrderPartitioner,
+    Emit, ExecError, InputFormat, Job, MapInput, Mapper, OutputFormat, Stage, TotalOrderPartitioner,
 };
 
 /// Records sampled for the reducer boundaries unless told otherwise (Hadoop's
@@ -126,15 +125,12 @@ pub fn terasort(
             sink: Arc::clone(&sink),
         }) as Box<dyn Mapper>
     });
-    let stage = Stage {
-        reducer: Arc::new(|_: &TaskContext| Box::new(PassThrough) as Box<dyn Reducer>),
-        combine: Combine::None,
-        partitioner: Arc::clone(&partitioner) as _,
-        partitions: reducers,
-        order: KeyOrder::Bytes,
-    };
-    let mut job = Job::new("terasort", mapper, vec![stage], OutputFormat::Raw);
-    job.input = InputFormat::FixedLength(ROW_LEN);
+    let stage =
+        Stage::new(reducers, |_| PassThrough).with_partitioner(Arc::clone(&partitioner) as _);
+    let job = Job::from_factory("terasort", mapper)
+        .with_stage(stage)
+        .with_output(OutputFormat::Raw)
+        .with_input(InputFormat::FixedLength(ROW_LEN));
     Ok(TeraSort {
         job,
         sampled_records,

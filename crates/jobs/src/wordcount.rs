@@ -1,14 +1,9 @@
 //! Word count, as Hadoop's `WordCount` example.
 
-use std::sync::Arc;
-
 use sluice_format::words::{words, Words};
 
 use crate::sum_counts;
-use sluice_api::{
-    Combine, Emit, ExecError, HashPartitioner, Job, KeyOrder, MapInput, Mapper, OutputFormat,
-    Reducer, Stage, TaskContext, Values,
-};
+use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 
 /// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes other
 /// than space, tab, newline, carriage return and form feed (Java's `StringTokenizer`; see
@@ -56,19 +51,8 @@ impl Reducer for SumReducer {
 /// Output: `word\tcount` lines sorted by word bytes, in `part-r-NNNNN` files, the word's
 /// partition chosen by Hadoop's hash partitioner.
 pub fn wordcount(reducers: usize) -> Job {
-    Job::new(
-        "wordcount",
-        Arc::new(|_: &MapInput| Box::new(WordCountMapper { spans: Vec::new() }) as Box<dyn Mapper>),
-        vec![Stage {
-            reducer: Arc::new(|_: &TaskContext| {
-                Box::new(SumReducer { text: Vec::new() }) as Box<dyn Reducer>
-            }),
-            combine: Combine::SumCounts,
-            partitioner: Arc::new(HashPartitioner),
-            partitions: reducers,
-            order: KeyOrder::Bytes,
-        }],
-        OutputFormat::KeyValue,
+    Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() }).with_stage(
+        Stage::new(reducers, |_| SumReducer { text: Vec::new() }).with_combine(Combine::SumCounts),
     )
 }
 

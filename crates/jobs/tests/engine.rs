@@ -413,12 +413,7 @@ fn planned_splits_replace_the_byte_plan() {
         start,
         len,
     };
-    let job = Job::new(
-        "planned",
-        Arc::new(|_: &MapInput| Box::new(OffsetMapper) as Box<dyn Mapper>),
-        Vec::new(),
-        sluice_api::OutputFormat::KeyValue,
-    );
+    let job = Job::new("planned", |_| OffsetMapper);
     // Two tasks where the 32 MiB byte plan would make one: lines 1-2, then line 3.
     let plan = PlannedInput {
         files: vec![file.clone()],

@@ -21,9 +21,8 @@
 use std::sync::Arc;
 
 use sluice_api::{decode_count, encode_count, Counters, Emit, ExecError, Partitioner, Reducer};
-use sluice_format::FormatError;
 use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
-use sluice_sort::{CountTable, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
+use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
 /// Bytes per distinct key of the vector a hash table is sorted through when it is flushed.
@@ -593,7 +592,7 @@ struct PartitionCursor<'r, 'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> {
 impl<'b, I: Iterator<Item = (u32, &'b [u8], &'b [u8])>> SortedCursor
     for PartitionCursor<'_, 'b, I>
 {
-    fn advance(&mut self) -> Result<bool, FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         let partition = self.partition;
         match self.records.next_if(|r| r.0 == partition) {
             Some((_, key, value)) => {

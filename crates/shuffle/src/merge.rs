@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sluice_api::{decode_count, encode_count, Combine, Counters, ExecError, Stage};
-use sluice_sort::{KeyOrder, Merger, SortedCursor};
+use sluice_sort::{CursorError, KeyOrder, Merger, SortedCursor};
 
 use crate::catalog::RunCatalog;
 use crate::policy::{fan_in, merge_window, READER_COST};
@@ -47,13 +47,14 @@ pub fn merge_early(
     memory: usize,
     res: &Resources,
 ) -> Result<(), ExecError> {
-    let fan_in = fan_in(memory);
+    // The merged run's writer comes out of the same memory as the readers.
+    let fan_in = fan_in(memory.saturating_sub(2 * res.write_chunk()));
     let Some(window) = catalog.take_merge_window(fan_in) else {
         return Ok(());
     };
     let place = (window[0].0, window[0].1);
     let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
-    let merged = merge_to_spill(&runs, 0..spec.partitions, spec, fan_in, res);
+    let merged = merge_to_spill(&runs, 0..spec.partitions, spec, res);
     drop(runs);
     match merged {
         Ok(run) => {
@@ -123,7 +124,7 @@ fn merge_summing(runs: &[Run], spec: MergeSpec<'_>, res: &Resources) -> Result<R
             Counters::add(&res.status().counters.memory_runs, 1);
             Ok(Arc::new(builder.finish()))
         }
-        None => merge_to_spill(runs, 0..spec.partitions, spec, MEMORY_MERGE_WIDTH, res),
+        None => merge_to_spill(runs, 0..spec.partitions, spec, res),
     }
 }
 
@@ -193,16 +194,17 @@ fn count_combined(spec: MergeSpec<'_>, res: &Resources, (input, output): (u64, u
 }
 
 /// Merges the `selected` partitions of `runs` (oldest first) into one new spilled run of all
-/// the spec's partitions, holding at most `fan_in` readers' memory; counts are summed when the
-/// spec says so (see [`write_merged`]).
+/// the spec's partitions, reserving a reader for each stored run and the writer's chunks
+/// (memory runs are read where they are); counts are summed when the spec says so (see
+/// [`write_merged`]).
 fn merge_to_spill(
     runs: &[Run],
     selected: std::ops::Range<usize>,
     spec: MergeSpec<'_>,
-    fan_in: usize,
     res: &Resources,
 ) -> Result<Run, ExecError> {
-    let _readers = res.reserve_or_force(fan_in * READER_COST + 2 * res.write_chunk());
+    let stored = runs.iter().filter(|r| r.kind() == RunKind::Stored).count();
+    let _memory = res.reserve_or_force(stored * READER_COST + 2 * res.write_chunk());
     let mut writer = res.spills().create(spec.partitions)?;
     let records = write_merged(runs, selected, spec, &mut *writer, res)?;
     count_combined(spec, res, records);
@@ -231,7 +233,10 @@ pub fn merge_partition(
     memory: usize,
     res: &Resources,
 ) -> Result<PartitionMerge, ExecError> {
-    let fan_in = fan_in(memory);
+    // The final merge reads up to `final_fan_in` stored runs; a pass through disk reads fewer,
+    // so that the merged run's writer fits beside its readers.
+    let final_fan_in = fan_in(memory);
+    let pass_fan_in = fan_in(memory.saturating_sub(2 * res.write_chunk()));
     let mut sources: Vec<Run> = runs
         .iter()
         .filter(|r| r.has_records(partition))
@@ -239,14 +244,13 @@ pub fn merge_partition(
         .collect();
     loop {
         let refs: Vec<&Run> = sources.iter().collect();
-        let Some(window) = merge_window(&refs, fan_in, fan_in + 1) else {
+        let Some(window) = merge_window(&refs, pass_fan_in, final_fan_in + 1) else {
             break;
         };
         let merged = merge_to_spill(
             &sources[window.clone()],
             partition..partition + 1,
             spec,
-            fan_in,
             res,
         )?;
         sources.splice(window, [merged]);
@@ -275,7 +279,7 @@ pub struct PartitionMerge {
 
 impl SortedCursor for PartitionMerge {
     #[inline]
-    fn advance(&mut self) -> Result<bool, sluice_format::FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         self.merge.advance()
     }
     #[inline]

@@ -10,8 +10,8 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use sluice_api::ExecError;
-use sluice_format::{record, Codec, FormatError};
-use sluice_sort::{BytesCursor, SortedCursor};
+use sluice_format::{record, Codec};
+use sluice_sort::{BytesCursor, CursorError, SortedCursor};
 use sluice_spill::{SegmentReader, SpillDir, SpillFile, SpillWriter};
 
 use crate::quota::QuotaReservation;
@@ -55,10 +55,11 @@ pub enum RunCursor {
 }
 
 impl SortedCursor for RunCursor {
-    fn advance(&mut self) -> Result<bool, FormatError> {
+    #[inline]
+    fn advance(&mut self) -> Result<bool, CursorError> {
         match self {
             RunCursor::Memory(c) => c.advance(),
-            RunCursor::Disk(c) => c.advance(),
+            RunCursor::Disk(c) => Ok(c.advance()?),
             RunCursor::Other(c) => c.advance(),
         }
     }

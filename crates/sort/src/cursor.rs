@@ -1,5 +1,21 @@
 use sluice_format::{record, FormatError, RunReader};
 
+/// Why a [`SortedCursor`] could not move on: what a merge passes through from its sources
+/// unchanged, so that a cancelled job or a failed fetch is reported as what it is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum CursorError {
+    /// A run is corrupt or unreadable.
+    #[error(transparent)]
+    Format(#[from] FormatError),
+    /// The job was cancelled while the cursor was read.
+    #[error("the job was cancelled")]
+    Cancelled,
+    /// Any other source's failure (a segment fetched from another process, for instance).
+    #[error(transparent)]
+    Source(Box<dyn std::error::Error + Send + Sync>),
+}
+
 /// Records in key order, read one at a time: `advance()`, then `key()` / `value()`.
 ///
 /// Before the first successful `advance` and after it returned `false`, `key` and `value` return
@@ -8,8 +24,8 @@ pub trait SortedCursor {
     /// Moves to the next record; `false` when there are no more.
     ///
     /// # Errors
-    /// Whatever the underlying source reports (a corrupt block, an I/O error).
-    fn advance(&mut self) -> Result<bool, FormatError>;
+    /// Whatever the underlying source reports (a corrupt block, an I/O error, cancellation).
+    fn advance(&mut self) -> Result<bool, CursorError>;
     /// The current record's key.
     fn key(&self) -> &[u8];
     /// The current record's value.
@@ -17,8 +33,8 @@ pub trait SortedCursor {
 }
 
 impl<R: std::io::Read> SortedCursor for RunReader<R> {
-    fn advance(&mut self) -> Result<bool, FormatError> {
-        RunReader::advance(self)
+    fn advance(&mut self) -> Result<bool, CursorError> {
+        Ok(RunReader::advance(self)?)
     }
     fn key(&self) -> &[u8] {
         RunReader::key(self)
@@ -29,7 +45,7 @@ impl<R: std::io::Read> SortedCursor for RunReader<R> {
 }
 
 impl<C: SortedCursor + ?Sized> SortedCursor for Box<C> {
-    fn advance(&mut self) -> Result<bool, FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         (**self).advance()
     }
     fn key(&self) -> &[u8] {
@@ -65,7 +81,7 @@ impl<B: AsRef<[u8]>> BytesCursor<B> {
 }
 
 impl<B: AsRef<[u8]>> SortedCursor for BytesCursor<B> {
-    fn advance(&mut self) -> Result<bool, FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         let bytes = self.bytes.as_ref();
         if self.next >= bytes.len() {
             return Ok(false);

@@ -23,7 +23,7 @@ mod radix;
 
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
 pub use counts::{CountTable, ShortKey};
-pub use cursor::{BytesCursor, SortedCursor};
+pub use cursor::{BytesCursor, CursorError, SortedCursor};
 pub use merge::Merger;
 pub use order::{KeyComparator, KeyOrder};
 pub use prefix::normalized_prefix;

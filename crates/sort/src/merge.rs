@@ -18,7 +18,7 @@
 //! `log2(n)` comparisons per record. Ties going to the lower source index make the merge stable:
 //! callers order their sources oldest first.
 
-use sluice_format::FormatError;
+use crate::cursor::CursorError;
 
 use crate::{normalized_prefix, KeyOrder, SortedCursor};
 
@@ -89,7 +89,7 @@ impl<C: SortedCursor> Merger<C> {
         }
     }
 
-    fn build(&mut self) -> Result<(), FormatError> {
+    fn build(&mut self) -> Result<(), CursorError> {
         for i in 0..self.sources.len() {
             if self.sources[i].advance()? {
                 self.tree[self.leaves + i] = i as u32;
@@ -102,7 +102,7 @@ impl<C: SortedCursor> Merger<C> {
         Ok(())
     }
 
-    fn replay(&mut self, source: usize) -> Result<(), FormatError> {
+    fn replay(&mut self, source: usize) -> Result<(), CursorError> {
         let leaf = self.leaves + source;
         self.tree[leaf] = if self.sources[source].advance()? {
             self.prefixes[source] = normalized_prefix(self.sources[source].key());
@@ -120,7 +120,7 @@ impl<C: SortedCursor> Merger<C> {
 }
 
 impl<C: SortedCursor> SortedCursor for Merger<C> {
-    fn advance(&mut self) -> Result<bool, FormatError> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
         if self.sources.is_empty() {
             return Ok(false);
         }

@@ -179,7 +179,8 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
             other => OutputFormat::KeyValueWith(other.as_bytes().to_vec()),
         }
     };
-    let mut job = Job::new("streaming", mapper, stages, output_format);
+    let mut job = Job::from_factory("streaming", mapper).with_output(output_format);
+    job.stages = stages;
     job.part_names = PartNames::Plain;
     job.split_order = SplitOrder::LargestFirst;
     job.lazy_output = args.lazy_output;
@@ -514,13 +515,10 @@ fn reduce_stage(
             (program_factory(program, context), kind)
         }
     };
-    let stage = Stage {
-        reducer,
-        combine,
-        partitioner: partitioner(args, conf)?,
-        partitions: reducers,
-        order: key_order(conf)?,
-    };
+    let stage = Stage::from_factory(reducers, reducer)
+        .with_combine(combine)
+        .with_partitioner(partitioner(args, conf)?)
+        .with_order(key_order(conf)?);
     Ok(ReduceStage {
         stage,
         output_kind,

@@ -13,20 +13,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_api::{
-    encode_count, Combine, Emit, ExecError, HashPartitioner, Job, JobConfig, JobStatus, KeyOrder,
-    MapInput, Mapper, OutputFormat, Reducer, Stage, TaskContext, Values,
+    Combine, Emit, ExecError, Job, JobConfig, JobStatus, Mapper, Reducer, Stage, Values,
 };
 use sluice_exec::run_job;
 use sluice_jobs::{sum_counts, tokenize};
 
-/// Emits `(first second, 1)` for every pair of adjacent words of a line.
+/// Emits `(first second, 1)` for every pair of adjacent words of a line, through
+/// [`Emit::emit_count`]: with [`Combine::SumCounts`] the map side then adds the 1 to a hash
+/// table without encoding and decoding it.
 struct BigramMapper {
     pair: Vec<u8>,
 }
 
 impl Mapper for BigramMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
-        let one = encode_count(1);
         let mut words = tokenize(line);
         let Some(mut previous) = words.next() else {
             return Ok(());
@@ -36,7 +36,7 @@ impl Mapper for BigramMapper {
             self.pair.extend_from_slice(previous);
             self.pair.push(b' ');
             self.pair.extend_from_slice(word);
-            out.emit(&self.pair, &one)?;
+            out.emit_count(&self.pair, 1)?;
             previous = word;
         }
         Ok(())
@@ -60,18 +60,9 @@ impl Reducer for SumToText {
 
 /// The bigram job with `reducers` part files.
 fn bigram_job(reducers: usize) -> Job {
-    Job::new(
-        "bigrams",
-        Arc::new(|_: &MapInput| Box::new(BigramMapper { pair: Vec::new() }) as Box<dyn Mapper>),
-        vec![Stage {
-            reducer: Arc::new(|_: &TaskContext| Box::new(SumToText) as Box<dyn Reducer>),
-            // Counts are summed in a hash table on the map side.
-            combine: Combine::SumCounts,
-            partitioner: Arc::new(HashPartitioner),
-            partitions: reducers,
-            order: KeyOrder::Bytes,
-        }],
-        OutputFormat::KeyValue,
+    Job::new("bigrams", |_| BigramMapper { pair: Vec::new() }).with_stage(
+        // Counts are summed in a hash table on the map side.
+        Stage::new(reducers, |_| SumToText).with_combine(Combine::SumCounts),
     )
 }
 
