@@ -23,7 +23,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -35,6 +35,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use crate::counters::UserCounters;
 use crate::{ExecError, JobStatus};
 
+use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts};
 use super::ProgramError;
 
 /// Buffer size of the pipes' readers and writers: records cross in large writes.
@@ -234,21 +235,37 @@ impl<R: Read + AsFd> Read for PipeReader<R> {
     }
 }
 
-/// When the program last showed signs of life, and why the watchdog killed it (if it did).
+/// When the program last showed signs of life, and why the task killed it (if it did).
 struct Activity {
     started: Instant,
     last_ms: AtomicU64,
+    /// A [`Kill`], as its byte.
     killed: AtomicU8,
     /// Set with a kill for cancellation or timeout: readers stop waiting for the pipes.
     stopped: AtomicBool,
 }
 
-const NOT_KILLED: u8 = 0;
-const KILLED_CANCELLED: u8 = 1;
-const KILLED_TIMEOUT: u8 = 2;
-const KILLED_BY_TASK: u8 = 3;
-
 impl Activity {
+    fn new() -> Activity {
+        Activity {
+            started: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            killed: AtomicU8::new(Kill::None as u8),
+            stopped: AtomicBool::new(false),
+        }
+    }
+    /// Records `kill` as the reason the program is killed, unless a reason was recorded
+    /// first; returns whether this one was.
+    fn claim_kill(&self, kill: Kill) -> bool {
+        let none = Kill::None as u8;
+        self.killed
+            .compare_exchange(none, kill as u8, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+    /// Why the program was killed.
+    fn kill(&self) -> Kill {
+        Kill::from_u8(self.killed.load(Ordering::SeqCst))
+    }
     fn touch(&self) {
         let now = self.started.elapsed().as_millis() as u64;
         self.last_ms.store(now, Ordering::Relaxed);
@@ -393,11 +410,12 @@ pub(super) struct ProgramOutcome {
 /// program has exited and both sides are done.
 ///
 /// # Errors
-/// In order of precedence: a cancelled job; a timeout; `drain`'s own error (e.g. a full disk,
-/// or output that breaks the framing — reported as the program's failure if the program had
-/// already failed); `feed`'s error other than a closed pipe (e.g. unreadable input); the
-/// program's failure (non-zero exit status or a signal, with the tail of its stderr); the
-/// program exiting before it read all of its input.
+/// Setting up the program's log, shared memory, process or pipes; then whatever [`outcome`]
+/// decides from how the run went. In order of precedence: a cancelled job; a timeout;
+/// `drain`'s own error (e.g. a full disk, or output that breaks the framing — reported as the
+/// program's failure if the program had already failed); `feed`'s error other than a closed
+/// pipe (e.g. unreadable input); the program's failure (non-zero exit status or a signal, with
+/// the tail of its stderr); the program exiting before it read all of its input.
 pub(super) fn run_program(
     spec: &ProgramSpec,
     status: &JobStatus,
@@ -473,12 +491,7 @@ pub(super) fn run_program(
             "the program's stderr was not set up",
         ))));
     };
-    let activity = Arc::new(Activity {
-        started: Instant::now(),
-        last_ms: AtomicU64::new(0),
-        killed: AtomicU8::new(NOT_KILLED),
-        stopped: AtomicBool::new(false),
-    });
+    let activity = Arc::new(Activity::new());
     let task_watch = TaskWatch {
         guard: &guard,
         activity: &activity,
@@ -511,7 +524,7 @@ pub(super) fn run_program(
     let (done_reader, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
 
-    let (drain_result, feed_result, exit, stderr_report) = std::thread::scope(|scope| {
+    let (drained, fed, exit, report) = std::thread::scope(|scope| {
         let feeder = {
             scope.spawn(move || {
                 let mut input = ProgramInput {
@@ -556,15 +569,7 @@ pub(super) fn run_program(
             }
             exited_first = guard.has_exited();
             // Stop the program so that the feeder's writes fail instead of blocking forever.
-            activity
-                .killed
-                .compare_exchange(
-                    NOT_KILLED,
-                    KILLED_BY_TASK,
-                    Ordering::SeqCst,
-                    Ordering::SeqCst,
-                )
-                .ok();
+            activity.claim_kill(Kill::ByTask);
             if let Some(region) = &shm {
                 region.abort();
             }
@@ -587,118 +592,29 @@ pub(super) fn run_program(
             }
         };
         let _ = errors.join();
-        (drained.map_err(|e| (e, exited_first)), fed, exit, report)
+        let drained = drained.map_err(|error| DrainFailure {
+            error,
+            exited_first,
+        });
+        (drained, fed, exit, report)
     });
 
-    let tail = || stderr_report.tail.iter().cloned().collect::<Vec<_>>();
-    let failure = |exit: ExitStatus| -> Option<String> {
-        let failed = !exit.success() && spec.non_zero_is_failure;
-        failed.then(|| describe(exit))
+    let facts = RunFacts {
+        kill: activity.kill(),
+        drained,
+        fed,
+        exit,
+        shm: shm.as_ref().map(|region| ShmFacts {
+            attached: region.child_attached(),
+            unread_input: region.unread_input() > 0,
+            output_closed: region.output_closed(),
+        }),
+        stderr_tail: report.tail.into(),
     };
-    let timed_out = || ProgramError::TimedOut {
-        command: spec.command.clone(),
-        after: spec.timeout.unwrap_or_default(),
-        stderr_tail: tail(),
-        log: spec.log.clone(),
-    };
-    // A kill by the watchdog explains whatever broke after it.
-    match activity.killed.load(Ordering::SeqCst) {
-        KILLED_CANCELLED => return Err(ExecError::Cancelled),
-        KILLED_TIMEOUT => return Err(timed_out().into()),
-        _ => {}
-    }
-    if let Err((error, exited_first)) = drain_result {
-        // A program that failed on its own is the cause; its output broke because of it.
-        if let (true, Ok(exit)) = (exited_first, &exit) {
-            if let Some(status) = failure(*exit) {
-                return Err(ProgramError::Failed {
-                    command: spec.command.clone(),
-                    status: format!("{status} (its output was cut short: {})", error.chain()),
-                    stderr_tail: tail(),
-                    log: spec.log.clone(),
-                }
-                .into());
-            }
-        }
-        return Err(error);
-    }
-    let exit = exit.map_err(ProgramError::Read)?;
-    if let Some(region) = &shm {
-        if !region.child_attached() {
-            // A program that failed before attaching (killed, a crash at start-up) failed like
-            // any program, and another attempt may succeed.
-            if let Some(status) = failure(exit) {
-                return Err(ProgramError::Failed {
-                    command: spec.command.clone(),
-                    status: format!("{status}, before it attached to the shared memory"),
-                    stderr_tail: tail(),
-                    log: spec.log.clone(),
-                }
-                .into());
-            }
-            return Err(ProgramError::NotShm {
-                command: spec.command.clone(),
-                status: describe(exit),
-                stderr_tail: tail(),
-                log: spec.log.clone(),
-            }
-            .into());
-        }
-    }
-    // A pipe tells of unread input by failing a write; a ring, by what the program consumed.
-    let unread_in_ring = shm.as_ref().is_some_and(|r| r.unread_input() > 0);
-    let input_closed = match feed_result {
-        Ok(()) => unread_in_ring,
-        Err(ExecError::Program(e)) if matches!(*e, ProgramError::InputClosed) => true,
-        Err(e) => return Err(e),
-    };
-    // Hadoop sees a signal as exit status 128 + n, so stream.non.zero.exit.is.failure=false
-    // forgives it too.
-    if let Some(status) = failure(exit) {
-        return Err(ProgramError::Failed {
-            command: spec.command.clone(),
-            status,
-            stderr_tail: tail(),
-            log: spec.log.clone(),
-        }
-        .into());
-    }
-    if input_closed {
-        return Err(ProgramError::ExitedEarly {
-            command: spec.command.clone(),
-            status: describe(exit),
-            stderr_tail: tail(),
-            log: spec.log.clone(),
-        }
-        .into());
-    }
-    // Over a pipe, an exit ends the output; over a ring, only closing it does. A program that
-    // exits with success but without closing may have lost output (a failed write).
-    if let (true, Some(region)) = (exit.success() && spec.shm.output, &shm) {
-        if !region.output_closed() {
-            return Err(ProgramError::OutputNotClosed {
-                command: spec.command.clone(),
-                stderr_tail: tail(),
-                log: spec.log.clone(),
-            }
-            .into());
-        }
-    }
+    outcome(spec, facts)?;
     Ok(ProgramOutcome {
-        counters: stderr_report.counters,
+        counters: report.counters,
     })
-}
-
-/// "exit status 3" or "killed by signal 9 (SIGKILL)".
-fn describe(exit: ExitStatus) -> String {
-    match (exit.code(), exit.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => match nix::sys::signal::Signal::try_from(signal) {
-            Ok(name) => format!("killed by signal {signal} ({name})"),
-            Err(_) => format!("killed by signal {signal}"),
-        },
-        _ => exit.to_string(),
-    }
 }
 
 /// How often the watchdog looks at the job's cancellation flag.
@@ -741,17 +657,13 @@ fn watch(
             group_killed = true;
         }
         let reason = if status.is_cancelled() {
-            KILLED_CANCELLED
+            Kill::Cancelled
         } else if timeout.is_some_and(|t| activity.idle() > t) {
-            KILLED_TIMEOUT
+            Kill::Timeout
         } else {
             continue;
         };
-        if activity
-            .killed
-            .compare_exchange(NOT_KILLED, reason, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
+        if activity.claim_kill(reason) {
             guard.kill();
             activity.stopped.store(true, Ordering::SeqCst);
         }
