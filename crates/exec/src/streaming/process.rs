@@ -25,8 +25,9 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -424,8 +425,50 @@ pub(super) fn run_program(
 ) -> Result<ProgramOutcome, ExecError> {
     // The log is created when the program first writes to it: most programs write nothing to
     // stderr, and creating (then deleting) a file per task was a third of the time of a job of
-    // many small tasks. A program whose stdout goes to the log needs it from the start.
+    // many small tasks.
     let mut log = TaskLog::new(spec.log.clone());
+    let Launched {
+        shm,
+        guard,
+        stdin,
+        stdout,
+        stderr,
+    } = launch(spec, &mut log)?;
+    let activity = Arc::new(Activity::new());
+    let (input, output) = connect(shm.as_ref(), &guard, &activity, stdin, stdout)?;
+    let run = Running {
+        spec,
+        status,
+        guard: &guard,
+        shm: shm.as_ref(),
+        activity: &activity,
+    };
+    let ends = Ends {
+        input,
+        output,
+        stderr,
+        log,
+    };
+    let (facts, counters) = supervise(run, ends, feed, drain)?;
+    outcome(spec, facts)?;
+    Ok(ProgramOutcome { counters })
+}
+
+/// A started program: its shared memory, its process group and the ends of its pipes.
+struct Launched {
+    shm: Option<sluice_shm::EngineRegion>,
+    guard: GroupGuard,
+    /// `None` only if its stdin did not become a pipe (the input then goes through a ring).
+    stdin: Option<ChildStdin>,
+    /// `None` only if its stdout did not become a pipe (the output then goes through a ring).
+    stdout: Option<ChildStdout>,
+    stderr: ChildStderr,
+}
+
+/// Starts `spec`'s program in a process group of its own, with the shared-memory region the
+/// job asks for, and enlarges its pipes.
+fn launch(spec: &ProgramSpec, log: &mut TaskLog) -> Result<Launched, ExecError> {
+    // A program whose stdout goes to the log needs the log from the start.
     if spec.shm.output {
         log.open().map_err(|e| ProgramError::Log {
             path: spec.log.clone(),
@@ -442,38 +485,13 @@ pub(super) fn run_program(
             command: spec.command.clone(),
             source: e,
         })?;
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .current_dir(&spec.work_dir)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if shm.is_some() {
-        if spec.shm.input {
-            command.stdin(Stdio::null());
-        }
-        if spec.shm.output {
-            // Not lost, and not mistaken for records: whatever it prints goes to its log.
-            let log_copy =
-                log.open()
-                    .and_then(|f| f.try_clone())
-                    .map_err(|e| ProgramError::Log {
-                        path: spec.log.clone(),
-                        source: e,
-                    })?;
-            command.stdout(Stdio::from(log_copy));
-        }
-    }
-    let child =
+    let mut command = command(spec, shm.is_some(), log)?;
+    let mut child =
         sluice_shm::spawn(&mut command, shm.as_ref()).map_err(|source| ProgramError::Spawn {
             command: spec.command.clone(),
             program: spec.program.clone(),
             source,
         })?;
-    let mut child = child;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let guard = GroupGuard::new(child).map_err(ProgramError::Read)?;
     for pipe in [
@@ -491,16 +509,62 @@ pub(super) fn run_program(
             "the program's stderr was not set up",
         ))));
     };
-    let activity = Arc::new(Activity::new());
-    let task_watch = TaskWatch {
-        guard: &guard,
-        activity: &activity,
-    };
-    let input_sink = match (shm.as_ref().and_then(|r| r.input(task_watch)), stdin) {
+    Ok(Launched {
+        shm,
+        guard,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
+
+/// The command that runs `spec`'s program in a process group of its own, with its stdin,
+/// stdout and stderr piped — except, with shared memory (`shm`), the directions that go
+/// through a ring: then stdin is `/dev/null`, and stdout goes to `log`.
+fn command(spec: &ProgramSpec, shm: bool, log: &mut TaskLog) -> Result<Command, ProgramError> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.work_dir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if shm {
+        if spec.shm.input {
+            command.stdin(Stdio::null());
+        }
+        if spec.shm.output {
+            // Not lost, and not mistaken for records: whatever it prints goes to its log.
+            let log_copy =
+                log.open()
+                    .and_then(|f| f.try_clone())
+                    .map_err(|e| ProgramError::Log {
+                        path: spec.log.clone(),
+                        source: e,
+                    })?;
+            command.stdout(Stdio::from(log_copy));
+        }
+    }
+    Ok(command)
+}
+
+/// The program's input and output as the task's threads use them: its rings where the job
+/// uses shared memory, else its pipes, noting activity for the timeout either way.
+fn connect<'t>(
+    shm: Option<&'t sluice_shm::EngineRegion>,
+    guard: &'t GroupGuard,
+    activity: &'t Arc<Activity>,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+) -> Result<(InputSink<'t>, OutputSource<'t>), ExecError> {
+    let task_watch = TaskWatch { guard, activity };
+    let input = match (shm.and_then(|r| r.input(task_watch)), stdin) {
         (Some(ring), _) => InputSink::Shm(ring),
         (None, Some(pipe)) => InputSink::Pipe(ActivityWriter {
             inner: pipe,
-            activity: Arc::clone(&activity),
+            activity: Arc::clone(activity),
         }),
         (None, None) => {
             return Err(ExecError::from(ProgramError::Write(io::Error::other(
@@ -508,11 +572,11 @@ pub(super) fn run_program(
             ))))
         }
     };
-    let output_source = match (shm.as_ref().and_then(|r| r.output(task_watch)), stdout) {
+    let output = match (shm.and_then(|r| r.output(task_watch)), stdout) {
         (Some(ring), _) => OutputSource::Shm(ring),
         (None, Some(pipe)) => OutputSource::Pipe(PipeReader {
             inner: pipe,
-            activity: Arc::clone(&activity),
+            activity: Arc::clone(activity),
         }),
         (None, None) => {
             return Err(ExecError::from(ProgramError::Read(io::Error::other(
@@ -520,101 +584,152 @@ pub(super) fn run_program(
             ))))
         }
     };
+    Ok((input, output))
+}
+
+/// The running program as the task's threads share it.
+#[derive(Clone, Copy)]
+struct Running<'t> {
+    spec: &'t ProgramSpec,
+    status: &'t JobStatus,
+    guard: &'t GroupGuard,
+    shm: Option<&'t sluice_shm::EngineRegion>,
+    activity: &'t Arc<Activity>,
+}
+
+/// The program's ends, each for the thread that uses it.
+struct Ends<'t> {
+    /// For the feeder.
+    input: InputSink<'t>,
+    /// For the task's thread.
+    output: OutputSource<'t>,
+    /// For the stderr reader.
+    stderr: ChildStderr,
+    /// Where the stderr reader writes.
+    log: TaskLog,
+}
+
+/// Supervises the program until it is done: feeds it on one thread, reads its stderr on
+/// another, watches it from a third (cancellation, timeout, its exit), and reads its output on
+/// this one; then reaps it, kills what it left in its group, and collects the facts of the run
+/// for [`outcome`], with its counters.
+fn supervise<'t>(
+    run: Running<'t>,
+    ends: Ends<'t>,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError> + Send,
+    drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
+) -> Result<(RunFacts, UserCounters), ExecError> {
+    let Ends {
+        input,
+        output,
+        stderr,
+        log,
+    } = ends;
     // Closing the write end tells the watchdog that the task is done with the program.
     let (done_reader, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
 
     let (drained, fed, exit, report) = std::thread::scope(|scope| {
-        let feeder = {
-            scope.spawn(move || {
-                let mut input = ProgramInput {
-                    writer: BufWriter::with_capacity(PIPE_BUFFER, input_sink),
-                };
-                let fed = feed(&mut input);
-                let flushed = input.writer.flush().map_err(input_error);
-                // Dropping the writer closes the pipe: the program sees the end of its input.
-                drop(input);
-                fed.and(flushed)
-            })
-        };
-        let watcher = {
-            let activity = Arc::clone(&activity);
-            let (done, guard) = (&done_reader, &guard);
-            scope.spawn(move || {
-                watch(guard, &activity, done, status, spec.timeout);
-            })
-        };
+        let feeder = scope.spawn(move || feed_program(input, feed));
+        let done = &done_reader;
+        let watcher = scope.spawn(move || {
+            watch(run.guard, run.activity, done, run.status, run.spec.timeout);
+        });
         // The stderr reader's report comes through a channel, so that waiting for it can end
         // the moment it is ready, or after the grace period.
         let (report_sender, report_receiver) = std::sync::mpsc::sync_channel(1);
-        let errors = {
-            let activity = Arc::clone(&activity);
-            let prefix = spec.reporter_prefix.as_str();
-            scope.spawn(move || {
-                let report = read_stderr(stderr, log, &activity, status, prefix);
-                let _ = report_sender.send(report);
-            })
-        };
+        let errors = scope.spawn(move || {
+            let prefix = run.spec.reporter_prefix.as_str();
+            let report = read_stderr(stderr, log, run.activity, run.status, prefix);
+            let _ = report_sender.send(report);
+        });
 
-        let mut reader = BufReader::with_capacity(PIPE_BUFFER, output_source);
-        let drained = drain(&mut reader);
-        // Whether the program had already failed on its own: then its exit status and stderr
-        // explain a broken output better than the broken output does.
-        let mut exited_first = false;
-        if let Err(error) = &drained {
-            if matches!(error, ExecError::Program(_)) {
-                // Output that ends mid-record usually means the program is dying: give it a
-                // moment to finish exiting, so that its status can be told.
-                guard.wait_exit(Some(Duration::from_millis(200)));
-            }
-            exited_first = guard.has_exited();
-            // Stop the program so that the feeder's writes fail instead of blocking forever.
-            activity.claim_kill(Kill::ByTask);
-            if let Some(region) = &shm {
-                region.abort();
-            }
-            guard.kill();
-        }
-        drop(reader);
+        let drained = collect(run, output, drain);
         let fed = feeder
             .join()
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
         // Whatever the program left running in its group goes with it.
-        let exit = guard.finish();
+        let exit = run.guard.finish();
         drop(done_writer);
         let _ = watcher.join();
-        let report = match report_receiver.recv_timeout(STDERR_GRACE) {
-            Ok(report) => report,
-            Err(_) => {
-                // An escaped process still holds the pipe: stop the reader.
-                activity.stopped.store(true, Ordering::SeqCst);
-                report_receiver.recv().unwrap_or_default()
-            }
-        };
+        let report = stderr_report(&report_receiver, run.activity);
         let _ = errors.join();
-        let drained = drained.map_err(|error| DrainFailure {
-            error,
-            exited_first,
-        });
         (drained, fed, exit, report)
     });
 
     let facts = RunFacts {
-        kill: activity.kill(),
+        kill: run.activity.kill(),
         drained,
         fed,
         exit,
-        shm: shm.as_ref().map(|region| ShmFacts {
+        shm: run.shm.map(|region| ShmFacts {
             attached: region.child_attached(),
             unread_input: region.unread_input() > 0,
             output_closed: region.output_closed(),
         }),
         stderr_tail: report.tail.into(),
     };
-    outcome(spec, facts)?;
-    Ok(ProgramOutcome {
-        counters: report.counters,
-    })
+    Ok((facts, report.counters))
+}
+
+/// The feeder thread's work: `feed` writes the program's input through a large buffer, which
+/// is then flushed and closed, so that the program sees the end of its input.
+fn feed_program(
+    sink: InputSink<'_>,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError>,
+) -> Result<(), ExecError> {
+    let mut input = ProgramInput {
+        writer: BufWriter::with_capacity(PIPE_BUFFER, sink),
+    };
+    let fed = feed(&mut input);
+    let flushed = input.writer.flush().map_err(input_error);
+    // Dropping the writer closes the pipe: the program sees the end of its input.
+    drop(input);
+    fed.and(flushed)
+}
+
+/// Reads the program's output with `drain`. If that fails, notes whether the program had
+/// already exited (then its exit status and stderr explain a broken output better than the
+/// broken output does) and stops it, so that the feeder's writes fail instead of blocking
+/// forever.
+fn collect(
+    run: Running<'_>,
+    output: OutputSource<'_>,
+    drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
+) -> Result<(), DrainFailure> {
+    let mut reader = BufReader::with_capacity(PIPE_BUFFER, output);
+    let drained = drain(&mut reader).map_err(|error| {
+        if matches!(error, ExecError::Program(_)) {
+            // Output that ends mid-record usually means the program is dying: give it a
+            // moment to finish exiting, so that its status can be told.
+            run.guard.wait_exit(Some(Duration::from_millis(200)));
+        }
+        let exited_first = run.guard.has_exited();
+        run.activity.claim_kill(Kill::ByTask);
+        if let Some(region) = run.shm {
+            region.abort();
+        }
+        run.guard.kill();
+        DrainFailure {
+            error,
+            exited_first,
+        }
+    });
+    drop(reader);
+    drained
+}
+
+/// The stderr reader's report: as soon as it is ready, or after [`STDERR_GRACE`] once the
+/// program's group is gone — only a process that escaped the group can still hold stderr
+/// open then, and the reader is stopped.
+fn stderr_report(receiver: &Receiver<StderrReport>, activity: &Activity) -> StderrReport {
+    match receiver.recv_timeout(STDERR_GRACE) {
+        Ok(report) => report,
+        Err(_) => {
+            activity.stopped.store(true, Ordering::SeqCst);
+            receiver.recv().unwrap_or_default()
+        }
+    }
 }
 
 /// How often the watchdog looks at the job's cancellation flag.
