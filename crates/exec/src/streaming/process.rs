@@ -797,14 +797,13 @@ struct StderrReport {
 /// lines are acted on (and count as activity); every other line goes to the task log and the
 /// tail kept for error messages.
 fn read_stderr(
-    stderr: std::process::ChildStderr,
+    stderr: ChildStderr,
     mut log: TaskLog,
     activity: &Arc<Activity>,
     status: &JobStatus,
     prefix: &str,
 ) -> StderrReport {
-    let counter_prefix = format!("{prefix}counter:");
-    let status_prefix = format!("{prefix}status:");
+    let reporter = Reporter::new(prefix);
     let mut report = StderrReport::default();
     let mut reader = BufReader::new(PipeReader {
         inner: stderr,
@@ -817,44 +816,96 @@ fn read_stderr(
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
         // Any line on stderr is a sign of life, as in Hadoop (the read noted it).
-        if let Some(rest) = text.strip_prefix(counter_prefix.as_bytes()) {
-            match parse_counter(rest) {
-                Some((group, name, amount)) => {
-                    let slot = report
-                        .counters
-                        .entry(group)
-                        .or_default()
-                        .entry(name)
-                        .or_default();
-                    *slot = slot.wrapping_add(amount);
-                }
-                None => {
-                    let note = format!(
-                        "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
-                        String::from_utf8_lossy(text)
-                    );
-                    log.write(note.as_bytes(), &mut report);
-                }
+        match reporter.line(&line) {
+            StderrLine::Counter {
+                group,
+                name,
+                amount,
+            } => {
+                let counter = report.counters.entry(group).or_default();
+                let slot = counter.entry(name).or_default();
+                *slot = slot.wrapping_add(amount);
             }
-            continue;
+            StderrLine::BadCounter(text) => {
+                let note = format!(
+                    "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
+                    String::from_utf8_lossy(text)
+                );
+                log.write(note.as_bytes(), &mut report);
+            }
+            StderrLine::Status(message) => status.set_task_status(&message),
+            StderrLine::Other(text) => {
+                let shown = tail_line(text);
+                log.write(&line, &mut report);
+                push_tail(&mut report, shown);
+            }
         }
-        if let Some(rest) = text.strip_prefix(status_prefix.as_bytes()) {
-            status.set_task_status(String::from_utf8_lossy(rest).trim());
-            continue;
-        }
-        log.write(&line, &mut report);
-        let mut shown =
-            String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
-        if text.len() > STDERR_LINE_MAX {
-            shown.push_str(" [...]");
-        }
-        push_tail(&mut report, shown);
     }
     log.flush();
     report
+}
+
+/// What starts the lines of a program's stderr that talk to the task
+/// (`stream.stderr.reporter.prefix`, `reporter:` by default).
+struct Reporter {
+    counter: String,
+    status: String,
+}
+
+/// One line of a program's stderr, as the task takes it.
+#[derive(Debug, PartialEq, Eq)]
+enum StderrLine<'l> {
+    /// `reporter:counter:GROUP,NAME,AMOUNT`: add to a counter.
+    Counter {
+        group: String,
+        name: String,
+        amount: i64,
+    },
+    /// A counter line that does not parse (its text, for a note in the log).
+    BadCounter(&'l [u8]),
+    /// `reporter:status:MSG`: the task's status, trimmed.
+    Status(String),
+    /// Anything else, without its line end: for the log and the tail.
+    Other(&'l [u8]),
+}
+
+impl Reporter {
+    fn new(prefix: &str) -> Reporter {
+        Reporter {
+            counter: format!("{prefix}counter:"),
+            status: format!("{prefix}status:"),
+        }
+    }
+
+    /// What `line` (with its `\n` or `\r\n`, if any) says.
+    fn line<'l>(&self, line: &'l [u8]) -> StderrLine<'l> {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if let Some(rest) = text.strip_prefix(self.counter.as_bytes()) {
+            return match parse_counter(rest) {
+                Some((group, name, amount)) => StderrLine::Counter {
+                    group,
+                    name,
+                    amount,
+                },
+                None => StderrLine::BadCounter(text),
+            };
+        }
+        if let Some(rest) = text.strip_prefix(self.status.as_bytes()) {
+            return StderrLine::Status(String::from_utf8_lossy(rest).trim().to_string());
+        }
+        StderrLine::Other(text)
+    }
+}
+
+/// A stderr line as the tail quotes it: at most [`STDERR_LINE_MAX`] bytes, marked when cut.
+fn tail_line(text: &[u8]) -> String {
+    let mut shown = String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
+    if text.len() > STDERR_LINE_MAX {
+        shown.push_str(" [...]");
+    }
+    shown
 }
 
 /// A program's stderr log, created on the first write.
@@ -955,5 +1006,138 @@ mod tests {
         assert_eq!(parse_counter(b"G,n,++2"), None);
         assert_eq!(parse_counter(b"G,name"), None);
         assert_eq!(parse_counter(b"G,name,many"), None);
+    }
+
+    fn counter(group: &str, name: &str, amount: i64) -> StderrLine<'static> {
+        StderrLine::Counter {
+            group: group.into(),
+            name: name.into(),
+            amount,
+        }
+    }
+
+    #[test]
+    fn reporter_lines_are_told_from_the_rest() {
+        let reporter = Reporter::new("reporter:");
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen,3\n"),
+            counter("Words", "seen", 3)
+        );
+        // Windows line ends too.
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen,-1\r\n"),
+            counter("Words", "seen", -1)
+        );
+        // Hadoop trims the status it reports.
+        assert_eq!(
+            reporter.line(b"reporter:status: 40% done \n"),
+            StderrLine::Status("40% done".into())
+        );
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen\n"),
+            StderrLine::BadCounter(b"reporter:counter:Words,seen")
+        );
+        // The last line may lack its line end.
+        assert_eq!(
+            reporter.line(b"Traceback (most recent call last):"),
+            StderrLine::Other(b"Traceback (most recent call last):")
+        );
+        // Only at the start of a line, and only counter: or status: after the prefix.
+        assert_eq!(
+            reporter.line(b"note reporter:status:x\n"),
+            StderrLine::Other(b"note reporter:status:x")
+        );
+        assert_eq!(
+            reporter.line(b"reporter:progress:1\n"),
+            StderrLine::Other(b"reporter:progress:1")
+        );
+    }
+
+    /// `stream.stderr.reporter.prefix` replaces `reporter:`, which is then an ordinary line.
+    #[test]
+    fn the_reporter_prefix_is_configurable() {
+        let reporter = Reporter::new("my:");
+        assert_eq!(reporter.line(b"my:counter:G,n,1\n"), counter("G", "n", 1));
+        assert_eq!(
+            reporter.line(b"my:status:busy\n"),
+            StderrLine::Status("busy".into())
+        );
+        assert_eq!(
+            reporter.line(b"reporter:status:busy\n"),
+            StderrLine::Other(b"reporter:status:busy")
+        );
+    }
+
+    #[test]
+    fn long_stderr_lines_are_cut_for_the_tail() {
+        assert_eq!(tail_line(b"KeyError: 'x'"), "KeyError: 'x'");
+        let long = vec![b'a'; STDERR_LINE_MAX + 1];
+        let shown = tail_line(&long);
+        assert!(shown.ends_with("a [...]"), "{shown}");
+        assert_eq!(shown.len(), STDERR_LINE_MAX + " [...]".len());
+        assert_eq!(tail_line(&long[..STDERR_LINE_MAX]).len(), STDERR_LINE_MAX);
+        // Invalid UTF-8 is shown, not dropped.
+        assert_eq!(tail_line(b"caf\xe9"), "caf\u{fffd}");
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let mut report = StderrReport::default();
+        for i in 0..STDERR_TAIL_LINES + 5 {
+            push_tail(&mut report, format!("line {i}"));
+        }
+        assert_eq!(report.tail.len(), STDERR_TAIL_LINES);
+        assert_eq!(report.tail.front().map(String::as_str), Some("line 5"));
+        let last = format!("line {}", STDERR_TAIL_LINES + 4);
+        assert_eq!(report.tail.back(), Some(&last));
+    }
+
+    /// Most programs write nothing to stderr: their log is never created.
+    #[test]
+    fn the_task_log_is_created_on_the_first_write() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("stderr");
+        let mut report = StderrReport::default();
+        let mut log = TaskLog::new(path.clone());
+        log.flush();
+        assert!(!path.exists());
+        log.write(b"one\n", &mut report);
+        log.write(b"two\n", &mut report);
+        log.flush();
+        assert_eq!(std::fs::read(&path).expect("log"), b"one\ntwo\n");
+        assert!(report.tail.is_empty());
+    }
+
+    /// A log that cannot be created is said once, in the tail that failures quote.
+    #[test]
+    fn a_log_that_cannot_be_created_is_reported_once_in_the_tail() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("missing").join("stderr");
+        let mut report = StderrReport::default();
+        let mut log = TaskLog::new(path.clone());
+        log.write(b"one\n", &mut report);
+        log.write(b"two\n", &mut report);
+        assert_eq!(report.tail.len(), 1);
+        let note = format!("sluice: cannot create the log {}: ", path.display());
+        assert!(report.tail[0].starts_with(&note), "{:?}", report.tail);
+    }
+
+    /// Waits never end early: a limit is rounded up to whole milliseconds.
+    #[test]
+    fn poll_timeouts_round_up() {
+        assert_eq!(poll_timeout(None), PollTimeout::NONE);
+        assert_eq!(poll_timeout(Some(Duration::ZERO)), PollTimeout::from(0u16));
+        assert_eq!(
+            poll_timeout(Some(Duration::from_micros(1))),
+            PollTimeout::from(1u16)
+        );
+        assert_eq!(
+            poll_timeout(Some(Duration::from_micros(1001))),
+            PollTimeout::from(2u16)
+        );
+        assert_eq!(
+            poll_timeout(Some(Duration::from_secs(1 << 40))),
+            PollTimeout::MAX
+        );
     }
 }
