@@ -116,6 +116,11 @@ impl ClientError {
     pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
         &*self.error
     }
+
+    /// The client's error, to take back with `Box::<dyn Error>::downcast`.
+    pub fn into_inner(self) -> Box<dyn std::error::Error + Send + Sync> {
+        self.error
+    }
 }
 
 impl std::fmt::Display for ClientError {

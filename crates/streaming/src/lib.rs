@@ -28,6 +28,7 @@ pub mod job;
 pub mod keys;
 mod nline;
 pub mod options;
+mod outcome;
 mod process;
 pub mod protocol;
 mod scratch;

@@ -23,10 +23,11 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -35,6 +36,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use sluice_api::UserCounters;
 use sluice_api::{ExecError, JobStatus};
 
+use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts};
 use super::{program_error, ProgramError};
 
 /// Buffer size of the pipes' readers and writers: records cross in large writes.
@@ -234,21 +236,37 @@ impl<R: Read + AsFd> Read for PipeReader<R> {
     }
 }
 
-/// When the program last showed signs of life, and why the watchdog killed it (if it did).
+/// When the program last showed signs of life, and why the task killed it (if it did).
 struct Activity {
     started: Instant,
     last_ms: AtomicU64,
+    /// A [`Kill`], as its byte.
     killed: AtomicU8,
     /// Set with a kill for cancellation or timeout: readers stop waiting for the pipes.
     stopped: AtomicBool,
 }
 
-const NOT_KILLED: u8 = 0;
-const KILLED_CANCELLED: u8 = 1;
-const KILLED_TIMEOUT: u8 = 2;
-const KILLED_BY_TASK: u8 = 3;
-
 impl Activity {
+    fn new() -> Activity {
+        Activity {
+            started: Instant::now(),
+            last_ms: AtomicU64::new(0),
+            killed: AtomicU8::new(Kill::None as u8),
+            stopped: AtomicBool::new(false),
+        }
+    }
+    /// Records `kill` as the reason the program is killed, unless a reason was recorded
+    /// first; returns whether this one was.
+    fn claim_kill(&self, kill: Kill) -> bool {
+        let none = Kill::None as u8;
+        self.killed
+            .compare_exchange(none, kill as u8, Ordering::SeqCst, Ordering::SeqCst)
+            .is_ok()
+    }
+    /// Why the program was killed.
+    fn kill(&self) -> Kill {
+        Kill::from_u8(self.killed.load(Ordering::SeqCst))
+    }
     fn touch(&self) {
         let now = self.started.elapsed().as_millis() as u64;
         self.last_ms.store(now, Ordering::Relaxed);
@@ -393,11 +411,12 @@ pub(super) struct ProgramOutcome {
 /// program has exited and both sides are done.
 ///
 /// # Errors
-/// In order of precedence: a cancelled job; a timeout; `drain`'s own error (e.g. a full disk,
-/// or output that breaks the framing — reported as the program's failure if the program had
-/// already failed); `feed`'s error other than a closed pipe (e.g. unreadable input); the
-/// program's failure (non-zero exit status or a signal, with the tail of its stderr); the
-/// program exiting before it read all of its input.
+/// Setting up the program's log, shared memory, process or pipes; then whatever [`outcome`]
+/// decides from how the run went. In order of precedence: a cancelled job; a timeout;
+/// `drain`'s own error (e.g. a full disk, or output that breaks the framing — reported as the
+/// program's failure if the program had already failed); `feed`'s error other than a closed
+/// pipe (e.g. unreadable input); the program's failure (non-zero exit status or a signal, with
+/// the tail of its stderr); the program exiting before it read all of its input.
 pub(super) fn run_program(
     spec: &ProgramSpec,
     status: &JobStatus,
@@ -406,8 +425,50 @@ pub(super) fn run_program(
 ) -> Result<ProgramOutcome, ExecError> {
     // The log is created when the program first writes to it: most programs write nothing to
     // stderr, and creating (then deleting) a file per task was a third of the time of a job of
-    // many small tasks. A program whose stdout goes to the log needs it from the start.
+    // many small tasks.
     let mut log = TaskLog::new(spec.log.clone());
+    let Launched {
+        shm,
+        guard,
+        stdin,
+        stdout,
+        stderr,
+    } = launch(spec, &mut log)?;
+    let activity = Arc::new(Activity::new());
+    let (input, output) = connect(shm.as_ref(), &guard, &activity, stdin, stdout)?;
+    let run = Running {
+        spec,
+        status,
+        guard: &guard,
+        shm: shm.as_ref(),
+        activity: &activity,
+    };
+    let ends = Ends {
+        input,
+        output,
+        stderr,
+        log,
+    };
+    let (facts, counters) = supervise(run, ends, feed, drain)?;
+    outcome(spec, facts)?;
+    Ok(ProgramOutcome { counters })
+}
+
+/// A started program: its shared memory, its process group and the ends of its pipes.
+struct Launched {
+    shm: Option<sluice_shm::EngineRegion>,
+    guard: GroupGuard,
+    /// `None` only if its stdin did not become a pipe (the input then goes through a ring).
+    stdin: Option<ChildStdin>,
+    /// `None` only if its stdout did not become a pipe (the output then goes through a ring).
+    stdout: Option<ChildStdout>,
+    stderr: ChildStderr,
+}
+
+/// Starts `spec`'s program in a process group of its own, with the shared-memory region the
+/// job asks for, and enlarges its pipes.
+fn launch(spec: &ProgramSpec, log: &mut TaskLog) -> Result<Launched, ExecError> {
+    // A program whose stdout goes to the log needs the log from the start.
     if spec.shm.output {
         log.open().map_err(|e| ProgramError::Log {
             path: spec.log.clone(),
@@ -424,38 +485,13 @@ pub(super) fn run_program(
             command: spec.command.clone(),
             source: e,
         })?;
-    let mut command = Command::new(&spec.program);
-    command
-        .args(&spec.args)
-        .current_dir(&spec.work_dir)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    if shm.is_some() {
-        if spec.shm.input {
-            command.stdin(Stdio::null());
-        }
-        if spec.shm.output {
-            // Not lost, and not mistaken for records: whatever it prints goes to its log.
-            let log_copy =
-                log.open()
-                    .and_then(|f| f.try_clone())
-                    .map_err(|e| ProgramError::Log {
-                        path: spec.log.clone(),
-                        source: e,
-                    })?;
-            command.stdout(Stdio::from(log_copy));
-        }
-    }
-    let child =
+    let mut command = command(spec, shm.is_some(), log)?;
+    let mut child =
         sluice_shm::spawn(&mut command, shm.as_ref()).map_err(|source| ProgramError::Spawn {
             command: spec.command.clone(),
             program: spec.program.clone(),
             source,
         })?;
-    let mut child = child;
     let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
     let guard = GroupGuard::new(child).map_err(ProgramError::Read)?;
     for pipe in [
@@ -473,21 +509,62 @@ pub(super) fn run_program(
             "the program's stderr was not set up",
         ))));
     };
-    let activity = Arc::new(Activity {
-        started: Instant::now(),
-        last_ms: AtomicU64::new(0),
-        killed: AtomicU8::new(NOT_KILLED),
-        stopped: AtomicBool::new(false),
-    });
-    let task_watch = TaskWatch {
-        guard: &guard,
-        activity: &activity,
-    };
-    let input_sink = match (shm.as_ref().and_then(|r| r.input(task_watch)), stdin) {
+    Ok(Launched {
+        shm,
+        guard,
+        stdin,
+        stdout,
+        stderr,
+    })
+}
+
+/// The command that runs `spec`'s program in a process group of its own, with its stdin,
+/// stdout and stderr piped — except, with shared memory (`shm`), the directions that go
+/// through a ring: then stdin is `/dev/null`, and stdout goes to `log`.
+fn command(spec: &ProgramSpec, shm: bool, log: &mut TaskLog) -> Result<Command, ProgramError> {
+    let mut command = Command::new(&spec.program);
+    command
+        .args(&spec.args)
+        .current_dir(&spec.work_dir)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .process_group(0);
+    if shm {
+        if spec.shm.input {
+            command.stdin(Stdio::null());
+        }
+        if spec.shm.output {
+            // Not lost, and not mistaken for records: whatever it prints goes to its log.
+            let log_copy =
+                log.open()
+                    .and_then(|f| f.try_clone())
+                    .map_err(|e| ProgramError::Log {
+                        path: spec.log.clone(),
+                        source: e,
+                    })?;
+            command.stdout(Stdio::from(log_copy));
+        }
+    }
+    Ok(command)
+}
+
+/// The program's input and output as the task's threads use them: its rings where the job
+/// uses shared memory, else its pipes, noting activity for the timeout either way.
+fn connect<'t>(
+    shm: Option<&'t sluice_shm::EngineRegion>,
+    guard: &'t GroupGuard,
+    activity: &'t Arc<Activity>,
+    stdin: Option<ChildStdin>,
+    stdout: Option<ChildStdout>,
+) -> Result<(InputSink<'t>, OutputSource<'t>), ExecError> {
+    let task_watch = TaskWatch { guard, activity };
+    let input = match (shm.and_then(|r| r.input(task_watch)), stdin) {
         (Some(ring), _) => InputSink::Shm(ring),
         (None, Some(pipe)) => InputSink::Pipe(ActivityWriter {
             inner: pipe,
-            activity: Arc::clone(&activity),
+            activity: Arc::clone(activity),
         }),
         (None, None) => {
             return Err(ExecError::from(ProgramError::Write(io::Error::other(
@@ -495,11 +572,11 @@ pub(super) fn run_program(
             ))))
         }
     };
-    let output_source = match (shm.as_ref().and_then(|r| r.output(task_watch)), stdout) {
+    let output = match (shm.and_then(|r| r.output(task_watch)), stdout) {
         (Some(ring), _) => OutputSource::Shm(ring),
         (None, Some(pipe)) => OutputSource::Pipe(PipeReader {
             inner: pipe,
-            activity: Arc::clone(&activity),
+            activity: Arc::clone(activity),
         }),
         (None, None) => {
             return Err(ExecError::from(ProgramError::Read(io::Error::other(
@@ -507,197 +584,151 @@ pub(super) fn run_program(
             ))))
         }
     };
+    Ok((input, output))
+}
+
+/// The running program as the task's threads share it.
+#[derive(Clone, Copy)]
+struct Running<'t> {
+    spec: &'t ProgramSpec,
+    status: &'t JobStatus,
+    guard: &'t GroupGuard,
+    shm: Option<&'t sluice_shm::EngineRegion>,
+    activity: &'t Arc<Activity>,
+}
+
+/// The program's ends, each for the thread that uses it.
+struct Ends<'t> {
+    /// For the feeder.
+    input: InputSink<'t>,
+    /// For the task's thread.
+    output: OutputSource<'t>,
+    /// For the stderr reader.
+    stderr: ChildStderr,
+    /// Where the stderr reader writes.
+    log: TaskLog,
+}
+
+/// Supervises the program until it is done: feeds it on one thread, reads its stderr on
+/// another, watches it from a third (cancellation, timeout, its exit), and reads its output on
+/// this one; then reaps it, kills what it left in its group, and collects the facts of the run
+/// for [`outcome`], with its counters.
+fn supervise<'t>(
+    run: Running<'t>,
+    ends: Ends<'t>,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError> + Send,
+    drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
+) -> Result<(RunFacts, UserCounters), ExecError> {
+    let Ends {
+        input,
+        output,
+        stderr,
+        log,
+    } = ends;
     // Closing the write end tells the watchdog that the task is done with the program.
     let (done_reader, done_writer) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
         .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
 
-    let (drain_result, feed_result, exit, stderr_report) = std::thread::scope(|scope| {
-        let feeder = {
-            scope.spawn(move || {
-                let mut input = ProgramInput {
-                    writer: BufWriter::with_capacity(PIPE_BUFFER, input_sink),
-                };
-                let fed = feed(&mut input);
-                let flushed = input.writer.flush().map_err(input_error);
-                // Dropping the writer closes the pipe: the program sees the end of its input.
-                drop(input);
-                fed.and(flushed)
-            })
-        };
-        let watcher = {
-            let activity = Arc::clone(&activity);
-            let (done, guard) = (&done_reader, &guard);
-            scope.spawn(move || {
-                watch(guard, &activity, done, status, spec.timeout);
-            })
-        };
+    let (drained, fed, exit, report) = std::thread::scope(|scope| {
+        let feeder = scope.spawn(move || feed_program(input, feed));
+        let done = &done_reader;
+        let watcher = scope.spawn(move || {
+            watch(run.guard, run.activity, done, run.status, run.spec.timeout);
+        });
         // The stderr reader's report comes through a channel, so that waiting for it can end
         // the moment it is ready, or after the grace period.
         let (report_sender, report_receiver) = std::sync::mpsc::sync_channel(1);
-        let errors = {
-            let activity = Arc::clone(&activity);
-            let prefix = spec.reporter_prefix.as_str();
-            scope.spawn(move || {
-                let report = read_stderr(stderr, log, &activity, status, prefix);
-                let _ = report_sender.send(report);
-            })
-        };
+        let errors = scope.spawn(move || {
+            let prefix = run.spec.reporter_prefix.as_str();
+            let report = read_stderr(stderr, log, run.activity, run.status, prefix);
+            let _ = report_sender.send(report);
+        });
 
-        let mut reader = BufReader::with_capacity(PIPE_BUFFER, output_source);
-        let drained = drain(&mut reader);
-        // Whether the program had already failed on its own: then its exit status and stderr
-        // explain a broken output better than the broken output does.
-        let mut exited_first = false;
-        if let Err(error) = &drained {
-            if program_error(error).is_some() {
-                // Output that ends mid-record usually means the program is dying: give it a
-                // moment to finish exiting, so that its status can be told.
-                guard.wait_exit(Some(Duration::from_millis(200)));
-            }
-            exited_first = guard.has_exited();
-            // Stop the program so that the feeder's writes fail instead of blocking forever.
-            activity
-                .killed
-                .compare_exchange(
-                    NOT_KILLED,
-                    KILLED_BY_TASK,
-                    Ordering::SeqCst,
-                    Ordering::SeqCst,
-                )
-                .ok();
-            if let Some(region) = &shm {
-                region.abort();
-            }
-            guard.kill();
-        }
-        drop(reader);
+        let drained = collect(run, output, drain);
         let fed = feeder
             .join()
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
         // Whatever the program left running in its group goes with it.
-        let exit = guard.finish();
+        let exit = run.guard.finish();
         drop(done_writer);
         let _ = watcher.join();
-        let report = match report_receiver.recv_timeout(STDERR_GRACE) {
-            Ok(report) => report,
-            Err(_) => {
-                // An escaped process still holds the pipe: stop the reader.
-                activity.stopped.store(true, Ordering::SeqCst);
-                report_receiver.recv().unwrap_or_default()
-            }
-        };
+        let report = stderr_report(&report_receiver, run.activity);
         let _ = errors.join();
-        (drained.map_err(|e| (e, exited_first)), fed, exit, report)
+        (drained, fed, exit, report)
     });
 
-    let tail = || stderr_report.tail.iter().cloned().collect::<Vec<_>>();
-    let failure = |exit: ExitStatus| -> Option<String> {
-        let failed = !exit.success() && spec.non_zero_is_failure;
-        failed.then(|| describe(exit))
+    let facts = RunFacts {
+        kill: run.activity.kill(),
+        drained,
+        fed,
+        exit,
+        shm: run.shm.map(|region| ShmFacts {
+            attached: region.child_attached(),
+            unread_input: region.unread_input() > 0,
+            output_closed: region.output_closed(),
+        }),
+        stderr_tail: report.tail.into(),
     };
-    let timed_out = || ProgramError::TimedOut {
-        command: spec.command.clone(),
-        after: spec.timeout.unwrap_or_default(),
-        stderr_tail: tail(),
-        log: spec.log.clone(),
-    };
-    // A kill by the watchdog explains whatever broke after it.
-    match activity.killed.load(Ordering::SeqCst) {
-        KILLED_CANCELLED => return Err(ExecError::Cancelled),
-        KILLED_TIMEOUT => return Err(timed_out().into()),
-        _ => {}
-    }
-    if let Err((error, exited_first)) = drain_result {
-        // A program that failed on its own is the cause; its output broke because of it.
-        if let (true, Ok(exit)) = (exited_first, &exit) {
-            if let Some(status) = failure(*exit) {
-                return Err(ProgramError::Failed {
-                    command: spec.command.clone(),
-                    status: format!("{status} (its output was cut short: {})", error.chain()),
-                    stderr_tail: tail(),
-                    log: spec.log.clone(),
-                }
-                .into());
-            }
-        }
-        return Err(error);
-    }
-    let exit = exit.map_err(ProgramError::Read)?;
-    if let Some(region) = &shm {
-        if !region.child_attached() {
-            // A program that failed before attaching (killed, a crash at start-up) failed like
-            // any program, and another attempt may succeed.
-            if let Some(status) = failure(exit) {
-                return Err(ProgramError::Failed {
-                    command: spec.command.clone(),
-                    status: format!("{status}, before it attached to the shared memory"),
-                    stderr_tail: tail(),
-                    log: spec.log.clone(),
-                }
-                .into());
-            }
-            return Err(ProgramError::NotShm {
-                command: spec.command.clone(),
-                status: describe(exit),
-                stderr_tail: tail(),
-                log: spec.log.clone(),
-            }
-            .into());
-        }
-    }
-    // A pipe tells of unread input by failing a write; a ring, by what the program consumed.
-    let unread_in_ring = shm.as_ref().is_some_and(|r| r.unread_input() > 0);
-    let input_closed = match feed_result {
-        Ok(()) => unread_in_ring,
-        Err(e) if matches!(program_error(&e), Some(ProgramError::InputClosed)) => true,
-        Err(e) => return Err(e),
-    };
-    // Hadoop sees a signal as exit status 128 + n, so stream.non.zero.exit.is.failure=false
-    // forgives it too.
-    if let Some(status) = failure(exit) {
-        return Err(ProgramError::Failed {
-            command: spec.command.clone(),
-            status,
-            stderr_tail: tail(),
-            log: spec.log.clone(),
-        }
-        .into());
-    }
-    if input_closed {
-        return Err(ProgramError::ExitedEarly {
-            command: spec.command.clone(),
-            status: describe(exit),
-            stderr_tail: tail(),
-            log: spec.log.clone(),
-        }
-        .into());
-    }
-    // Over a pipe, an exit ends the output; over a ring, only closing it does. A program that
-    // exits with success but without closing may have lost output (a failed write).
-    if let (true, Some(region)) = (exit.success() && spec.shm.output, &shm) {
-        if !region.output_closed() {
-            return Err(ProgramError::OutputNotClosed {
-                command: spec.command.clone(),
-                stderr_tail: tail(),
-                log: spec.log.clone(),
-            }
-            .into());
-        }
-    }
-    Ok(ProgramOutcome {
-        counters: stderr_report.counters,
-    })
+    Ok((facts, report.counters))
 }
 
-/// "exit status 3" or "killed by signal 9 (SIGKILL)".
-fn describe(exit: ExitStatus) -> String {
-    match (exit.code(), exit.signal()) {
-        (Some(code), _) => format!("exit status {code}"),
-        (None, Some(signal)) => match nix::sys::signal::Signal::try_from(signal) {
-            Ok(name) => format!("killed by signal {signal} ({name})"),
-            Err(_) => format!("killed by signal {signal}"),
-        },
-        _ => exit.to_string(),
+/// The feeder thread's work: `feed` writes the program's input through a large buffer, which
+/// is then flushed and closed, so that the program sees the end of its input.
+fn feed_program(
+    sink: InputSink<'_>,
+    feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError>,
+) -> Result<(), ExecError> {
+    let mut input = ProgramInput {
+        writer: BufWriter::with_capacity(PIPE_BUFFER, sink),
+    };
+    let fed = feed(&mut input);
+    let flushed = input.writer.flush().map_err(input_error);
+    // Dropping the writer closes the pipe: the program sees the end of its input.
+    drop(input);
+    fed.and(flushed)
+}
+
+/// Reads the program's output with `drain`. If that fails, notes whether the program had
+/// already exited (then its exit status and stderr explain a broken output better than the
+/// broken output does) and stops it, so that the feeder's writes fail instead of blocking
+/// forever.
+fn collect(
+    run: Running<'_>,
+    output: OutputSource<'_>,
+    drain: impl FnOnce(&mut dyn BufRead) -> Result<(), ExecError>,
+) -> Result<(), DrainFailure> {
+    let mut reader = BufReader::with_capacity(PIPE_BUFFER, output);
+    let drained = drain(&mut reader).map_err(|error| {
+        if program_error(&error).is_some() {
+            // Output that ends mid-record usually means the program is dying: give it a
+            // moment to finish exiting, so that its status can be told.
+            run.guard.wait_exit(Some(Duration::from_millis(200)));
+        }
+        let exited_first = run.guard.has_exited();
+        run.activity.claim_kill(Kill::ByTask);
+        if let Some(region) = run.shm {
+            region.abort();
+        }
+        run.guard.kill();
+        DrainFailure {
+            error,
+            exited_first,
+        }
+    });
+    drop(reader);
+    drained
+}
+
+/// The stderr reader's report: as soon as it is ready, or after [`STDERR_GRACE`] once the
+/// program's group is gone — only a process that escaped the group can still hold stderr
+/// open then, and the reader is stopped.
+fn stderr_report(receiver: &Receiver<StderrReport>, activity: &Activity) -> StderrReport {
+    match receiver.recv_timeout(STDERR_GRACE) {
+        Ok(report) => report,
+        Err(_) => {
+            activity.stopped.store(true, Ordering::SeqCst);
+            receiver.recv().unwrap_or_default()
+        }
     }
 }
 
@@ -741,17 +772,13 @@ fn watch(
             group_killed = true;
         }
         let reason = if status.is_cancelled() {
-            KILLED_CANCELLED
+            Kill::Cancelled
         } else if timeout.is_some_and(|t| activity.idle() > t) {
-            KILLED_TIMEOUT
+            Kill::Timeout
         } else {
             continue;
         };
-        if activity
-            .killed
-            .compare_exchange(NOT_KILLED, reason, Ordering::SeqCst, Ordering::SeqCst)
-            .is_ok()
-        {
+        if activity.claim_kill(reason) {
             guard.kill();
             activity.stopped.store(true, Ordering::SeqCst);
         }
@@ -770,14 +797,13 @@ struct StderrReport {
 /// lines are acted on (and count as activity); every other line goes to the task log and the
 /// tail kept for error messages.
 fn read_stderr(
-    stderr: std::process::ChildStderr,
+    stderr: ChildStderr,
     mut log: TaskLog,
     activity: &Arc<Activity>,
     status: &JobStatus,
     prefix: &str,
 ) -> StderrReport {
-    let counter_prefix = format!("{prefix}counter:");
-    let status_prefix = format!("{prefix}status:");
+    let reporter = Reporter::new(prefix);
     let mut report = StderrReport::default();
     let mut reader = BufReader::new(PipeReader {
         inner: stderr,
@@ -790,44 +816,96 @@ fn read_stderr(
             Ok(0) | Err(_) => break,
             Ok(_) => {}
         }
-        let text = line.strip_suffix(b"\n").unwrap_or(&line);
-        let text = text.strip_suffix(b"\r").unwrap_or(text);
         // Any line on stderr is a sign of life, as in Hadoop (the read noted it).
-        if let Some(rest) = text.strip_prefix(counter_prefix.as_bytes()) {
-            match parse_counter(rest) {
-                Some((group, name, amount)) => {
-                    let slot = report
-                        .counters
-                        .entry(group)
-                        .or_default()
-                        .entry(name)
-                        .or_default();
-                    *slot = slot.wrapping_add(amount);
-                }
-                None => {
-                    let note = format!(
-                        "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
-                        String::from_utf8_lossy(text)
-                    );
-                    log.write(note.as_bytes(), &mut report);
-                }
+        match reporter.line(&line) {
+            StderrLine::Counter {
+                group,
+                name,
+                amount,
+            } => {
+                let counter = report.counters.entry(group).or_default();
+                let slot = counter.entry(name).or_default();
+                *slot = slot.wrapping_add(amount);
             }
-            continue;
+            StderrLine::BadCounter(text) => {
+                let note = format!(
+                    "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",
+                    String::from_utf8_lossy(text)
+                );
+                log.write(note.as_bytes(), &mut report);
+            }
+            StderrLine::Status(message) => status.set_task_status(&message),
+            StderrLine::Other(text) => {
+                let shown = tail_line(text);
+                log.write(&line, &mut report);
+                push_tail(&mut report, shown);
+            }
         }
-        if let Some(rest) = text.strip_prefix(status_prefix.as_bytes()) {
-            status.set_task_status(String::from_utf8_lossy(rest).trim());
-            continue;
-        }
-        log.write(&line, &mut report);
-        let mut shown =
-            String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
-        if text.len() > STDERR_LINE_MAX {
-            shown.push_str(" [...]");
-        }
-        push_tail(&mut report, shown);
     }
     log.flush();
     report
+}
+
+/// What starts the lines of a program's stderr that talk to the task
+/// (`stream.stderr.reporter.prefix`, `reporter:` by default).
+struct Reporter {
+    counter: String,
+    status: String,
+}
+
+/// One line of a program's stderr, as the task takes it.
+#[derive(Debug, PartialEq, Eq)]
+enum StderrLine<'l> {
+    /// `reporter:counter:GROUP,NAME,AMOUNT`: add to a counter.
+    Counter {
+        group: String,
+        name: String,
+        amount: i64,
+    },
+    /// A counter line that does not parse (its text, for a note in the log).
+    BadCounter(&'l [u8]),
+    /// `reporter:status:MSG`: the task's status, trimmed.
+    Status(String),
+    /// Anything else, without its line end: for the log and the tail.
+    Other(&'l [u8]),
+}
+
+impl Reporter {
+    fn new(prefix: &str) -> Reporter {
+        Reporter {
+            counter: format!("{prefix}counter:"),
+            status: format!("{prefix}status:"),
+        }
+    }
+
+    /// What `line` (with its `\n` or `\r\n`, if any) says.
+    fn line<'l>(&self, line: &'l [u8]) -> StderrLine<'l> {
+        let text = line.strip_suffix(b"\n").unwrap_or(line);
+        let text = text.strip_suffix(b"\r").unwrap_or(text);
+        if let Some(rest) = text.strip_prefix(self.counter.as_bytes()) {
+            return match parse_counter(rest) {
+                Some((group, name, amount)) => StderrLine::Counter {
+                    group,
+                    name,
+                    amount,
+                },
+                None => StderrLine::BadCounter(text),
+            };
+        }
+        if let Some(rest) = text.strip_prefix(self.status.as_bytes()) {
+            return StderrLine::Status(String::from_utf8_lossy(rest).trim().to_string());
+        }
+        StderrLine::Other(text)
+    }
+}
+
+/// A stderr line as the tail quotes it: at most [`STDERR_LINE_MAX`] bytes, marked when cut.
+fn tail_line(text: &[u8]) -> String {
+    let mut shown = String::from_utf8_lossy(&text[..text.len().min(STDERR_LINE_MAX)]).into_owned();
+    if text.len() > STDERR_LINE_MAX {
+        shown.push_str(" [...]");
+    }
+    shown
 }
 
 /// A program's stderr log, created on the first write.
@@ -928,5 +1006,138 @@ mod tests {
         assert_eq!(parse_counter(b"G,n,++2"), None);
         assert_eq!(parse_counter(b"G,name"), None);
         assert_eq!(parse_counter(b"G,name,many"), None);
+    }
+
+    fn counter(group: &str, name: &str, amount: i64) -> StderrLine<'static> {
+        StderrLine::Counter {
+            group: group.into(),
+            name: name.into(),
+            amount,
+        }
+    }
+
+    #[test]
+    fn reporter_lines_are_told_from_the_rest() {
+        let reporter = Reporter::new("reporter:");
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen,3\n"),
+            counter("Words", "seen", 3)
+        );
+        // Windows line ends too.
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen,-1\r\n"),
+            counter("Words", "seen", -1)
+        );
+        // Hadoop trims the status it reports.
+        assert_eq!(
+            reporter.line(b"reporter:status: 40% done \n"),
+            StderrLine::Status("40% done".into())
+        );
+        assert_eq!(
+            reporter.line(b"reporter:counter:Words,seen\n"),
+            StderrLine::BadCounter(b"reporter:counter:Words,seen")
+        );
+        // The last line may lack its line end.
+        assert_eq!(
+            reporter.line(b"Traceback (most recent call last):"),
+            StderrLine::Other(b"Traceback (most recent call last):")
+        );
+        // Only at the start of a line, and only counter: or status: after the prefix.
+        assert_eq!(
+            reporter.line(b"note reporter:status:x\n"),
+            StderrLine::Other(b"note reporter:status:x")
+        );
+        assert_eq!(
+            reporter.line(b"reporter:progress:1\n"),
+            StderrLine::Other(b"reporter:progress:1")
+        );
+    }
+
+    /// `stream.stderr.reporter.prefix` replaces `reporter:`, which is then an ordinary line.
+    #[test]
+    fn the_reporter_prefix_is_configurable() {
+        let reporter = Reporter::new("my:");
+        assert_eq!(reporter.line(b"my:counter:G,n,1\n"), counter("G", "n", 1));
+        assert_eq!(
+            reporter.line(b"my:status:busy\n"),
+            StderrLine::Status("busy".into())
+        );
+        assert_eq!(
+            reporter.line(b"reporter:status:busy\n"),
+            StderrLine::Other(b"reporter:status:busy")
+        );
+    }
+
+    #[test]
+    fn long_stderr_lines_are_cut_for_the_tail() {
+        assert_eq!(tail_line(b"KeyError: 'x'"), "KeyError: 'x'");
+        let long = vec![b'a'; STDERR_LINE_MAX + 1];
+        let shown = tail_line(&long);
+        assert!(shown.ends_with("a [...]"), "{shown}");
+        assert_eq!(shown.len(), STDERR_LINE_MAX + " [...]".len());
+        assert_eq!(tail_line(&long[..STDERR_LINE_MAX]).len(), STDERR_LINE_MAX);
+        // Invalid UTF-8 is shown, not dropped.
+        assert_eq!(tail_line(b"caf\xe9"), "caf\u{fffd}");
+    }
+
+    #[test]
+    fn the_tail_keeps_the_last_lines() {
+        let mut report = StderrReport::default();
+        for i in 0..STDERR_TAIL_LINES + 5 {
+            push_tail(&mut report, format!("line {i}"));
+        }
+        assert_eq!(report.tail.len(), STDERR_TAIL_LINES);
+        assert_eq!(report.tail.front().map(String::as_str), Some("line 5"));
+        let last = format!("line {}", STDERR_TAIL_LINES + 4);
+        assert_eq!(report.tail.back(), Some(&last));
+    }
+
+    /// Most programs write nothing to stderr: their log is never created.
+    #[test]
+    fn the_task_log_is_created_on_the_first_write() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("stderr");
+        let mut report = StderrReport::default();
+        let mut log = TaskLog::new(path.clone());
+        log.flush();
+        assert!(!path.exists());
+        log.write(b"one\n", &mut report);
+        log.write(b"two\n", &mut report);
+        log.flush();
+        assert_eq!(std::fs::read(&path).expect("log"), b"one\ntwo\n");
+        assert!(report.tail.is_empty());
+    }
+
+    /// A log that cannot be created is said once, in the tail that failures quote.
+    #[test]
+    fn a_log_that_cannot_be_created_is_reported_once_in_the_tail() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("missing").join("stderr");
+        let mut report = StderrReport::default();
+        let mut log = TaskLog::new(path.clone());
+        log.write(b"one\n", &mut report);
+        log.write(b"two\n", &mut report);
+        assert_eq!(report.tail.len(), 1);
+        let note = format!("sluice: cannot create the log {}: ", path.display());
+        assert!(report.tail[0].starts_with(&note), "{:?}", report.tail);
+    }
+
+    /// Waits never end early: a limit is rounded up to whole milliseconds.
+    #[test]
+    fn poll_timeouts_round_up() {
+        assert_eq!(poll_timeout(None), PollTimeout::NONE);
+        assert_eq!(poll_timeout(Some(Duration::ZERO)), PollTimeout::from(0u16));
+        assert_eq!(
+            poll_timeout(Some(Duration::from_micros(1))),
+            PollTimeout::from(1u16)
+        );
+        assert_eq!(
+            poll_timeout(Some(Duration::from_micros(1001))),
+            PollTimeout::from(2u16)
+        );
+        assert_eq!(
+            poll_timeout(Some(Duration::from_secs(1 << 40))),
+            PollTimeout::MAX
+        );
     }
 }
