@@ -2,7 +2,7 @@
 //!
 //! # Storage behind traits
 //!
-//! The engine reads and writes through a trait, so that stores other than the local file
+//! The engine reads and writes through two traits, so that stores other than the local file
 //! system can be added as implementations:
 //!
 //! * [`Location`]: a parsed, validated location — a local path or `file:` URI, and already the
@@ -12,6 +12,10 @@
 //!   input discovery needs, ranged reads ([`open_range`](Storage::open_range)) and new files
 //!   ([`create`](Storage::create), a [`StorageWriter`]). [`LocalStorage`] is the one
 //!   implementation; [`storage_for`] picks the storage of a location.
+//! * [`JobCommitter`]: Hadoop's output commit protocol (set up the job; per task attempt a
+//!   part file's writer, committed or aborted; commit the job, making the output visible at
+//!   once with `_SUCCESS`, or abort it). [`LocalRenameCommitter`] is the one implementation,
+//!   built on [`OutputCommitter`].
 //!
 //! The readers and planners work on any storage: [`discover`] finds [`StoredInput`]s,
 //! [`plan_input_splits`] and [`plan_line_splits_in`] cut them, and [`LineReader::open_in`] and
@@ -36,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod codec;
+mod commit;
 mod direct;
 mod error;
 mod fixed;
@@ -50,6 +55,7 @@ mod split;
 mod storage;
 
 pub use codec::{CompressedWriter, OutputCodec};
+pub use commit::{JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;

@@ -1,7 +1,8 @@
 //! The storage a job reads and writes, behind one trait.
 //!
-//! The engine programs against [`Storage`] (listing, ranged reads, creating files), so that
-//! stores other than the local file system (HDFS, S3) can be added as implementations without
+//! The engine programs against [`Storage`] (listing, ranged reads, creating files) and
+//! [`JobCommitter`](crate::JobCommitter) (making output visible atomically), so that stores
+//! other than the local file system (HDFS, S3) can be added as implementations without
 //! touching the readers, the split planning or the engine. [`LocalStorage`](crate::LocalStorage)
 //! is the implementation that exists; [`storage_for`] picks the storage of a location.
 
@@ -135,7 +136,7 @@ impl ObjectWriter for DirectWriter {
     }
 }
 
-/// A file being written through a [`Storage`].
+/// A file being written through a [`Storage`] or a [`JobCommitter`](crate::JobCommitter).
 ///
 /// The local [`DirectWriter`] is held as itself, not behind a trait object: a part file is
 /// written a record (a few `write_all` calls) at a time, and this keeps each call a predicted

@@ -196,6 +196,9 @@ fn the_local_storage_refuses_other_stores_naming_the_scheme() {
             local.create(&location).map(drop).unwrap_err(),
             local.delete(&location).map(drop).unwrap_err(),
             storage_for(&location).map(drop).unwrap_err(),
+            sluice_io::LocalRenameCommitter::new(&location)
+                .map(drop)
+                .unwrap_err(),
         ];
         for error in errors {
             let message = error.to_string();
