@@ -2,6 +2,9 @@ use std::io;
 use std::path::PathBuf;
 
 /// Errors of input discovery, reading and output commit. Every variant names the path involved.
+///
+/// For a location of a store other than the local file system, a `path` field holds the
+/// location's URI text ([`Location::error_path`](crate::Location::error_path)).
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
     /// An input path or glob matched nothing.
@@ -46,6 +49,26 @@ pub enum IoError {
         /// The location as the user gave it.
         location: String,
         /// Why it cannot be used.
+        reason: String,
+    },
+    /// A location cannot be parsed: empty, a `file:` URI that names no local file, or a
+    /// malformed remote location.
+    #[error("{location}: {reason}")]
+    BadLocation {
+        /// The location as the user gave it.
+        location: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// A location's scheme is not one sluice knows, or not one the storage asked to serve it
+    /// can serve (the local storage and `hdfs://`).
+    #[error("{location}: {reason}")]
+    UnsupportedScheme {
+        /// The location.
+        location: String,
+        /// Its scheme, in lower case (`hdfs`, `s3a`, `gs`).
+        scheme: String,
+        /// Why it cannot be used, and what to do instead.
         reason: String,
     },
     /// A compressed file cannot be cut into splits by byte ranges: a decoder can only start at

@@ -10,8 +10,21 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::path::PathBuf;
 
-use crate::line::{open_stream, stream_error};
-use crate::{Compression, InputFile, IoError, Split};
+use crate::line::{open_stream_in, stream_error};
+use crate::local::{release_pages, RELEASE_STEP};
+use crate::{
+    CachePolicy, Compression, InputFile, IoError, LocalStorage, Location, Split, Storage,
+    StoredInput,
+};
+
+/// The file a reader is opened on.
+struct Source<'a> {
+    storage: &'a dyn Storage,
+    location: &'a Location,
+    compression: Compression,
+    /// The file's name in errors.
+    path: PathBuf,
+}
 
 /// Bytes read from the file at a time.
 const READ_SIZE: usize = 1 << 20;
@@ -48,9 +61,6 @@ pub struct FixedRecordReader {
     release: Option<(File, u64)>,
 }
 
-/// Consumed bytes after which their pages are dropped from the page cache.
-const RELEASE_STEP: u64 = 8 << 20;
-
 impl FixedRecordReader {
     /// Opens `split` of `file` for records of `record_len` bytes (at least 1).
     ///
@@ -62,18 +72,78 @@ impl FixedRecordReader {
         split: &Split,
         record_len: usize,
     ) -> Result<FixedRecordReader, IoError> {
+        let location = Location::from_path(file.path.clone());
+        let local = LocalStorage::new();
+        let source = Source {
+            storage: &local,
+            location: &location,
+            compression: file.compression,
+            path: file.path.clone(),
+        };
+        FixedRecordReader::open_stream(source, split, record_len, CachePolicy::Keep)
+    }
+
+    /// Opens `split` of `input` on any [`Storage`] for records of `record_len` bytes (at least
+    /// 1): the same rules as [`FixedRecordReader::open`]. A plain split asks the storage for
+    /// exactly its records' bytes (from its first record boundary to the end of the record
+    /// that straddles its end); `cache` tells the storage whether to keep them cached
+    /// ([`CachePolicy::DropBehind`] is what [`FixedRecordReader::drop_consumed_pages`] does
+    /// for a local file).
+    ///
+    /// # Errors
+    /// The storage's error if the file cannot be opened or positioned ([`IoError::Read`],
+    /// [`IoError::UnsupportedScheme`]); [`IoError::Decompress`] if a decoder cannot be set up.
+    pub fn open_in(
+        storage: &dyn Storage,
+        input: &StoredInput,
+        split: &Split,
+        record_len: usize,
+        cache: CachePolicy,
+    ) -> Result<FixedRecordReader, IoError> {
+        let source = Source {
+            storage,
+            location: input.location(),
+            compression: input.compression,
+            path: input.location().error_path(),
+        };
+        FixedRecordReader::open_stream(source, split, record_len, cache)
+    }
+
+    /// Opens `split` of the file `source`.
+    fn open_stream(
+        source: Source<'_>,
+        split: &Split,
+        record_len: usize,
+        cache: CachePolicy,
+    ) -> Result<FixedRecordReader, IoError> {
+        let Source {
+            storage,
+            location,
+            compression,
+            path,
+        } = source;
         let record_len = record_len.max(1);
         let len = record_len as u64;
-        // A plain split starts at its first record boundary; a compressed file is read whole.
+        // A plain split starts at its first record boundary and ends with the record that
+        // starts before its end; a compressed file is read whole.
         let first_plain = split.start.div_ceil(len).saturating_mul(len);
-        let (reader, codec) = open_stream(file, first_plain)?;
+        let end = split.start.saturating_add(split.len);
+        let last_plain = end.div_ceil(len).saturating_mul(len);
+        let (reader, codec) = open_stream_in(
+            storage,
+            location,
+            compression,
+            first_plain,
+            last_plain.saturating_sub(first_plain),
+            cache,
+        )?;
         let (first, end) = match codec {
-            None => (first_plain, split.start.saturating_add(split.len)),
+            None => (first_plain, end),
             Some(_) => (0, u64::MAX),
         };
         Ok(FixedRecordReader {
             reader,
-            path: file.path.clone(),
+            path,
             codec,
             record_len,
             buf: vec![0; READ_SIZE.max(record_len)],
@@ -156,13 +226,7 @@ impl FixedRecordReader {
     fn fill(&mut self) -> io::Result<()> {
         if let Some((handle, released)) = &mut self.release {
             if self.pos - *released >= RELEASE_STEP {
-                // Only a hint: an error changes nothing.
-                let _ = nix::fcntl::posix_fadvise(
-                    &*handle,
-                    *released as i64,
-                    (self.pos - *released) as i64,
-                    nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-                );
+                release_pages(handle, *released, self.pos - *released);
                 *released = self.pos;
             }
         }

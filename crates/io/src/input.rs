@@ -7,13 +7,10 @@
 //! the output directory of a previous job reads the part files and nothing else.
 
 use std::ffi::OsStr;
-use std::fs;
-use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::IoError;
+use crate::{FileStatus, IoError, LocalStorage, Location, Storage};
 
 /// How an input file is compressed, decided by its extension (as Hadoop's codec factory does).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,9 +49,18 @@ impl Compression {
     /// The suffix is matched case-sensitively on the file name (`a.gz` is gzip, `a.GZ` is plain),
     /// as Hadoop's `CompressionCodecFactory` does; `.zst` and `.zstd` are both zstd.
     pub fn from_path(path: &Path) -> Compression {
-        let Some(name) = path.file_name() else {
-            return Compression::None;
-        };
+        path.file_name()
+            .map_or(Compression::None, Compression::from_name)
+    }
+
+    /// The compression implied by the file name of a location, as [`Compression::from_path`].
+    pub fn from_location(location: &Location) -> Compression {
+        location
+            .file_name()
+            .map_or(Compression::None, Compression::from_name)
+    }
+
+    fn from_name(name: &OsStr) -> Compression {
         let name = name.as_bytes();
         SUFFIXES
             .iter()
@@ -87,17 +93,6 @@ pub struct InputFile {
     pub compression: Compression,
 }
 
-impl InputFile {
-    fn new(path: PathBuf, meta: &fs::Metadata) -> InputFile {
-        let compression = Compression::from_path(&path);
-        InputFile {
-            path,
-            len: meta.len(),
-            compression,
-        }
-    }
-}
-
 /// Expands input arguments into files.
 ///
 /// * A file is taken as it is (even if its name starts with `_` or `.`).
@@ -113,144 +108,125 @@ impl InputFile {
 ///
 /// The result is sorted by path bytes, without duplicates.
 ///
+/// This is [`discover`] on [`LocalStorage`], for the local paths the engine plans with today.
+///
 /// # Errors
 /// [`IoError::InputNotFound`] for a missing path or a glob matching nothing, [`IoError::BadPattern`],
 /// [`IoError::Read`] when a directory cannot be listed or a file's metadata cannot be read.
 pub fn discover_inputs(args: &[PathBuf]) -> Result<Vec<InputFile>, IoError> {
-    let mut files = Vec::new();
-    for arg in args {
-        if is_glob(arg) {
-            expand_glob(arg, &mut files)?;
-        } else {
-            let meta = fs::metadata(arg).map_err(|source| missing_or_read(arg, source))?;
-            add_path(arg.clone(), &meta, &mut files)?;
-        }
-    }
-    files.sort_by(|a, b| {
-        a.path
-            .as_os_str()
-            .as_bytes()
-            .cmp(b.path.as_os_str().as_bytes())
-    });
-    files.dedup_by(|a, b| a.path.as_os_str().as_bytes() == b.path.as_os_str().as_bytes());
-    Ok(files)
-}
-
-/// Whether Hadoop's hidden-file filter drops this name.
-fn is_hidden(name: &OsStr) -> bool {
-    matches!(name.as_bytes().first(), Some(b'_' | b'.'))
-}
-
-fn is_glob(arg: &Path) -> bool {
-    arg.as_os_str()
-        .as_bytes()
+    let locations: Vec<Location> = args.iter().cloned().map(Location::from_path).collect();
+    let found = discover(&LocalStorage::new(), &locations)?;
+    // Every location the local storage lists is a local path.
+    Ok(found
         .iter()
-        .any(|b| matches!(b, b'*' | b'?' | b'['))
+        .filter_map(StoredInput::to_input_file)
+        .collect())
 }
 
-fn missing_or_read(path: &Path, source: io::Error) -> IoError {
-    if source.kind() == io::ErrorKind::NotFound {
-        IoError::InputNotFound {
-            path: path.to_path_buf(),
-        }
-    } else {
-        IoError::Read {
-            path: path.to_path_buf(),
-            source,
-        }
-    }
+/// One file to read on a [`Storage`], found by [`discover`]: the [`InputFile`] of any store.
+///
+/// A type of its own rather than a `location` field added to [`InputFile`]: `InputFile`'s fields
+/// are public and other crates build it with struct literals, which a new field would break;
+/// and its `path` is what the engine hands to mappers and programs, which a location of another
+/// store does not have. `StoredInput` is `#[non_exhaustive]`, so it can grow (HDFS block
+/// locations are in its [`FileStatus`] already). [`StoredInput::to_input_file`] and
+/// `From<InputFile>` convert between the two for local files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StoredInput {
+    /// Where the file is, its length, and what else the store told.
+    pub status: FileStatus,
+    /// Compression implied by the file name's extension.
+    pub compression: Compression,
 }
 
-fn expand_glob(arg: &Path, files: &mut Vec<InputFile>) -> Result<(), IoError> {
-    let lossy = arg.to_string_lossy();
-    let Some(pattern) = arg.to_str() else {
-        return Err(IoError::BadPattern {
-            pattern: lossy.into_owned(),
-            detail: "pattern is not valid UTF-8".to_owned(),
-        });
-    };
-    let options = glob::MatchOptions {
-        case_sensitive: true,
-        require_literal_separator: true,
-        require_literal_leading_dot: false,
-    };
-    let paths = glob::glob_with(pattern, options).map_err(|e| IoError::BadPattern {
-        pattern: pattern.to_owned(),
-        detail: format!("{} at character {}", e.msg, e.pos),
-    })?;
-    let mut matched = false;
-    for entry in paths {
-        let path = entry.map_err(|e| IoError::Read {
-            path: e.path().to_path_buf(),
-            source: io::Error::from(e),
-        })?;
-        if path.file_name().is_some_and(is_hidden) {
-            continue;
+impl StoredInput {
+    /// The input of a file with this status; its compression is decided by its name.
+    pub fn new(status: FileStatus) -> StoredInput {
+        let compression = Compression::from_location(&status.location);
+        StoredInput {
+            status,
+            compression,
         }
-        let meta = match fs::metadata(&path) {
-            Ok(meta) => meta,
-            // A dangling link or a file deleted since the glob listed it.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(IoError::Read { path, source }),
-        };
-        matched = true;
-        add_path(path, &meta, files)?;
     }
-    if matched {
-        Ok(())
-    } else {
-        Err(IoError::InputNotFound {
-            path: arg.to_path_buf(),
+
+    /// Where the file is.
+    pub fn location(&self) -> &Location {
+        &self.status.location
+    }
+
+    /// The local [`InputFile`] of a file on the local file system; `None` for other stores.
+    pub fn to_input_file(&self) -> Option<InputFile> {
+        let path = self.status.location.as_local_path()?;
+        Some(InputFile {
+            path: path.to_path_buf(),
+            len: self.status.len,
+            compression: self.compression,
         })
     }
 }
 
-/// Adds a file, or every visible file below a directory.
-fn add_path(path: PathBuf, meta: &fs::Metadata, files: &mut Vec<InputFile>) -> Result<(), IoError> {
-    if meta.is_dir() {
-        let mut ancestors = vec![(meta.dev(), meta.ino())];
-        walk_dir(&path, &mut ancestors, files)
-    } else {
-        files.push(InputFile::new(path, meta));
-        Ok(())
+impl From<InputFile> for StoredInput {
+    fn from(file: InputFile) -> StoredInput {
+        StoredInput {
+            status: FileStatus::file(Location::from_path(file.path), file.len),
+            compression: file.compression,
+        }
     }
 }
 
-/// Lists `dir` recursively. `ancestors` holds the (device, inode) of every directory on the
-/// current chain so that a symbolic link back up the tree is not followed forever.
-fn walk_dir(
-    dir: &Path,
-    ancestors: &mut Vec<(u64, u64)>,
-    files: &mut Vec<InputFile>,
-) -> Result<(), IoError> {
-    let read_error = |source| IoError::Read {
-        path: dir.to_path_buf(),
-        source,
+/// Expands input locations into the files a job reads, on any [`Storage`]: the rules of
+/// [`discover_inputs`] (named files taken as they are, directories walked without hidden
+/// entries, glob matches with hidden names left out), through [`Storage::status`],
+/// [`Storage::walk_visible`] and [`Storage::glob_visible`].
+///
+/// The result is sorted by location (a local path's bytes), without duplicates.
+///
+/// # Errors
+/// [`IoError::InputNotFound`] for a missing location or a glob matching nothing (its `path`
+/// is [`Location::error_path`]); the storage's errors ([`IoError::BadPattern`],
+/// [`IoError::Read`], [`IoError::UnsupportedScheme`]).
+pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<StoredInput>, IoError> {
+    let mut found = Vec::new();
+    let not_found = |input: &Location| IoError::InputNotFound {
+        path: input.error_path(),
     };
-    for entry in fs::read_dir(dir).map_err(read_error)? {
-        let entry = entry.map_err(read_error)?;
-        if is_hidden(&entry.file_name()) {
-            continue;
+    for input in inputs {
+        if input.is_glob() {
+            let matches = storage.glob_visible(input)?;
+            if matches.is_empty() {
+                return Err(not_found(input));
+            }
+            for status in matches {
+                add(storage, status, &mut found)?;
+            }
+        } else {
+            let status = storage.status(input)?.ok_or_else(|| not_found(input))?;
+            add(storage, status, &mut found)?;
         }
-        let path = entry.path();
-        let meta = match fs::metadata(&path) {
-            Ok(meta) => meta,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(source) => return Err(IoError::Read { path, source }),
-        };
-        if !meta.is_dir() {
-            files.push(InputFile::new(path, &meta));
-            continue;
-        }
-        let id = (meta.dev(), meta.ino());
-        if ancestors.contains(&id) {
-            continue;
-        }
-        ancestors.push(id);
-        walk_dir(&path, ancestors, files)?;
-        ancestors.pop();
+    }
+    found.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
+    found.dedup_by(|a, b| a.location.sort_key() == b.location.sort_key());
+    Ok(found.into_iter().map(StoredInput::new).collect())
+}
+
+/// Adds a file, or every visible file below a directory.
+fn add(
+    storage: &dyn Storage,
+    status: FileStatus,
+    found: &mut Vec<FileStatus>,
+) -> Result<(), IoError> {
+    if status.is_dir {
+        found.extend(storage.walk_visible(&status.location)?);
+    } else {
+        found.push(status);
     }
     Ok(())
+}
+
+/// Whether Hadoop's hidden-file filter drops this name.
+pub(crate) fn is_hidden(name: &OsStr) -> bool {
+    matches!(name.as_bytes().first(), Some(b'_' | b'.'))
 }
 
 #[cfg(test)]

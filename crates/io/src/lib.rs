@@ -1,6 +1,29 @@
-//! Getting bytes in and out of a sluice job on local files.
+//! Getting bytes in and out of a sluice job.
 //!
-//! # Brief overview
+//! # Storage behind traits
+//!
+//! The engine reads and writes through two traits, so that stores other than the local file
+//! system can be added as implementations:
+//!
+//! * [`Location`]: a parsed, validated location — a local path or `file:` URI, and already the
+//!   `hdfs://host:port/path` and `s3://bucket/key` forms (which no storage serves yet).
+//! * [`Storage`] (object safe, shared as `Arc<dyn Storage>`): [`status`](Storage::status) and
+//!   [`list`](Storage::list) giving [`FileStatus`]es, the recursive listing and glob expansion
+//!   input discovery needs, ranged reads ([`open_range`](Storage::open_range)) and new files
+//!   ([`create`](Storage::create), a [`StorageWriter`]). [`LocalStorage`] is the one
+//!   implementation; [`storage_for`] picks the storage of a location.
+//! * [`JobCommitter`]: Hadoop's output commit protocol (set up the job; per task attempt a
+//!   part file's writer, committed or aborted; commit the job, making the output visible at
+//!   once with `_SUCCESS`, or abort it). [`LocalRenameCommitter`] is the one implementation,
+//!   built on [`OutputCommitter`].
+//!
+//! The readers and planners work on any storage: [`discover`] finds [`StoredInput`]s,
+//! [`plan_input_splits`] and [`plan_line_splits_in`] cut them, and [`LineReader::open_in`] and
+//! [`FixedRecordReader::open_in`] read their splits.
+//!
+//! # The local entry points
+//!
+//! The functions the engine uses today take local paths and are the local storage underneath:
 //!
 //! * [`discover_inputs`] turns the user's `--input` arguments (files, directories, globs) into a
 //!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
@@ -12,28 +35,39 @@
 //! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
 //!   place only when the job succeeds, then writes `_SUCCESS`.
+//! * [`DirectWriter`] writes files past the page cache; [`ReadAhead`] reads a range of a file
+//!   with read-ahead hints (the spill merge's many streams).
 #![forbid(unsafe_code)]
 
 mod codec;
+mod commit;
 mod direct;
 mod error;
 mod fixed;
 mod input;
 mod line;
+mod local;
 mod location;
 mod nline;
 mod output;
 mod readahead;
 mod split;
+mod storage;
 
 pub use codec::{CompressedWriter, OutputCodec};
+pub use commit::{JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
-pub use input::{discover_inputs, Compression, InputFile};
+pub use input::{discover, discover_inputs, Compression, InputFile, StoredInput};
 pub use line::LineReader;
-pub use location::local_path;
-pub use nline::plan_line_splits;
+pub use local::LocalStorage;
+pub use location::{local_path, Location, Scheme};
+pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;
 pub use readahead::ReadAhead;
-pub use split::{plan_splits, Split};
+pub use split::{plan_input_splits, plan_splits, Split};
+pub use storage::{
+    glob_by_listing, storage_for, walk_by_listing, BlockLocation, CachePolicy, FileStatus,
+    ObjectWriter, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,
+};

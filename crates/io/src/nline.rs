@@ -18,7 +18,7 @@ use std::num::NonZeroU64;
 
 use memchr::memchr2_iter;
 
-use crate::{Compression, InputFile, IoError, Split};
+use crate::{Compression, InputFile, IoError, Split, Storage, StoredInput};
 
 /// Bytes read at a time while counting lines.
 const READ_SIZE: usize = 256 * 1024;
@@ -57,6 +57,40 @@ pub fn plan_line_splits(
         };
         let handle = File::open(&file.path).map_err(read_error)?;
         cut_lines(handle, index, lines_per_split, &mut buf, &mut splits).map_err(read_error)?;
+    }
+    Ok(splits)
+}
+
+/// [`plan_line_splits`] for the files [`discover`](crate::discover) found on any
+/// [`Storage`]: each file is read once from its start through the storage.
+///
+/// # Errors
+/// As for [`plan_line_splits`]; errors name the file's location.
+pub fn plan_line_splits_in(
+    storage: &dyn Storage,
+    files: &[StoredInput],
+    lines_per_split: NonZeroU64,
+) -> Result<Vec<Split>, IoError> {
+    let mut splits = Vec::new();
+    let mut buf = vec![0; READ_SIZE];
+    for (index, file) in files.iter().enumerate() {
+        let location = file.location();
+        if file.compression != Compression::None {
+            if file.status.len == 0 {
+                continue;
+            }
+            return Err(IoError::Unsplittable {
+                path: location.error_path(),
+                codec: file.compression.name(),
+            });
+        }
+        let input = storage.open_range(location, 0, u64::MAX)?;
+        cut_lines(input, index, lines_per_split, &mut buf, &mut splits).map_err(|source| {
+            IoError::Read {
+                path: location.error_path(),
+                source,
+            }
+        })?;
     }
     Ok(splits)
 }

@@ -18,6 +18,13 @@ use crate::IoError;
 /// directory `NAME`). [`OutputCommitter::commit`] renames it to the output path and then writes an
 /// empty `_SUCCESS` file. If the committer is dropped without a commit (an error, a panic), the
 /// temporary directory is removed, so a failed job leaves neither output nor `_SUCCESS`.
+///
+/// This is the local implementation of the rename commit; [`LocalRenameCommitter`] builds the
+/// [`JobCommitter`] protocol (task attempts committed one by one) on it.
+///
+/// [`LocalRenameCommitter`]: crate::LocalRenameCommitter
+/// [`JobCommitter`]: crate::JobCommitter
+#[derive(Debug)]
 pub struct OutputCommitter {
     final_dir: PathBuf,
     temp_dir: PathBuf,
@@ -79,11 +86,7 @@ impl OutputCommitter {
     /// [`IoError::Write`] naming the file.
     pub fn create_file(&self, name: &str) -> Result<File, IoError> {
         let path = self.temp_dir.join(name);
-        let mut components = Path::new(name).components();
-        let plain = matches!(components.next(), Some(Component::Normal(_)))
-            && components.next().is_none()
-            && !name.contains('/');
-        if !plain {
+        if !is_plain_name(name) {
             let source = io::Error::new(io::ErrorKind::InvalidInput, "not a plain file name");
             return Err(write_error(&path, source));
         }
@@ -170,7 +173,15 @@ impl Drop for OutputCommitter {
     }
 }
 
-fn write_error(path: &Path, source: io::Error) -> IoError {
+/// Whether `name` is one plain file name: no `/`, not `.` or `..`, not empty.
+pub(crate) fn is_plain_name(name: &str) -> bool {
+    let mut components = Path::new(name).components();
+    matches!(components.next(), Some(Component::Normal(_)))
+        && components.next().is_none()
+        && !name.contains('/')
+}
+
+pub(crate) fn write_error(path: &Path, source: io::Error) -> IoError {
     IoError::Write {
         path: path.to_path_buf(),
         source,

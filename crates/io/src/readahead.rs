@@ -4,6 +4,8 @@ use std::fs::File;
 use std::io::{self, Read};
 use std::os::unix::fs::FileExt;
 
+use crate::local::release_pages;
+
 /// Bytes asked of the kernel ahead of the reader, in one hint.
 const WINDOW: u64 = 1 << 20;
 
@@ -41,13 +43,17 @@ impl ReadAhead {
             return;
         }
         let len = WINDOW.min(self.end - self.hinted);
-        // Only a hint: an error (e.g. on a file system without read-ahead) changes nothing.
-        let _ = nix::fcntl::posix_fadvise(
-            &self.file,
-            self.hinted as i64,
-            len as i64,
-            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_WILLNEED,
-        );
+        // Only a hint: an error (e.g. on a file system without read-ahead), or an offset past
+        // what the call can express, changes nothing.
+        if let Ok(offset) = i64::try_from(self.hinted) {
+            let _ = nix::fcntl::posix_fadvise(
+                &self.file,
+                offset,
+                // At most WINDOW.
+                i64::try_from(len).unwrap_or(i64::MAX),
+                nix::fcntl::PosixFadviseAdvice::POSIX_FADV_WILLNEED,
+            );
+        }
         self.hinted += len;
     }
 
@@ -58,12 +64,7 @@ impl ReadAhead {
         if self.pos - self.released < WINDOW && self.pos < self.end {
             return;
         }
-        let _ = nix::fcntl::posix_fadvise(
-            &self.file,
-            self.released as i64,
-            (self.pos - self.released) as i64,
-            nix::fcntl::PosixFadviseAdvice::POSIX_FADV_DONTNEED,
-        );
+        release_pages(&self.file, self.released, self.pos - self.released);
         self.released = self.pos;
     }
 }

@@ -4,7 +4,7 @@
 //! 1.1 split sizes remain, then the rest as one piece, so no task gets a sliver of under 10%.
 //! Compressed files cannot be entered in the middle, so each is one split.
 
-use crate::{Compression, InputFile};
+use crate::{Compression, InputFile, StoredInput};
 
 /// A byte range of one input file that one map task reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -26,19 +26,33 @@ pub struct Split {
 /// A `split_size` of 0 is treated as 1 (callers should validate it; tiny sizes give one split
 /// per byte).
 pub fn plan_splits(files: &[InputFile], split_size: u64) -> Vec<Split> {
+    plan(files.iter().map(|f| (f.len, f.compression)), split_size)
+}
+
+/// [`plan_splits`] for the files [`discover`](crate::discover) found on any
+/// [`Storage`](crate::Storage): the same cuts, by length and compression.
+pub fn plan_input_splits(files: &[StoredInput], split_size: u64) -> Vec<Split> {
+    plan(
+        files.iter().map(|f| (f.status.len, f.compression)),
+        split_size,
+    )
+}
+
+/// The splits of files given as (length, compression), in order.
+fn plan(files: impl Iterator<Item = (u64, Compression)>, split_size: u64) -> Vec<Split> {
     let size = split_size.max(1);
     let mut splits = Vec::new();
-    for (index, file) in files.iter().enumerate() {
-        if file.compression != Compression::None || file.len == 0 {
+    for (index, (len, compression)) in files.enumerate() {
+        if compression != Compression::None || len == 0 {
             splits.push(Split {
                 file: index,
                 start: 0,
-                len: file.len,
+                len,
             });
             continue;
         }
         let mut start = 0;
-        let mut remaining = file.len;
+        let mut remaining = len;
         while more_than_slop(remaining, size) {
             splits.push(Split {
                 file: index,
