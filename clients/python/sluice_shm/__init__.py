@@ -21,7 +21,8 @@ Modules: _channel (the API), _rings (moving bytes, sleeping and waking), _region
 and attaching), _futex (the system calls).
 """
 
-from ._channel import Channel, ProtocolError, open
+from ._channel import Channel, open
+from ._errors import ProtocolError
 
 __all__ = ["Channel", "ProtocolError", "open"]
 __version__ = "0.1.0"

@@ -21,11 +21,6 @@ _READ_CHUNK = 256 * 1024
 _WRITE_BUFFER = 64 * 1024
 
 
-class ProtocolError(OSError):
-    """The engine broke the protocol: a counter went backwards or past what is possible. The
-    channel cannot be used any more."""
-
-
 def _closed_source(limit: int) -> bytes:
     raise ValueError("I/O operation on a closed sluice_shm channel")
 

@@ -17,7 +17,7 @@ import sys
 from typing import Callable, NoReturn
 
 from . import _futex
-from ._channel import ProtocolError
+from ._errors import ProtocolError
 from ._region import ENGINE_ABORTED, Region, Ring
 
 _U32 = 0xFFFF_FFFF

@@ -4,16 +4,16 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_format::Codec;
-use sluice_io::{InputFile, Split};
+use sluice_io::{Location, Split, StoredInput};
 
 /// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
 /// `with_*` methods; every field has a sensible default.
 #[derive(Debug, Clone)]
 pub struct JobConfig {
-    /// Input paths (files, directories, globs).
-    pub inputs: Vec<PathBuf>,
+    /// Inputs (files, directories, globs), on any store the job can read.
+    pub inputs: Vec<Location>,
     /// Output directory; must not exist.
-    pub output: PathBuf,
+    pub output: Location,
     /// Memory budget in bytes for all buffers of all tasks together.
     pub memory: usize,
     /// Worker threads.
@@ -22,7 +22,9 @@ pub struct JobConfig {
     pub split_size: u64,
     /// Compression of spilled runs.
     pub spill_codec: Codec,
-    /// Where the scratch directory for spills is created; default: the output's parent directory.
+    /// Where the scratch directory for spills is created, always on a local disk; default: the
+    /// output's parent directory if the output is local, else the system's temporary
+    /// directory.
     pub spill_parent: Option<PathBuf>,
     /// How many times a map task may run before its failure fails the job (default 1: no
     /// retry, since a built-in job fails the same way every time).
@@ -41,7 +43,7 @@ pub struct JobConfig {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedInput {
     /// The input files; [`Split::file`] indexes them.
-    pub files: Vec<InputFile>,
+    pub files: Vec<StoredInput>,
     /// The splits, one map task each, in input order (the job's `SplitOrder` still applies).
     pub splits: Vec<Split>,
 }
@@ -55,10 +57,16 @@ pub const MIN_MEMORY: usize = 2 << 20;
 
 impl JobConfig {
     /// A configuration with defaults: 1 GiB, one thread per core, 32 MiB splits, lz4 spills.
-    pub fn new(inputs: Vec<PathBuf>, output: PathBuf) -> JobConfig {
+    ///
+    /// Inputs and output are [`Location`]s; local paths convert into them.
+    pub fn new<I, L>(inputs: I, output: impl Into<Location>) -> JobConfig
+    where
+        I: IntoIterator<Item = L>,
+        L: Into<Location>,
+    {
         JobConfig {
-            inputs,
-            output,
+            inputs: inputs.into_iter().map(Into::into).collect(),
+            output: output.into(),
             memory: DEFAULT_MEMORY,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             split_size: DEFAULT_SPLIT_SIZE,

@@ -7,23 +7,46 @@ use std::sync::{Mutex, MutexGuard};
 use serde::Serialize;
 
 macro_rules! counters {
-    ($( $(#[$doc:meta])* $name:ident ),* $(,)?) => {
-        /// Live counters of a running job, updated by all tasks.
-        #[derive(Debug, Default)]
-        pub struct Counters {
-            $( $(#[$doc])* pub $name: AtomicU64, )*
+    ($( $(#[$doc:meta])* $variant:ident => $name:ident ),* $(,)?) => {
+        /// One of the built-in counters.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[non_exhaustive]
+        pub enum Counter {
+            $( $(#[$doc])* $variant, )*
         }
 
-        /// A snapshot of [`Counters`], ready to print or serialise.
-        #[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+        /// Live counters of a running job, updated by all tasks. Tasks add to them with
+        /// [`Counters::add`]; anyone reads them with [`Counters::get`] or
+        /// [`Counters::snapshot`].
+        #[derive(Debug, Default)]
+        pub struct Counters {
+            $( $name: AtomicU64, )*
+        }
+
+        /// A snapshot of [`Counters`], ready to print or serialise, or the counts of one task
+        /// that a driver adds to the job's with [`Counters::add_values`].
+        #[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq, Eq)]
         pub struct CounterValues {
             $( $(#[$doc])* pub $name: u64, )*
         }
 
         impl Counters {
+            fn cell(&self, counter: Counter) -> &AtomicU64 {
+                match counter {
+                    $( Counter::$variant => &self.$name, )*
+                }
+            }
+
             /// Reads every counter.
             pub fn snapshot(&self) -> CounterValues {
                 CounterValues { $( $name: self.$name.load(Ordering::Relaxed), )* }
+            }
+
+            /// Adds every counter of `values` (a task's counts) to these.
+            pub fn add_values(&self, values: &CounterValues) {
+                $( if values.$name != 0 {
+                    self.$name.fetch_add(values.$name, Ordering::Relaxed);
+                } )*
             }
         }
 
@@ -32,55 +55,67 @@ macro_rules! counters {
             pub fn entries(&self) -> Vec<(&'static str, u64)> {
                 vec![ $( (stringify!($name), self.$name), )* ]
             }
+
+            /// Adds every counter of `other` to these.
+            pub fn add(&mut self, other: &CounterValues) {
+                $( self.$name = self.$name.wrapping_add(other.$name); )*
+            }
         }
     };
 }
 
 counters! {
     /// Splits read by map tasks.
-    map_tasks,
+    MapTasks => map_tasks,
     /// Lines read by map tasks.
-    map_input_records,
+    MapInputRecords => map_input_records,
     /// Bytes of input consumed (uncompressed, terminators included).
-    map_input_bytes,
+    MapInputBytes => map_input_bytes,
     /// Pairs emitted by mappers.
-    map_output_records,
+    MapOutputRecords => map_output_records,
     /// Key and value bytes emitted by mappers.
-    map_output_bytes,
+    MapOutputBytes => map_output_bytes,
     /// Pairs given to the combiner (or the hash aggregation), counting again those it sums
     /// when runs are merged (as Hadoop counts its combiner's runs over merged spills).
-    combine_input_records,
+    CombineInputRecords => combine_input_records,
     /// Pairs the combiner produced, in flushes and in merges.
-    combine_output_records,
+    CombineOutputRecords => combine_output_records,
     /// Records written to spill files on disk.
-    spilled_records,
+    SpilledRecords => spilled_records,
     /// Spill files written.
-    spilled_runs,
+    SpilledRuns => spilled_runs,
     /// Bytes written to spill files.
-    spilled_bytes,
+    SpilledBytes => spilled_bytes,
     /// Runs kept in memory instead of on disk.
-    memory_runs,
+    MemoryRuns => memory_runs,
     /// Intermediate merge passes that had to go through disk because of the budget.
-    merge_passes,
+    MergePasses => merge_passes,
     /// Distinct keys seen by reducers (all stages).
-    reduce_input_groups,
+    ReduceInputGroups => reduce_input_groups,
     /// Records read by reducers (all stages).
-    reduce_input_records,
+    ReduceInputRecords => reduce_input_records,
     /// Records written to the output.
-    output_records,
+    OutputRecords => output_records,
     /// Bytes written to the output.
-    output_bytes,
+    OutputBytes => output_bytes,
 }
 
 impl Counters {
-    /// Adds `n` to a counter.
-    pub fn add(counter: &AtomicU64, n: u64) {
-        counter.fetch_add(n, Ordering::Relaxed);
+    /// Adds `n` to `counter`.
+    #[inline]
+    pub fn add(&self, counter: Counter, n: u64) {
+        self.cell(counter).fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Takes back `n` added to a counter by a task attempt that then failed.
-    pub fn sub(counter: &AtomicU64, n: u64) {
-        counter.fetch_sub(n, Ordering::Relaxed);
+    /// Takes back `n` added to `counter` by a task attempt that then failed.
+    #[inline]
+    pub fn sub(&self, counter: Counter, n: u64) {
+        self.cell(counter).fetch_sub(n, Ordering::Relaxed);
+    }
+
+    /// The current value of `counter`.
+    pub fn get(&self, counter: Counter) -> u64 {
+        self.cell(counter).load(Ordering::Relaxed)
     }
 }
 
@@ -107,11 +142,11 @@ pub struct JobStatus {
     pub counters: Counters,
     phase: AtomicU8,
     /// Bytes of input in total (known after planning).
-    pub input_bytes_total: AtomicU64,
+    input_bytes_total: AtomicU64,
     /// Tasks of the current phase.
-    pub tasks_total: AtomicU64,
+    tasks_total: AtomicU64,
     /// Tasks of the current phase finished.
-    pub tasks_done: AtomicU64,
+    tasks_done: AtomicU64,
     cancelled: AtomicBool,
     /// Counters defined by the job's code (e.g. `reporter:counter:` lines of streaming
     /// programs): group, then name. Only those of successful task attempts.
@@ -161,6 +196,24 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl JobStatus {
+    /// Bytes of input in total, once planned.
+    pub fn input_bytes_total(&self) -> u64 {
+        self.input_bytes_total.load(Ordering::Relaxed)
+    }
+
+    /// Sets the bytes of input in total, for the progress display.
+    pub fn set_input_bytes_total(&self, bytes: u64) {
+        self.input_bytes_total.store(bytes, Ordering::Relaxed);
+    }
+
+    /// Tasks of the current phase: `(finished, in all)`.
+    pub fn tasks(&self) -> (u64, u64) {
+        (
+            self.tasks_done.load(Ordering::Relaxed),
+            self.tasks_total.load(Ordering::Relaxed),
+        )
+    }
+
     /// The current phase.
     pub fn phase(&self) -> Phase {
         match self.phase.load(Ordering::Relaxed) {

@@ -2,8 +2,69 @@
 
 use sluice_sort::SortedCursor;
 
-use crate::model::Values;
 use crate::ExecError;
+
+/// The values of one key, read lazily from the merge. Iterate with [`Values::next_value`].
+pub struct Values<'a> {
+    cursor: &'a mut dyn SortedCursor,
+    key: &'a [u8],
+    state: ValuesState,
+    returned: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ValuesState {
+    /// The cursor is on the group's first value, not yet returned.
+    First,
+    /// The last returned value is the cursor's current record.
+    Inside,
+    /// The cursor is on the first record of the next group.
+    NextGroup,
+    /// The cursor is exhausted.
+    End,
+}
+
+impl<'a> Values<'a> {
+    /// Values of `key`, with `cursor` positioned on the group's first record.
+    pub(crate) fn new(cursor: &'a mut dyn SortedCursor, key: &'a [u8]) -> Values<'a> {
+        Values {
+            cursor,
+            key,
+            state: ValuesState::First,
+            returned: 0,
+        }
+    }
+
+    /// The next value of the group, or `None` when the group is done.
+    ///
+    /// # Errors
+    /// A corrupt or unreadable run.
+    pub fn next_value(&mut self) -> Result<Option<&[u8]>, ExecError> {
+        match self.state {
+            ValuesState::First => self.state = ValuesState::Inside,
+            ValuesState::Inside => {
+                if !self.cursor.advance()? {
+                    self.state = ValuesState::End;
+                    return Ok(None);
+                }
+                if self.cursor.key() != self.key {
+                    self.state = ValuesState::NextGroup;
+                    return Ok(None);
+                }
+            }
+            ValuesState::NextGroup | ValuesState::End => return Ok(None),
+        }
+        self.returned += 1;
+        Ok(Some(self.cursor.value()))
+    }
+
+    /// Skips the rest of the group; returns whether the cursor now holds the next group's first
+    /// record (`false`: the input is exhausted) and how many values the group had.
+    pub(crate) fn finish(mut self) -> Result<(bool, u64), ExecError> {
+        while self.next_value()?.is_some() {}
+        Ok((self.state == ValuesState::NextGroup, self.returned))
+    }
+}
 
 /// Calls `f` once per distinct key of `cursor` (which must be positioned before its first
 /// record), with the key and its values. Values the callback does not read are skipped.

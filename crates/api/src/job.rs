@@ -1,7 +1,6 @@
 //! A job as the engine runs it: a mapper, a chain of reduce stages, and how input is read and
 //! output written; and what a finished job reports.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::Serialize;
@@ -225,7 +224,8 @@ pub struct JobReport {
     /// The job's name.
     pub job: String,
     /// The committed output directory.
-    pub output: PathBuf,
+    #[serde(serialize_with = "as_text")]
+    pub output: sluice_io::Location,
     /// Input files read.
     pub input_files: usize,
     /// Map tasks run.
@@ -250,4 +250,9 @@ pub struct JobReport {
     pub phases: Vec<PhaseTiming>,
     /// Total wall time in seconds.
     pub wall_seconds: f64,
+}
+
+/// Serialises a value as its text (a location as the user would write it).
+fn as_text<T: std::fmt::Display, S: serde::Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+    s.collect_str(value)
 }

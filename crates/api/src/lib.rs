@@ -23,12 +23,15 @@ mod output;
 mod partition;
 
 pub use config::{JobConfig, PlannedInput, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
-pub use counters::{AttemptFailure, CounterValues, Counters, JobStatus, Phase, UserCounters};
+pub use counters::{
+    AttemptFailure, Counter, CounterValues, Counters, JobStatus, Phase, UserCounters,
+};
 pub use error::{ClientError, ExecError};
+pub use group::Values;
 pub use job::{InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use model::{
     decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
-    Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext, Values,
+    Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,
 };
 pub use output::{OutputFormat, PartNames};
 pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};

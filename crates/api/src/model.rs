@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use sluice_sort::SortedCursor;
 
-use crate::group::for_each_group;
+use crate::group::{for_each_group, Values};
 
 use crate::ExecError;
 
@@ -70,8 +70,8 @@ pub struct MapInput {
     pub attempt: usize,
     /// Index of the input file among all input files (sorted by path).
     pub file_index: usize,
-    /// The input file's path as discovered.
-    pub path: std::path::PathBuf,
+    /// Where the input file is, as discovered.
+    pub location: sluice_io::Location,
     /// First byte of the split in the file.
     pub start: u64,
     /// Bytes in the split.
@@ -182,68 +182,6 @@ pub enum Combine {
     SumCounts,
     /// A general combiner, run over each sorted group before a run is written.
     Reducer(ReducerFactory),
-}
-
-/// The values of one key, read lazily from the merge. Iterate with [`Values::next_value`].
-pub struct Values<'a> {
-    cursor: &'a mut dyn SortedCursor,
-    key: &'a [u8],
-    state: ValuesState,
-    returned: u64,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ValuesState {
-    /// The cursor is on the group's first value, not yet returned.
-    First,
-    /// The last returned value is the cursor's current record.
-    Inside,
-    /// The cursor is on the first record of the next group.
-    NextGroup,
-    /// The cursor is exhausted.
-    End,
-}
-
-impl<'a> Values<'a> {
-    /// Values of `key`, with `cursor` positioned on the group's first record.
-    pub(crate) fn new(cursor: &'a mut dyn SortedCursor, key: &'a [u8]) -> Values<'a> {
-        Values {
-            cursor,
-            key,
-            state: ValuesState::First,
-            returned: 0,
-        }
-    }
-
-    /// The next value of the group, or `None` when the group is done.
-    ///
-    /// # Errors
-    /// A corrupt or unreadable run.
-    pub fn next_value(&mut self) -> Result<Option<&[u8]>, ExecError> {
-        match self.state {
-            ValuesState::First => self.state = ValuesState::Inside,
-            ValuesState::Inside => {
-                if !self.cursor.advance()? {
-                    self.state = ValuesState::End;
-                    return Ok(None);
-                }
-                if self.cursor.key() != self.key {
-                    self.state = ValuesState::NextGroup;
-                    return Ok(None);
-                }
-            }
-            ValuesState::NextGroup | ValuesState::End => return Ok(None),
-        }
-        self.returned += 1;
-        Ok(Some(self.cursor.value()))
-    }
-
-    /// Skips the rest of the group; returns whether the cursor now holds the next group's first
-    /// record (`false`: the input is exhausted) and how many values the group had.
-    pub(crate) fn finish(mut self) -> Result<(bool, u64), ExecError> {
-        while self.next_value()?.is_some() {}
-        Ok((self.state == ValuesState::NextGroup, self.returned))
-    }
 }
 
 /// Encodes a count as the value of a [`Combine::SumCounts`] job (8 bytes, little-endian).

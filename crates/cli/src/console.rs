@@ -14,6 +14,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use sluice_api::Counter;
 use sluice_api::{AttemptFailure, CounterValues, JobStatus, Phase, TaskContext, UserCounters};
 
 /// The logger of the job client's records.
@@ -96,20 +97,12 @@ fn percentages(status: &JobStatus, reduces: bool) -> (u64, u64) {
     match status.phase() {
         Phase::Planning => (0, 0),
         Phase::Map => {
-            let read = status
-                .counters
-                .map_input_bytes
-                .load(std::sync::atomic::Ordering::Relaxed);
-            let total = status
-                .input_bytes_total
-                .load(std::sync::atomic::Ordering::Relaxed);
+            let read = status.counters.get(Counter::MapInputBytes);
+            let total = status.input_bytes_total();
             (ratio(read, total), 0)
         }
         Phase::Reduce => {
-            let done = status.tasks_done.load(std::sync::atomic::Ordering::Relaxed);
-            let total = status
-                .tasks_total
-                .load(std::sync::atomic::Ordering::Relaxed);
+            let (done, total) = status.tasks();
             (100, ratio(done, total))
         }
         Phase::Commit | Phase::Done => (100, all_reduced),

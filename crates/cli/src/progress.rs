@@ -7,6 +7,7 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use sluice_api::Counter;
 use sluice_api::{JobReport, JobStatus, Phase};
 
 use crate::size::human_bytes;
@@ -110,10 +111,10 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
             let prefix = format!("{phase:?}").to_lowercase();
             let bar = match phase {
                 Phase::Planning => ProgressBar::new_spinner().with_style(planning_style.clone()),
-                Phase::Map => ProgressBar::new(status.input_bytes_total.load(Ordering::Relaxed))
-                    .with_style(bytes_style.clone()),
-                _ => ProgressBar::new(status.tasks_total.load(Ordering::Relaxed))
-                    .with_style(tasks_style.clone()),
+                Phase::Map => {
+                    ProgressBar::new(status.input_bytes_total()).with_style(bytes_style.clone())
+                }
+                _ => ProgressBar::new(status.tasks().1).with_style(tasks_style.clone()),
             };
             shown = Some((phase, bar.with_prefix(prefix)));
         }
@@ -121,12 +122,12 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
             match phase {
                 Phase::Planning => bar.tick(),
                 Phase::Map => {
-                    bar.set_length(status.input_bytes_total.load(Ordering::Relaxed));
-                    bar.set_position(status.counters.map_input_bytes.load(Ordering::Relaxed));
+                    bar.set_length(status.input_bytes_total());
+                    bar.set_position(status.counters.get(Counter::MapInputBytes));
                 }
                 _ => {
-                    bar.set_length(status.tasks_total.load(Ordering::Relaxed));
-                    bar.set_position(status.tasks_done.load(Ordering::Relaxed));
+                    bar.set_length(status.tasks().1);
+                    bar.set_position(status.tasks().0);
                 }
             }
         }
@@ -149,7 +150,7 @@ pub(crate) fn print_summary(report: &JobReport) {
         report.job,
         report.wall_seconds,
         phases.join(", "),
-        report.output.display()
+        report.output
     );
     eprintln!(
         "  input files={} splits={} reducers={} threads={} memory budget={} peak reserved={}",

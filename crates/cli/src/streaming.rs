@@ -261,12 +261,16 @@ fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig>
 
 /// What Hadoop checks before it submits a job: the output must not exist and every input must.
 fn check_launch(config: &JobConfig) -> Result<(), ExecError> {
-    if config.output.exists() {
+    let output = sluice_io::storage_for(&config.output)?;
+    if output.status(&config.output)?.is_some() {
         return Err(ExecError::Io(IoError::OutputExists {
-            path: config.output.clone(),
+            path: config.output.error_path(),
         }));
     }
-    sluice_io::discover_inputs(&config.inputs)?;
+    for input in &config.inputs {
+        let storage = sluice_io::storage_for(input)?;
+        sluice_io::discover(&*storage, std::slice::from_ref(input))?;
+    }
     Ok(())
 }
 
@@ -392,9 +396,7 @@ fn report_success(console: Console, built: &StreamingJob, report: &JobReport, ou
         Layout::Sluice => {
             eprintln!(
                 "sluice: job {} completed successfully in {:.2} s; output in {}",
-                report.job,
-                report.wall_seconds,
-                report.output.display()
+                report.job, report.wall_seconds, report.output
             );
             eprintln!("{block}");
             eprintln!("sluice: {summary}");

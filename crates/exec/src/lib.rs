@@ -22,7 +22,15 @@
 //! MapReduce job (TeraGen's generator).
 #![forbid(unsafe_code)]
 
+mod commit;
 mod engine;
+mod map;
 mod part_file;
+mod plan;
+mod reduce;
+mod shared;
+mod sink;
+mod tasks;
 
-pub use engine::{run_job, run_tasks};
+pub use engine::run_job;
+pub use tasks::run_tasks;

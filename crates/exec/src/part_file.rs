@@ -1,23 +1,22 @@
 //! Part files, as Hadoop's `TextOutputFormat` writes them (or, for fixed-length records, its
-//! `TeraOutputFormat`).
+//! `TeraOutputFormat`), through the job's output committer.
 
 use std::io::Write;
 use std::path::PathBuf;
 
-use sluice_io::{CompressedWriter, DirectWriter, IoError, OutputCodec, OutputCommitter};
+use sluice_io::{CompressedWriter, IoError, JobCommitter, OutputCodec, PartAttempt, StorageWriter};
 
 use sluice_api::{Emit, ExecError, OutputFormat};
 
 /// The file under a part file: written directly, or through a compressor (the plain path
 /// stays free of any compression layer).
 enum PartWriter {
-    Plain(DirectWriter),
-    Compressed(CompressedWriter<DirectWriter>),
+    Plain(StorageWriter),
+    Compressed(CompressedWriter<StorageWriter>),
 }
 
 impl PartWriter {
-    fn create(path: &std::path::Path, chunk: usize, codec: OutputCodec) -> std::io::Result<Self> {
-        let file = DirectWriter::create_with(path, chunk)?;
+    fn create(file: StorageWriter, codec: OutputCodec) -> std::io::Result<Self> {
         Ok(match codec {
             OutputCodec::None => PartWriter::Plain(file),
             codec => PartWriter::Compressed(CompressedWriter::new(codec, file)?),
@@ -32,12 +31,18 @@ impl PartWriter {
     }
 }
 
-/// One part file being written, past the page cache ([`DirectWriter`]): a job's output is
-/// usually far larger than what is worth caching, and the cache's copy of every byte costs more
-/// than formatting it.
-pub(crate) struct TextOutput {
+/// One part file being written by one task attempt. On local disk it is written past the page
+/// cache (the committer's writer is a `DirectWriter`): a job's output is usually far larger
+/// than what is worth caching, and the cache's copy of every byte costs more than formatting
+/// it.
+pub(crate) struct TextOutput<'c> {
+    committer: &'c dyn JobCommitter,
+    /// The part file's name, with the codec's extension.
+    name: String,
+    attempt: u32,
     /// `None` until the first record when the output is lazy.
     writer: Option<PartWriter>,
+    /// The file as messages name it.
     path: PathBuf,
     /// Chunk size of the writer, for a lazy output's writer created later.
     chunk: usize,
@@ -51,34 +56,25 @@ pub(crate) struct TextOutput {
     pub(crate) bytes: u64,
 }
 
-impl TextOutput {
-    /// A part file `name` in the committer's temporary directory, with the extension of
-    /// `codec` (Hadoop's `part-00000.gz`). A `lazy` output creates its file only when the first
-    /// record arrives (Hadoop's `-lazyOutput`); otherwise the file is created now, so that a
-    /// task without output still leaves an empty part file (compressed, it holds the codec's
-    /// empty stream, as Hadoop's does). The writer holds two chunks of `chunk` bytes.
+impl<'c> TextOutput<'c> {
+    /// Part file `name` of task attempt `attempt`, with the extension of `codec` (Hadoop's
+    /// `part-00000.gz`), made by `committer`. A `lazy` output creates its file only when the
+    /// first record arrives (Hadoop's `-lazyOutput`); otherwise the file is created now, so
+    /// that a task without output still leaves an empty part file (compressed, it holds the
+    /// codec's empty stream, as Hadoop's does). The writer holds two chunks of `chunk` bytes.
     pub(crate) fn create(
-        committer: &OutputCommitter,
+        committer: &'c dyn JobCommitter,
         name: &str,
+        attempt: usize,
         format: &OutputFormat,
         codec: OutputCodec,
         lazy: bool,
         chunk: usize,
-    ) -> Result<TextOutput, ExecError> {
+    ) -> Result<TextOutput<'c>, ExecError> {
         let name = format!("{name}{}", codec.extension());
-        // A previous attempt of the same task may have left the file: start over.
-        committer.remove_file(&name)?;
-        let path = committer.temp_dir().join(&name);
-        let writer = if lazy {
-            None
-        } else {
-            Some(
-                PartWriter::create(&path, chunk, codec).map_err(|source| IoError::Write {
-                    path: path.clone(),
-                    source,
-                })?,
-            )
-        };
+        let path = committer.output().join(&name).error_path();
+        let attempt = u32::try_from(attempt)
+            .map_err(|_| ExecError::Config(format!("attempt {attempt} of {name}")))?;
         let separator = match format {
             OutputFormat::KeyValue => Some(b"\t".to_vec()),
             OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
@@ -90,8 +86,11 @@ impl TextOutput {
         } else {
             b"\n"
         };
-        Ok(TextOutput {
-            writer,
+        let mut output = TextOutput {
+            committer,
+            name,
+            attempt,
+            writer: None,
             path,
             chunk,
             codec,
@@ -99,7 +98,18 @@ impl TextOutput {
             terminator,
             records: 0,
             bytes: 0,
-        })
+        };
+        if !lazy {
+            output.writer = Some(output.open()?);
+        }
+        Ok(output)
+    }
+
+    /// Creates the attempt's file.
+    fn open(&self) -> Result<PartWriter, ExecError> {
+        let part = PartAttempt::new(&self.name, self.attempt);
+        let file = self.committer.create_part(part, self.chunk)?;
+        PartWriter::create(file, self.codec).map_err(|e| self.write_error(e))
     }
 
     fn write_error(&self, source: std::io::Error) -> ExecError {
@@ -120,16 +130,17 @@ impl TextOutput {
                 Ok(_) => {}
                 Err(e) => return Err(self.write_error(e)),
             }
+            let part = PartAttempt::new(&self.name, self.attempt);
+            self.committer.commit_task(part)?;
         }
         Ok((self.records, self.bytes))
     }
 
     fn write_line(&mut self, key: &[u8], value: &[u8]) -> std::io::Result<usize> {
-        let writer = match &mut self.writer {
-            Some(writer) => writer,
-            None => self
-                .writer
-                .insert(PartWriter::create(&self.path, self.chunk, self.codec)?),
+        let Some(writer) = &mut self.writer else {
+            return Err(std::io::Error::other(
+                "a part file written before it was opened",
+            ));
         };
         // One branch per record; each arm is the writer's own monomorphic code.
         let (separator, terminator) = (self.separator.as_deref(), self.terminator);
@@ -160,8 +171,12 @@ fn put_line<W: Write>(
     Ok(written)
 }
 
-impl Emit for TextOutput {
+impl Emit for TextOutput<'_> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        if self.writer.is_none() {
+            // A lazy output's first record.
+            self.writer = Some(self.open()?);
+        }
         match self.write_line(key, value) {
             Ok(written) => {
                 self.records += 1;

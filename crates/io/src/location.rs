@@ -434,6 +434,20 @@ impl fmt::Display for Location {
     }
 }
 
+impl From<PathBuf> for Location {
+    /// A local path, as [`Location::from_path`].
+    fn from(path: PathBuf) -> Location {
+        Location::from_path(path)
+    }
+}
+
+impl From<&Path> for Location {
+    /// A local path, as [`Location::from_path`].
+    fn from(path: &Path) -> Location {
+        Location::from_path(path)
+    }
+}
+
 impl FromStr for Location {
     type Err = IoError;
 

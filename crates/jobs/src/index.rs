@@ -84,7 +84,11 @@ pub fn inverted_index(reducers: usize) -> Job {
         Box::new(DistinctCombiner { seen: Vec::new() }) as Box<dyn Reducer>
     }));
     Job::new("invertedindex", |input: &MapInput| IndexMapper {
-        path: input.path.as_os_str().as_bytes().to_vec(),
+        // A local file's path exactly as its bytes, any other as its URI.
+        path: match input.location.as_local_path() {
+            Some(path) => path.as_os_str().as_bytes().to_vec(),
+            None => input.location.to_string().into_bytes(),
+        },
     })
     .with_stage(
         Stage::new(reducers, |_| PostingsReducer {

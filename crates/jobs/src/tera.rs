@@ -13,7 +13,7 @@ use std::sync::Mutex;
 use sluice_format::tera::{RowGenerator, TeraChecksum, KEY_LEN, ROW_LEN};
 use sluice_io::{discover_inputs, DirectWriter, IoError, OutputCommitter};
 
-use sluice_api::{ExecError, JobStatus, Phase};
+use sluice_api::{Counter, ExecError, JobStatus, Phase};
 use sluice_exec::run_tasks;
 
 /// Rows generated and written per write call (1 MB).
@@ -63,10 +63,7 @@ pub fn teragen(
         ));
     }
     let committer = OutputCommitter::create(output)?;
-    status.input_bytes_total.store(
-        rows.saturating_mul(ROW_LEN as u64),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    status.set_input_bytes_total(rows.saturating_mul(ROW_LEN as u64));
     status.enter(Phase::Map, files as u64);
     let checksums = Mutex::new(vec![TeraChecksum::new(); files]);
     run_tasks(threads, files, status, |index| {
@@ -124,8 +121,7 @@ fn write_rows(
         out.write_all(chunk).map_err(write_error)?;
         status
             .counters
-            .map_input_bytes
-            .fetch_add(chunk.len() as u64, std::sync::atomic::Ordering::Relaxed);
+            .add(Counter::MapInputBytes, chunk.len() as u64);
         left -= n as u64;
     }
     out.finish().map_err(write_error)?;
@@ -187,10 +183,7 @@ pub fn teravalidate(
 ) -> Result<TeraValidateReport, ExecError> {
     let committer = OutputCommitter::create(output)?;
     let files = discover_inputs(&[input.to_path_buf()])?;
-    status.input_bytes_total.store(
-        files.iter().map(|f| f.len).sum(),
-        std::sync::atomic::Ordering::Relaxed,
-    );
+    status.set_input_bytes_total(files.iter().map(|f| f.len).sum());
     status.enter(Phase::Map, files.len() as u64);
     let summaries = Mutex::new(vec![FileSummary::default(); files.len()]);
     run_tasks(threads.max(1), files.len(), status, |index| {
@@ -324,10 +317,9 @@ fn check_file(path: &Path, status: &JobStatus) -> Result<FileSummary, ExecError>
             if status.is_cancelled() {
                 return Err(ExecError::Cancelled);
             }
-            status.counters.map_input_bytes.fetch_add(
-                100_000 * ROW_LEN as u64,
-                std::sync::atomic::Ordering::Relaxed,
-            );
+            status
+                .counters
+                .add(Counter::MapInputBytes, 100_000 * ROW_LEN as u64);
         }
     }
     Ok(summary)

@@ -416,7 +416,7 @@ fn planned_splits_replace_the_byte_plan() {
     let job = Job::new("planned", |_| OffsetMapper);
     // Two tasks where the 32 MiB byte plan would make one: lines 1-2, then line 3.
     let plan = PlannedInput {
-        files: vec![file.clone()],
+        files: vec![file.clone().into()],
         splits: vec![split(0, 4), split(4, 5)],
     };
     let output = dir.path().join("out");
@@ -432,7 +432,7 @@ fn planned_splits_replace_the_byte_plan() {
     let empty = dir.path().join("none");
     let config =
         JobConfig::new(vec![input.clone()], empty.clone()).with_planned_input(PlannedInput {
-            files: vec![file.clone()],
+            files: vec![file.clone().into()],
             splits: Vec::new(),
         });
     assert_eq!(
@@ -447,7 +447,7 @@ fn planned_splits_replace_the_byte_plan() {
     // A split naming a file the plan does not hold is refused before anything runs.
     let bad = dir.path().join("bad");
     let config = JobConfig::new(vec![input], bad.clone()).with_planned_input(PlannedInput {
-        files: vec![file],
+        files: vec![file.into()],
         splits: vec![sluice_io::Split {
             file: 1,
             start: 0,

@@ -20,7 +20,8 @@
 
 use std::sync::Arc;
 
-use sluice_api::{decode_count, encode_count, Counters, Emit, ExecError, Partitioner, Reducer};
+use sluice_api::Counter;
+use sluice_api::{decode_count, encode_count, Emit, ExecError, Partitioner, Reducer};
 use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
@@ -324,12 +325,12 @@ impl<'a> Collector<'a> {
             self.res.offer_record_buffer(buffer, reservation);
         }
         let counters = &self.res.status().counters;
-        Counters::add(&counters.combine_input_records, self.combine_input);
-        Counters::add(&counters.combine_output_records, self.combine_output);
-        Counters::add(&counters.spilled_runs, self.spilled.0);
-        Counters::add(&counters.spilled_records, self.spilled.1);
-        Counters::add(&counters.spilled_bytes, self.spilled.2);
-        Counters::add(&counters.memory_runs, self.memory_runs);
+        counters.add(Counter::CombineInputRecords, self.combine_input);
+        counters.add(Counter::CombineOutputRecords, self.combine_output);
+        counters.add(Counter::SpilledRuns, self.spilled.0);
+        counters.add(Counter::SpilledRecords, self.spilled.1);
+        counters.add(Counter::SpilledBytes, self.spilled.2);
+        counters.add(Counter::MemoryRuns, self.memory_runs);
         Ok(std::mem::take(&mut self.runs))
     }
 }

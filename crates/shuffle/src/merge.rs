@@ -3,7 +3,8 @@
 
 use std::sync::Arc;
 
-use sluice_api::{decode_count, encode_count, Combine, Counters, ExecError, Stage};
+use sluice_api::Counter;
+use sluice_api::{decode_count, encode_count, Combine, ExecError, Stage};
 use sluice_sort::{CursorError, KeyOrder, Merger, SortedCursor};
 
 use crate::catalog::RunCatalog;
@@ -121,7 +122,7 @@ fn merge_summing(runs: &[Run], spec: MergeSpec<'_>, res: &Resources) -> Result<R
             let mut builder = MemRunBuilder::new(spec.partitions, bytes, reservation);
             let records = write_merged(runs, 0..spec.partitions, spec, &mut builder, res)?;
             count_combined(spec, res, records);
-            Counters::add(&res.status().counters.memory_runs, 1);
+            res.status().counters.add(Counter::MemoryRuns, 1);
             Ok(Arc::new(builder.finish()))
         }
         None => merge_to_spill(runs, 0..spec.partitions, spec, res),
@@ -188,8 +189,8 @@ fn write_merged(
 fn count_combined(spec: MergeSpec<'_>, res: &Resources, (input, output): (u64, u64)) {
     if spec.sum_counts {
         let counters = &res.status().counters;
-        Counters::add(&counters.combine_input_records, input);
-        Counters::add(&counters.combine_output_records, output);
+        counters.add(Counter::CombineInputRecords, input);
+        counters.add(Counter::CombineOutputRecords, output);
     }
 }
 
@@ -210,10 +211,10 @@ fn merge_to_spill(
     count_combined(spec, res, records);
     let run = writer.finish()?;
     let counters = &res.status().counters;
-    Counters::add(&counters.merge_passes, 1);
-    Counters::add(&counters.spilled_runs, 1);
-    Counters::add(&counters.spilled_records, records.1);
-    Counters::add(&counters.spilled_bytes, run.bytes());
+    counters.add(Counter::MergePasses, 1);
+    counters.add(Counter::SpilledRuns, 1);
+    counters.add(Counter::SpilledRecords, records.1);
+    counters.add(Counter::SpilledBytes, run.bytes());
     Ok(run)
 }
 

@@ -2,7 +2,7 @@
 //! separators, partitioner and comparator, the programs, the tasks' environment and working
 //! directory.
 
-use super::process::ShmSides;
+use super::program::ShmSides;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;

@@ -30,6 +30,7 @@ mod nline;
 pub mod options;
 mod outcome;
 mod process;
+mod program;
 pub mod protocol;
 mod scratch;
 mod task;

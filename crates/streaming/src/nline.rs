@@ -83,7 +83,10 @@ pub(super) fn plan(
     lines: NonZeroU64,
 ) -> Result<PlannedInput, StreamingError> {
     match sluice_io::plan_line_splits(&files, lines) {
-        Ok(splits) => Ok(PlannedInput { files, splits }),
+        Ok(splits) => Ok(PlannedInput {
+            files: files.into_iter().map(Into::into).collect(),
+            splits,
+        }),
         Err(IoError::Read { path, source }) => Err(StreamingError::Setup {
             context: format!(
                 "cannot read {} to cut it into splits of lines (NLineInputFormat)",

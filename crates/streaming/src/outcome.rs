@@ -7,7 +7,7 @@ use std::io;
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
 
-use super::process::ProgramSpec;
+use super::program::ProgramSpec;
 use super::{program_error, ProgramError};
 use sluice_api::ExecError;
 
@@ -260,7 +260,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::process::ShmSides;
+    use crate::program::ShmSides;
 
     /// A mapper `cmd` that fails on a non-zero exit, without shared memory or timeout.
     fn spec() -> ProgramSpec {

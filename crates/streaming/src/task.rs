@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use super::command::{resolve_program, split_command};
 use super::conf::env_var_name;
-use super::process::{input_error, run_program, ProgramSpec, ShmSides};
+use super::process::{input_error, run_program};
+use super::program::{ProgramSpec, ShmSides};
 use super::protocol::{render, Kind, RecordReader, RecordWriter};
 use super::{program_error, ProgramError};
 use sluice_api::{
@@ -288,13 +289,16 @@ impl Mapper for StreamMapper {
             attempt: self.input.attempt,
             stage: 1,
         };
-        let file =
-            std::path::absolute(&self.input.path).unwrap_or_else(|_| self.input.path.clone());
+        // Hadoop names a local file `file:/absolute/path`.
+        let file = match self.input.location.as_local_path() {
+            Some(path) => {
+                let path = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+                format!("file:{}", path.display())
+            }
+            None => self.input.location.to_string(),
+        };
         let extra = [
-            (
-                "mapreduce.map.input.file",
-                format!("file:{}", file.display()),
-            ),
+            ("mapreduce.map.input.file", file),
             ("mapreduce.map.input.start", self.input.start.to_string()),
             ("mapreduce.map.input.length", self.input.length.to_string()),
         ];

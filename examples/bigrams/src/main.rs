@@ -77,9 +77,7 @@ fn main() -> std::process::ExitCode {
         Ok(report) => {
             eprintln!(
                 "bigrams: {} pairs in {:.2} s, output in {}",
-                report.counters.output_records,
-                report.wall_seconds,
-                report.output.display()
+                report.counters.output_records, report.wall_seconds, report.output
             );
             std::process::ExitCode::SUCCESS
         }

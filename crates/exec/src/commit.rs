@@ -1,0 +1,69 @@
+//! The job's output: its committer, set up before any task and aborted unless the job commits.
+
+use std::sync::Arc;
+
+use sluice_io::{
+    storage_for, IoError, JobCommitter, LocalRenameCommitter, Location, Scheme, Storage,
+};
+
+/// The job's output committer, aborted unless the job commits: a failed job leaves no output.
+pub(crate) struct JobOutput {
+    pub(crate) committer: Box<dyn JobCommitter>,
+    committed: bool,
+}
+
+impl JobOutput {
+    /// The committer of `output`, set up: an existing output is refused here, before any
+    /// task runs.
+    pub(crate) fn set_up(output: &Location) -> Result<JobOutput, IoError> {
+        let mut committer: Box<dyn JobCommitter> = match output.scheme() {
+            Scheme::File => Box::new(LocalRenameCommitter::new(output)?),
+            // The store says why it cannot be written.
+            _ => {
+                return Err(storage_for(output)
+                    .err()
+                    .unwrap_or_else(|| unsupported(output)))
+            }
+        };
+        committer.setup_job()?;
+        Ok(JobOutput {
+            committer,
+            committed: false,
+        })
+    }
+
+    /// Makes the output visible; returns where it is.
+    pub(crate) fn commit(mut self) -> Result<Location, IoError> {
+        self.committer.commit_job()?;
+        self.committed = true;
+        Ok(self.committer.output().clone())
+    }
+}
+
+impl Drop for JobOutput {
+    fn drop(&mut self) {
+        if !self.committed {
+            // Nothing better to do with a failure to clean up than to leave the hidden
+            // attempt directory behind: the job's own error is the one to report.
+            let _ = self.committer.abort_job();
+        }
+    }
+}
+
+/// The store of the job's inputs. Inputs on different stores in one job are refused until a
+/// second store exists.
+pub(crate) fn input_storage(inputs: &[Location]) -> Result<Arc<dyn Storage>, IoError> {
+    match inputs.iter().find(|input| input.scheme() != Scheme::File) {
+        Some(remote) => storage_for(remote),
+        None => storage_for(&Location::from_path(".")),
+    }
+}
+
+/// The error for a location no store here can write.
+fn unsupported(location: &Location) -> IoError {
+    IoError::UnsupportedScheme {
+        location: location.to_string(),
+        scheme: location.scheme_name().to_string(),
+        reason: "no store for it is built in".into(),
+    }
+}

@@ -1,0 +1,236 @@
+//! What a job run is planned to be before any task starts: its input splits and how its memory
+//! budget is divided.
+//!
+//! # Memory
+//!
+//! Memory a task holds outside the pool for as long as it runs ([`Job::memory_per_task`]: a
+//! streaming program's shared-memory rings) comes off the budget first, once per worker thread.
+//! What is left is the pool, split once, up front:
+//!
+//! * half may be held by sorted runs kept in memory between stages (the shuffle's
+//!   `MemRunQuota`);
+//! * the other half is shared equally by the worker threads: each running task (its collector,
+//!   or its merge readers and output buffer) stays within its share and flushes or merges in
+//!   passes to stay there.
+//!
+//! Every large buffer is reserved from the one pool before it is allocated; what is not
+//! counted is small and fixed per thread (the input line buffer, a spill write buffer).
+
+use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
+use sluice_io::{discover, plan_input_splits, Split, Storage, StoredInput};
+use sluice_shuffle::SORT_BLOCK;
+use std::path::{Path, PathBuf};
+
+/// How a job's memory budget is divided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct MemoryPlan {
+    /// The pool: the budget less what the running tasks hold outside it.
+    pub(crate) pool: usize,
+    /// The pool's share for runs held in memory between stages.
+    pub(crate) held_runs: usize,
+    /// Bytes each running task may hold.
+    pub(crate) task_share: usize,
+    /// Chunk size of file writers (each holds two): a small, fixed share of a task's memory.
+    pub(crate) write_chunk: usize,
+    /// Storage buckets of sort-mode record buffers: at most a sixteenth of a task's share in
+    /// partly filled blocks.
+    pub(crate) sort_buckets: usize,
+    /// Allocation unit of counting collectors' tables.
+    pub(crate) table_block: usize,
+}
+
+impl MemoryPlan {
+    /// The division of `budget` bytes between `threads` worker threads whose tasks each hold
+    /// `per_task` bytes outside the pool.
+    ///
+    /// # Errors
+    /// [`ExecError::Config`] when that leaves less than [`MIN_MEMORY`] for the pool.
+    pub(crate) fn new(budget: usize, threads: usize, per_task: usize) -> Result<Self, ExecError> {
+        let threads = threads.max(1);
+        let pool = budget
+            .checked_sub(per_task.saturating_mul(threads))
+            .filter(|&left| left >= MIN_MEMORY)
+            .ok_or_else(|| {
+                ExecError::Config(format!(
+                    "a memory budget of {budget} bytes is too small for {threads} running tasks \
+                     that each hold {per_task} bytes outside their buffers (a streaming \
+                     program's shared-memory rings): at least {MIN_MEMORY} bytes must be left \
+                     for buffers; raise the budget, or lower the threads or the ring size"
+                ))
+            })?;
+        let held_runs = pool / 2;
+        let task_share = (pool - held_runs) / threads;
+        Ok(MemoryPlan {
+            pool,
+            held_runs,
+            task_share,
+            write_chunk: (task_share / 16).clamp(64 * 1024, sluice_io::DIRECT_CHUNK),
+            sort_buckets: (task_share / (16 * SORT_BLOCK)).clamp(1, 256),
+            table_block: (task_share / 8).clamp(64 * 1024, 1 << 20),
+        })
+    }
+}
+
+/// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.
+pub(crate) struct InputPlan {
+    /// The input files; a split's `file` indexes them.
+    pub(crate) files: Vec<StoredInput>,
+    /// The splits, in map task order.
+    pub(crate) splits: Vec<Split>,
+}
+
+impl InputPlan {
+    /// The splits the job's configuration planned, or those of its inputs as found in
+    /// `storage`, cut by the configured split size; numbered in the job's [`SplitOrder`].
+    ///
+    /// # Errors
+    /// An input is missing or cannot be listed.
+    pub(crate) fn new(
+        job: &Job,
+        config: &JobConfig,
+        storage: &dyn Storage,
+    ) -> Result<Self, ExecError> {
+        let (files, mut splits) = match config.planned.as_deref() {
+            Some(plan) => (plan.files.clone(), plan.splits.clone()),
+            None => {
+                let files = discover(storage, &config.inputs)?;
+                let splits = plan_input_splits(&files, config.split_size);
+                (files, splits)
+            }
+        };
+        if job.split_order == SplitOrder::LargestFirst {
+            // Stable: equal lengths keep their input order, as Hadoop's JobSubmitter does.
+            splits.sort_by_key(|s| std::cmp::Reverse(s.len));
+        }
+        Ok(InputPlan { files, splits })
+    }
+
+    /// Bytes of input in all.
+    pub(crate) fn bytes(&self) -> u64 {
+        self.files.iter().map(|f| f.status.len).sum()
+    }
+}
+
+/// Where the job's spill directory goes: always a local disk, the configured one, else beside a
+/// local output, else the system's temporary directory.
+pub(crate) fn spill_parent(config: &JobConfig) -> PathBuf {
+    match (&config.spill_parent, config.output.as_local_path()) {
+        (Some(dir), _) => dir.clone(),
+        (None, Some(output)) => parent_dir(output),
+        (None, None) => std::env::temp_dir(),
+    }
+}
+
+fn parent_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use sluice_api::PlannedInput;
+    use sluice_io::{FileStatus, Location};
+
+    const MIB: usize = 1 << 20;
+
+    fn local_storage() -> Arc<dyn Storage> {
+        Arc::new(sluice_io::LocalStorage::new())
+    }
+
+    #[test]
+    fn the_budget_is_half_held_runs_and_half_task_shares() {
+        let plan = MemoryPlan::new(1024 * MIB, 2, 0).unwrap();
+        assert_eq!(plan.pool, 1024 * MIB);
+        assert_eq!(plan.held_runs, 512 * MIB);
+        assert_eq!(plan.task_share, 256 * MIB);
+        // Shares never add up to more than the pool.
+        let odd = MemoryPlan::new(100 * MIB + 3, 3, 0).unwrap();
+        assert!(odd.held_runs + 3 * odd.task_share <= odd.pool);
+    }
+
+    #[test]
+    fn memory_held_by_tasks_comes_off_the_budget_per_thread() {
+        let plan = MemoryPlan::new(64 * MIB, 2, 10 * MIB).unwrap();
+        assert_eq!(plan.pool, 44 * MIB);
+        assert_eq!(plan.task_share, 11 * MIB);
+        let err = MemoryPlan::new(64 * MIB, 2, 31 * MIB + MIB / 2).unwrap_err();
+        assert!(err.to_string().contains("too small"), "{err}");
+        // A per-task size that overflows when multiplied is refused, not wrapped.
+        assert!(MemoryPlan::new(64 * MIB, 4, usize::MAX / 2).is_err());
+    }
+
+    #[test]
+    fn writer_chunks_buckets_and_table_blocks_stay_in_bounds() {
+        for budget in [MIN_MEMORY, 16 * MIB, 1024 * MIB, 64 * 1024 * MIB] {
+            for threads in [1, 2, 64] {
+                let Ok(plan) = MemoryPlan::new(budget, threads, 0) else {
+                    continue;
+                };
+                assert!((64 * 1024..=sluice_io::DIRECT_CHUNK).contains(&plan.write_chunk));
+                assert!((1..=256).contains(&plan.sort_buckets));
+                assert!((64 * 1024..=MIB).contains(&plan.table_block));
+            }
+        }
+    }
+
+    fn stored(name: &str, len: u64) -> StoredInput {
+        StoredInput::new(FileStatus::file(Location::from_path(name), len))
+    }
+
+    fn split(file: usize, start: u64, len: u64) -> Split {
+        Split { file, start, len }
+    }
+
+    #[test]
+    fn largest_first_orders_splits_by_length_keeping_ties_in_input_order() {
+        let plan = PlannedInput {
+            files: vec![stored("a", 10), stored("b", 30)],
+            splits: vec![split(0, 0, 10), split(1, 0, 20), split(1, 20, 10)],
+        };
+        let config = JobConfig::new(Vec::<PathBuf>::new(), PathBuf::from("out"))
+            .with_planned_input(plan.clone());
+        let storage = local_storage();
+        let mut job = Job::new("j", |_| Nothing);
+        let input = InputPlan::new(&job, &config, &*storage).unwrap();
+        assert_eq!(input.splits, plan.splits, "input order by default");
+        assert_eq!(input.bytes(), 40);
+        job.split_order = SplitOrder::LargestFirst;
+        let input = InputPlan::new(&job, &config, &*storage).unwrap();
+        assert_eq!(
+            input.splits,
+            vec![split(1, 0, 20), split(0, 0, 10), split(1, 20, 10)]
+        );
+    }
+
+    #[test]
+    fn spills_go_beside_a_local_output_unless_told_otherwise() {
+        let config = JobConfig::new(Vec::<PathBuf>::new(), PathBuf::from("/data/out"));
+        assert_eq!(spill_parent(&config), PathBuf::from("/data"));
+        let config = JobConfig::new(Vec::<PathBuf>::new(), PathBuf::from("out"));
+        assert_eq!(spill_parent(&config), PathBuf::from("."));
+        let config = config.with_spill_parent(PathBuf::from("/scratch"));
+        assert_eq!(spill_parent(&config), PathBuf::from("/scratch"));
+        let remote = JobConfig::new(
+            Vec::<PathBuf>::new(),
+            Location::parse("hdfs://nn:8020/out").unwrap(),
+        );
+        assert_eq!(spill_parent(&remote), std::env::temp_dir());
+    }
+
+    struct Nothing;
+    impl sluice_api::Mapper for Nothing {
+        fn map(
+            &mut self,
+            _offset: u64,
+            _line: &[u8],
+            _out: &mut dyn sluice_api::Emit,
+        ) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+}

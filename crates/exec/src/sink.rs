@@ -1,0 +1,69 @@
+//! Where a task's output goes: a collector of the next stage's input, or a part file.
+
+use sluice_api::{Counter, Counters, Emit, ExecError};
+use sluice_mapside::PartitioningCollector;
+use sluice_shuffle::RunCatalog;
+
+use crate::part_file::TextOutput;
+
+/// Where a task's output goes.
+pub(crate) enum TaskSink<'a> {
+    Collect(PartitioningCollector<'a>),
+    Text(TextOutput<'a>),
+}
+
+impl Emit for TaskSink<'_> {
+    fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        match self {
+            TaskSink::Collect(c) => c.emit(key, value),
+            TaskSink::Text(t) => t.emit(key, value),
+        }
+    }
+
+    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        match self {
+            TaskSink::Collect(c) => c.emit_count(key, count),
+            TaskSink::Text(t) => t.emit_count(key, count),
+        }
+    }
+
+    fn emit_counts(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        match self {
+            TaskSink::Collect(c) => c.emit_counts(text, spans, count),
+            TaskSink::Text(t) => t.emit_counts(text, spans, count),
+        }
+    }
+}
+
+impl TaskSink<'_> {
+    /// Finishes the output of task `task`: hands runs to `store`, or flushes the part file.
+    pub(crate) fn finish(
+        self,
+        task: usize,
+        store: Option<&RunCatalog>,
+        counters: &Counters,
+    ) -> Result<(), ExecError> {
+        match (self, store) {
+            (TaskSink::Collect(c), Some(store)) => store.add(task, c.into_inner().finish()?),
+            (TaskSink::Text(t), _) => {
+                let (records, bytes) = t.finish()?;
+                counters.add(Counter::OutputRecords, records);
+                counters.add(Counter::OutputBytes, bytes);
+            }
+            (TaskSink::Collect(_), None) => {
+                return Err(ExecError::Config(
+                    "collector without a shuffle store".into(),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How often (in records) a task publishes progress and checks for cancellation.
+pub(crate) const CHECK_EVERY: u64 = 4096;
