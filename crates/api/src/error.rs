@@ -4,6 +4,7 @@ use sluice_spill::SpillError;
 
 /// Errors that end a job. Messages name the file, the task and, where known, the record offset.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum ExecError {
     /// Reading input or writing output failed.
     #[error(transparent)]

@@ -29,6 +29,7 @@ pub use counters::{
 pub use error::{ClientError, ExecError};
 pub use group::Values;
 pub use job::{InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
+pub use model::AttemptId;
 pub use model::{
     decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
     Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,

@@ -91,6 +91,65 @@ pub struct TaskContext {
     pub stage: usize,
 }
 
+impl TaskContext {
+    /// This attempt's id within job `job`.
+    pub fn id(&self, job: &str) -> AttemptId {
+        AttemptId {
+            job: job.to_string(),
+            stage: if self.is_map { 0 } else { self.stage },
+            task: self.task,
+            attempt: self.attempt,
+        }
+    }
+}
+
+/// Which attempt of which task of which job: what a driver, a worker on another machine and
+/// the logs agree on. Its text is Hadoop's: `attempt_<job>_m_000003_0` (the job's id without
+/// its `job_` prefix; `r` for reduce tasks of any stage).
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+pub struct AttemptId {
+    /// The job's id, e.g. `job_1700000000000_0001`.
+    pub job: String,
+    /// 0 for the map stage, then the reduce stages from 1.
+    pub stage: usize,
+    /// The task's number within its stage (a map task, a reduce partition).
+    pub task: usize,
+    /// The attempt's number, from 0.
+    pub attempt: usize,
+}
+
+impl AttemptId {
+    /// Whether the attempt is a map task's.
+    pub fn is_map(&self) -> bool {
+        self.stage == 0
+    }
+
+    /// Hadoop's id of the attempt's task: `task_<job>_m_000003`.
+    pub fn task_id(&self) -> String {
+        let kind = if self.is_map() { 'm' } else { 'r' };
+        format!("task_{}_{kind}_{:06}", self.job_base(), self.task)
+    }
+
+    fn job_base(&self) -> &str {
+        self.job.strip_prefix("job_").unwrap_or(&self.job)
+    }
+}
+
+impl std::fmt::Display for AttemptId {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = if self.is_map() { 'm' } else { 'r' };
+        write!(
+            f,
+            "attempt_{}_{kind}_{:06}_{}",
+            self.job_base(),
+            self.task,
+            self.attempt
+        )
+    }
+}
+
 /// The lines of a map task's split, `(offset in the file, line without its terminator)`.
 pub trait LineSource: Send {
     /// The next line, or `None` at the end of the split.

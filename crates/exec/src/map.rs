@@ -1,7 +1,9 @@
 //! A map task: a split's records through the job's mapper into a collector (or, for a map-only
 //! job, a part file).
 
-use sluice_api::{Counter, Emit, ExecError, InputFormat, Job, LineSource, MapInput, TaskContext};
+use sluice_api::{
+    Counter, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput, TaskContext,
+};
 use sluice_io::{
     CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split, Storage, StoredInput,
 };
@@ -179,10 +181,15 @@ pub(crate) fn map_task(
         return Err(e);
     }
     input.publish();
-    counters.add(Counter::MapInputRecords, input.records);
-    counters.add(Counter::MapOutputRecords, out_records);
-    counters.add(Counter::MapOutputBytes, out_bytes);
-    counters.add(Counter::MapTasks, 1);
+    // The task's own counts, added to the job's in one step (input bytes were published as
+    // progress while the task ran).
+    counters.add_values(&CounterValues {
+        map_tasks: 1,
+        map_input_records: input.records,
+        map_output_records: out_records,
+        map_output_bytes: out_bytes,
+        ..CounterValues::default()
+    });
     Ok(())
 }
 

@@ -15,8 +15,8 @@ use super::program::{ProgramSpec, ShmSides};
 use super::protocol::{render, Kind, RecordReader, RecordWriter};
 use super::{program_error, ProgramError};
 use sluice_api::{
-    Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput, TaskContext,
-    Values,
+    AttemptId, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput,
+    TaskContext, Values,
 };
 
 /// What every task of a streaming job shares.
@@ -135,12 +135,13 @@ pub(super) fn task_ids(
     task: usize,
     attempt: usize,
 ) -> (String, String) {
-    let base = job_id.strip_prefix("job_").unwrap_or(job_id);
-    let kind = if is_map { 'm' } else { 'r' };
-    (
-        format!("task_{base}_{kind}_{task:06}"),
-        format!("attempt_{base}_{kind}_{task:06}_{attempt}"),
-    )
+    let id = AttemptId {
+        job: job_id.to_string(),
+        stage: usize::from(!is_map),
+        task,
+        attempt,
+    };
+    (id.task_id(), id.to_string())
 }
 
 impl Program {
