@@ -31,8 +31,8 @@ pub use group::Values;
 pub use job::{InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
 pub use model::AttemptId;
 pub use model::{
-    decode_count, encode_count, Combine, Emit, LineSource, MapInput, Mapper, MapperFactory,
-    Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,
+    decode_count, encode_count, Combine, CountSink, Emit, LineSource, MapInput, Mapper,
+    MapperFactory, Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,
 };
 pub use output::{OutputFormat, PartNames};
 pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};

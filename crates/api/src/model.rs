@@ -21,26 +21,38 @@ pub trait Emit {
     /// Whatever the destination reports (a full disk, a cancelled job).
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError>;
 
-    /// Takes a pair whose value is a count, as [`encode_count`] would encode it.
+    /// The destination's fast path for counted keys, if it has one: the map-side collector of
+    /// a job that combines with [`Combine::SumCounts`] adds counts to its table without
+    /// encoding and decoding them. [`Emit::emit_count`] and [`Emit::emit_counts`] use it.
     ///
-    /// The same as `emit(key, &encode_count(count))`, which is what it does unless the
-    /// destination takes counts directly: the map-side collector of a job that combines with
-    /// [`Combine::SumCounts`] adds `count` to its table without encoding and decoding it. A
-    /// mapper emitting counts (a word count's `1`s) should call this.
+    /// A destination without one keeps the default (`None`). One that wraps another forwards
+    /// this single method, or returns itself (as a [`CountSink`]) when it must see the counted
+    /// keys on their way, as a wrapper that counts records does.
+    fn counted(&mut self) -> Option<&mut dyn CountSink> {
+        None
+    }
+
+    /// Takes a pair whose value is a count, as [`encode_count`] would encode it: through the
+    /// destination's fast path ([`Emit::counted`]) if it has one, else as
+    /// `emit(key, &encode_count(count))`. A mapper emitting counts (a word count's `1`s)
+    /// should call this. Not meant to be overridden: implement [`Emit::counted`] instead.
     ///
     /// # Errors
     /// As for [`Emit::emit`].
     fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
-        self.emit(key, &encode_count(count))
+        match self.counted() {
+            Some(sink) => sink.count(key, count),
+            None => self.emit(key, &encode_count(count)),
+        }
     }
 
     /// Takes one pair `(text[start..end], count)` for each `(start, end)` of `spans`, in
     /// order: many counted keys cut from one byte string, such as the words of a line.
     ///
-    /// The same as calling [`Emit::emit_count`] for each key, which is what it does unless the
-    /// destination takes such batches directly: the map-side collector of a
-    /// [`Combine::SumCounts`] job then hashes the keys in one loop, and reads each short key
-    /// from `text` with one load instead of a copy.
+    /// The same as calling [`Emit::emit_count`] for each key, in one call: the map-side
+    /// collector of a [`Combine::SumCounts`] job then hashes the keys in one loop, and reads
+    /// each short key from `text` with one load instead of a copy. Not meant to be
+    /// overridden: implement [`Emit::counted`] instead.
     ///
     /// # Errors
     /// As for [`Emit::emit`]. Keys before the failing one may have been taken.
@@ -53,8 +65,40 @@ pub trait Emit {
         spans: &[(usize, usize)],
         count: u64,
     ) -> Result<(), ExecError> {
+        if let Some(sink) = self.counted() {
+            return sink.count_spans(text, spans, count);
+        }
+        let encoded = encode_count(count);
         for &(start, end) in spans {
-            self.emit_count(&text[start..end], count)?;
+            self.emit(&text[start..end], &encoded)?;
+        }
+        Ok(())
+    }
+}
+
+/// A destination's fast path for counted keys (see [`Emit::counted`]).
+pub trait CountSink {
+    /// Adds `count` to `key`.
+    ///
+    /// # Errors
+    /// As for [`Emit::emit`].
+    fn count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError>;
+
+    /// Adds `count` to each key `text[start..end]` of `spans`, in order.
+    ///
+    /// # Errors
+    /// As for [`Emit::emit`]. Keys before the failing one may have been taken.
+    ///
+    /// # Panics
+    /// If a span is not a range inside `text`.
+    fn count_spans(
+        &mut self,
+        text: &[u8],
+        spans: &[(usize, usize)],
+        count: u64,
+    ) -> Result<(), ExecError> {
+        for &(start, end) in spans {
+            self.count(&text[start..end], count)?;
         }
         Ok(())
     }

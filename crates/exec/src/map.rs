@@ -2,7 +2,8 @@
 //! job, a part file).
 
 use sluice_api::{
-    Counter, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput, TaskContext,
+    CountSink, Counter, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput,
+    TaskContext,
 };
 use sluice_io::{
     CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split, Storage, StoredInput,
@@ -27,13 +28,25 @@ impl<E: Emit> Emit for CountingEmit<E> {
         self.inner.emit(key, value)
     }
 
-    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+    fn counted(&mut self) -> Option<&mut dyn CountSink> {
+        // Counted keys pass through here to be counted, if the destination takes them at all
+        // (else they arrive encoded, through `emit`).
+        if self.inner.counted().is_some() {
+            Some(self)
+        } else {
+            None
+        }
+    }
+}
+
+impl<E: Emit> CountSink for CountingEmit<E> {
+    fn count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
         self.records += 1;
         self.bytes += (key.len() + std::mem::size_of::<u64>()) as u64;
         self.inner.emit_count(key, count)
     }
 
-    fn emit_counts(
+    fn count_spans(
         &mut self,
         text: &[u8],
         spans: &[(usize, usize)],

@@ -1,6 +1,6 @@
 //! Where a task's output goes: a collector of the next stage's input, or a part file.
 
-use sluice_api::{Counter, Counters, Emit, ExecError};
+use sluice_api::{CountSink, Counter, Counters, Emit, ExecError};
 use sluice_mapside::PartitioningCollector;
 use sluice_shuffle::RunCatalog;
 
@@ -20,22 +20,10 @@ impl Emit for TaskSink<'_> {
         }
     }
 
-    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+    fn counted(&mut self) -> Option<&mut dyn CountSink> {
         match self {
-            TaskSink::Collect(c) => c.emit_count(key, count),
-            TaskSink::Text(t) => t.emit_count(key, count),
-        }
-    }
-
-    fn emit_counts(
-        &mut self,
-        text: &[u8],
-        spans: &[(usize, usize)],
-        count: u64,
-    ) -> Result<(), ExecError> {
-        match self {
-            TaskSink::Collect(c) => c.emit_counts(text, spans, count),
-            TaskSink::Text(t) => t.emit_counts(text, spans, count),
+            TaskSink::Collect(c) => c.counted(),
+            TaskSink::Text(_) => None,
         }
     }
 }

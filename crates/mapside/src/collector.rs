@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use sluice_api::Counter;
-use sluice_api::{decode_count, encode_count, Emit, ExecError, Partitioner, Reducer};
+use sluice_api::{decode_count, encode_count, CountSink, Emit, ExecError, Partitioner, Reducer};
 use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
@@ -525,28 +525,28 @@ impl Emit for PartitioningCollector<'_> {
         self.collector.collect(partition, key, value)
     }
 
-    #[inline]
-    fn emit_count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+    fn counted(&mut self) -> Option<&mut dyn CountSink> {
         if self.collector.is_hash() {
-            return self.collector.collect_count(key, count);
+            Some(self)
+        } else {
+            None
         }
-        let partition = self.partition(key)?;
-        self.collector.collect(partition, key, &encode_count(count))
+    }
+}
+
+impl CountSink for PartitioningCollector<'_> {
+    #[inline]
+    fn count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
+        self.collector.collect_count(key, count)
     }
 
-    fn emit_counts(
+    fn count_spans(
         &mut self,
         text: &[u8],
         spans: &[(usize, usize)],
         count: u64,
     ) -> Result<(), ExecError> {
-        if self.collector.is_hash() {
-            return self.collector.collect_counts(text, spans, count);
-        }
-        for &(start, end) in spans {
-            self.emit_count(&text[start..end], count)?;
-        }
-        Ok(())
+        self.collector.collect_counts(text, spans, count)
     }
 }
 
