@@ -104,6 +104,14 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
             break;
         }
         let phase = status.phase();
+        if phase == Phase::Done {
+            // Nothing left to draw: a bar of the finished job would read 0/0.
+            if let Some((_, bar)) = shown.take() {
+                bar.finish_and_clear();
+            }
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        }
         if shown.as_ref().map(|(p, _)| *p) != Some(phase) {
             if let Some((_, bar)) = shown.take() {
                 bar.finish_and_clear();
