@@ -1,20 +1,23 @@
 //! The local driver of sluice: runs a [`Job`](sluice_api::Job) on one machine, with every core.
 //!
+//! It sits on the map side (`sluice-mapside`), the shuffle (`sluice-shuffle`) and storage
+//! (`sluice-io`), and wires them together for one process; a cluster worker and the Hadoop
+//! plugin will wire the same pieces their own way.
+//!
 //! ```text
-//!  inputs ─► discover + split (sluice-io)
+//!  plan: inputs ─► Storage: discover + split; the budget divided (plan)
 //!              │
-//!              ▼  one map task per split, `threads` at a time
-//!     LineReader ─► Mapper ─► Collector ──(budget full)──► sort ─► combine ─► spill file
-//!                                 └──────(task end)──────► sort ─► combine ─► memory run
+//!              ▼  one map task per split, `threads` at a time (tasks, map)
+//!     LineReader ─► Mapper ─► PartitioningCollector ─► Collector ─► spill files, memory run
 //!              │
-//!              ▼  ShuffleStore: every task's runs, in task order
-//!     per partition, `threads` at a time:
-//!        k-way merge of its runs (through disk in passes if too many for the budget)
+//!              ▼  RunCatalog: every task's runs, in task order
+//!     per partition, `threads` at a time (reduce):
+//!        merge_partition (through disk in passes if too many for the task's memory)
 //!          ─► group equal keys ─► Reducer ─┬─► part-r-NNNNN           (last stage)
 //!                                          └─► Collector of next stage (chained stages)
 //!              │
 //!              ▼
-//!     OutputCommitter: temporary directory ─► rename ─► _SUCCESS
+//!     JobCommitter: attempt files ─► commit ─► _SUCCESS (commit)
 //! ```
 //!
 //! [`run_job`] runs a job under a [`JobConfig`](sluice_api::JobConfig) and returns a

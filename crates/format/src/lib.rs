@@ -1,5 +1,9 @@
 //! Byte formats shared by every stage of sluice.
 //!
+//! The bottom of the workspace: it depends on no other sluice crate, and every crate that
+//! reads or writes records (the sort, the spill files, the shuffle, the Hadoop formats) uses
+//! it.
+//!
 //! # Brief overview
 //!
 //! * [`record`]: how one key/value pair is laid out in memory and inside a block

@@ -1,5 +1,9 @@
 //! The built-in jobs, each the native twin of a Hadoop example.
 //!
+//! A client of the engine: the jobs are made with `sluice-api`'s builders and run by any
+//! driver (`sluice_exec::run_job` on one machine). TeraGen and TeraValidate use the local
+//! driver's task pool.
+//!
 //! | job | map | combine | reduce | output |
 //! |---|---|---|---|---|
 //! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |

@@ -1,6 +1,9 @@
 //! Sorting and merging of key/value records, all keys compared as unsigned bytes (the order of
 //! Hadoop's `Text`).
 //!
+//! It sits on `sluice-format` and under the map side and the shuffle, which sort and merge
+//! with it; it knows nothing of jobs, files or memory budgets.
+//!
 //! # Brief overview
 //!
 //! * [`RecordBuffer`]: the map side's in-memory store. Records are appended into large blocks;

@@ -1,5 +1,8 @@
 //! Memory budget and spill files.
 //!
+//! It sits on `sluice-format` and `sluice-io` and under the shuffle, the map side and the
+//! drivers: the memory pool they all reserve from, and the local files runs spill to.
+//!
 //! # Brief overview
 //!
 //! * [`MemoryPool`]: the job's `--memory` budget, shared by every task running at once. Tasks take

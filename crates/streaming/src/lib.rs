@@ -1,6 +1,10 @@
 //! `sluice streaming`: Hadoop Streaming jobs — external programs as mapper, combiner and
 //! reducer — run natively with Hadoop's options, keys and output.
 //!
+//! A client of the engine, like `sluice-jobs`: it builds a `sluice_api::Job` whose mappers and
+//! reducers run programs, and the engine knows nothing of it (a program's failure travels
+//! through the engine as an `ExecError::Client`). It uses `sluice-shm` for `-io shm`.
+//!
 //! ```text
 //!  argv ─► options::parse_args ─► StreamingArgs ─► job::build ─► Job + JobConfig ─► run_job
 //!                                                                   │
