@@ -4,7 +4,7 @@
 use std::io::{BufReader, Cursor};
 
 use proptest::prelude::*;
-use sluice_format::typedbytes::{self, Next, Scan, TypedBytesError};
+use sluice_hadoop::typedbytes::{self, Next, Scan, TypedBytesError};
 
 fn text(raw: &[u8]) -> String {
     let mut out = Vec::new();

@@ -4,8 +4,8 @@
 
 use std::cmp::Ordering;
 
-use sluice_format::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
-use sluice_format::typedbytes;
+use sluice_hadoop::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
+use sluice_hadoop::typedbytes;
 
 const VECTORS: &str = include_str!("hadoop_vectors/hadoop_vectors.txt");
 
