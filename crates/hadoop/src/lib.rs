@@ -25,6 +25,8 @@
 //!   output into raw values, encoding map input, and the text Hadoop prints for a value.
 //! * [`tera`]: the rows Hadoop's TeraGen writes (byte-exact, any row number) and the
 //!   TeraGen/TeraValidate checksum.
+//! * [`partition`]: Hadoop's `HashPartitioner` and `Text.hashCode()`, which decide the reducer
+//!   (and so the part file) of each key.
 //! * [`words`]: the words of a line as Java's `StringTokenizer` cuts them, classified 64 bytes
 //!   at a time.
 //!
@@ -42,6 +44,7 @@
 
 pub mod java;
 pub mod keyfield;
+pub mod partition;
 pub mod tera;
 pub mod typedbytes;
 pub mod words;
