@@ -29,7 +29,7 @@
 //! These are sluice's own formats, the bytes its stages hand each other: nothing here knows
 //! about partitions, files or memory budgets (those live in higher crates), and nothing here
 //! reproduces Hadoop. Hadoop's formats (Java string order, key-field options, typed bytes,
-//! TeraGen rows) are in `sluice-hadoop`, beside this crate.
+//! TeraGen rows, `Writable` serialisation) are in `sluice-hadoop`, beside this crate.
 #![forbid(unsafe_code)]
 
 mod block;

@@ -2,8 +2,9 @@
 //!
 //! sluice runs Hadoop's jobs and must give Hadoop's answers: the same partition numbers, the
 //! same sort order, the same bytes in the output files. Everything in this crate reproduces
-//! one of Hadoop's (or the JDK's) observable behaviours exactly, and is checked against
-//! vectors that Hadoop itself produced (see `tests/`).
+//! one of Hadoop's (or the JDK's) observable behaviours exactly; key-field options, typed bytes,
+//! partitioning, TeraGen rows and `Writable`s are checked against vectors that Hadoop itself
+//! produced (see `tests/`).
 //!
 //! # Where this crate sits
 //!
@@ -12,8 +13,8 @@
 //! on no other sluice crate, and `sluice-format` does not depend on it. Its users are the
 //! programming model (`sluice-api`'s `HashPartitioner`), the streaming front end
 //! (`sluice-streaming`), the built-in jobs (`sluice-jobs`: word count, TeraGen, TeraSort,
-//! TeraValidate) and the JNI library that runs inside Hadoop's tasks, which reads and writes
-//! Hadoop's own serialised keys and values.
+//! TeraValidate), and the JNI library that is to run inside Hadoop's tasks, which will read,
+//! write and sort Hadoop's own serialised keys and values ([`writable`]).
 //!
 //! # Modules
 //!
@@ -29,6 +30,9 @@
 //!   (and so the part file) of each key.
 //! * [`words`]: the words of a line as Java's `StringTokenizer` cuts them, classified 64 bytes
 //!   at a time.
+//! * [`writable`]: Hadoop's `Writable` serialisation (`WritableUtils` vints, `Text`,
+//!   `BytesWritable`, `IntWritable`, ...) and the raw comparators Hadoop sorts serialised keys
+//!   with.
 //!
 //! # Why `words` is here
 //!
@@ -48,3 +52,4 @@ pub mod partition;
 pub mod tera;
 pub mod typedbytes;
 pub mod words;
+pub mod writable;
