@@ -112,8 +112,7 @@ impl ClientError {
         }
     }
 
-    /// The client's error, to look at with [`std::error::Error::downcast_ref`]
-    /// (`<dyn Error>::downcast_ref`).
+    /// The client's error, to look at with `<dyn Error>::downcast_ref`.
     pub fn get(&self) -> &(dyn std::error::Error + Send + Sync + 'static) {
         &*self.error
     }

@@ -1,10 +1,10 @@
 //! The programming model of sluice: what a job is, what its author implements, and what a run
 //! reports.
 //!
-//! This crate sits between the format crates below it (`sluice-format`, `sluice-sort`,
-//! `sluice-io`) and everything that defines or runs jobs above it: the local driver
-//! (`sluice-exec`), the map side (`sluice-mapside`), the shuffle (`sluice-shuffle`), and the
-//! clients (`sluice-jobs`, `sluice-streaming`). It holds no execution logic.
+//! This crate sits between the format crates below it (`sluice-format`, `sluice-hadoop`,
+//! `sluice-sort`, `sluice-io`) and everything that defines or runs jobs above it: the local
+//! driver (`sluice-exec`), the map side (`sluice-mapside`), the shuffle (`sluice-shuffle`), and
+//! the clients (`sluice-jobs`, `sluice-streaming`). It holds no execution logic.
 //!
 //! * [`Mapper`], [`Reducer`], [`Emit`], [`Partitioner`]: what a job author implements.
 //! * [`Job`] / [`Stage`]: a mapper and a chain of reduce stages.
@@ -35,6 +35,6 @@ pub use model::{
     MapperFactory, Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,
 };
 pub use output::{OutputFormat, PartNames};
-pub use partition::{hadoop_text_hash, HashPartitioner, TotalOrderPartitioner};
+pub use partition::{HashPartitioner, TotalOrderPartitioner};
 pub use sluice_io::OutputCodec;
 pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};

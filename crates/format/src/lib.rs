@@ -30,35 +30,19 @@
 //! * Readers and writers reuse their buffers: once warmed up they do not allocate per record or
 //!   per block. Writers issue two `write_all` calls per block, so give them a buffered writer.
 //!
-//! # Hadoop compatibility
+//! # Where this crate sits
 //!
-//! * [`keyfield`]: Hadoop's `KeyFieldBasedComparator` and `KeyFieldBasedPartitioner`
-//!   (`-k2,2nr`-style key options), reproducing Hadoop's exact order and partition numbers.
-//! * [`typedbytes`]: Hadoop Streaming's typed bytes (`-io typedbytes`): cutting a child's
-//!   output into raw values, encoding map input, and the text Hadoop prints for a value.
-//! * [`tera`]: the rows Hadoop's TeraGen writes (byte-exact, any row number) and the
-//!   TeraGen/TeraValidate checksum.
-//! * [`words`]: the words of a line as Java's `StringTokenizer` cuts them (Hadoop's
-//!   `WordCount`), classified 64 bytes at a time.
-//! * [`java`]: Java's string order, string hash, lossy UTF-8 decoding and `Double.toString`,
-//!   which the modules above need to print and order values as Hadoop does.
-//!
-//! Apart from the partition arithmetic of `keyfield` and `typedbytes`, nothing here knows about
-//! partitions, files or memory budgets: those live in higher crates.
-// The one `unsafe` block calls the SSE2 classifier of `words` (see its SAFETY comment);
-// everything else is safe.
-#![deny(unsafe_code)]
+//! These are sluice's own formats, the bytes its stages hand each other: nothing here knows
+//! about partitions, files or memory budgets (those live in higher crates), and nothing here
+//! reproduces Hadoop. Hadoop's formats (Java string order, key-field options, typed bytes,
+//! TeraGen rows, `Writable` serialisation) are in `sluice-hadoop`, beside this crate.
+#![forbid(unsafe_code)]
 
 mod block;
 mod codec;
 mod error;
-pub mod java;
-pub mod keyfield;
 pub mod record;
 mod run;
-pub mod tera;
-pub mod typedbytes;
-pub mod words;
 
 pub use block::{verify_blocks, BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
 pub use codec::Codec;

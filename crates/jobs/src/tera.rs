@@ -10,7 +10,7 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use sluice_format::tera::{RowGenerator, TeraChecksum, KEY_LEN, ROW_LEN};
+use sluice_hadoop::tera::{RowGenerator, TeraChecksum, KEY_LEN, ROW_LEN};
 use sluice_io::{discover_inputs, DirectWriter, IoError, OutputCommitter};
 
 use sluice_api::{Counter, ExecError, JobStatus, Phase};
@@ -343,7 +343,7 @@ fn read_row(input: &mut impl Read, row: &mut [u8; ROW_LEN]) -> std::io::Result<u
 /// A key as Hadoop's TeraValidate prints it (`BytesWritable.toString`).
 fn hex(bytes: &[u8]) -> String {
     let mut text = Vec::with_capacity(bytes.len() * 3);
-    sluice_format::java::bytes_writable_text(bytes, &mut text);
+    sluice_hadoop::java::bytes_writable_text(bytes, &mut text);
     String::from_utf8_lossy(&text).into_owned()
 }
 

@@ -16,8 +16,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use sluice_format::tera::{TeraChecksum, ROW_LEN};
 use sluice_format::Codec;
+use sluice_hadoop::tera::{TeraChecksum, ROW_LEN};
 use sluice_io::{discover_inputs, plan_splits, FixedRecordReader};
 
 use super::PassThrough;

@@ -1,13 +1,13 @@
 //! Word count, as Hadoop's `WordCount` example.
 
-use sluice_format::words::{words, Words};
+use sluice_hadoop::words::{words, Words};
 
 use crate::sum_counts;
 use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 
 /// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes other
 /// than space, tab, newline, carriage return and form feed (Java's `StringTokenizer`; see
-/// [`sluice_format::words`]). Bytes are not decoded: a word is any byte string.
+/// [`sluice_hadoop::words`]). Bytes are not decoded: a word is any byte string.
 pub fn tokenize(line: &[u8]) -> Words<'_> {
     words(line)
 }

@@ -129,8 +129,8 @@ fn corrupt_spill_block_fails_the_job_naming_the_file() {
 fn corrupt_run_block_fails_a_terasort_naming_the_file() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("rows");
-    let mut rows = vec![0u8; 50_000 * sluice_format::tera::ROW_LEN];
-    sluice_format::tera::RowGenerator::new(0).fill(&mut rows);
+    let mut rows = vec![0u8; 50_000 * sluice_hadoop::tera::ROW_LEN];
+    sluice_hadoop::tera::RowGenerator::new(0).fill(&mut rows);
     std::fs::write(&input, rows).unwrap();
     let job = jobs::terasort(std::slice::from_ref(&input), 1 << 20, 3, 1000)
         .unwrap()

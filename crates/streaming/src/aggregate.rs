@@ -12,7 +12,7 @@
 
 use std::collections::BTreeMap;
 
-use sluice_format::java;
+use sluice_hadoop::java;
 
 use sluice_api::{Emit, ExecError, Reducer, Values};
 

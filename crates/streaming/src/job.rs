@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use sluice_format::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
+use sluice_hadoop::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
 use sluice_sort::{KeyComparator, KeyOrder};
 
 use super::aggregate::AggregateReducer;

@@ -13,7 +13,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use sluice_format::typedbytes;
+use sluice_hadoop::typedbytes;
 
 use super::ProgramError;
 
@@ -492,7 +492,7 @@ fn read_exact_into(
 pub fn render(kind: Kind, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), ProgramError> {
     match kind {
         Kind::Text | Kind::Offset | Kind::KeyOnly => out.extend_from_slice(bytes),
-        Kind::Bytes => sluice_format::java::bytes_writable_text(bytes, out),
+        Kind::Bytes => sluice_hadoop::java::bytes_writable_text(bytes, out),
         Kind::TypedBytes => {
             typedbytes::to_text(bytes, out).map_err(|e| ProgramError::BadOutput(e.to_string()))?
         }

@@ -1,6 +1,6 @@
 //! `sluice run teragen` / `teravalidate`: the files are Hadoop's, checked against what Hadoop's
 //! own TeraGen wrote for the same rows (its checksum, recorded from a Hadoop 3.4.2 run in
-//! `crates/format/tests/tera_vectors/`), and the validator catches what it must.
+//! `crates/hadoop/tests/tera_vectors/`), and the validator catches what it must.
 
 use std::fs;
 use std::path::Path;

@@ -43,10 +43,10 @@
 //! (type code included; a shorter prefix first). No special sort key is needed: compare the
 //! raw values as byte slices. Note this is not numeric order (`-1` as an int sorts after `1`).
 //!
-//! The default `HashPartitioner` uses `BinaryComparable.hashCode()`:
-//! `h = 1; h = 31 * h + (signed byte)` over the raw typed bytes, partition
-//! `(h & i32::MAX) % reducers` — see [`hash_code`] and [`hash_partition`]. (Text keys hash the
-//! same way over their bytes.)
+//! The default `HashPartitioner` uses `BinaryComparable.hashCode()` over the raw typed bytes,
+//! as it does for a `Text` key over its bytes: [`hash_bytes`](crate::partition::hash_bytes) of
+//! the raw value, then [`hash_partition`](crate::partition::hash_partition). No hash of its own
+//! is needed either.
 //!
 //! # Where sluice is stricter than Hadoop
 //!
@@ -424,22 +424,6 @@ pub fn write_string(out: &mut Vec<u8>, s: &str) {
 /// `Text.toString()` does, so malformed UTF-8 arrives as U+FFFD (`EF BF BD`).
 pub fn write_text(out: &mut Vec<u8>, text: &[u8]) {
     write_string(out, &java::decode_utf8_lossy(text));
-}
-
-/// `TypedBytesWritable.hashCode()` of a raw typed value: `h = 1; h = 31 * h + (signed byte)`.
-pub fn hash_code(raw: &[u8]) -> i32 {
-    raw.iter().fold(1i32, |h, &b| {
-        h.wrapping_mul(31).wrapping_add(i32::from(b as i8))
-    })
-}
-
-/// The reducer Hadoop's default `HashPartitioner` picks for a raw typed key:
-/// `(hash_code & i32::MAX) % partitions`. Returns 0 when `partitions` is 0.
-pub fn hash_partition(raw: &[u8], partitions: usize) -> usize {
-    if partitions == 0 {
-        return 0;
-    }
-    (hash_code(raw) & i32::MAX) as usize % partitions
 }
 
 /// A decoded value, shaped like the Java object `TypedBytesInput.read()` returns.

@@ -67,7 +67,7 @@
 
 use std::cmp::Ordering;
 
-use crate::java;
+use crate::{java, partition};
 
 /// Why a key field option string was rejected.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -663,7 +663,6 @@ impl KeyFieldPartitioner {
         if !self.spec.keys.is_empty() && key.is_empty() {
             return 0;
         }
-        let h = (self.hash(key) & i32::MAX) as usize;
-        h % partitions
+        partition::hash_partition(self.hash(key), partitions)
     }
 }

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use proptest::prelude::*;
-use sluice_format::keyfield::{
+use sluice_hadoop::keyfield::{
     KeyFieldComparator, KeyFieldError, KeyFieldPartitioner, KeyFieldSpec,
 };
 

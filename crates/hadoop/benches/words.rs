@@ -1,13 +1,13 @@
-//! The word tokenizer (`sluice_format::words`) against the byte-at-a-time split it replaced,
+//! The word tokenizer (`sluice_hadoop::words`) against the byte-at-a-time split it replaced,
 //! on the same text: lines of 1- to 14-byte words, about 70 bytes a line, like the generated
 //! corpus of the word count benchmark.
 //!
-//! Run with `cargo bench -p sluice-format --bench words`; throughput is in input bytes.
+//! Run with `cargo bench -p sluice-hadoop --bench words`; throughput is in input bytes.
 
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
-use sluice_format::words::{is_delimiter, words};
+use sluice_hadoop::words::{is_delimiter, words};
 
 /// Lines of pseudo-random lowercase words separated by one or two spaces.
 fn lines(total: usize) -> Vec<Vec<u8>> {

@@ -2,7 +2,7 @@
 //! (`tests/tera_vectors/tera_vectors.txt`, produced by `tests/tera_vectors/TeraVectors.java`).
 #![allow(clippy::unwrap_used)] // helpers outside #[test] functions may unwrap too
 
-use sluice_format::tera::{
+use sluice_hadoop::tera::{
     crc32, generate_row, next_random, skip_ahead, RowGenerator, TeraChecksum, KEY_LEN, ROW_LEN,
     VALUE_LEN,
 };
