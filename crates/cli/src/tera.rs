@@ -103,7 +103,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
-    let plan = sluice_jobs::terasort(
+    let sample = sluice_jobs::sample_terasort(
         &common.input,
         common.split_size,
         common.reducers,
@@ -113,9 +113,10 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     if !common.quiet {
         eprintln!(
             "sluice: terasort sampled {} rows from {} split(s) for {} reducer(s)",
-            plan.sampled_records, plan.sampled_splits, common.reducers
+            sample.records, sample.splits, common.reducers
         );
     }
+    let plan = sluice_jobs::terasort_job(sample.boundaries, common.reducers);
     execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC)?;
     if !common.quiet {
         eprintln!(
