@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sluice_api::JobStatus;
 use sluice_jobs::{teragen, teravalidate};
+use sluice_spec::{BuiltJob, JobSpec};
 
 use crate::{at_least_one, default_threads, execute, parse_location, progress, CommonArgs};
 
@@ -116,8 +117,17 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
             sample.records, sample.splits, common.reducers
         );
     }
-    let plan = sluice_jobs::terasort_job(sample.boundaries, common.reducers);
-    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC)?;
+    // The sample is taken once, here; the job is built from its boundaries, as every process
+    // that runs its tasks builds it.
+    let spec = JobSpec::TeraSort {
+        reducers: common.reducers,
+        boundaries: sample.boundaries,
+    };
+    let status = Arc::new(JobStatus::default());
+    let BuiltJob::TeraSort(plan) = spec.build(Arc::clone(&status))? else {
+        unreachable!("a terasort spec builds a terasort job");
+    };
+    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC, status)?;
     if !common.quiet {
         eprintln!(
             "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",
