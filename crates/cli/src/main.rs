@@ -21,6 +21,7 @@ use sluice_api::{Job, JobConfig, JobReport, JobStatus};
 use sluice_exec::run_job;
 use sluice_format::Codec;
 use sluice_jobs as jobs;
+use sluice_spec::JobSpec;
 
 use crate::size::{human_bytes, parse_size};
 
@@ -249,8 +250,14 @@ fn default_threads() -> usize {
 }
 
 fn run_builtin(job: RunJob) -> Result<()> {
-    let (job, common) = match job {
-        RunJob::Wordcount(c) => (jobs::wordcount(c.reducers), c),
+    // The job is built from its description, as every process that runs its tasks builds it.
+    let (spec, common) = match job {
+        RunJob::Wordcount(c) => (
+            JobSpec::WordCount {
+                reducers: c.reducers,
+            },
+            c,
+        ),
         RunJob::Grep {
             pattern: regex,
             group,
@@ -262,10 +269,25 @@ fn run_builtin(job: RunJob) -> Result<()> {
                     regex.captures_len() - 1
                 );
             }
-            (jobs::grep(regex, group, common.reducers), common)
+            let spec = JobSpec::Grep {
+                pattern: regex.as_str().to_string(),
+                group,
+                reducers: common.reducers,
+            };
+            (spec, common)
         }
-        RunJob::Sort(c) => (jobs::sort(c.reducers), c),
-        RunJob::Invertedindex(c) => (jobs::inverted_index(c.reducers), c),
+        RunJob::Sort(c) => (
+            JobSpec::Sort {
+                reducers: c.reducers,
+            },
+            c,
+        ),
+        RunJob::Invertedindex(c) => (
+            JobSpec::InvertedIndex {
+                reducers: c.reducers,
+            },
+            c,
+        ),
         RunJob::Terasort {
             sample_size,
             common,
@@ -273,12 +295,19 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Teragen(args) => return tera::run_teragen(&args),
         RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
     };
-    execute(&job, &common, Codec::Lz4).map(drop)
+    let status = Arc::new(JobStatus::default());
+    let built = spec.build(Arc::clone(&status))?;
+    execute(built.job(), &common, Codec::Lz4, status).map(drop)
 }
 
 /// Runs `job` with the common options (spilling with `default_codec` unless `--spill-codec`
-/// says otherwise), showing progress and then the summary.
-fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobReport> {
+/// says otherwise), showing progress and then the summary. `status` is the job's live status.
+fn execute(
+    job: &Job,
+    args: &CommonArgs,
+    default_codec: Codec,
+    status: Arc<JobStatus>,
+) -> Result<JobReport> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let mut config = JobConfig::new(args.input.clone(), args.output.clone())
         .with_memory(memory)
@@ -288,7 +317,6 @@ fn execute(job: &Job, args: &CommonArgs, default_codec: Codec) -> Result<JobRepo
     if let Some(dir) = &args.spill_dir {
         config = config.with_spill_parent(dir.clone());
     }
-    let status = Arc::new(JobStatus::default());
     cancel_on_ctrl_c(&status)?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let result = run_job(job, &config, Arc::clone(&status));

@@ -13,6 +13,7 @@ use anyhow::{Context, Result};
 use sluice_api::{ExecError, JobConfig, JobReport, JobStatus};
 use sluice_exec::run_job;
 use sluice_io::IoError;
+use sluice_spec::{SpecError, StreamingSpec};
 use sluice_streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
 
 use crate::console::{self, JOB, SLUICE, STREAM_JOB};
@@ -103,10 +104,18 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
     };
     let status = Arc::new(JobStatus::default());
-    let built = match sluice_streaming::build(&parsed, Arc::clone(&status)) {
+    // The job is built from its description (the command line, this directory, PATH and a new
+    // job id), as every process that runs its tasks builds it; that parses the command line
+    // once more.
+    let spec = StreamingSpec::new(args.to_vec());
+    let built = match spec.build(Arc::clone(&status)) {
         Ok(built) => built,
-        Err(e @ StreamingError::Usage(_)) => return Ok(usage_error(console, &e)),
-        Err(e @ StreamingError::Launch(_)) => return Ok(launch_error(console, &e.to_string(), 5)),
+        Err(SpecError::Streaming(e @ StreamingError::Usage(_))) => {
+            return Ok(usage_error(console, &e))
+        }
+        Err(SpecError::Streaming(e @ StreamingError::Launch(_))) => {
+            return Ok(launch_error(console, &e.to_string(), 5))
+        }
         Err(e) => {
             let error = anyhow::Error::new(e).context("cannot set up the streaming job");
             return Ok(launch_error(console, &format!("{error:#}"), 1));

@@ -8,6 +8,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sluice_api::JobStatus;
 use sluice_jobs::{teragen, teravalidate};
+use sluice_spec::{BuiltJob, JobSpec};
 
 use crate::{at_least_one, default_threads, execute, parse_location, progress, CommonArgs};
 
@@ -103,7 +104,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
-    let plan = sluice_jobs::terasort(
+    let sample = sluice_jobs::sample_terasort(
         &common.input,
         common.split_size,
         common.reducers,
@@ -113,10 +114,20 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     if !common.quiet {
         eprintln!(
             "sluice: terasort sampled {} rows from {} split(s) for {} reducer(s)",
-            plan.sampled_records, plan.sampled_splits, common.reducers
+            sample.records, sample.splits, common.reducers
         );
     }
-    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC)?;
+    // The sample is taken once, here; the job is built from its boundaries, as every process
+    // that runs its tasks builds it.
+    let spec = JobSpec::TeraSort {
+        reducers: common.reducers,
+        boundaries: sample.boundaries,
+    };
+    let status = Arc::new(JobStatus::default());
+    let BuiltJob::TeraSort(plan) = spec.build(Arc::clone(&status))? else {
+        unreachable!("a terasort spec builds a terasort job");
+    };
+    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC, status)?;
     if !common.quiet {
         eprintln!(
             "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",

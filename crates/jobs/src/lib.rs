@@ -30,7 +30,10 @@ pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
 };
-pub use terasort::{terasort, TeraSort, DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC};
+pub use terasort::{
+    sample_terasort, terasort, terasort_job, TeraSample, TeraSort, DEFAULT_SAMPLE_SIZE,
+    SPILL_CODEC as TERASORT_SPILL_CODEC,
+};
 pub use wordcount::{tokenize, wordcount};
 
 use sluice_api::{decode_count, Emit, ExecError, Reducer, SortedInput, Values};

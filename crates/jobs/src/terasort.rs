@@ -39,14 +39,22 @@ pub const SPILL_CODEC: Codec = Codec::None;
 /// file, at the cost of a few more seeks.
 const SAMPLED_SPLITS: usize = 100;
 
-/// A TeraSort job ready to run, with what its sampling step found.
+/// What TeraSort's sampling step found: the reducer boundaries, and how much it read for them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeraSample {
+    /// The reducer boundaries (whole rows, sorted): one fewer than the reducers, or none for an
+    /// empty input.
+    pub boundaries: Vec<Vec<u8>>,
+    /// Records read for the sample.
+    pub records: usize,
+    /// Splits the sample was read from.
+    pub splits: usize,
+}
+
+/// A TeraSort job ready to run.
 pub struct TeraSort {
     /// The job to hand to [`sluice_exec::run_job`].
     pub job: Job,
-    /// Records read for the sample.
-    pub sampled_records: usize,
-    /// Splits the sample was read from.
-    pub sampled_splits: usize,
     partitioner: Arc<TotalOrderPartitioner>,
     /// Each map task's checksum of the rows it read, by task (a retried task replaces its own).
     checksums: Arc<Mutex<BTreeMap<usize, TeraChecksum>>>,
@@ -70,9 +78,8 @@ impl TeraSort {
     }
 }
 
-/// Plans a TeraSort of `inputs` into `reducers` part files: samples about `sample_size`
-/// records from up to 100 of the splits (`split_size` bytes each) the job will read, spread
-/// evenly over the input, and builds the job.
+/// Plans a TeraSort of `inputs` into `reducers` part files: samples the input
+/// ([`sample_terasort`]) and builds the job ([`terasort_job`]).
 ///
 /// # Errors
 /// A missing or unreadable input, or a sampled file that ends inside a record.
@@ -82,6 +89,23 @@ pub fn terasort(
     reducers: usize,
     sample_size: usize,
 ) -> Result<TeraSort, ExecError> {
+    let sample = sample_terasort(inputs, split_size, reducers, sample_size)?;
+    Ok(terasort_job(sample.boundaries, reducers))
+}
+
+/// TeraSort's sampling step: reads about `sample_size` records from up to 100 of the splits
+/// (`split_size` bytes each) the job will read, spread evenly over the input, and picks the
+/// boundaries of `reducers` partitions. It runs once, where the job is planned; every process
+/// that runs the job's tasks builds it from these boundaries ([`terasort_job`]).
+///
+/// # Errors
+/// A missing or unreadable input, or a sampled file that ends inside a record.
+pub fn sample_terasort(
+    inputs: &[PathBuf],
+    split_size: u64,
+    reducers: usize,
+    sample_size: usize,
+) -> Result<TeraSample, ExecError> {
     let files = discover_inputs(inputs)?;
     let splits = plan_splits(&files, split_size);
     let chosen: Vec<usize> = if splits.len() <= SAMPLED_SPLITS {
@@ -109,13 +133,20 @@ pub fn terasort(
             taken += 1;
         }
     }
-    let sampled_records = sample.len() / ROW_LEN;
-    let partitioner = Arc::new(TotalOrderPartitioner::from_sample(
-        sample.chunks_exact(ROW_LEN).collect(),
-        reducers,
-    ));
-    drop(sample);
+    let partitioner =
+        TotalOrderPartitioner::from_sample(sample.chunks_exact(ROW_LEN).collect(), reducers);
+    Ok(TeraSample {
+        boundaries: partitioner.boundaries().to_vec(),
+        records: sample.len() / ROW_LEN,
+        splits: chosen.len(),
+    })
+}
 
+/// The TeraSort job into `reducers` part files, partitioned at `boundaries` (whole rows, as
+/// [`sample_terasort`] picks them; sorted here). Every process that runs tasks of one TeraSort
+/// must build it from the same boundaries, or rows would go to the wrong part files.
+pub fn terasort_job(boundaries: Vec<Vec<u8>>, reducers: usize) -> TeraSort {
+    let partitioner = Arc::new(TotalOrderPartitioner::new(boundaries));
     let checksums = Arc::new(Mutex::new(BTreeMap::new()));
     let sink = Arc::clone(&checksums);
     let mapper = Arc::new(move |input: &MapInput| {
@@ -131,13 +162,11 @@ pub fn terasort(
         .with_stage(stage)
         .with_output(OutputFormat::Raw)
         .with_input(InputFormat::FixedLength(ROW_LEN));
-    Ok(TeraSort {
+    TeraSort {
         job,
-        sampled_records,
-        sampled_splits: chosen.len(),
         partitioner,
         checksums,
-    })
+    }
 }
 
 /// Emits each row whole as the key (with an empty value) and adds it to the task's checksum.

@@ -16,6 +16,7 @@ use super::conf::{env_var_name, JobConf};
 use super::options::{local_path, StreamingArgs};
 use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
 use super::scratch::Scratch;
+use super::submission::{is_job_id, Submission};
 use super::task::{
     IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, StreamMapper,
     StreamReducer,
@@ -104,14 +105,35 @@ fn usage(message: String) -> StreamingError {
     StreamingError::Usage(message)
 }
 
-/// Builds the job a parsed command line describes. `status` is the job's live status (the
-/// programs' counters and status lines go there).
+/// Builds the job a parsed command line describes, as submitted from this process
+/// ([`Submission::current`]). `status` is the job's live status (the programs' counters and
+/// status lines go there).
+///
+/// # Errors
+/// As [`build_with`].
+pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJob, StreamingError> {
+    build_with(args, &Submission::current(), status)
+}
+
+/// Builds the job a parsed command line describes, submitted as `submission` says: the same
+/// command line and submission give the same job in any process. `status` is the job's live
+/// status (the programs' counters and status lines go there).
 ///
 /// # Errors
 /// [`StreamingError::Usage`] for a missing or contradictory option, a Java class without a
-/// native equivalent, a bad key-field option; [`StreamingError::Setup`] if the working
-/// directory cannot be made.
-pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJob, StreamingError> {
+/// native equivalent, a bad key-field option, a malformed job id; [`StreamingError::Setup`] if
+/// the working directory cannot be made.
+pub fn build_with(
+    args: &StreamingArgs,
+    submission: &Submission,
+    status: Arc<JobStatus>,
+) -> Result<StreamingJob, StreamingError> {
+    if !is_job_id(&submission.job_id) {
+        return Err(usage(format!(
+            "job id {:?}: expected job_<digits>_<digits>",
+            submission.job_id
+        )));
+    }
     if args.inputs.is_empty() {
         return Err(usage("Required argument: -input".into()));
     }
@@ -151,21 +173,23 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
     check_output_format(args)?;
     let output_codec = super::compress::output_codec(&conf)?;
     let sides = Sides::read(args, &conf)?;
-    let map_program = map_program(args, &conf, &input_format, &sides, reducers)?;
+    let map_program = map_program(args, &conf, &input_format, &sides, reducers, submission)?;
     let map_kind = match &map_program {
         Some(p) => p.reader.framing.output_kind(),
         None => Kind::Text,
     };
 
     // From here on the job has a scratch directory, removed again if building fails.
-    let (context, scratch) = make_context(args, &conf, &output, status)?;
+    let (context, scratch) = make_context(args, &conf, &output, submission, status)?;
     let context = Arc::new(context);
     let map_rings = map_program.as_ref().map_or(0, |p| p.shm.ring_bytes());
     let mapper = mapper_factory(map_program, &input_format, &context);
     let (stages, final_kind, ring_bytes) = if reducers == 0 {
         (Vec::new(), map_kind, map_rings)
     } else {
-        let reduce = reduce_stage(args, &conf, &sides, map_kind, reducers, &context)?;
+        let reduce = reduce_stage(
+            args, &conf, &sides, map_kind, reducers, submission, &context,
+        )?;
         // A combiner runs while its map task's program still does.
         let rings = (map_rings + reduce.combiner_rings).max(reduce.reducer_rings);
         (vec![reduce.stage], reduce.output_kind, rings)
@@ -343,6 +367,7 @@ fn map_program(
     input_format: &InputFormat,
     sides: &Sides<'_>,
     reducers: usize,
+    submission: &Submission,
 ) -> Result<Option<Arc<Program>>, StreamingError> {
     // Only a text writer leaves the key out (TextInputFormat's byte offset); the other
     // framings always send it, as Hadoop's do.
@@ -355,7 +380,7 @@ fn map_program(
     let program = match args.mapper.as_deref().map(str::trim) {
         None => None,
         Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
-        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files, submission) => {
             return Err(usage(format!(
                 "-mapper {name}: Java classes cannot run in sluice (only IdentityMapper has a \
                  native equivalent); use a command"
@@ -452,6 +477,7 @@ fn reduce_stage(
     sides: &Sides<'_>,
     map_kind: Kind,
     reducers: usize,
+    submission: &Submission,
     context: &Arc<JobContext>,
 ) -> Result<ReduceStage, StreamingError> {
     let (mut combiner_rings, mut reducer_rings) = (0, 0);
@@ -463,7 +489,7 @@ fn reduce_stage(
         _ if aggregate => Combine::Reducer(Arc::new(|_: &TaskContext| {
             Box::new(AggregateReducer { combine: true }) as Box<dyn Reducer>
         })),
-        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files, submission) => {
             return Err(usage(format!(
                 "-combiner {name}: Java classes cannot run in sluice; use a command"
             )))
@@ -495,7 +521,7 @@ fn reduce_stage(
         ),
         None => (Arc::new(identity), map_kind),
         Some(name) if IDENTITY_REDUCERS.contains(&name) => (Arc::new(identity), map_kind),
-        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files) => {
+        Some(name) if looks_like_java_class(name) && !is_program(name, &args.files, submission) => {
             return Err(usage(format!(
                 "-reducer {name}: Java classes cannot run in sluice (IdentityReducer and \
                  aggregate have native equivalents); use a command"
@@ -574,15 +600,14 @@ fn copy_executable(source: &Path, target: &Path) -> std::io::Result<()> {
 /// Whether a `-mapper`/`-reducer`/`-combiner` value that looks like a Java class name is a
 /// program after all: Hadoop only takes it as a class if it can load one, and runs it as a
 /// command otherwise (`-reducer MyReducer` with a shipped script of that name).
-fn is_program(spec: &str, files: &[String]) -> bool {
+fn is_program(spec: &str, files: &[String], submission: &Submission) -> bool {
     if files.iter().any(|entry| entry_name(entry).1 == spec) {
         return true;
     }
-    let start = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     super::command::resolve_program(
         spec,
-        &[start.as_path()],
-        std::env::var("PATH").ok().as_deref(),
+        &[submission.working_dir.as_path()],
+        submission.path.as_deref(),
     )
     .is_some()
 }
@@ -657,18 +682,14 @@ fn make_context(
     args: &StreamingArgs,
     conf: &JobConf,
     output: &Path,
+    submission: &Submission,
     status: Arc<JobStatus>,
 ) -> Result<(JobContext, Scratch), StreamingError> {
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis());
-    // Hadoop's form on a cluster, `job_<digits>_<4 digits>`, which tools that parse Hadoop's
-    // console accept (its local mode's `job_local<digits>_0001` they do not).
-    let job_id = format!("job_{stamp}{:05}_0001", std::process::id() % 100_000);
+    let job_id = submission.job_id.clone();
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
     // Removed again if building fails (dropped unfinished).
     let scratch = Scratch::create(&std::env::temp_dir(), &job_id)?;
-    let start_dir = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let start_dir = submission.working_dir.clone();
     let work_dir = scratch.work_dir();
     let log_dir = scratch.log_dir();
     // Programs of the job that are shipped files: like Hadoop, make sure they can run.
@@ -765,6 +786,7 @@ fn make_context(
         cmdenv: args.cmdenv.clone(),
         work_dir,
         start_dir,
+        path_var: submission.path.clone(),
         log_dir,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
         non_zero_is_failure: conf.get_bool("stream.non.zero.exit.is.failure", true)?,

@@ -23,6 +23,8 @@
 //! * `aggregate`: `-reducer aggregate` (Hadoop's value aggregators).
 //! * [`keys`]: the configuration keys honoured, refused and ignored.
 //! * [`job`]: turns the parsed command line into a job.
+//! * [`submission`]: what the job takes from where it is submitted (working directory, `PATH`,
+//!   job id), explicit so that another process can rebuild the same job.
 
 mod aggregate;
 pub mod command;
@@ -37,13 +39,15 @@ mod process;
 mod program;
 pub mod protocol;
 mod scratch;
+pub mod submission;
 mod task;
 
 use std::io;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use job::{build, StreamingJob};
+pub use job::{build, build_with, StreamingJob};
+pub use submission::Submission;
 
 /// Hadoop's id of the task of an attempt of job `job_id`: `task_<digits>_0001_m_000003` for
 /// `job_<digits>_0001`.

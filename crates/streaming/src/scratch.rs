@@ -1,4 +1,5 @@
-//! A streaming job's scratch directory, `sluice-<job id>` in the system's temporary directory:
+//! A streaming job's scratch directory, `sluice-<job id>` in the system's temporary directory
+//! (`sluice-<job id>.2`, `.3`, ... when another process that built the same job has the name):
 //! `work/` (where the programs run) and `logs/` (their stderr), and a `lock` file the job holds
 //! locked (`flock`) for as long as it runs.
 //!
@@ -26,6 +27,9 @@ const LOCK: &str = "lock";
 /// Age below which an unlocked scratch directory is not yet taken for stale.
 const STALE_AFTER: Duration = Duration::from_secs(60);
 
+/// Most builds of one job (one job id) with a scratch directory on one machine at a time.
+const MAX_BUILDS: usize = 1000;
+
 /// A job's scratch directory, locked while this value lives; removed when dropped unless
 /// [`Scratch::finish`] kept its logs.
 #[derive(Debug)]
@@ -40,12 +44,27 @@ impl Scratch {
     /// and `logs` directories, after removing stale ones of killed jobs.
     pub(super) fn create(temp_dir: &Path, job_id: &str) -> Result<Scratch, StreamingError> {
         remove_stale(temp_dir, STALE_AFTER);
-        let path = temp_dir.join(format!("sluice-{job_id}"));
         let setup = |what: &Path| {
             let context = format!("cannot create {}", what.display());
             move |source| StreamingError::Setup { context, source }
         };
-        fs::create_dir(&path).map_err(setup(&path))?;
+        // The same job can be built by several processes on one machine (a job rebuilt from
+        // its description): each gets a directory of its own.
+        let mut build = 1;
+        let path = loop {
+            let name = match build {
+                1 => format!("sluice-{job_id}"),
+                n => format!("sluice-{job_id}.{n}"),
+            };
+            let path = temp_dir.join(name);
+            match fs::create_dir(&path) {
+                Ok(()) => break path,
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && build < MAX_BUILDS => {
+                    build += 1;
+                }
+                Err(e) => return Err(setup(&path)(e)),
+            }
+        };
         // From here on, dropping `scratch` removes the directory again.
         let mut scratch = Scratch { path, lock: None };
         let lock_path = scratch.path.join(LOCK);
@@ -181,6 +200,16 @@ mod tests {
         assert!(!dead.exists(), "a killed job's directory stayed");
         assert!(kept.is_dir(), "kept logs were removed");
         assert!(other.is_dir());
+    }
+
+    #[test]
+    fn builds_of_one_job_get_a_directory_each() {
+        let temp = tempfile::tempdir().unwrap();
+        let first = Scratch::create(temp.path(), "job_6_0001").unwrap();
+        let second = Scratch::create(temp.path(), "job_6_0001").unwrap();
+        assert_eq!(first.path, temp.path().join("sluice-job_6_0001"));
+        assert_eq!(second.path, temp.path().join("sluice-job_6_0001.2"));
+        assert!(first.work_dir().is_dir() && second.work_dir().is_dir());
     }
 
     #[test]

@@ -30,8 +30,10 @@ pub(super) struct JobContext {
     pub(super) cmdenv: Vec<(String, String)>,
     /// The programs' working directory: holds the `-files` entries.
     pub(super) work_dir: PathBuf,
-    /// The directory sluice was started in: programs are looked for there too.
+    /// The directory the job was submitted from: programs are looked for there too.
     pub(super) start_dir: PathBuf,
+    /// `PATH` at submission: where programs are looked for last.
+    pub(super) path_var: Option<String>,
     /// Where per-attempt stderr logs go.
     pub(super) log_dir: PathBuf,
     /// Kill a program idle this long.
@@ -187,9 +189,8 @@ impl Program {
             }
             .into());
         };
-        let path_var = std::env::var("PATH").ok();
         let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
-        let Some(program_path) = resolve_program(program, &dirs, path_var.as_deref()) else {
+        let Some(program_path) = resolve_program(program, &dirs, job.path_var.as_deref()) else {
             return Err(ProgramError::NotFound {
                 command: self.command.clone(),
                 program: program.clone(),

@@ -1,0 +1,231 @@
+//! A job as data: what any process needs to rebuild the same job.
+//!
+//! A [`sluice_api::Job`] is a set of closures (mapper and reducer factories) and cannot leave
+//! the process that made it. A [`JobSpec`] is the description it is made from: which built-in
+//! job with which parameters, or a Hadoop Streaming command line with what it takes from where
+//! it was submitted. It serialises (serde; byte strings as hex), and [`JobSpec::build`] turns it
+//! into the job with the same functions the `sluice` command uses, so a job built from a spec
+//! that crossed to another process is the job its submitter built.
+//!
+//! ```text
+//!  sluice run / sluice streaming ─► JobSpec ─► build ─► Job (+ TeraSort, StreamingJob) ─► run_job
+//!                                      │
+//!                                      └─ JSON ─► another process ─► build ─► the same Job
+//! ```
+//!
+//! It sits between the job builders ([`sluice_jobs`], [`sluice_streaming`]) and what runs jobs
+//! (the command line; a cluster's workers). Decisions made once, at submission, are in the
+//! spec and are not made again by a rebuild: TeraSort's sampled partition boundaries, a
+//! streaming job's id, working directory and `PATH`.
+//!
+//! What a spec does not hold: how the job runs ([`sluice_api::JobConfig`]: inputs and output
+//! of a built-in job, memory, threads; a streaming job's come from its command line), and the
+//! files a job reads (inputs, a streaming job's `-files` and `-conf` files), which a rebuilding
+//! process must see at the same paths.
+
+mod hex;
+mod streaming;
+
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sluice_api::{Job, JobStatus};
+use sluice_jobs::TeraSort;
+use sluice_streaming::{StreamingError, StreamingJob};
+
+pub use streaming::StreamingSpec;
+
+/// A job, described by what it is built from. Serialised (serde) with its kind under `"job"`:
+/// `{"job":"grep","pattern":"a+","group":0,"reducers":2}`; unknown fields are refused, since a
+/// process that ignored one would not build the same job.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "job", deny_unknown_fields)]
+#[non_exhaustive]
+pub enum JobSpec {
+    /// [`sluice_jobs::wordcount`].
+    #[serde(rename = "wordcount")]
+    WordCount {
+        /// Reduce partitions (part files); at least 1.
+        reducers: usize,
+    },
+    /// [`sluice_jobs::grep`].
+    #[serde(rename = "grep")]
+    Grep {
+        /// The regular expression (Rust regex syntax, matched against bytes).
+        pattern: String,
+        /// The capture group counted; 0 for the whole match.
+        group: usize,
+        /// Partitions of the counting stage; at least 1.
+        reducers: usize,
+    },
+    /// [`sluice_jobs::sort`].
+    #[serde(rename = "sort")]
+    Sort {
+        /// Reduce partitions (part files); at least 1.
+        reducers: usize,
+    },
+    /// [`sluice_jobs::inverted_index`].
+    #[serde(rename = "invertedindex")]
+    InvertedIndex {
+        /// Reduce partitions (part files); at least 1.
+        reducers: usize,
+    },
+    /// [`sluice_jobs::terasort_job`]: TeraSort with the boundaries its sampling step
+    /// ([`sluice_jobs::sample_terasort`]) picked where the job was submitted.
+    #[serde(rename = "terasort")]
+    TeraSort {
+        /// Reduce partitions (part files); at least 1.
+        reducers: usize,
+        /// The partition boundaries, fewer than `reducers` (whole rows; serialised as hex).
+        #[serde(with = "hex::list")]
+        boundaries: Vec<Vec<u8>>,
+    },
+    /// A Hadoop Streaming job ([`sluice_streaming::build_with`]).
+    #[serde(rename = "streaming")]
+    Streaming(StreamingSpec),
+}
+
+/// A job built from a [`JobSpec`], with what running it needs alongside.
+#[non_exhaustive]
+pub enum BuiltJob {
+    /// Word count, grep, sort or inverted index.
+    Job(Job),
+    /// TeraSort, with the checksum of the rows its map tasks read.
+    TeraSort(TeraSort),
+    /// A streaming job, with its run configuration and scratch directory.
+    Streaming(Box<StreamingJob>),
+}
+
+impl BuiltJob {
+    /// The job to hand to `sluice_exec::run_job`.
+    pub fn job(&self) -> &Job {
+        match self {
+            BuiltJob::Job(job) => job,
+            BuiltJob::TeraSort(terasort) => &terasort.job,
+            BuiltJob::Streaming(streaming) => &streaming.job,
+        }
+    }
+}
+
+/// Why a spec does not build.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpecError {
+    /// A job with no reduce partitions.
+    #[error("{job}: the number of reducers must be at least 1")]
+    NoReducers {
+        /// The job's name.
+        job: &'static str,
+    },
+    /// Grep's pattern is not a regular expression.
+    #[error("grep: bad pattern {pattern:?}")]
+    Pattern {
+        /// The pattern.
+        pattern: String,
+        /// Why it does not compile.
+        #[source]
+        source: regex::Error,
+    },
+    /// Grep counts a capture group its pattern does not have.
+    #[error("grep: capture group {group}, but the pattern has only {groups} capture group(s)")]
+    Group {
+        /// The group asked for.
+        group: usize,
+        /// The pattern's capture groups.
+        groups: usize,
+    },
+    /// TeraSort with more boundaries than its reducers can take.
+    #[error(
+        "terasort: {boundaries} partition boundaries for {reducers} reducer(s); at most {} fit",
+        reducers.saturating_sub(1)
+    )]
+    Boundaries {
+        /// Boundaries in the spec.
+        boundaries: usize,
+        /// Reducers in the spec.
+        reducers: usize,
+    },
+    /// A streaming command line that asks for help (`-help`, `-info`) rather than a job.
+    #[error("the streaming command line asks for help, not for a job")]
+    NotAJob,
+    /// A streaming job built in another directory than the one it was submitted from: its
+    /// relative paths would name other files.
+    #[error(
+        "the streaming job was submitted in {}, but this process runs in {}: its relative paths \
+         would name other files",
+        submitted.display(), current.display()
+    )]
+    WorkingDir {
+        /// The spec's working directory.
+        submitted: std::path::PathBuf,
+        /// This process's.
+        current: std::path::PathBuf,
+    },
+    /// The streaming job does not build (its own message, as `sluice streaming` reports it).
+    #[error(transparent)]
+    Streaming(#[from] StreamingError),
+}
+
+impl JobSpec {
+    /// Builds the job. `status` is the job's live status: a streaming job's programs report
+    /// counters and status lines there; the built-in jobs do not use it.
+    ///
+    /// # Errors
+    /// A parameter out of range ([`SpecError::NoReducers`], [`SpecError::Group`],
+    /// [`SpecError::Boundaries`]), a bad grep pattern, or a streaming job that does not build
+    /// (see [`StreamingSpec::build`]).
+    pub fn build(&self, status: Arc<JobStatus>) -> Result<BuiltJob, SpecError> {
+        let reducers = |job: &'static str, reducers: usize| {
+            if reducers == 0 {
+                Err(SpecError::NoReducers { job })
+            } else {
+                Ok(reducers)
+            }
+        };
+        Ok(match self {
+            JobSpec::WordCount { reducers: r } => {
+                BuiltJob::Job(sluice_jobs::wordcount(reducers("wordcount", *r)?))
+            }
+            JobSpec::Grep {
+                pattern,
+                group,
+                reducers: r,
+            } => {
+                let r = reducers("grep", *r)?;
+                let regex =
+                    regex::bytes::Regex::new(pattern).map_err(|source| SpecError::Pattern {
+                        pattern: pattern.clone(),
+                        source,
+                    })?;
+                let groups = regex.captures_len() - 1;
+                if *group > groups {
+                    return Err(SpecError::Group {
+                        group: *group,
+                        groups,
+                    });
+                }
+                BuiltJob::Job(sluice_jobs::grep(regex, *group, r))
+            }
+            JobSpec::Sort { reducers: r } => {
+                BuiltJob::Job(sluice_jobs::sort(reducers("sort", *r)?))
+            }
+            JobSpec::InvertedIndex { reducers: r } => {
+                BuiltJob::Job(sluice_jobs::inverted_index(reducers("invertedindex", *r)?))
+            }
+            JobSpec::TeraSort {
+                reducers: r,
+                boundaries,
+            } => {
+                let r = reducers("terasort", *r)?;
+                if boundaries.len() >= r {
+                    return Err(SpecError::Boundaries {
+                        boundaries: boundaries.len(),
+                        reducers: r,
+                    });
+                }
+                BuiltJob::TeraSort(sluice_jobs::terasort_job(boundaries.clone(), r))
+            }
+            JobSpec::Streaming(spec) => BuiltJob::Streaming(Box::new(spec.build(status)?)),
+        })
+    }
+}

@@ -1,0 +1,106 @@
+//! A streaming job as data: its command line, and what building it takes from the process it
+//! was submitted from.
+
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use sluice_api::JobStatus;
+use sluice_streaming::{Action, StreamingJob, Submission};
+
+use crate::{hex, SpecError};
+
+/// A Hadoop Streaming job: the command line after `sluice streaming`, exactly as given, and
+/// what [`sluice_streaming::build`] would otherwise read from the process it runs in
+/// ([`Submission`]).
+///
+/// The environment the programs inherit (beyond `PATH`, the job configuration and `-cmdenv`)
+/// and the temporary directory they get (`TMPDIR`) are those of the process that runs them, as
+/// a Hadoop task's are the node's.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+#[non_exhaustive]
+pub struct StreamingSpec {
+    /// The arguments after `streaming`: generic options, then streaming options.
+    pub args: Vec<String>,
+    /// The directory the job was submitted from: its relative paths (`-input`, `-output`,
+    /// `-files`, `-conf`) are resolved there, and its programs looked for there.
+    #[serde(with = "hex::path")]
+    pub working_dir: PathBuf,
+    /// `PATH` where the job was submitted: where its programs are found.
+    pub path: Option<String>,
+    /// The job's id (`job_<digits>_<digits>`), the same in every process that builds it: the
+    /// programs see it.
+    pub job_id: String,
+}
+
+impl StreamingSpec {
+    /// The job `args` describe, submitted from this process: its working directory and `PATH`,
+    /// and a new job id.
+    pub fn new(args: Vec<String>) -> StreamingSpec {
+        let Submission {
+            working_dir,
+            path,
+            job_id,
+        } = Submission::current();
+        StreamingSpec {
+            args,
+            working_dir,
+            path,
+            job_id,
+        }
+    }
+
+    /// What the job takes from where it was submitted, as [`sluice_streaming::build_with`]
+    /// takes it.
+    pub fn submission(&self) -> Submission {
+        Submission {
+            working_dir: self.working_dir.clone(),
+            path: self.path.clone(),
+            job_id: self.job_id.clone(),
+        }
+    }
+
+    /// Builds the job: parses the command line and builds it as submitted. The job gets a
+    /// scratch directory of its own (see [`StreamingJob::cleanup`]).
+    ///
+    /// # Errors
+    /// [`SpecError::WorkingDir`] unless this process runs in the spec's working directory
+    /// (the command line's relative paths are opened from the current directory);
+    /// [`SpecError::NotAJob`] for `-help` or `-info`; [`SpecError::Streaming`] for a command
+    /// line that does not parse or a job that does not build, with the error `sluice
+    /// streaming` reports.
+    pub fn build(&self, status: Arc<JobStatus>) -> Result<StreamingJob, SpecError> {
+        // The same fallback as `Submission::current`, so that a process whose directory is gone
+        // still builds the jobs it submits.
+        let current = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        if !same_dir(&current, &self.working_dir) {
+            return Err(SpecError::WorkingDir {
+                submitted: self.working_dir.clone(),
+                current,
+            });
+        }
+        let args = sluice_streaming::parse_args(&self.args)?;
+        if args.action != Action::Run {
+            return Err(SpecError::NotAJob);
+        }
+        Ok(sluice_streaming::build_with(
+            &args,
+            &self.submission(),
+            status,
+        )?)
+    }
+}
+
+/// Whether `a` and `b` name the same directory (equal paths, or the same file by device and
+/// inode: one may be reached through a symbolic link).
+fn same_dir(a: &Path, b: &Path) -> bool {
+    if a == b {
+        return true;
+    }
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+        _ => false,
+    }
+}
