@@ -27,7 +27,7 @@ impl Display {
         }
         let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let flag = Arc::clone(&done);
-        let handle = if std::io::stderr().is_terminal() && crate::streaming::progress_wanted() {
+        let handle = if std::io::stderr().is_terminal() && progress_wanted() {
             std::thread::spawn(move || refresh(&status, &flag))
         } else {
             std::thread::spawn(move || print_notices(&status, &flag))
@@ -189,4 +189,15 @@ pub(crate) fn peak_rss_bytes() -> Option<u64> {
     let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
+}
+
+/// Whether `SLUICE_PROGRESS` allows progress output (anything but `0`, `false`, `no`, `off`).
+pub(crate) fn progress_wanted() -> bool {
+    match std::env::var("SLUICE_PROGRESS") {
+        Ok(value) => !matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "0" | "false" | "no" | "off"
+        ),
+        Err(_) => true,
+    }
 }

@@ -51,7 +51,7 @@ impl Console {
                 )))
             }
         };
-        let progress = args.conf.get_bool("sluice.progress", true)? && progress_wanted();
+        let progress = args.conf.get_bool("sluice.progress", true)? && crate::progress::progress_wanted();
         Ok(Console { layout, progress })
     }
 
@@ -67,17 +67,6 @@ impl Console {
             },
             progress: false,
         }
-    }
-}
-
-/// Whether `SLUICE_PROGRESS` allows progress output (anything but `0`, `false`, `no`, `off`).
-pub(crate) fn progress_wanted() -> bool {
-    match std::env::var("SLUICE_PROGRESS") {
-        Ok(value) => !matches!(
-            value.trim().to_ascii_lowercase().as_str(),
-            "0" | "false" | "no" | "off"
-        ),
-        Err(_) => true,
     }
 }
 
