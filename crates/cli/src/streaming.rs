@@ -51,7 +51,8 @@ impl Console {
                 )))
             }
         };
-        let progress = args.conf.get_bool("sluice.progress", true)? && crate::progress::progress_wanted();
+        let progress =
+            args.conf.get_bool("sluice.progress", true)? && crate::progress::progress_wanted();
         Ok(Console { layout, progress })
     }
 
