@@ -78,6 +78,7 @@ pub fn run_job(
         ));
     }
     let memory = MemoryPlan::new(config.memory, config.threads, job.memory_per_task)?;
+    memory.check_partitions(job)?;
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
     let output = JobOutput::set_up(&config.output)?;

@@ -71,6 +71,36 @@ impl MemoryPlan {
     }
 }
 
+/// Bytes of bookkeeping one partition costs every run that has it, rounded up: a memory run's
+/// range of 16 bytes, or a spill file's segment (32) and index entry (36).
+pub(crate) const PARTITION_BYTES: usize = 128;
+
+impl MemoryPlan {
+    /// Refuses a stage with more partitions than a task's share can keep the bookkeeping of:
+    /// every run a task writes has a table entry per partition of its stage, so a job with
+    /// billions of reducers would fail allocating it mid-job (or take the machine's memory).
+    ///
+    /// # Errors
+    /// [`ExecError::Config`] naming the stage, its partitions and how many fit.
+    pub(crate) fn check_partitions(&self, job: &Job) -> Result<(), ExecError> {
+        let most = self.task_share / PARTITION_BYTES;
+        for (index, stage) in job.stages.iter().enumerate() {
+            if stage.partitions > most {
+                return Err(ExecError::Config(format!(
+                    "{} reducers (partitions of stage {}) are more than the memory budget can \
+                     keep track of: each running task's share ({} bytes) holds the \
+                     bookkeeping of at most {most} partitions ({PARTITION_BYTES} bytes each); \
+                     lower the reducers, or raise the memory budget or lower the threads",
+                    stage.partitions,
+                    index + 1,
+                    self.task_share
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
 /// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.
 pub(crate) struct InputPlan {
     /// The input files; a split's `file` indexes them.
@@ -178,6 +208,36 @@ mod tests {
         }
     }
 
+    #[test]
+    fn stages_with_more_partitions_than_a_share_can_track_are_refused() {
+        struct Nothing;
+        impl sluice_api::Reducer for Nothing {
+            fn reduce(
+                &mut self,
+                _key: &[u8],
+                _values: &mut sluice_api::Values<'_>,
+                _out: &mut dyn sluice_api::Emit,
+            ) -> Result<(), ExecError> {
+                Ok(())
+            }
+        }
+        let plan = MemoryPlan::new(1024 * MIB, 2, 0).unwrap();
+        let most = 256 * MIB / PARTITION_BYTES;
+        let job = |partitions| {
+            Job::new("j", |_| NoMap)
+                .with_stage(sluice_api::Stage::new(1, |_| Nothing))
+                .with_stage(sluice_api::Stage::new(partitions, |_| Nothing))
+        };
+        assert!(plan.check_partitions(&job(most)).is_ok());
+        let err = plan
+            .check_partitions(&job(most + 1))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("{} reducers", most + 1)), "{err}");
+        assert!(err.contains("stage 2"), "{err}");
+        assert!(plan.check_partitions(&job(3_000_000_000)).is_err());
+    }
+
     fn stored(name: &str, len: u64) -> StoredInput {
         StoredInput::new(FileStatus::file(Location::from_path(name), len))
     }
@@ -195,7 +255,7 @@ mod tests {
         let config = JobConfig::new(Vec::<PathBuf>::new(), PathBuf::from("out"))
             .with_planned_input(plan.clone());
         let storage = local_storage();
-        let mut job = Job::new("j", |_| Nothing);
+        let mut job = Job::new("j", |_| NoMap);
         let input = InputPlan::new(&job, &config, &*storage).unwrap();
         assert_eq!(input.splits, plan.splits, "input order by default");
         assert_eq!(input.bytes(), 40);
@@ -222,8 +282,8 @@ mod tests {
         assert_eq!(spill_parent(&remote), std::env::temp_dir());
     }
 
-    struct Nothing;
-    impl sluice_api::Mapper for Nothing {
+    struct NoMap;
+    impl sluice_api::Mapper for NoMap {
         fn map(
             &mut self,
             _offset: u64,

@@ -523,3 +523,27 @@ fn error_messages_state_each_cause_once() {
         outcome.stderr
     );
 }
+
+/// A reducer count far beyond what the budget can keep track of fails before anything is
+/// created, naming the count, instead of aborting on a 48 GB allocation mid-job and leaving the
+/// temporary and spill directories behind.
+#[test]
+fn absurd_reducer_counts_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "b\t1\na\t2\n").unwrap();
+    let out = dir.path().join("out");
+    for job in ["sort", "wordcount"] {
+        let run = JobRun::new(job)
+            .input(&input)
+            .output(&out)
+            .args(&["--reducers", "3000000000"]);
+        let outcome = run.run();
+        assert_job_failed(
+            &outcome,
+            &out,
+            &["3000000000 reducers", "memory budget"],
+            &run.describe(),
+        );
+    }
+}
