@@ -2,9 +2,7 @@
 
 use std::sync::Arc;
 
-use sluice_io::{
-    storage_for, IoError, JobCommitter, LocalRenameCommitter, Location, Scheme, Storage,
-};
+use sluice_io::{committer_for, storage_for, IoError, JobCommitter, Location, Scheme, Storage};
 
 /// The job's output committer, aborted unless the job commits: a failed job leaves no output.
 pub(crate) struct JobOutput {
@@ -16,15 +14,7 @@ impl JobOutput {
     /// The committer of `output`, set up: an existing output is refused here, before any
     /// task runs.
     pub(crate) fn set_up(output: &Location) -> Result<JobOutput, IoError> {
-        let mut committer: Box<dyn JobCommitter> = match output.scheme() {
-            Scheme::File => Box::new(LocalRenameCommitter::new(output)?),
-            // The store says why it cannot be written.
-            _ => {
-                return Err(storage_for(output)
-                    .err()
-                    .unwrap_or_else(|| unsupported(output)))
-            }
-        };
+        let mut committer = committer_for(output)?;
         committer.setup_job()?;
         Ok(JobOutput {
             committer,
@@ -56,14 +46,5 @@ pub(crate) fn input_storage(inputs: &[Location]) -> Result<Arc<dyn Storage>, IoE
     match inputs.iter().find(|input| input.scheme() != Scheme::File) {
         Some(remote) => storage_for(remote),
         None => storage_for(&Location::from_path(".")),
-    }
-}
-
-/// The error for a location no store here can write.
-fn unsupported(location: &Location) -> IoError {
-    IoError::UnsupportedScheme {
-        location: location.to_string(),
-        scheme: location.scheme_name().to_string(),
-        reason: "no store for it is built in".into(),
     }
 }

@@ -95,6 +95,19 @@ pub trait JobCommitter: Send + Sync {
     fn abort_job(&mut self) -> Result<(), IoError>;
 }
 
+/// The committer of an output at `output`: the rename committer for a local directory; other
+/// stores are refused with the reason, as [`storage_for`](crate::storage_for) refuses them.
+///
+/// # Errors
+/// [`IoError::UnsupportedScheme`] for a location on a store that is not built in, or the
+/// rename committer's own errors.
+pub fn committer_for(output: &Location) -> Result<Box<dyn JobCommitter>, IoError> {
+    match output.scheme() {
+        crate::Scheme::File => Ok(Box::new(LocalRenameCommitter::new(output)?)),
+        _ => Err(LocalStorage::refuse(output)),
+    }
+}
+
 /// The local file system's committer: part files are staged in a hidden sibling of the output
 /// directory, which is synced and renamed into place at job commit. Built on
 /// [`OutputCommitter`], which is the same commit without the task protocol.

@@ -55,7 +55,7 @@ mod split;
 mod storage;
 
 pub use codec::{CompressedWriter, OutputCodec};
-pub use commit::{JobCommitter, LocalRenameCommitter, PartAttempt};
+pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;

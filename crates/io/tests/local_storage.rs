@@ -405,3 +405,19 @@ fn readers_and_planners_through_the_trait_agree_with_the_path_entry_points() {
         }
     }
 }
+
+/// A job's committer comes from the same place as its storage: local outputs get the rename
+/// committer, an output on a store that is not built in is refused with the reason.
+#[test]
+fn committer_for_gives_the_rename_committer_locally_and_refuses_other_stores() {
+    let dir = tempfile::tempdir().unwrap();
+    let local = sluice_io::Location::from_path(dir.path().join("out"));
+    let committer = sluice_io::committer_for(&local).unwrap();
+    assert_eq!(committer.output(), &local);
+    let remote = sluice_io::Location::parse("hdfs://nn:8020/out").unwrap();
+    match sluice_io::committer_for(&remote) {
+        Err(sluice_io::IoError::UnsupportedScheme { scheme, .. }) => assert_eq!(scheme, "hdfs"),
+        Err(other) => panic!("expected an unsupported scheme, got {other}"),
+        Ok(_) => panic!("an hdfs output was accepted"),
+    }
+}

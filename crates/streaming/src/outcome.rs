@@ -268,7 +268,7 @@ mod tests {
             command: "cmd".into(),
             program: PathBuf::from("/bin/cmd"),
             args: Vec::new(),
-            work_dir: PathBuf::from("/work"),
+            work_dir: PathBuf::from("task/work"),
             env: Vec::new(),
             timeout: None,
             non_zero_is_failure: true,
