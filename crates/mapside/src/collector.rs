@@ -503,15 +503,15 @@ impl<'a> PartitioningCollector<'a> {
         self.collector
     }
 
+    /// The key's partition; [`Collector::collect`] checks that it is in range.
     fn partition(&self, key: &[u8]) -> Result<u32, ExecError> {
         let partitions = self.collector.partitions;
         let partition = self.partitioner.partition(key, partitions);
-        match u32::try_from(partition) {
-            Ok(p) if partition < partitions => Ok(p),
-            _ => Err(ExecError::user(format!(
+        u32::try_from(partition).map_err(|_| {
+            ExecError::user(format!(
                 "the partitioner returned partition {partition} of {partitions}"
-            ))),
-        }
+            ))
+        })
     }
 }
 
