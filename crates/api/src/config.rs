@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_format::Codec;
-use sluice_io::{Location, Split, StoredInput};
+use sluice_io::{Location, Split, StoredInput, Stores};
 
 /// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
 /// `with_*` methods; every field has a sensible default.
@@ -34,6 +34,9 @@ pub struct JobConfig {
     /// Splits planned before the job runs; when set, the engine neither lists the inputs nor
     /// cuts them by `split_size`.
     pub planned: Option<Arc<PlannedInput>>,
+    /// The stores the job reads and writes: local files, and the remote stores (HDFS, S3)
+    /// when the caller connected them ([`Stores::with_remote`]); default: local files only.
+    pub stores: Stores,
 }
 
 /// Input files and their splits, planned before the job runs: for an input format that must
@@ -75,7 +78,14 @@ impl JobConfig {
             map_attempts: 1,
             reduce_attempts: 1,
             planned: None,
+            stores: Stores::local(),
         }
+    }
+
+    /// Sets the stores the job's locations are served by.
+    pub fn with_stores(mut self, stores: Stores) -> Self {
+        self.stores = stores;
+        self
     }
 
     /// Runs the job on splits planned beforehand instead of listing and cutting the inputs.

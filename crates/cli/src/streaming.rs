@@ -12,7 +12,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use sluice_api::{ExecError, JobConfig, JobReport, JobStatus};
 use sluice_exec::run_job;
-use sluice_io::IoError;
+use sluice_io::{IoError, Storage as _};
 use sluice_spec::{SpecError, StreamingSpec};
 use sluice_streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
 
@@ -260,15 +260,13 @@ fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig>
 
 /// What Hadoop checks before it submits a job: the output must not exist and every input must.
 fn check_launch(config: &JobConfig) -> Result<(), ExecError> {
-    let output = sluice_io::storage_for(&config.output)?;
-    if output.status(&config.output)?.is_some() {
+    if config.stores.status(&config.output)?.is_some() {
         return Err(ExecError::Io(IoError::OutputExists {
             path: config.output.error_path(),
         }));
     }
     for input in &config.inputs {
-        let storage = sluice_io::storage_for(input)?;
-        sluice_io::discover(&*storage, std::slice::from_ref(input))?;
+        sluice_io::discover(&config.stores, std::slice::from_ref(input))?;
     }
     Ok(())
 }

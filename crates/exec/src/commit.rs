@@ -1,8 +1,6 @@
 //! The job's output: its committer, set up before any task and aborted unless the job commits.
 
-use std::sync::Arc;
-
-use sluice_io::{committer_for, storage_for, IoError, JobCommitter, Location, Scheme, Storage};
+use sluice_io::{IoError, JobCommitter, Location, Stores};
 
 /// The job's output committer, aborted unless the job commits: a failed job leaves no output.
 pub(crate) struct JobOutput {
@@ -13,8 +11,8 @@ pub(crate) struct JobOutput {
 impl JobOutput {
     /// The committer of `output`, set up: an existing output is refused here, before any
     /// task runs.
-    pub(crate) fn set_up(output: &Location) -> Result<JobOutput, IoError> {
-        let mut committer = committer_for(output)?;
+    pub(crate) fn set_up(stores: &Stores, output: &Location) -> Result<JobOutput, IoError> {
+        let mut committer = stores.committer(output)?;
         committer.setup_job()?;
         Ok(JobOutput {
             committer,
@@ -37,14 +35,5 @@ impl Drop for JobOutput {
             // attempt directory behind: the job's own error is the one to report.
             let _ = self.committer.abort_job();
         }
-    }
-}
-
-/// The store of the job's inputs. Inputs on different stores in one job are refused until a
-/// second store exists.
-pub(crate) fn input_storage(inputs: &[Location]) -> Result<Arc<dyn Storage>, IoError> {
-    match inputs.iter().find(|input| input.scheme() != Scheme::File) {
-        Some(remote) => storage_for(remote),
-        None => storage_for(&Location::from_path(".")),
     }
 }

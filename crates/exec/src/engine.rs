@@ -12,7 +12,7 @@ use sluice_shuffle::{
 };
 use sluice_spill::{MemoryPool, SpillDir};
 
-use crate::commit::{input_storage, JobOutput};
+use crate::commit::JobOutput;
 use crate::map::{map_task, MapTask};
 use crate::plan::{spill_parent, InputPlan, MemoryPlan};
 use crate::reduce::{reduce_task, ReduceTarget};
@@ -81,9 +81,9 @@ pub fn run_job(
     memory.check_partitions(job)?;
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
-    let output = JobOutput::set_up(&config.output)?;
-    let storage = input_storage(&config.inputs)?;
-    let input = InputPlan::new(job, config, &*storage)?;
+    let output = JobOutput::set_up(&config.stores, &config.output)?;
+    let storage = &config.stores;
+    let input = InputPlan::new(job, config, storage)?;
     status.set_input_bytes_total(input.bytes());
 
     let spills = LocalSpills::new(
@@ -106,7 +106,7 @@ pub fn run_job(
     let mut phases = Vec::new();
 
     let phase_start = Instant::now();
-    let mut runs = map_phase(job, config, &input, &*storage, &res, &*output.committer)?;
+    let mut runs = map_phase(job, config, &input, storage, &res, &*output.committer)?;
     phases.push(timing("map", phase_start));
 
     for (index, stage) in job.stages.iter().enumerate() {

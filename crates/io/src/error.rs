@@ -83,6 +83,15 @@ pub enum IoError {
         /// Its codec name.
         codec: &'static str,
     },
+    /// A remote store cannot serve a location: it is misconfigured or unreachable, or
+    /// credentials are missing (the reason says which setting or variable to give).
+    #[error("{location}: {reason}")]
+    Store {
+        /// The location.
+        location: String,
+        /// Why, and what to do.
+        reason: String,
+    },
     /// The output directory exists already; sluice never overwrites results.
     #[error("output directory {path} already exists")]
     OutputExists {

@@ -226,7 +226,13 @@ fn add(
 
 /// Whether Hadoop's hidden-file filter drops this name.
 pub(crate) fn is_hidden(name: &OsStr) -> bool {
-    matches!(name.as_bytes().first(), Some(b'_' | b'.'))
+    is_hidden_name(name.as_bytes())
+}
+
+/// Whether Hadoop's hidden-file filter drops a file or directory of this name (one path
+/// component): names starting with `_` (`_SUCCESS`, `_logs`) or `.` (`.crc` files).
+pub fn is_hidden_name(name: impl AsRef<[u8]>) -> bool {
+    matches!(name.as_ref().first(), Some(b'_' | b'.'))
 }
 
 #[cfg(test)]

@@ -53,13 +53,14 @@ mod output;
 mod readahead;
 mod split;
 mod storage;
+mod stores;
 
 pub use codec::{CompressedWriter, OutputCodec};
 pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
-pub use input::{discover, discover_inputs, Compression, InputFile, StoredInput};
+pub use input::{discover, discover_inputs, is_hidden_name, Compression, InputFile, StoredInput};
 pub use line::LineReader;
 pub use local::LocalStorage;
 pub use location::{local_path, Location, Scheme};
@@ -71,3 +72,4 @@ pub use storage::{
     glob_by_listing, storage_for, walk_by_listing, BlockLocation, CachePolicy, FileStatus,
     ObjectWriter, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,
 };
+pub use stores::{RemoteStores, Stores};

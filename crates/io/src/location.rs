@@ -372,8 +372,10 @@ impl Location {
         bytes.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
     }
 
-    /// The same store and authority with another path (`path_str`'s form).
-    pub(crate) fn with_path_str(&self, text: &str) -> Location {
+    /// The same store and authority with another path, in [`Location::path_str`]'s form (an
+    /// absolute path on HDFS, a key without a leading `/` on S3): how a store names the
+    /// entries it lists.
+    pub fn with_path_str(&self, text: &str) -> Location {
         let repr = match &self.repr {
             Repr::Local { uri, .. } => Repr::Local {
                 path: PathBuf::from(text),

@@ -1,0 +1,329 @@
+//! HDFS as a [`Storage`], through the pure-Rust `hdfs-native` client (no JVM, no libhdfs).
+//!
+//! One client per name node (the authority of `hdfs://host:port/...`; `hdfs:///...` is the
+//! configured `fs.defaultFS`), shared by every task. Metadata calls are bounded by the
+//! configured timeout, so an unreachable name node is reported instead of waited for. Reads
+//! stream the range block by block from the data nodes ([`PrefetchReader`]); writes go
+//! through the client's pipeline in chunks.
+
+use std::io::{self, Read, Write};
+use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use futures::{StreamExt, TryStreamExt};
+use hdfs_native::{Client, ClientBuilder, HdfsError, WriteOptions};
+use sluice_io::{FileStatus, IoError, Location, ObjectWriter, Storage, StorageWriter};
+
+use crate::error::{io_error, read_error, unavailable, write_error};
+use crate::read::{OpenAt, PrefetchReader};
+use crate::runtime::{block_on, block_on_timeout, runtime};
+use crate::StoreConfig;
+
+/// Bytes a writer gathers before handing them to the client's pipeline.
+const WRITE_CHUNK: usize = 4 << 20;
+
+/// One HDFS name node's file system.
+#[derive(Debug, Clone)]
+pub struct HdfsStorage {
+    client: Client,
+    /// The name node as the locations name it (`host:port`; empty for `fs.defaultFS`).
+    authority: String,
+    /// The name node as messages name it.
+    name: String,
+    timeout: Duration,
+}
+
+impl HdfsStorage {
+    /// Connects (lazily: nothing is sent until the first call) to the name node of
+    /// `location`, with `config`'s settings passed to the client as Hadoop configuration.
+    ///
+    /// # Errors
+    /// [`IoError::Store`] if `hdfs:///` is used without `fs.defaultFS` naming a name node, or
+    /// the client refuses the configuration.
+    pub fn connect(location: &Location, config: &StoreConfig) -> Result<HdfsStorage, IoError> {
+        let authority = location.authority().unwrap_or_default().to_string();
+        let url = if authority.is_empty() {
+            match config.default_fs() {
+                Some(fs) if fs.to_ascii_lowercase().starts_with("hdfs://") => fs.to_string(),
+                _ => {
+                    return Err(unavailable(
+                        location,
+                        "hdfs:/// names the default file system, but fs.defaultFS is not an \
+                         hdfs:// URI (give -D fs.defaultFS=hdfs://namenode:8020, set \
+                         HADOOP_CONF_DIR to a directory with core-site.xml, or name the name \
+                         node in the location)",
+                    ))
+                }
+            }
+        } else {
+            format!("hdfs://{authority}")
+        };
+        let timeout = config
+            .timeout()
+            .map_err(|e| unavailable(location, e.to_string()))?;
+        let handle = runtime()
+            .map_err(|e| unavailable(location, e.to_string()))?
+            .handle()
+            .clone();
+        let client = ClientBuilder::new()
+            .with_url(url.clone())
+            .with_config(
+                config
+                    .properties()
+                    .map(|(k, v)| (k.to_string(), v.to_string())),
+            )
+            .with_io_runtime(handle)
+            .build()
+            .map_err(|e| unavailable(location, format!("cannot set up a client of {url}: {e}")))?;
+        Ok(HdfsStorage {
+            client,
+            authority,
+            name: url,
+            timeout,
+        })
+    }
+
+    /// The absolute path of `location` on this name node.
+    fn path<'a>(&self, location: &'a Location) -> Result<&'a str, IoError> {
+        let same = location.scheme() == sluice_io::Scheme::Hdfs
+            && location.authority().unwrap_or_default() == self.authority;
+        match location.path_str() {
+            Some(path) if same => Ok(path),
+            _ => Err(IoError::UnsupportedScheme {
+                location: location.to_string(),
+                scheme: location.scheme_name().to_string(),
+                reason: format!("not a location of {}", self.name),
+            }),
+        }
+    }
+
+    /// Runs a metadata call within the timeout, its error translated.
+    fn call<T>(
+        &self,
+        what: &str,
+        future: impl std::future::Future<Output = Result<T, HdfsError>>,
+    ) -> io::Result<T> {
+        let what = format!("{what} (name node {})", self.name);
+        block_on_timeout(self.timeout, &what, async {
+            future.await.map_err(|e| hdfs_io_error(&e))
+        })
+    }
+
+    /// The status of `path` as a [`FileStatus`] at `location`.
+    fn status_of(location: Location, status: &hdfs_native::client::FileStatus) -> FileStatus {
+        let mut out = if status.isdir {
+            FileStatus::directory(location)
+        } else {
+            FileStatus::file(location, status.length as u64)
+        };
+        if let Some(size) = status.blocksize.filter(|&b| b > 0) {
+            out = out.with_block_size(size);
+        }
+        out.with_modified(UNIX_EPOCH + Duration::from_millis(status.modification_time))
+    }
+
+    /// Creates the directory `location` and its missing parents.
+    pub(crate) fn mkdirs(&self, location: &Location) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        self.call("mkdirs", self.client.mkdirs(path, 0o755, true))
+            .map_err(|e| write_error(location, e))
+    }
+
+    /// Renames `from` to `to`; an existing `to` is replaced only if `overwrite`.
+    pub(crate) fn rename(
+        &self,
+        from: &Location,
+        to: &Location,
+        overwrite: bool,
+    ) -> Result<(), IoError> {
+        let (src, dst) = (self.path(from)?, self.path(to)?);
+        self.call("rename", self.client.rename(src, dst, overwrite))
+            .map_err(|e| write_error(to, e))
+    }
+
+    /// Deletes `location` and, if `recursive`, everything below it; `false` if nothing was
+    /// there.
+    pub(crate) fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        let path = self.path(location)?;
+        match self.call("delete", self.client.delete(path, true)) {
+            Ok(deleted) => Ok(deleted),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(write_error(location, e)),
+        }
+    }
+
+    /// A writer of a new file at `location` (its parents created), refusing an existing file
+    /// unless `overwrite`.
+    pub(crate) fn create_file(
+        &self,
+        location: &Location,
+        overwrite: bool,
+    ) -> Result<StorageWriter, IoError> {
+        let path = self.path(location)?;
+        let options = WriteOptions::default()
+            .overwrite(overwrite)
+            .create_parent(true);
+        let writer = self
+            .call("create", self.client.create(path, options))
+            .map_err(|e| write_error(location, e))?;
+        Ok(StorageWriter::new(Box::new(HdfsWriter {
+            writer: Some(writer),
+            buffer: BytesMut::with_capacity(WRITE_CHUNK),
+            written: 0,
+        })))
+    }
+}
+
+impl Storage for HdfsStorage {
+    fn status(&self, location: &Location) -> Result<Option<FileStatus>, IoError> {
+        let path = self.path(location)?;
+        match self.call("status", self.client.get_file_info(path)) {
+            Ok(status) => Ok(Some(HdfsStorage::status_of(location.clone(), &status))),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(read_error(location, e)),
+        }
+    }
+
+    fn list(&self, dir: &Location) -> Result<Vec<FileStatus>, IoError> {
+        let path = self.path(dir)?;
+        let entries = self
+            .call("list", self.client.list_status(path, false))
+            .map_err(|e| read_error(dir, e))?;
+        Ok(entries
+            .iter()
+            .map(|entry| HdfsStorage::status_of(dir.with_path_str(&entry.path), entry))
+            .collect())
+    }
+
+    fn open_range(
+        &self,
+        location: &Location,
+        start: u64,
+        len: u64,
+    ) -> Result<Box<dyn Read + Send>, IoError> {
+        let path = self.path(location)?;
+        let reader = self
+            .call("open", self.client.read(path))
+            .map_err(|e| read_error(location, e))?;
+        let file_len = reader.file_length() as u64;
+        let end = start.saturating_add(len).min(file_len);
+        let reader = Arc::new(reader);
+        let open: OpenAt = Box::new(move |at| {
+            let reader = Arc::clone(&reader);
+            Box::pin(async move {
+                let (Ok(at), Ok(end)) = (usize::try_from(at), usize::try_from(end)) else {
+                    return Err(io_error(io::ErrorKind::InvalidInput, "offset out of range"));
+                };
+                let stream = reader
+                    .read_range_stream(at.min(end), end - at.min(end))
+                    .map_err(|e| hdfs_io_error(&e));
+                Ok(stream.boxed())
+            })
+        });
+        let start = start.min(end);
+        let reader =
+            PrefetchReader::start(start, end - start, open).map_err(|e| read_error(location, e))?;
+        Ok(Box::new(reader))
+    }
+
+    fn create_with(&self, location: &Location, _buffer: usize) -> Result<StorageWriter, IoError> {
+        self.create_file(location, false)
+    }
+
+    fn delete(&self, location: &Location) -> Result<bool, IoError> {
+        let path = self.path(location)?;
+        match self.call("delete", self.client.delete(path, false)) {
+            Ok(deleted) => Ok(deleted),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(write_error(location, e)),
+        }
+    }
+}
+
+/// A new HDFS file being written.
+struct HdfsWriter {
+    writer: Option<hdfs_native::file::FileWriter>,
+    buffer: BytesMut,
+    written: u64,
+}
+
+impl HdfsWriter {
+    /// Hands the gathered bytes to the client.
+    fn send(&mut self) -> io::Result<()> {
+        if self.buffer.is_empty() {
+            return Ok(());
+        }
+        let chunk: Bytes = self.buffer.split().freeze();
+        let writer = self
+            .writer
+            .as_mut()
+            .ok_or_else(|| io_error(io::ErrorKind::BrokenPipe, "the file is closed"))?;
+        let n = chunk.len() as u64;
+        block_on(writer.write_bytes(chunk))?.map_err(|e| hdfs_io_error(&e))?;
+        self.written += n;
+        Ok(())
+    }
+}
+
+impl Write for HdfsWriter {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.buffer.extend_from_slice(buf);
+        if self.buffer.len() >= WRITE_CHUNK {
+            self.send()?;
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl ObjectWriter for HdfsWriter {
+    fn finish(mut self: Box<Self>) -> io::Result<u64> {
+        self.send()?;
+        let mut writer = self
+            .writer
+            .take()
+            .ok_or_else(|| io_error(io::ErrorKind::BrokenPipe, "the file is closed"))?;
+        block_on(writer.close())?.map_err(|e| hdfs_io_error(&e))?;
+        Ok(self.written)
+    }
+}
+
+/// An `hdfs-native` error as an `io::Error` of the matching kind, its message cut to the
+/// Java exception's first line.
+pub(crate) fn hdfs_io_error(error: &HdfsError) -> io::Error {
+    let kind = match error {
+        HdfsError::FileNotFound(_) => io::ErrorKind::NotFound,
+        HdfsError::AlreadyExists(_) => io::ErrorKind::AlreadyExists,
+        HdfsError::IsADirectoryError(_) => io::ErrorKind::IsADirectory,
+        HdfsError::IOError(e) => e.kind(),
+        HdfsError::ChecksumError => io::ErrorKind::InvalidData,
+        HdfsError::RPCError(class, _) | HdfsError::FatalRPCError(class, _) => {
+            match class.rsplit('.').next().unwrap_or_default() {
+                "AccessControlException" => io::ErrorKind::PermissionDenied,
+                "FileNotFoundException" => io::ErrorKind::NotFound,
+                "FileAlreadyExistsException" => io::ErrorKind::AlreadyExists,
+                "DSQuotaExceededException"
+                | "NSQuotaExceededException"
+                | "QuotaExceededException" => io::ErrorKind::QuotaExceeded,
+                "ParentNotDirectoryException" => io::ErrorKind::NotADirectory,
+                "PathIsNotEmptyDirectoryException" => io::ErrorKind::DirectoryNotEmpty,
+                _ => io::ErrorKind::Other,
+            }
+        }
+        _ => io::ErrorKind::Other,
+    };
+    let message = match error {
+        HdfsError::RPCError(class, message) | HdfsError::FatalRPCError(class, message) => {
+            let first = message.lines().next().unwrap_or_default();
+            let short = class.rsplit('.').next().unwrap_or(class);
+            format!("{short}: {first}")
+        }
+        HdfsError::IOError(e) => format!("cannot reach HDFS: {e}"),
+        other => other.to_string(),
+    };
+    io_error(kind, message)
+}

@@ -1,0 +1,349 @@
+//! Atomic job output on S3, which has no rename: part files are multipart uploads that are
+//! completed only at job commit (the idea of Hadoop S3A's "magic" committer).
+//!
+//! A task attempt's writer uploads every part of its file but does not complete the upload:
+//! S3 shows nothing of an upload until it is completed. Committing the task only records the
+//! upload as the part file's; committing the job completes the recorded uploads, then writes
+//! `_SUCCESS` holding a manifest of the files, in the JSON form S3A's committers write
+//! (`SuccessData`). Aborting a task or the job aborts its uploads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use futures::StreamExt;
+use serde::Serialize;
+use sluice_io::{IoError, JobCommitter, Location, PartAttempt, Storage, StorageWriter};
+
+use crate::error::{io_error, write_error};
+use crate::hdfs_commit::is_plain_name;
+use crate::runtime::block_on;
+use crate::s3::{Completion, PendingUpload};
+use crate::S3Storage;
+
+/// Uploads completed (or aborted) at once at job commit.
+const CONCURRENT_COMPLETIONS: usize = 16;
+
+/// The committer of a job's output on S3: see the module documentation.
+///
+/// What is visible at the output if the job stops at any point:
+/// * before job commit, nothing: the part files are uploads not yet completed. A failed or
+///   aborted job, or a committer dropped without a commit, aborts them. A job killed outright
+///   leaves its uploads open (invisible, but billed until aborted): `sluice`'s clean-up
+///   watcher aborts them when one runs, and a bucket lifecycle rule for incomplete uploads is
+///   the store's own safety net;
+/// * during job commit the part files appear one by one, and `_SUCCESS` only after all of
+///   them: readers that wait for `_SUCCESS` never take a partial output. If completing fails,
+///   the files completed so far are deleted and the rest aborted.
+#[derive(Debug)]
+pub struct S3MagicCommitter {
+    storage: S3Storage,
+    output: Location,
+    state: State,
+    uploads: Arc<Mutex<Uploads>>,
+    job_id: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    New,
+    Running,
+    Committed,
+    Aborted,
+}
+
+/// The uploads of the job's attempts.
+#[derive(Debug, Default)]
+struct Uploads {
+    /// Finished writers' uploads, by (part name, attempt), not yet committed or aborted.
+    written: HashMap<(String, u32), PendingUpload>,
+    /// The committed attempt's upload of each part file.
+    committed: BTreeMap<String, PendingUpload>,
+}
+
+impl S3MagicCommitter {
+    /// A committer of output at `output` in `storage`'s bucket; nothing is touched until
+    /// [`JobCommitter::setup_job`].
+    pub fn new(storage: S3Storage, output: &Location, job_id: &str) -> S3MagicCommitter {
+        S3MagicCommitter {
+            storage,
+            output: output.clone(),
+            state: State::New,
+            uploads: Arc::default(),
+            job_id: job_id.to_string(),
+        }
+    }
+
+    /// Every upload the job has open (written and committed, not yet completed), for a
+    /// watcher that aborts them should this process die.
+    pub fn open_uploads(&self) -> Vec<PendingUpload> {
+        let uploads = lock(&self.uploads);
+        uploads
+            .written
+            .values()
+            .chain(uploads.committed.values())
+            .cloned()
+            .collect()
+    }
+
+    fn misuse(&self) -> IoError {
+        let what = match self.state {
+            State::New => "the job's output is not set up",
+            State::Running => "the job's output is set up already",
+            State::Committed => "the job's output is committed already",
+            State::Aborted => "the job's output was aborted",
+        };
+        write_error(
+            &self.output,
+            io_error(std::io::ErrorKind::InvalidInput, what),
+        )
+    }
+
+    fn check_part(&self, part: PartAttempt<'_>) -> Result<Location, IoError> {
+        if self.state != State::Running {
+            return Err(self.misuse());
+        }
+        let location = self.output.join(part.name);
+        if !is_plain_name(part.name) {
+            return Err(write_error(
+                &location,
+                io_error(std::io::ErrorKind::InvalidInput, "not a plain file name"),
+            ));
+        }
+        Ok(location)
+    }
+
+    /// Aborts `uploads`, several at once; the first error, after trying all.
+    fn abort_all(&self, uploads: Vec<PendingUpload>) -> Result<(), IoError> {
+        let storage = &self.storage;
+        let results: Vec<_> = block_on(
+            futures::stream::iter(uploads)
+                .map(|upload| async move { storage.abort(&upload).await })
+                .buffer_unordered(CONCURRENT_COMPLETIONS)
+                .collect(),
+        )
+        .map_err(|e| write_error(&self.output, e))?;
+        results
+            .into_iter()
+            .find_map(Result::err)
+            .map_or(Ok(()), |e| Err(write_error(&self.output, e)))
+    }
+
+    /// Completes the committed uploads and writes `_SUCCESS`; on failure takes back what was
+    /// completed.
+    fn publish(&self, committed: BTreeMap<String, PendingUpload>) -> Result<(), IoError> {
+        let storage = &self.storage;
+        let uploads: Vec<PendingUpload> = committed.into_values().collect();
+        let results: Vec<(PendingUpload, std::io::Result<()>)> = block_on(
+            futures::stream::iter(uploads)
+                .map(|upload| async move {
+                    let result = storage.complete(&upload).await;
+                    (upload, result)
+                })
+                .buffer_unordered(CONCURRENT_COMPLETIONS)
+                .collect(),
+        )
+        .map_err(|e| write_error(&self.output, e))?;
+        let failed = results.iter().find_map(|(_, r)| r.as_ref().err());
+        if let Some(error) = failed {
+            let error = io_error(error.kind(), error.to_string());
+            self.take_back(&results);
+            return Err(write_error(&self.output, error));
+        }
+        let mut files: Vec<String> = results.iter().map(|(u, _)| format!("/{}", u.key)).collect();
+        files.sort();
+        let success = self.output.join("_SUCCESS");
+        let manifest = SuccessData::new(&self.job_id, files);
+        let json = serde_json::to_vec_pretty(&manifest).map_err(|e| {
+            write_error(&success, io_error(std::io::ErrorKind::Other, e.to_string()))
+        })?;
+        if let Err(e) = self.storage.put(&success, json) {
+            self.take_back(&results);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Deletes the objects of completed uploads and aborts the others (best effort: the
+    /// commit's own error is the one reported).
+    fn take_back(&self, results: &[(PendingUpload, std::io::Result<()>)]) {
+        let storage = &self.storage;
+        let _ = block_on(
+            futures::stream::iter(results)
+                .map(|(upload, result)| async move {
+                    match result {
+                        Ok(()) => storage.delete_key(&upload.key).await,
+                        Err(_) => storage.abort(upload).await,
+                    }
+                })
+                .buffer_unordered(CONCURRENT_COMPLETIONS)
+                .collect::<Vec<_>>(),
+        );
+    }
+}
+
+fn lock(uploads: &Mutex<Uploads>) -> MutexGuard<'_, Uploads> {
+    // The table stays consistent whatever a panicking holder did: each change is one insert
+    // or remove.
+    uploads
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl JobCommitter for S3MagicCommitter {
+    fn output(&self) -> &Location {
+        &self.output
+    }
+
+    fn setup_job(&mut self) -> Result<(), IoError> {
+        if self.state != State::New {
+            return Err(self.misuse());
+        }
+        if self.storage.status(&self.output)?.is_some() {
+            return Err(IoError::OutputExists {
+                path: self.output.error_path(),
+            });
+        }
+        self.state = State::Running;
+        Ok(())
+    }
+
+    fn create_part(&self, part: PartAttempt<'_>, _buffer: usize) -> Result<StorageWriter, IoError> {
+        let location = self.check_part(part)?;
+        let uploads = Arc::clone(&self.uploads);
+        let storage = self.storage.clone();
+        let key = (part.name.to_string(), part.attempt);
+        let sink = Box::new(move |upload: PendingUpload| {
+            let replaced = lock(&uploads).written.insert(key, upload);
+            if let Some(old) = replaced {
+                // An earlier run of the same attempt: its upload is not wanted.
+                let _ = block_on(storage.abort(&old));
+            }
+        });
+        let writer = self.storage.writer(&location, Completion::Pending(sink))?;
+        Ok(StorageWriter::new(Box::new(writer)))
+    }
+
+    fn commit_task(&self, part: PartAttempt<'_>) -> Result<(), IoError> {
+        let location = self.check_part(part)?;
+        let mut uploads = lock(&self.uploads);
+        let upload = uploads
+            .written
+            .remove(&(part.name.to_string(), part.attempt))
+            .ok_or_else(|| {
+                write_error(
+                    &location,
+                    io_error(std::io::ErrorKind::NotFound, "the attempt wrote no file"),
+                )
+            })?;
+        let replaced = uploads.committed.insert(part.name.to_string(), upload);
+        drop(uploads);
+        if let Some(old) = replaced {
+            self.abort_all(vec![old])?;
+        }
+        Ok(())
+    }
+
+    fn abort_task(&self, part: PartAttempt<'_>) -> Result<(), IoError> {
+        self.check_part(part)?;
+        let upload = lock(&self.uploads)
+            .written
+            .remove(&(part.name.to_string(), part.attempt));
+        self.abort_all(upload.into_iter().collect())
+    }
+
+    fn commit_job(&mut self) -> Result<(), IoError> {
+        if self.state != State::Running {
+            return Err(self.misuse());
+        }
+        self.state = State::Aborted;
+        let (leftover, committed) = {
+            let mut uploads = lock(&self.uploads);
+            let leftover: Vec<PendingUpload> = uploads.written.drain().map(|(_, u)| u).collect();
+            (leftover, std::mem::take(&mut uploads.committed))
+        };
+        self.abort_all(leftover)?;
+        // Someone may have written to the output meanwhile.
+        if self.storage.status(&self.output)?.is_some() {
+            self.abort_all(committed.into_values().collect())?;
+            return Err(IoError::OutputExists {
+                path: self.output.error_path(),
+            });
+        }
+        self.publish(committed)?;
+        self.state = State::Committed;
+        Ok(())
+    }
+
+    fn abort_job(&mut self) -> Result<(), IoError> {
+        match self.state {
+            State::Committed => Err(self.misuse()),
+            _ => {
+                self.state = State::Aborted;
+                let open = {
+                    let mut uploads = lock(&self.uploads);
+                    let mut open: Vec<PendingUpload> =
+                        uploads.written.drain().map(|(_, u)| u).collect();
+                    open.extend(std::mem::take(&mut uploads.committed).into_values());
+                    open
+                };
+                self.abort_all(open)
+            }
+        }
+    }
+}
+
+impl Drop for S3MagicCommitter {
+    fn drop(&mut self) {
+        if self.state == State::Running {
+            let _ = self.abort_job();
+        }
+    }
+}
+
+/// `_SUCCESS`'s manifest, in the JSON form of S3A's `SuccessData`.
+#[derive(Debug, Serialize)]
+struct SuccessData {
+    name: &'static str,
+    timestamp: u64,
+    date: String,
+    hostname: String,
+    committer: &'static str,
+    description: String,
+    #[serde(rename = "jobId")]
+    job_id: String,
+    #[serde(rename = "jobIdSource")]
+    job_id_source: &'static str,
+    metrics: BTreeMap<String, u64>,
+    diagnostics: BTreeMap<String, String>,
+    filenames: Vec<String>,
+}
+
+impl SuccessData {
+    fn new(job_id: &str, filenames: Vec<String>) -> SuccessData {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default();
+        let millis = u64::try_from(now.as_millis()).unwrap_or(u64::MAX);
+        SuccessData {
+            name: "org.apache.hadoop.fs.s3a.commit.files.SuccessData/1",
+            timestamp: millis,
+            date: format!("{} ms since the epoch", millis),
+            hostname: hostname(),
+            committer: "sluice-magic",
+            description: "sluice job output, committed by completing multipart uploads".to_string(),
+            job_id: job_id.to_string(),
+            job_id_source: "sluice",
+            metrics: BTreeMap::new(),
+            diagnostics: BTreeMap::new(),
+            filenames,
+        }
+    }
+}
+
+/// This machine's name, for the manifest.
+fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_default()
+}
