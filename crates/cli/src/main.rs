@@ -8,6 +8,7 @@ mod console;
 mod gen;
 mod progress;
 mod size;
+mod stores;
 mod streaming;
 mod tera;
 
@@ -100,14 +101,20 @@ enum RunJob {
 #[derive(Args)]
 pub(crate) struct CommonArgs {
     /// Input files, directories (read recursively; names starting with `_` or `.` are skipped)
-    /// or glob patterns. Repeat or separate with commas.
+    /// or glob patterns: local paths, file:// URIs, hdfs://namenode:port/path or
+    /// s3://bucket/prefix. Repeat or separate with commas.
     #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',',
-          value_parser = parse_location)]
-    input: Vec<PathBuf>,
-    /// Output directory; must not exist. Written atomically: it appears, with `_SUCCESS`, only
-    /// if the job succeeds.
-    #[arg(long, short = 'o', value_parser = parse_location)]
-    output: PathBuf,
+          value_parser = parse_any_location)]
+    input: Vec<String>,
+    /// Output directory (local, file://, hdfs:// or s3://); must not exist. Written
+    /// atomically: it appears, with `_SUCCESS`, only if the job succeeds.
+    #[arg(long, short = 'o', value_parser = parse_any_location)]
+    output: String,
+    /// A Hadoop-style setting, as Hadoop's users give it: -D fs.defaultFS=hdfs://nn:8020,
+    /// -D fs.s3a.endpoint=http://host:9000, -D sluice.store.timeout=SECONDS. Repeatable;
+    /// HADOOP_CONF_DIR's core-site.xml and hdfs-site.xml are read first.
+    #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
+    define: Vec<(String, String)>,
     /// Number of reduce partitions (part files).
     #[arg(long, short = 'r', default_value_t = 1, value_parser = at_least_one)]
     reducers: usize,
@@ -155,6 +162,14 @@ enum GenData {
         #[arg(long, short = 'q')]
         quiet: bool,
     },
+}
+
+/// A location of any store, checked but kept as written: it is resolved against the default
+/// file system once the job's settings are known ([`stores::resolve`]).
+pub(crate) fn parse_any_location(text: &str) -> Result<String, String> {
+    sluice_io::Location::parse(text)
+        .map(|_| text.to_string())
+        .map_err(|e| e.to_string())
 }
 
 /// A local path, or a `file:` URI naming one (`file:///p`, `file:/p`, `file://localhost/p`).
@@ -309,7 +324,11 @@ fn execute(
     status: Arc<JobStatus>,
 ) -> Result<JobReport> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
-    let mut config = JobConfig::new(args.input.clone(), args.output.clone())
+    let store_config = stores::store_config(&args.define)?;
+    let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
+    let output = stores::resolve("--output", &args.output, &store_config)?;
+    let mut config = JobConfig::new(inputs, output)
+        .with_stores(stores::stores(&store_config, &job.name))
         .with_memory(memory)
         .with_threads(args.threads.unwrap_or_else(default_threads))
         .with_split_size(args.split_size)

@@ -104,8 +104,12 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
-    let sample = sluice_jobs::sample_terasort(
-        &common.input,
+    let store_config = crate::stores::store_config(&common.define)?;
+    let inputs = crate::stores::resolve_all("--input", &common.input, &store_config)?;
+    let stores = crate::stores::stores(&store_config, "terasort");
+    let sample = sluice_jobs::sample_terasort_in(
+        &stores,
+        &inputs,
         common.split_size,
         common.reducers,
         sample_size,

@@ -18,7 +18,9 @@ use std::sync::{Arc, Mutex};
 
 use sluice_format::Codec;
 use sluice_hadoop::tera::{TeraChecksum, ROW_LEN};
-use sluice_io::{discover_inputs, plan_splits, FixedRecordReader};
+use sluice_io::{
+    discover, plan_input_splits, CachePolicy, FixedRecordReader, LocalStorage, Location, Storage,
+};
 
 use super::PassThrough;
 use sluice_api::{
@@ -106,8 +108,29 @@ pub fn sample_terasort(
     reducers: usize,
     sample_size: usize,
 ) -> Result<TeraSample, ExecError> {
-    let files = discover_inputs(inputs)?;
-    let splits = plan_splits(&files, split_size);
+    let inputs: Vec<Location> = inputs.iter().cloned().map(Location::from).collect();
+    sample_terasort_in(
+        &LocalStorage::new(),
+        &inputs,
+        split_size,
+        reducers,
+        sample_size,
+    )
+}
+
+/// [`sample_terasort`] of inputs on any storage (the job's [`sluice_io::Stores`], say).
+///
+/// # Errors
+/// As for [`sample_terasort`].
+pub fn sample_terasort_in(
+    storage: &dyn Storage,
+    inputs: &[Location],
+    split_size: u64,
+    reducers: usize,
+    sample_size: usize,
+) -> Result<TeraSample, ExecError> {
+    let files = discover(storage, inputs)?;
+    let splits = plan_input_splits(&files, split_size);
     let chosen: Vec<usize> = if splits.len() <= SAMPLED_SPLITS {
         (0..splits.len()).collect()
     } else {
@@ -120,7 +143,8 @@ pub fn sample_terasort(
     for &index in &chosen {
         let split = &splits[index];
         let file = &files[split.file];
-        let mut reader = FixedRecordReader::open(file, split, ROW_LEN)?;
+        let mut reader =
+            FixedRecordReader::open_in(storage, file, split, ROW_LEN, CachePolicy::Keep)?;
         let mut taken = 0;
         while taken < per_split {
             let Some((_, record)) = reader

@@ -54,7 +54,8 @@ pub(crate) fn block_on_timeout<F, T>(limit: Duration, what: &str, future: F) -> 
 where
     F: Future<Output = io::Result<T>>,
 {
-    match block_on(tokio::time::timeout(limit, future))? {
+    // The timer is made inside the runtime: it needs the runtime's clock.
+    match block_on(async move { tokio::time::timeout(limit, future).await })? {
         Ok(result) => result,
         Err(_) => Err(io_error(
             io::ErrorKind::TimedOut,

@@ -1,0 +1,145 @@
+//! Where a job's data is: the command line's locations, resolved the way Hadoop resolves
+//! them, and the stores that serve them.
+//!
+//! A location is a plain path, a `file:` URI, `hdfs://namenode:port/path` or `s3://bucket/key`.
+//! As in Hadoop, a plain path is on the default file system: local files unless
+//! `fs.defaultFS` (from `-D`, or `HADOOP_CONF_DIR`'s `core-site.xml`) names another store,
+//! and a relative path on HDFS is relative to the user's home directory there
+//! (`/user/NAME`).
+
+use anyhow::{Context, Result};
+use sluice_io::{Location, Scheme, Stores};
+
+#[cfg(feature = "remote")]
+pub(crate) use sluice_stores::StoreConfig;
+
+/// The store settings of a build without remote stores: only `fs.defaultFS` is looked at.
+#[cfg(not(feature = "remote"))]
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StoreConfig {
+    default_fs: Option<String>,
+}
+
+#[cfg(not(feature = "remote"))]
+impl StoreConfig {
+    pub(crate) fn from_env<'a>(
+        defines: impl IntoIterator<Item = (&'a str, &'a str)>,
+    ) -> Result<StoreConfig, std::convert::Infallible> {
+        let default_fs = defines
+            .into_iter()
+            .filter(|(k, _)| *k == "fs.defaultFS")
+            .map(|(_, v)| v.trim().to_string())
+            .next_back();
+        Ok(StoreConfig { default_fs })
+    }
+
+    pub(crate) fn default_fs(&self) -> Option<&str> {
+        self.default_fs
+            .as_deref()
+            .filter(|fs| !fs.is_empty() && !fs.to_ascii_lowercase().starts_with("file:"))
+    }
+}
+
+/// A `-D KEY=VALUE` setting as clap parses it.
+pub(crate) fn parse_define(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.trim().is_empty() => {
+            Ok((key.trim().to_string(), value.to_string()))
+        }
+        _ => Err(format!("expected KEY=VALUE, got '{text}'")),
+    }
+}
+
+/// The store settings of a job: `HADOOP_CONF_DIR`'s site files, then the `-D` settings.
+pub(crate) fn store_config(defines: &[(String, String)]) -> Result<StoreConfig> {
+    StoreConfig::from_env(defines.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .context("cannot read the store configuration")
+}
+
+/// The stores a job with `config` may read and write; `job` names it to the stores.
+pub(crate) fn stores(config: &StoreConfig, job: &str) -> Stores {
+    #[cfg(feature = "remote")]
+    {
+        let remote = sluice_stores::RemoteConnector::new(config.clone(), job);
+        Stores::with_remote(std::sync::Arc::new(remote))
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = (config, job);
+        Stores::local()
+    }
+}
+
+/// The location `text` names, given as `option`: parsed, and a plain path put on the
+/// default file system.
+pub(crate) fn resolve(option: &str, text: &str, config: &StoreConfig) -> Result<Location> {
+    let location = Location::parse(text).with_context(|| format!("{option} {text}"))?;
+    let plain = location.scheme() == Scheme::File
+        && !text
+            .get(..5)
+            .is_some_and(|s| s.eq_ignore_ascii_case("file:"));
+    let Some(default_fs) = config.default_fs().filter(|_| plain) else {
+        return Ok(location);
+    };
+    let base = Location::parse(default_fs)
+        .with_context(|| format!("fs.defaultFS={default_fs} is not a location"))?;
+    let path = if text.starts_with('/') {
+        text.to_string()
+    } else {
+        let user = std::env::var("HADOOP_USER_NAME")
+            .or_else(|_| std::env::var("USER"))
+            .unwrap_or_else(|_| "root".to_string());
+        match base.scheme() {
+            Scheme::Hdfs => format!("/user/{user}/{text}"),
+            _ => format!("/{text}"),
+        }
+    };
+    let path = match base.scheme() {
+        Scheme::S3 => path.trim_start_matches('/').to_string(),
+        _ => path,
+    };
+    Ok(base.with_path_str(&path))
+}
+
+/// Every location of `texts`, resolved by [`resolve`].
+pub(crate) fn resolve_all(
+    option: &str,
+    texts: &[String],
+    config: &StoreConfig,
+) -> Result<Vec<Location>> {
+    texts.iter().map(|t| resolve(option, t, config)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(default_fs: &str) -> StoreConfig {
+        StoreConfig::from_env([("fs.defaultFS", default_fs)]).unwrap()
+    }
+
+    #[test]
+    fn plain_paths_follow_the_default_file_system() {
+        let hdfs = config("hdfs://nn:8020");
+        let r = |t: &str, c: &StoreConfig| resolve("--input", t, c).unwrap().to_string();
+        assert_eq!(r("/logs/a", &hdfs), "hdfs://nn:8020/logs/a");
+        assert!(r("logs", &hdfs).starts_with("hdfs://nn:8020/user/"));
+        assert_eq!(r("file:///tmp/x", &hdfs), "file:///tmp/x");
+        assert_eq!(r("s3://b/k", &hdfs), "s3://b/k");
+        let local = config("file:///");
+        assert_eq!(r("/logs/a", &local), "/logs/a");
+        assert_eq!(r("logs", &local), "logs");
+        let s3 = config("s3a://bucket");
+        assert_eq!(r("/in/x", &s3), "s3a://bucket/in/x");
+    }
+
+    #[test]
+    fn defines_need_a_key() {
+        assert_eq!(
+            parse_define("a.b=c=d").unwrap(),
+            ("a.b".into(), "c=d".into())
+        );
+        assert!(parse_define("novalue").is_err());
+        assert!(parse_define("=x").is_err());
+    }
+}
