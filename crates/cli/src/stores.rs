@@ -8,7 +8,7 @@
 //! (`/user/NAME`).
 
 use anyhow::{Context, Result};
-use sluice_io::{Location, Scheme, Stores};
+use sluice_io::{Location, Stores};
 
 #[cfg(feature = "remote")]
 pub(crate) use sluice_stores::StoreConfig;
@@ -71,34 +71,18 @@ pub(crate) fn stores(config: &StoreConfig, job: &str) -> Stores {
 }
 
 /// The location `text` names, given as `option`: parsed, and a plain path put on the
-/// default file system.
+/// default file system ([`Location::resolve`]).
 pub(crate) fn resolve(option: &str, text: &str, config: &StoreConfig) -> Result<Location> {
-    let location = Location::parse(text).with_context(|| format!("{option} {text}"))?;
-    let plain = location.scheme() == Scheme::File
-        && !text
-            .get(..5)
-            .is_some_and(|s| s.eq_ignore_ascii_case("file:"));
-    let Some(default_fs) = config.default_fs().filter(|_| plain) else {
-        return Ok(location);
-    };
-    let base = Location::parse(default_fs)
-        .with_context(|| format!("fs.defaultFS={default_fs} is not a location"))?;
-    let path = if text.starts_with('/') {
-        text.to_string()
-    } else {
-        let user = std::env::var("HADOOP_USER_NAME")
-            .or_else(|_| std::env::var("USER"))
-            .unwrap_or_else(|_| "root".to_string());
-        match base.scheme() {
-            Scheme::Hdfs => format!("/user/{user}/{text}"),
-            _ => format!("/{text}"),
-        }
-    };
-    let path = match base.scheme() {
-        Scheme::S3 => path.trim_start_matches('/').to_string(),
-        _ => path,
-    };
-    Ok(base.with_path_str(&path))
+    Location::resolve(text, config.default_fs(), &user_name())
+        .with_context(|| format!("{option} {text}"))
+}
+
+/// The user Hadoop would act as: `HADOOP_USER_NAME`, else the login name.
+pub(crate) fn user_name() -> String {
+    ["HADOOP_USER_NAME", "USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "root".to_string())
 }
 
 /// Every location of `texts`, resolved by [`resolve`].

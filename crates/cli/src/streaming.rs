@@ -97,8 +97,31 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     // The job is built from its description (the command line, this directory, PATH and a new
     // job id), as every process that runs its tasks builds it; that parses the command line
     // once more.
-    let spec = StreamingSpec::new(args.to_vec());
-    let built = match spec.build(Arc::clone(&status)) {
+    // The stores the job's locations are on: configured by HADOOP_CONF_DIR's site files and
+    // the job's -D settings. A default file system taken from the site files is written into
+    // the job's own settings, so that every process building the job resolves its paths alike.
+    let defines: Vec<(String, String)> = parsed
+        .conf
+        .entries_with_aliases()
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect();
+    let store_config = match crate::stores::store_config(&defines) {
+        Ok(config) => config,
+        Err(e) => return Ok(launch_error(console, &format!("{e:#}"), 1)),
+    };
+    let mut spec_args = args.to_vec();
+    if parsed.conf.get("fs.defaultFS").is_none() {
+        if let Some(default_fs) = store_config.default_fs() {
+            spec_args.splice(
+                0..0,
+                ["-D".to_string(), format!("fs.defaultFS={default_fs}")],
+            );
+        }
+    }
+    let stores = crate::stores::stores(&store_config, "streaming");
+    let spec = StreamingSpec::new(spec_args);
+    let built = match spec.build_in(&stores, Arc::clone(&status)) {
         Ok(built) => built,
         Err(SpecError::Streaming(e @ StreamingError::Usage(_))) => {
             return Ok(usage_error(console, &e))

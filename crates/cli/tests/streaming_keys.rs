@@ -53,8 +53,8 @@ const REFUSED: &[(&str, &str)] = &[
     ("mapreduce.map.env", "A=1"),
     ("mapreduce.job.cache.files", "/x/y.txt"),
     ("mapreduce.job.working.dir", "/elsewhere"),
-    ("fs.defaultFS", "hdfs://namenode:8020"),
-    ("fs.default.name", "hdfs://namenode:8020"),
+    ("fs.defaultFS", "gs://bucket"),
+    ("fs.default.name", "ftp://host"),
 ];
 
 /// Refused keys with a value that behaves as Hadoop's default: accepted.

@@ -42,8 +42,8 @@ impl LocalStorage {
             location: location.to_string(),
             scheme: scheme.to_string(),
             reason: format!(
-                "sluice reads and writes local files only; {scheme}:// locations are not \
-                 supported yet (copy the data to a local path, or give a path or file:/// URI)"
+                "the local file system cannot serve {scheme}:// locations (this job or build \
+                 has no remote stores)"
             ),
         }
     }

@@ -38,8 +38,8 @@ pub fn local_path(location: &str) -> Result<PathBuf, IoError> {
     };
     if !scheme.eq_ignore_ascii_case("file") {
         return Err(refuse(&format!(
-            "sluice reads and writes local files only; {scheme}:// locations are not \
-             supported yet (copy the data to a local path, or give a path or file:/// URI)"
+            "this must be a local path or file:/// URI; {scheme}:// locations are not \
+             supported here"
         )));
     }
     file_uri_path(&location[scheme.len() + 1..])
@@ -219,6 +219,38 @@ impl Location {
                 "sluice does not know {lower}:// locations (it knows local paths and file:, \
                  hdfs:// and s3:// URIs)"
             ),
+        })
+    }
+
+    /// The location `text` names on a command line whose plain paths are on the default file
+    /// system `default_fs` (Hadoop's `fs.defaultFS`), as Hadoop resolves them: a URI stays as
+    /// it is; with no default, or a `file:` one, a plain path is local; otherwise an absolute
+    /// path is put on the default store (`/logs` on `hdfs://nn:8020` is
+    /// `hdfs://nn:8020/logs`), and a relative one under the user's home directory there
+    /// (`/user/USER/...` on HDFS; the bucket's root on S3).
+    ///
+    /// # Errors
+    /// As [`Location::parse`], for `text` or for `default_fs`.
+    pub fn resolve(text: &str, default_fs: Option<&str>, user: &str) -> Result<Location, IoError> {
+        let location = Location::parse(text)?;
+        let is_plain = uri_scheme(text).is_none();
+        let default_fs = default_fs.map(str::trim).filter(|fs| {
+            !fs.is_empty() && *fs != "local" && !fs.to_ascii_lowercase().starts_with("file:")
+        });
+        let Some(default_fs) = default_fs.filter(|_| is_plain) else {
+            return Ok(location);
+        };
+        let base = Location::parse(default_fs)?;
+        let path = if text.starts_with('/') {
+            text.to_string()
+        } else if base.scheme() == Scheme::Hdfs {
+            format!("/user/{user}/{text}")
+        } else {
+            format!("/{text}")
+        };
+        Ok(match base.scheme() {
+            Scheme::S3 => base.with_path_str(path.trim_start_matches('/')),
+            _ => base.with_path_str(&path),
         })
     }
 

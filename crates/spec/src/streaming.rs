@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sluice_api::JobStatus;
+use sluice_io::Stores;
 use sluice_streaming::{Action, StreamingJob, Submission};
 
 use crate::{hex, SpecError};
@@ -72,6 +73,19 @@ impl StreamingSpec {
     /// line that does not parse or a job that does not build, with the error `sluice
     /// streaming` reports.
     pub fn build(&self, status: Arc<JobStatus>) -> Result<StreamingJob, SpecError> {
+        self.build_in(&Stores::local(), status)
+    }
+
+    /// [`StreamingSpec::build`] for a job whose data is on `stores` (local files, and the
+    /// remote stores a caller connected).
+    ///
+    /// # Errors
+    /// As [`StreamingSpec::build`].
+    pub fn build_in(
+        &self,
+        stores: &Stores,
+        status: Arc<JobStatus>,
+    ) -> Result<StreamingJob, SpecError> {
         // The same fallback as `Submission::current`, so that a process whose directory is gone
         // still builds the jobs it submits.
         let current = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
@@ -88,6 +102,7 @@ impl StreamingSpec {
         Ok(sluice_streaming::build_with(
             &args,
             &self.submission(),
+            stores,
             status,
         )?)
     }

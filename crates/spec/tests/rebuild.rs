@@ -226,8 +226,13 @@ fn run_streaming_both(args: Vec<String>, output: &Path) -> (StreamingSpec, Outpu
     let spec = StreamingSpec::new(args);
     let parsed = sluice_streaming::parse_args(&spec.args).unwrap();
     let status = Arc::new(JobStatus::default());
-    let direct =
-        sluice_streaming::build_with(&parsed, &spec.submission(), Arc::clone(&status)).unwrap();
+    let direct = sluice_streaming::build_with(
+        &parsed,
+        &spec.submission(),
+        &sluice_io::Stores::local(),
+        Arc::clone(&status),
+    )
+    .unwrap();
     // Both builds exist at once, as in two processes on one machine.
     let rebuilt_status = Arc::new(JobStatus::default());
     let BuiltJob::Streaming(rebuilt) = through_json(&JobSpec::Streaming(spec.clone()))

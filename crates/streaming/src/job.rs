@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sluice_hadoop::keyfield::{KeyFieldComparator, KeyFieldPartitioner, KeyFieldSpec};
+use sluice_io::{Location, Stores};
 use sluice_sort::{KeyComparator, KeyOrder};
 
 use super::aggregate::AggregateReducer;
@@ -112,7 +113,7 @@ fn usage(message: String) -> StreamingError {
 /// # Errors
 /// As [`build_with`].
 pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJob, StreamingError> {
-    build_with(args, &Submission::current(), status)
+    build_with(args, &Submission::current(), &Stores::local(), status)
 }
 
 /// Builds the job a parsed command line describes, submitted as `submission` says: the same
@@ -126,6 +127,7 @@ pub fn build(args: &StreamingArgs, status: Arc<JobStatus>) -> Result<StreamingJo
 pub fn build_with(
     args: &StreamingArgs,
     submission: &Submission,
+    stores: &Stores,
     status: Arc<JobStatus>,
 ) -> Result<StreamingJob, StreamingError> {
     if !is_job_id(&submission.job_id) {
@@ -137,8 +139,9 @@ pub fn build_with(
     if args.inputs.is_empty() {
         return Err(usage("Required argument: -input".into()));
     }
-    let output = args.output_path()?;
-    super::keys::check(args, &args.conf)?;
+    // Refused settings first: an unknown default file system is reported as the setting.
+    super::keys::check(args, &args.conf, stores)?;
+    let output = args.output_location()?;
     let mut conf = args.conf.clone();
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.
@@ -148,11 +151,7 @@ pub fn build_with(
     let reducers = conf.get_u64("mapreduce.job.reduces", 1)? as usize;
     conf.set("mapreduce.job.reduces", reducers.to_string());
 
-    let inputs = args
-        .inputs
-        .iter()
-        .map(|p| local_path("-input", p))
-        .collect::<Result<Vec<PathBuf>, _>>()?;
+    let inputs = args.input_locations()?;
     let block = conf.get_u64("fs.local.block.size", 32 << 20)?;
     // Hadoop's old-API FileInputFormat, which streaming uses: max(minSize, min(goal, block)),
     // where local mode's single map makes the goal the whole input; the max size is ignored.
@@ -162,10 +161,13 @@ pub fn build_with(
     // The programs see the number of map tasks (`mapreduce_job_maps`). If the inputs cannot
     // be listed, the job fails when it starts, with the reason.
     let mut planned = None;
-    if let Ok(files) = sluice_io::discover_inputs(&inputs) {
+    if let Ok(files) = sluice_io::discover(stores, &inputs) {
         let maps = match input_format {
-            InputFormat::NLine(lines) => planned.insert(nline::plan(files, lines)?).splits.len(),
-            _ => sluice_io::plan_splits(&files, split_size).len(),
+            InputFormat::NLine(lines) => planned
+                .insert(nline::plan(stores, files, lines)?)
+                .splits
+                .len(),
+            _ => sluice_io::plan_input_splits(&files, split_size).len(),
         };
         conf.set("mapreduce.job.maps", maps.to_string());
     }
@@ -213,6 +215,7 @@ pub fn build_with(
     job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
 
     let mut config = JobConfig::new(inputs, output)
+        .with_stores(stores.clone())
         .with_split_size(split_size)
         .with_attempts(
             conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
@@ -681,7 +684,7 @@ impl KeyComparator for FieldComparator {
 fn make_context(
     args: &StreamingArgs,
     conf: &JobConf,
-    output: &Path,
+    output: &Location,
     submission: &Submission,
     status: Arc<JobStatus>,
 ) -> Result<(JobContext, Scratch), StreamingError> {
@@ -753,13 +756,17 @@ fn make_context(
     }
 
     let mut exported = conf.clone();
-    let absolute_output = std::path::absolute(output).unwrap_or_else(|_| output.to_path_buf());
+    // Hadoop names a local directory `file:/absolute/path`, others by their URI.
+    let output_dir = match output.as_local_path() {
+        Some(path) => {
+            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            format!("file:{}", absolute.display())
+        }
+        None => output.to_string(),
+    };
     exported.set("mapreduce.job.id", job_id.clone());
     exported.set_default("mapreduce.job.name", "streaming");
-    exported.set(
-        "mapreduce.output.fileoutputformat.outputdir",
-        format!("file:{}", absolute_output.display()),
-    );
+    exported.set("mapreduce.output.fileoutputformat.outputdir", output_dir);
     exported.set(
         "mapreduce.input.fileinputformat.inputdir",
         args.inputs.join(","),

@@ -12,11 +12,10 @@
 //! it (Hadoop's default) a directory inside an input directory fails the job at submission,
 //! as Hadoop's old-API `FileInputFormat` does ("Not a file").
 
-use std::path::{Component, Path, PathBuf};
-
 use super::conf::JobConf;
 use super::options::{local_path, StreamingArgs};
 use super::StreamingError;
+use sluice_io::{is_hidden_name, Location, Storage as _, Stores};
 
 /// What sluice does with a key.
 #[derive(Debug, Clone, Copy)]
@@ -191,7 +190,7 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.job.cache.files", &[], Refused(Nothing, "files for the tasks' working directory: use -files")),
     key("mapreduce.job.cache.archives", &[], Refused(Nothing, "archives are not unpacked by sluice; unpack them and pass the files with -files")),
     key("mapreduce.job.working.dir", &["mapred.working.dir"], Refused(When(working_dir_default), "relative -input and -output paths would be resolved against it; sluice resolves them against its own working directory")),
-    key("fs.defaultFS", &["fs.default.name"], Refused(When(local_fs), "paths would name files on that file system; sluice reads and writes local files")),
+    key("fs.defaultFS", &["fs.default.name"], Refused(When(known_fs), "sluice knows the local file system (file:///), HDFS (hdfs://namenode:port) and S3 (s3://bucket)")),
     key("mapreduce.job.id", &["mapred.job.id"], Set("the job's id")),
     key("mapreduce.task.id", &["mapred.tip.id"], Set("the task's id")),
     key("mapreduce.task.attempt.id", &["mapred.task.id"], Set("the task attempt's id")),
@@ -259,7 +258,7 @@ pub fn lookup(name: &str) -> Option<&'static Key> {
 /// [`StreamingError::Usage`] naming the key, its value and why it is refused;
 /// [`StreamingError::Launch`] for a directory inside an input directory when [`RECURSIVE`] is
 /// false, as Hadoop's job fails to launch.
-pub fn check(args: &StreamingArgs, conf: &JobConf) -> Result<(), StreamingError> {
+pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<(), StreamingError> {
     for key in KEYS {
         let Status::Refused(accept, why) = key.status else {
             continue;
@@ -288,7 +287,7 @@ pub fn check(args: &StreamingArgs, conf: &JobConf) -> Result<(), StreamingError>
         }
     }
     if !conf.get_bool(RECURSIVE, false)? {
-        refuse_nested_directories(args)?;
+        refuse_nested_directories(args, stores)?;
     }
     Ok(())
 }
@@ -297,21 +296,25 @@ pub fn check(args: &StreamingArgs, conf: &JobConf) -> Result<(), StreamingError>
 /// recursive, and a directory among the entries fails the job at submission ("Not a file").
 /// Hidden entries (`_x`, `.x`) are skipped first. Inputs that cannot be listed, or an existing
 /// output, are left to the checks that report them (Hadoop reports those first).
-fn refuse_nested_directories(args: &StreamingArgs) -> Result<(), StreamingError> {
-    if args.output_path().is_ok_and(|o| o.exists()) {
+fn refuse_nested_directories(args: &StreamingArgs, stores: &Stores) -> Result<(), StreamingError> {
+    let output_exists = args
+        .output_location()
+        .ok()
+        .and_then(|output| stores.status(&output).ok().flatten())
+        .is_some();
+    let Ok(inputs) = args.input_locations() else {
+        return Ok(());
+    };
+    if output_exists {
         return Ok(());
     }
-    for input in &args.inputs {
-        let Ok(root) = local_path("-input", input) else {
-            continue;
-        };
-        for dir in listed_directories(&root) {
-            if let Some(nested) = first_visible_subdirectory(&dir) {
-                let shown = std::path::absolute(&nested).unwrap_or(nested);
+    for input in inputs {
+        for dir in listed_directories(stores, &input) {
+            if let Some(nested) = first_visible_subdirectory(stores, &dir) {
                 return Err(StreamingError::Launch(format!(
-                    "Not a file: file:{} (a directory inside an input directory; Hadoop reads \
+                    "Not a file: {} (a directory inside an input directory; Hadoop reads \
                      those only with -D {RECURSIVE}=true)",
-                    shown.display()
+                    hadoop_name(&nested)
                 )));
             }
         }
@@ -320,64 +323,46 @@ fn refuse_nested_directories(args: &StreamingArgs) -> Result<(), StreamingError>
 }
 
 /// The directories an `-input` argument makes Hadoop list: the argument itself, or for a glob
-/// the directories it matches (found through the files below them: a matched directory
-/// holding nothing but empty directories is not seen).
-fn listed_directories(root: &Path) -> Vec<PathBuf> {
-    let is_glob = root
-        .as_os_str()
-        .as_encoded_bytes()
-        .iter()
-        .any(|b| matches!(b, b'*' | b'?' | b'['));
-    if !is_glob {
-        return if root.is_dir() {
-            vec![root.to_path_buf()]
-        } else {
-            Vec::new()
-        };
-    }
-    let Ok(files) = sluice_io::discover_inputs(&[root.to_path_buf()]) else {
-        return Vec::new();
+/// the directories it matches.
+fn listed_directories(stores: &Stores, input: &Location) -> Vec<Location> {
+    let found = if input.is_glob() {
+        stores.glob_visible(input).unwrap_or_default()
+    } else {
+        stores.status(input).ok().flatten().into_iter().collect()
     };
-    // A glob's matches have as many components as the pattern; a file below a matched
-    // directory has more, and the match is its first that many components.
-    let depth = root
-        .components()
-        .filter(|c| !matches!(c, Component::CurDir))
-        .count();
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for file in files {
-        let parts: Vec<Component<'_>> = file
-            .path
-            .components()
-            .filter(|c| !matches!(c, Component::CurDir))
-            .collect();
-        if parts.len() > depth {
-            let dir: PathBuf = parts[..depth].iter().collect();
-            if !dirs.contains(&dir) {
-                dirs.push(dir);
-            }
-        }
-    }
-    dirs
+    found
+        .into_iter()
+        .filter(|status| status.is_dir)
+        .map(|status| status.location)
+        .collect()
 }
 
-/// A visible entry of `dir` that is a directory (links followed), if there is one.
-fn first_visible_subdirectory(dir: &Path) -> Option<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .ok()?
-        .flatten()
+/// A visible entry of `dir` that is a directory (links followed), if there is one: the first
+/// by name, whatever order the store lists in.
+fn first_visible_subdirectory(stores: &Stores, dir: &Location) -> Option<Location> {
+    let entries = stores.list(dir).ok()?;
+    entries
+        .into_iter()
         .filter(|e| {
-            !matches!(
-                e.file_name().as_encoded_bytes().first(),
-                Some(b'_' | b'.') | None
-            )
+            e.is_dir
+                && !e
+                    .location
+                    .file_name()
+                    .is_none_or(|n| is_hidden_name(n.as_encoded_bytes()))
         })
-        .map(|e| e.path())
-        .filter(|p| p.is_dir())
-        .collect();
-    // The same directory named whatever order the file system lists in.
-    found.sort();
-    found.into_iter().next()
+        .map(|e| e.location)
+        .min_by_key(|l| l.to_string())
+}
+
+/// A location as Hadoop names it in messages: `file:/absolute/path` for a local one.
+fn hadoop_name(location: &Location) -> String {
+    match location.as_local_path() {
+        Some(path) => {
+            let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+            format!("file:{}", absolute.display())
+        }
+        None => location.to_string(),
+    }
 }
 
 /// Hadoop loads these keys' classes by their full names only.
@@ -430,8 +415,8 @@ fn working_dir_default(_: &StreamingArgs, _: &JobConf, value: &str) -> bool {
         .is_some_and(|p| Some(p) == here)
 }
 
-fn local_fs(_: &StreamingArgs, _: &JobConf, value: &str) -> bool {
-    value.starts_with("file:") || value == "local"
+fn known_fs(_: &StreamingArgs, _: &JobConf, value: &str) -> bool {
+    super::options::is_known_fs(value)
 }
 
 #[cfg(test)]
@@ -448,7 +433,9 @@ mod tests {
 
     fn refusal(settings: &[(&str, &str)]) -> Option<String> {
         let args = args_with(settings);
-        check(&args, &args.conf).err().map(|e| e.to_string())
+        check(&args, &args.conf, &Stores::local())
+            .err()
+            .map(|e| e.to_string())
     }
 
     #[test]
@@ -467,7 +454,8 @@ mod tests {
         assert!(refusal(&[("mapreduce.input.linerecordreader.line.maxlength", "100")]).is_some());
         assert!(refusal(&[("mapred.linerecordreader.maxlength", "100")]).is_some());
         assert!(refusal(&[("mapreduce.job.outputformat.class", "x.Y")]).is_some());
-        assert!(refusal(&[("fs.default.name", "hdfs://nn:8020")]).is_some());
+        assert!(refusal(&[("fs.default.name", "hdfs://nn:8020")]).is_none());
+        assert!(refusal(&[("fs.default.name", "gs://bucket")]).is_some());
         assert!(refusal(&[("stream.jobconf.truncate.limit", "20000")]).is_some());
         assert!(
             refusal(&[("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")]).is_some()
@@ -523,11 +511,11 @@ mod tests {
             ("mapred.reducer.class", "my.Reducer"),
             ("mapred.partitioner.class", "my.Partitioner"),
         ]);
-        assert!(check(&args, &args.conf).is_err());
+        assert!(check(&args, &args.conf, &Stores::local()).is_err());
         args.mapper = Some("cat".into());
         args.reducer = Some("cat".into());
         args.partitioner = Some("HashPartitioner".into());
-        assert!(check(&args, &args.conf).is_ok());
+        assert!(check(&args, &args.conf, &Stores::local()).is_ok());
     }
 
     #[test]
@@ -543,18 +531,20 @@ mod tests {
             output: Some(dir.path().join("out").display().to_string()),
             ..StreamingArgs::default()
         };
-        let message = check(&args, &args.conf).unwrap_err().to_string();
+        let message = check(&args, &args.conf, &Stores::local())
+            .unwrap_err()
+            .to_string();
         assert!(message.starts_with("Not a file: file:/"), "{message}");
         assert!(message.contains("in/sub "), "{message}");
         // Through a glob matching the directory too.
         args.inputs = vec![dir.path().join("i*").display().to_string()];
-        assert!(check(&args, &args.conf).is_err());
+        assert!(check(&args, &args.conf, &Stores::local()).is_err());
         args.conf.set(RECURSIVE, "true");
-        assert!(check(&args, &args.conf).is_ok());
+        assert!(check(&args, &args.conf, &Stores::local()).is_ok());
         // Only hidden subdirectories: nothing to refuse.
         std::fs::remove_dir_all(input.join("sub")).unwrap();
         args.conf.set(RECURSIVE, "false");
-        assert!(check(&args, &args.conf).is_ok());
+        assert!(check(&args, &args.conf, &Stores::local()).is_ok());
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::num::NonZeroU64;
 
-use sluice_io::{InputFile, IoError};
+use sluice_io::{IoError, Storage, StoredInput};
 
 use super::conf::JobConf;
 use super::StreamingError;
@@ -79,14 +79,12 @@ fn java_int(value: &str) -> Option<i32> {
 /// breaks of its compressed bytes, and its job fails: "Cannot seek in GzipCodec compressed
 /// stream"); [`StreamingError::Setup`] if a file cannot be read.
 pub(super) fn plan(
-    files: Vec<InputFile>,
+    storage: &dyn Storage,
+    files: Vec<StoredInput>,
     lines: NonZeroU64,
 ) -> Result<PlannedInput, StreamingError> {
-    match sluice_io::plan_line_splits(&files, lines) {
-        Ok(splits) => Ok(PlannedInput {
-            files: files.into_iter().map(Into::into).collect(),
-            splits,
-        }),
+    match sluice_io::plan_line_splits_in(storage, &files, lines) {
+        Ok(splits) => Ok(PlannedInput { files, splits }),
         Err(IoError::Read { path, source }) => Err(StreamingError::Setup {
             context: format!(
                 "cannot read {} to cut it into splits of lines (NLineInputFormat)",

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use super::conf::JobConf;
 use super::StreamingError;
+use sluice_io::Location;
 
 /// What the command line asks for.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -55,16 +56,34 @@ pub struct StreamingArgs {
 }
 
 impl StreamingArgs {
-    /// The `-output` path.
+    /// The `-output` location: a local path, `file:`, `hdfs://` or `s3://` URI, a plain path
+    /// on the default file system (`-fs`, `-D fs.defaultFS`) as in Hadoop.
     ///
     /// # Errors
-    /// [`StreamingError::Usage`] if `-output` is missing or names no local path.
-    pub fn output_path(&self) -> Result<PathBuf, StreamingError> {
+    /// [`StreamingError::Usage`] if `-output` is missing or is not a location.
+    pub fn output_location(&self) -> Result<Location, StreamingError> {
         let output = self
             .output
             .as_deref()
             .ok_or_else(|| StreamingError::Usage("Required argument: -output".into()))?;
-        local_path("-output", output)
+        self.location("-output", output)
+    }
+
+    /// The `-input` locations, resolved as [`StreamingArgs::output_location`].
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] if one is not a location.
+    pub fn input_locations(&self) -> Result<Vec<Location>, StreamingError> {
+        self.inputs
+            .iter()
+            .map(|input| self.location("-input", input))
+            .collect()
+    }
+
+    /// `text`, given as `option`, as a location on this job's default file system.
+    fn location(&self, option: &str, text: &str) -> Result<Location, StreamingError> {
+        Location::resolve(text, self.conf.get("fs.defaultFS"), &user_name())
+            .map_err(|e| StreamingError::Usage(format!("{option} {e}")))
     }
 }
 
@@ -148,9 +167,10 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
             }
             "-fs" => {
                 let fs = value("-fs")?;
-                if !is_local_fs(&fs) {
+                if !is_known_fs(&fs) {
                     return Err(usage(format!(
-                        "-fs {fs}: sluice reads and writes local files (use -fs file:/// or leave it out)"
+                        "-fs {fs}: sluice knows the local file system (file:///), HDFS \
+                         (hdfs://namenode:port) and S3 (s3://bucket)"
                     )));
                 }
                 parsed.conf.set("fs.defaultFS", fs);
@@ -259,8 +279,19 @@ fn set_property(conf: &mut JobConf, setting: &str, option: &str) -> Result<(), S
     }
 }
 
-fn is_local_fs(uri: &str) -> bool {
-    uri == "local" || uri.starts_with("file:")
+/// Whether a default file system (`-fs`, `fs.defaultFS`) is one sluice can serve.
+pub(crate) fn is_known_fs(uri: &str) -> bool {
+    uri == "local"
+        || uri.starts_with("file:")
+        || Location::parse(uri).is_ok_and(|l| l.scheme() != sluice_io::Scheme::File)
+}
+
+/// The user Hadoop would act as: `HADOOP_USER_NAME`, else the login name.
+fn user_name() -> String {
+    ["HADOOP_USER_NAME", "USER", "LOGNAME"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|u| !u.is_empty()))
+        .unwrap_or_else(|| "root".to_string())
 }
 
 /// Splits a comma-separated list of input paths as Hadoop's `FileInputFormat.addInputPaths`
@@ -480,7 +511,7 @@ mod tests {
         assert!(message(&["-input"]).contains("-input needs a value"));
         assert!(message(&["-D", "novalue"]).contains("expected NAME=VALUE"));
         assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
-        assert!(message(&["-fs", "hdfs://nn:8020"]).contains("local files"));
+        assert!(message(&["-fs", "ftp://x"]).contains("sluice knows"));
         let pipeline = message(&["-mapper", "cut -f1 | sort"]);
         assert!(pipeline.contains("there is no shell"), "{pipeline}");
         assert!(pipeline.contains("bash -c"), "{pipeline}");
@@ -514,8 +545,18 @@ mod tests {
     #[test]
     fn output_may_be_a_file_uri() {
         let parsed = parse_args(&args(&["-output", "file:///abs/out"])).unwrap();
-        assert_eq!(parsed.output_path().unwrap(), PathBuf::from("/abs/out"));
+        assert_eq!(
+            parsed.output_location().unwrap().to_string(),
+            "file:///abs/out"
+        );
         let parsed = parse_args(&args(&["-output", "s3a://b/out"])).unwrap();
-        assert!(parsed.output_path().is_err());
+        assert_eq!(parsed.output_location().unwrap().to_string(), "s3a://b/out");
+        let parsed = parse_args(&args(&["-fs", "hdfs://nn:8020", "-output", "/o"])).unwrap();
+        assert_eq!(
+            parsed.output_location().unwrap().to_string(),
+            "hdfs://nn:8020/o"
+        );
+        let parsed = parse_args(&args(&["-output", "gs://b/out"])).unwrap();
+        assert!(parsed.output_location().is_err());
     }
 }
