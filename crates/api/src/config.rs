@@ -18,8 +18,16 @@ pub struct JobConfig {
     pub memory: usize,
     /// Worker threads.
     pub threads: usize,
-    /// Maximum bytes per input split.
+    /// Bytes per input split: of every file when [`JobConfig::split_by_blocks`] is off, else of
+    /// files whose store reports no block size (local files: Hadoop's local file system reports
+    /// 32 MiB).
     pub split_size: u64,
+    /// Whether files on a store with blocks (HDFS) are cut at their own block size, as Hadoop
+    /// does (default), rather than at `split_size`.
+    pub split_by_blocks: bool,
+    /// The smallest split when cutting by blocks (Hadoop's
+    /// `mapreduce.input.fileinputformat.split.minsize`; default 1).
+    pub min_split_size: u64,
     /// Compression of spilled runs.
     pub spill_codec: Codec,
     /// Where the scratch directory for spills is created, always on a local disk; default: the
@@ -73,6 +81,8 @@ impl JobConfig {
             memory: DEFAULT_MEMORY,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
             split_size: DEFAULT_SPLIT_SIZE,
+            split_by_blocks: true,
+            min_split_size: 1,
             spill_codec: Codec::Lz4,
             spill_parent: None,
             map_attempts: 1,
@@ -109,6 +119,20 @@ impl JobConfig {
     /// Sets the split size in bytes.
     pub fn with_split_size(mut self, bytes: u64) -> Self {
         self.split_size = bytes;
+        self
+    }
+
+    /// Cuts every file at `bytes`, whatever its store's block size (a split size the user
+    /// asked for).
+    pub fn with_fixed_split_size(mut self, bytes: u64) -> Self {
+        self.split_size = bytes;
+        self.split_by_blocks = false;
+        self
+    }
+
+    /// Sets the smallest split when cutting by blocks.
+    pub fn with_min_split_size(mut self, bytes: u64) -> Self {
+        self.min_split_size = bytes;
         self
     }
 

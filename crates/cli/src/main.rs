@@ -124,9 +124,10 @@ pub(crate) struct CommonArgs {
     /// Worker threads [default: number of cores].
     #[arg(long, short = 't', value_parser = at_least_one)]
     threads: Option<usize>,
-    /// Largest input split (bytes of a file one map task reads).
-    #[arg(long, default_value = "32MiB", value_parser = parse_size_arg)]
-    split_size: u64,
+    /// Input split (bytes of a file one map task reads) [default: 32MiB for local files and
+    /// S3 objects; HDFS files are cut at their block size, as Hadoop does].
+    #[arg(long, value_parser = parse_size_arg)]
+    split_size: Option<u64>,
     /// Compression of spill files: none, lz4 or zstd[:LEVEL] [default: lz4; none for
     /// terasort, whose random keys compress poorly: measured faster without].
     #[arg(long)]
@@ -331,8 +332,10 @@ fn execute(
         .with_stores(stores::stores(&store_config, &job.name))
         .with_memory(memory)
         .with_threads(args.threads.unwrap_or_else(default_threads))
-        .with_split_size(args.split_size)
         .with_spill_codec(args.spill_codec.unwrap_or(default_codec));
+    if let Some(size) = args.split_size {
+        config = config.with_fixed_split_size(size);
+    }
     if let Some(dir) = &args.spill_dir {
         config = config.with_spill_parent(dir.clone());
     }

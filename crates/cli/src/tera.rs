@@ -110,7 +110,7 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     let sample = sluice_jobs::sample_terasort_in(
         &stores,
         &inputs,
-        common.split_size,
+        common.split_size.unwrap_or(sluice_api::DEFAULT_SPLIT_SIZE),
         common.reducers,
         sample_size,
     )

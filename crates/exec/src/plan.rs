@@ -17,7 +17,7 @@
 //! counted is small and fixed per thread (the input line buffer, a spill write buffer).
 
 use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
-use sluice_io::{discover, plan_input_splits, Split, Storage, StoredInput};
+use sluice_io::{discover, plan_block_splits, plan_input_splits, Split, Storage, StoredInput};
 use sluice_shuffle::SORT_BLOCK;
 use std::path::{Path, PathBuf};
 
@@ -124,7 +124,11 @@ impl InputPlan {
             Some(plan) => (plan.files.clone(), plan.splits.clone()),
             None => {
                 let files = discover(storage, &config.inputs)?;
-                let splits = plan_input_splits(&files, config.split_size);
+                let splits = if config.split_by_blocks {
+                    plan_block_splits(&files, config.split_size, config.min_split_size)
+                } else {
+                    plan_input_splits(&files, config.split_size)
+                };
                 (files, splits)
             }
         };

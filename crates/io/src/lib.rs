@@ -67,7 +67,7 @@ pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;
 pub use readahead::ReadAhead;
-pub use split::{plan_input_splits, plan_splits, Split};
+pub use split::{plan_block_splits, plan_input_splits, plan_splits, Split};
 pub use storage::{
     glob_by_listing, storage_for, walk_by_listing, BlockLocation, CachePolicy, FileStatus,
     ObjectWriter, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,

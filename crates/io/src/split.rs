@@ -38,6 +38,41 @@ pub fn plan_input_splits(files: &[StoredInput], split_size: u64) -> Vec<Split> {
     )
 }
 
+/// Hadoop's split rule for files on a store with blocks: each file is cut at its own block
+/// size (HDFS's `dfs.blocksize` when it was written), at least `min_size`
+/// (`mapreduce.input.fileinputformat.split.minsize`); a file whose store reports no block size
+/// (a local file, an S3 object) is cut at `default_size` (Hadoop's local file system reports
+/// 32 MiB; S3A its `fs.s3a.block.size`). Otherwise as [`plan_input_splits`].
+pub fn plan_block_splits(files: &[StoredInput], default_size: u64, min_size: u64) -> Vec<Split> {
+    let mut splits = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let size = file.status.block_size.unwrap_or(default_size).max(min_size);
+        let mut one = plan(std::iter::once((file.status.len, file.compression)), size);
+        for split in &mut one {
+            split.file = index;
+        }
+        splits.append(&mut one);
+    }
+    splits
+}
+
+impl Split {
+    /// The hosts holding the block the split starts in (where Hadoop places its map task),
+    /// from the file's [`FileStatus::blocks`](crate::FileStatus::blocks); empty where the
+    /// store told none.
+    pub fn hosts<'a>(&self, files: &'a [StoredInput]) -> &'a [String] {
+        files
+            .get(self.file)
+            .and_then(|file| {
+                file.status
+                    .blocks
+                    .iter()
+                    .find(|b| b.offset <= self.start && self.start < b.offset.saturating_add(b.len))
+            })
+            .map_or(&[], |block| block.hosts.as_slice())
+    }
+}
+
 /// The splits of files given as (length, compression), in order.
 fn plan(files: impl Iterator<Item = (u64, Compression)>, split_size: u64) -> Vec<Split> {
     let size = split_size.max(1);

@@ -318,6 +318,16 @@ pub trait Storage: fmt::Debug + Send + Sync {
         self.create_with(location, DEFAULT_WRITE_BUFFER)
     }
 
+    /// Where the blocks of the file at `location` are and which hosts hold them, for placing
+    /// tasks near their data; empty where the store has no such notion (the default).
+    ///
+    /// # Errors
+    /// [`IoError::Read`] if the store cannot tell.
+    fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {
+        let _ = location;
+        Ok(Vec::new())
+    }
+
     /// Deletes the file at `location`; `false` if there was none.
     ///
     /// # Errors

@@ -12,8 +12,8 @@ use std::io::Read;
 use std::sync::Arc;
 
 use crate::{
-    CachePolicy, FileStatus, IoError, JobCommitter, LocalRenameCommitter, LocalStorage, Location,
-    Scheme, Storage, StorageWriter,
+    BlockLocation, CachePolicy, FileStatus, IoError, JobCommitter, LocalRenameCommitter,
+    LocalStorage, Location, Scheme, Storage, StorageWriter,
 };
 
 /// The remote stores a job is configured for: hands out the [`Storage`] and the
@@ -147,5 +147,9 @@ impl Storage for Stores {
 
     fn delete(&self, location: &Location) -> Result<bool, IoError> {
         self.with(location, |s| s.delete(location))
+    }
+
+    fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {
+        self.with(location, |s| s.block_locations(location))
     }
 }

@@ -85,3 +85,60 @@ fn compressed_and_empty_files_are_one_split_each() {
         ]
     );
 }
+
+/// A file of `len` bytes at `name` with HDFS blocks of `block` bytes held by `host-N`.
+fn hdfs_file(name: &str, len: u64, block: Option<u64>) -> sluice_io::StoredInput {
+    let location = sluice_io::Location::parse(name).expect("a valid location");
+    let mut status = sluice_io::FileStatus::file(location, len);
+    if let Some(block) = block {
+        let blocks = (0..len.div_ceil(block))
+            .map(|i| {
+                sluice_io::BlockLocation::new(
+                    i * block,
+                    block.min(len - i * block),
+                    vec![format!("host-{i}")],
+                )
+            })
+            .collect();
+        status = status.with_block_size(block).with_blocks(blocks);
+    }
+    sluice_io::StoredInput::new(status)
+}
+
+#[test]
+fn files_with_blocks_are_cut_at_their_block_size() {
+    let files = [
+        hdfs_file("hdfs://nn/a", 300, Some(100)),
+        hdfs_file("hdfs://nn/b", 250, None),
+        hdfs_file("hdfs://nn/c.gz", 500, Some(100)),
+        hdfs_file("hdfs://nn/d", 105, Some(100)),
+    ];
+    let splits = sluice_io::plan_block_splits(&files, 128, 1);
+    let got: Vec<(usize, u64, u64)> = splits.iter().map(|s| (s.file, s.start, s.len)).collect();
+    assert_eq!(
+        got,
+        vec![
+            (0, 0, 100),
+            (0, 100, 100),
+            (0, 200, 100),
+            // No block size: the default, with the slop rule.
+            (1, 0, 128),
+            (1, 128, 122),
+            // Compressed: whole.
+            (2, 0, 500),
+            // Within the slop of one block: one split.
+            (3, 0, 105),
+        ]
+    );
+    // Hadoop's minimum split size wins over a smaller block.
+    let big = sluice_io::plan_block_splits(&files[..1], 128, 150);
+    assert_eq!(
+        big.iter().map(|s| s.len).collect::<Vec<_>>(),
+        vec![150, 150]
+    );
+    // Each split is placed by the block it starts in.
+    let hosts: Vec<&[String]> = splits.iter().map(|s| s.hosts(&files)).collect();
+    assert_eq!(hosts[1], ["host-1".to_string()]);
+    assert_eq!(hosts[2], ["host-2".to_string()]);
+    assert!(hosts[3].is_empty());
+}

@@ -13,7 +13,9 @@ use std::time::{Duration, UNIX_EPOCH};
 use bytes::{Bytes, BytesMut};
 use futures::{StreamExt, TryStreamExt};
 use hdfs_native::{Client, ClientBuilder, HdfsError, WriteOptions};
-use sluice_io::{FileStatus, IoError, Location, ObjectWriter, Storage, StorageWriter};
+use sluice_io::{
+    BlockLocation, FileStatus, IoError, Location, ObjectWriter, Storage, StorageWriter,
+};
 
 use crate::error::{io_error, read_error, unavailable, write_error};
 use crate::read::{OpenAt, PrefetchReader};
@@ -32,6 +34,9 @@ pub struct HdfsStorage {
     /// The name node as messages name it.
     name: String,
     timeout: Duration,
+    /// The name node's web address (`host:port`), for WebHDFS.
+    http: Option<String>,
+    http_client: reqwest::Client,
 }
 
 impl HdfsStorage {
@@ -76,11 +81,27 @@ impl HdfsStorage {
             .with_io_runtime(handle)
             .build()
             .map_err(|e| unavailable(location, format!("cannot set up a client of {url}: {e}")))?;
+        // WebHDFS is on the name node's web port: `dfs.namenode.http-address`, else the
+        // default port on the name node's host.
+        let http = config
+            .get("dfs.namenode.http-address")
+            .map(str::to_string)
+            .or_else(|| {
+                let host = url.trim_start_matches("hdfs://").split([':', '/']).next()?;
+                (!host.is_empty()).then(|| format!("{host}:9870"))
+            });
+        let http_client = reqwest::Client::builder()
+            .connect_timeout(timeout)
+            .timeout(timeout)
+            .build()
+            .map_err(|e| unavailable(location, format!("cannot set up an HTTP client: {e}")))?;
         Ok(HdfsStorage {
             client,
             authority,
             name: url,
             timeout,
+            http,
+            http_client,
         })
     }
 
@@ -231,6 +252,44 @@ impl Storage for HdfsStorage {
         self.create_file(location, false)
     }
 
+    fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {
+        let path = self.path(location)?;
+        let Some(http) = &self.http else {
+            return Ok(Vec::new());
+        };
+        let user = ["HADOOP_USER_NAME", "USER"]
+            .iter()
+            .find_map(|v| std::env::var(v).ok())
+            .unwrap_or_else(|| "root".to_string());
+        let url =
+            format!("http://{http}/webhdfs/v1{path}?op=GETFILEBLOCKLOCATIONS&user.name={user}");
+        let client = self.http_client.clone();
+        let what = format!("block locations (WebHDFS at {http})");
+        let body = block_on_timeout(self.timeout, &what, async move {
+            let response =
+                client.get(&url).send().await.map_err(|e| {
+                    io_error(io::ErrorKind::ConnectionRefused, format!("{url}: {e}"))
+                })?;
+            let status = response.status();
+            let body = response
+                .bytes()
+                .await
+                .map_err(|e| io_error(io::ErrorKind::Other, format!("{url}: {e}")))?;
+            if !status.is_success() {
+                let kind = if status.as_u16() == 404 {
+                    io::ErrorKind::NotFound
+                } else {
+                    io::ErrorKind::Other
+                };
+                let text = String::from_utf8_lossy(&body);
+                return Err(io_error(kind, format!("{url}: HTTP {status}: {text}")));
+            }
+            Ok(body)
+        })
+        .map_err(|e| read_error(location, e))?;
+        parse_block_locations(&body).map_err(|e| read_error(location, e))
+    }
+
     fn delete(&self, location: &Location) -> Result<bool, IoError> {
         let path = self.path(location)?;
         match self.call("delete", self.client.delete(path, false)) {
@@ -239,6 +298,39 @@ impl Storage for HdfsStorage {
             Err(e) => Err(write_error(location, e)),
         }
     }
+}
+
+/// The blocks of WebHDFS's `GETFILEBLOCKLOCATIONS` answer.
+fn parse_block_locations(body: &[u8]) -> io::Result<Vec<BlockLocation>> {
+    #[derive(serde::Deserialize)]
+    struct Answer {
+        #[serde(rename = "BlockLocations")]
+        locations: Locations,
+    }
+    #[derive(serde::Deserialize)]
+    struct Locations {
+        #[serde(rename = "BlockLocation", default)]
+        blocks: Vec<Block>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Block {
+        offset: u64,
+        length: u64,
+        #[serde(default)]
+        hosts: Vec<String>,
+    }
+    let answer: Answer = serde_json::from_slice(body).map_err(|e| {
+        io_error(
+            io::ErrorKind::InvalidData,
+            format!("WebHDFS's block locations do not parse: {e}"),
+        )
+    })?;
+    Ok(answer
+        .locations
+        .blocks
+        .into_iter()
+        .map(|b| BlockLocation::new(b.offset, b.length, b.hosts))
+        .collect())
 }
 
 /// A new HDFS file being written.
@@ -326,4 +418,27 @@ pub(crate) fn hdfs_io_error(error: &HdfsError) -> io::Error {
         other => other.to_string(),
     };
     io_error(kind, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn webhdfs_block_locations_parse() {
+        let body = br#"{"BlockLocations":{"BlockLocation":[
+            {"cachedHosts":[],"corrupt":false,"hosts":["dn1","dn2"],"length":134217728,
+             "names":["dn1:9866","dn2:9866"],"offset":0,"storageTypes":["DISK","DISK"],
+             "topologyPaths":["/default-rack/dn1:9866"]},
+            {"hosts":["dn3"],"length":10,"offset":134217728}]}}"#;
+        let blocks = parse_block_locations(body).unwrap();
+        assert_eq!(
+            blocks,
+            vec![
+                BlockLocation::new(0, 134_217_728, vec!["dn1".into(), "dn2".into()]),
+                BlockLocation::new(134_217_728, 10, vec!["dn3".into()]),
+            ]
+        );
+        assert!(parse_block_locations(b"<html>").is_err());
+    }
 }

@@ -167,7 +167,7 @@ pub fn build_with(
                 .insert(nline::plan(stores, files, lines)?)
                 .splits
                 .len(),
-            _ => sluice_io::plan_input_splits(&files, split_size).len(),
+            _ => sluice_io::plan_block_splits(&files, split_size, min_split).len(),
         };
         conf.set("mapreduce.job.maps", maps.to_string());
     }
@@ -217,6 +217,7 @@ pub fn build_with(
     let mut config = JobConfig::new(inputs, output)
         .with_stores(stores.clone())
         .with_split_size(split_size)
+        .with_min_split_size(min_split)
         .with_attempts(
             conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
             conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
