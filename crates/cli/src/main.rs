@@ -50,6 +50,13 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Internal: the watcher that cleans up after a job killed while writing to HDFS or S3.
+    #[cfg(feature = "remote")]
+    #[command(name = "__cleanup", hide = true)]
+    Cleanup {
+        /// The job's journal.
+        journal: PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -238,6 +245,8 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(job) => run_builtin(job),
         Command::Streaming { .. } => Ok(()),
+        #[cfg(feature = "remote")]
+        Command::Cleanup { journal } => stores::run_watcher(&journal),
         Command::Gen(GenData::Text {
             size,
             output,

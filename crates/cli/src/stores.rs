@@ -29,7 +29,7 @@ impl StoreConfig {
             .into_iter()
             .filter(|(k, _)| *k == "fs.defaultFS")
             .map(|(_, v)| v.trim().to_string())
-            .next_back();
+            .last();
         Ok(StoreConfig { default_fs })
     }
 
@@ -57,10 +57,17 @@ pub(crate) fn store_config(defines: &[(String, String)]) -> Result<StoreConfig> 
 }
 
 /// The stores a job with `config` may read and write; `job` names it to the stores.
+///
+/// What the job opens on a remote store (a staging directory, uploads) is written to a
+/// journal, and the first entry starts a watcher process (`sluice __cleanup`) that undoes
+/// it should this process die before the job finishes (see [`sluice_stores::Journal`]).
 pub(crate) fn stores(config: &StoreConfig, job: &str) -> Stores {
     #[cfg(feature = "remote")]
     {
-        let remote = sluice_stores::RemoteConnector::new(config.clone(), job);
+        let path = journal_path();
+        let journal = sluice_stores::Journal::new(&path, config, Box::new(start_watcher));
+        let remote = sluice_stores::RemoteConnector::new(config.clone(), job)
+            .with_journal(std::sync::Arc::new(journal));
         Stores::with_remote(std::sync::Arc::new(remote))
     }
     #[cfg(not(feature = "remote"))]
@@ -92,6 +99,81 @@ pub(crate) fn resolve_all(
     config: &StoreConfig,
 ) -> Result<Vec<Location>> {
     texts.iter().map(|t| resolve(option, t, config)).collect()
+}
+
+/// A new journal's path: in the temporary directory, named by this process and time.
+#[cfg(feature = "remote")]
+fn journal_path() -> std::path::PathBuf {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    std::env::temp_dir().join(format!(
+        "sluice-journal-{}-{nanos:09}.jsonl",
+        std::process::id()
+    ))
+}
+
+/// The watcher's end of its pipe, held open for as long as this process lives: the watcher
+/// acts when it reads end-of-file.
+#[cfg(feature = "remote")]
+static WATCHER_PIPE: std::sync::Mutex<Vec<std::process::ChildStdin>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Starts `sluice __cleanup JOURNAL` in a process group of its own (Ctrl-C in a terminal is
+/// this process's to handle, not the watcher's), its standard input a pipe from this process.
+#[cfg(feature = "remote")]
+fn start_watcher(journal: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::process::CommandExt;
+    let exe = std::env::current_exe()?;
+    let mut child = std::process::Command::new(exe)
+        .arg("__cleanup")
+        .arg(journal)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()?;
+    if let Some(pipe) = child.stdin.take() {
+        WATCHER_PIPE
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(pipe);
+    }
+    Ok(())
+}
+
+/// `sluice __cleanup JOURNAL`: waits until the job's process closes the pipe (it ended, one
+/// way or another), then undoes what the journal lists unless the job finished.
+#[cfg(feature = "remote")]
+pub(crate) fn run_watcher(journal: &std::path::Path) -> Result<()> {
+    use std::io::Read;
+    let mut sink = Vec::new();
+    // Nothing is ever written; this returns when the job's process is gone.
+    let _ = std::io::stdin().read_to_end(&mut sink);
+    let report = sluice_stores::clean_up(journal)
+        .with_context(|| format!("cannot read the job's journal {}", journal.display()))?;
+    if report.finished {
+        return Ok(());
+    }
+    for dir in &report.deleted_dirs {
+        eprintln!("sluice: the job ended without cleaning up; deleted {dir}");
+    }
+    if report.aborted_uploads > 0 || report.deleted_objects > 0 {
+        eprintln!(
+            "sluice: the job ended without cleaning up; aborted {} upload(s), deleted {} object(s)",
+            report.aborted_uploads, report.deleted_objects
+        );
+    }
+    for failure in &report.failures {
+        eprintln!("sluice: cannot clean up after the job: {failure}");
+    }
+    if report.failures.is_empty() {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "some of what the job left could not be removed; the journal is kept at {}",
+            journal.display()
+        )
+    }
 }
 
 #[cfg(test)]

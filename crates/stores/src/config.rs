@@ -128,6 +128,7 @@ impl StoreConfig {
     }
 
     /// The user's home directory, for the AWS shared files.
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     pub(crate) fn home(&self) -> Option<PathBuf> {
         self.env("HOME").map(PathBuf::from)
     }

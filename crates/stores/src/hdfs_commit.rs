@@ -12,8 +12,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use sluice_io::{IoError, JobCommitter, Location, PartAttempt, Storage, StorageWriter};
 
+use std::sync::Arc;
+
 use crate::error::{io_error, write_error};
-use crate::HdfsStorage;
+use crate::journal::{note, Journal, JournalEntry};
+use crate::{is_plain_name, HdfsStorage};
 
 /// The staging directory's subdirectory for attempts' files.
 const ATTEMPTS: &str = "_temporary";
@@ -41,6 +44,7 @@ pub struct HdfsRenameCommitter {
     output: Location,
     staging: Location,
     state: State,
+    journal: Option<Arc<Journal>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -79,7 +83,19 @@ impl HdfsRenameCommitter {
             output: output.clone(),
             staging,
             state: State::New,
+            journal: None,
         })
+    }
+
+    /// The same committer, recording its staging directory in `journal` (see [`Journal`]).
+    #[must_use]
+    pub fn with_journal(mut self, journal: Option<Arc<Journal>>) -> HdfsRenameCommitter {
+        self.journal = journal;
+        self
+    }
+
+    fn note(&self, entry: JournalEntry) {
+        note(self.journal.as_deref(), entry);
     }
 
     /// The staging directory (hidden, beside the output).
@@ -131,6 +147,9 @@ impl JobCommitter for HdfsRenameCommitter {
                 path: self.output.error_path(),
             });
         }
+        self.note(JournalEntry::Staging {
+            location: self.staging.to_string(),
+        });
         self.storage.mkdirs(&self.staging.join(ATTEMPTS))?;
         self.state = State::Running;
         Ok(())
@@ -171,6 +190,9 @@ impl JobCommitter for HdfsRenameCommitter {
                 }
                 Err(e) => return Err(e),
             }
+            self.note(JournalEntry::Published {
+                location: self.output.to_string(),
+            });
             let success = self.output.join("_SUCCESS");
             match self
                 .storage
@@ -187,10 +209,13 @@ impl JobCommitter for HdfsRenameCommitter {
         match result {
             Ok(()) => {
                 self.state = State::Committed;
+                self.note(JournalEntry::Done);
                 Ok(())
             }
             Err(e) => {
-                let _ = self.storage.delete_tree(&self.staging);
+                if self.storage.delete_tree(&self.staging).is_ok() {
+                    self.note(JournalEntry::Done);
+                }
                 Err(e)
             }
         }
@@ -200,7 +225,9 @@ impl JobCommitter for HdfsRenameCommitter {
         match self.state {
             State::Running => {
                 self.state = State::Aborted;
-                self.storage.delete_tree(&self.staging).map(drop)
+                self.storage.delete_tree(&self.staging)?;
+                self.note(JournalEntry::Done);
+                Ok(())
             }
             State::New | State::Aborted => {
                 self.state = State::Aborted;
@@ -217,9 +244,4 @@ impl Drop for HdfsRenameCommitter {
             let _ = self.storage.delete_tree(&self.staging);
         }
     }
-}
-
-/// Whether `name` is one plain file name: no `/`, not `.` or `..`, not empty.
-pub(crate) fn is_plain_name(name: &str) -> bool {
-    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }

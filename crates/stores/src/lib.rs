@@ -19,12 +19,16 @@
 //! Each back-end is a cargo feature (`hdfs`, `s3`, both on by default); a location of a store
 //! left out of the build is refused with the reason.
 
+// Built without a back-end, the crate only refuses remote locations.
+#![cfg_attr(not(any(feature = "hdfs", feature = "s3")), allow(unused))]
+
 mod config;
 mod error;
 #[cfg(feature = "hdfs")]
 mod hdfs;
 #[cfg(feature = "hdfs")]
 mod hdfs_commit;
+mod journal;
 mod read;
 mod runtime;
 #[cfg(feature = "s3")]
@@ -43,6 +47,7 @@ pub use error::StoreError;
 pub use hdfs::HdfsStorage;
 #[cfg(feature = "hdfs")]
 pub use hdfs_commit::HdfsRenameCommitter;
+pub use journal::{clean_up, CleanUp, Journal, JournalEntry, OnFirstEntry};
 #[cfg(feature = "s3")]
 pub use s3::{PendingUpload, S3Storage};
 #[cfg(feature = "s3")]
@@ -52,7 +57,9 @@ pub use s3_commit::S3MagicCommitter;
 #[derive(Debug)]
 pub struct RemoteConnector {
     config: StoreConfig,
+    #[cfg_attr(not(feature = "s3"), allow(dead_code))]
     job_id: String,
+    journal: Option<Arc<Journal>>,
     /// One storage per store: `(scheme, authority)`.
     connected: Mutex<HashMap<(Scheme, String), Connected>>,
 }
@@ -72,7 +79,41 @@ impl RemoteConnector {
         RemoteConnector {
             config,
             job_id: job_id.to_string(),
+            journal: None,
             connected: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The same stores, writing what the job opens on them into `journal` (see [`Journal`]).
+    #[must_use]
+    pub fn with_journal(mut self, journal: Arc<Journal>) -> RemoteConnector {
+        self.journal = Some(journal);
+        self
+    }
+
+    /// The HDFS storage of `location`.
+    ///
+    /// # Errors
+    /// As [`RemoteStores::storage`]; [`IoError::UnsupportedScheme`] for another store.
+    #[cfg(feature = "hdfs")]
+    pub fn hdfs(&self, location: &Location) -> Result<Arc<HdfsStorage>, IoError> {
+        match self.connect(location)? {
+            Connected::Hdfs(storage) => Ok(storage),
+            #[allow(unreachable_patterns)]
+            _ => Err(not_built(location)),
+        }
+    }
+
+    /// The S3 storage of `location`.
+    ///
+    /// # Errors
+    /// As [`RemoteStores::storage`]; [`IoError::UnsupportedScheme`] for another store.
+    #[cfg(feature = "s3")]
+    pub fn s3(&self, location: &Location) -> Result<Arc<S3Storage>, IoError> {
+        match self.connect(location)? {
+            Connected::S3(storage) => Ok(storage),
+            #[allow(unreachable_patterns)]
+            _ => Err(not_built(location)),
         }
     }
 
@@ -81,6 +122,7 @@ impl RemoteConnector {
         &self.config
     }
 
+    #[allow(unreachable_code)]
     fn connect(&self, location: &Location) -> Result<Connected, IoError> {
         let key = (
             location.scheme(),
@@ -93,13 +135,15 @@ impl RemoteConnector {
         if let Some(store) = connected.get(&key) {
             return Ok(store.clone());
         }
-        let store = match location.scheme() {
+        let store: Connected = match location.scheme() {
             #[cfg(feature = "hdfs")]
             Scheme::Hdfs => {
                 Connected::Hdfs(Arc::new(HdfsStorage::connect(location, &self.config)?))
             }
             #[cfg(feature = "s3")]
-            Scheme::S3 => Connected::S3(Arc::new(S3Storage::connect(location, &self.config)?)),
+            Scheme::S3 => Connected::S3(Arc::new(
+                S3Storage::connect(location, &self.config)?.with_journal(self.journal.clone()),
+            )),
             _ => return Err(not_built(location)),
         };
         connected.insert(key, store.clone());
@@ -120,16 +164,15 @@ impl RemoteStores for RemoteConnector {
     fn committer(&self, output: &Location) -> Result<Box<dyn JobCommitter>, IoError> {
         match self.connect(output)? {
             #[cfg(feature = "hdfs")]
-            Connected::Hdfs(storage) => Ok(Box::new(HdfsRenameCommitter::new(
-                (*storage).clone(),
-                output,
-            )?)),
+            Connected::Hdfs(storage) => Ok(Box::new(
+                HdfsRenameCommitter::new((*storage).clone(), output)?
+                    .with_journal(self.journal.clone()),
+            )),
             #[cfg(feature = "s3")]
-            Connected::S3(storage) => Ok(Box::new(S3MagicCommitter::new(
-                (*storage).clone(),
-                output,
-                &self.job_id,
-            ))),
+            Connected::S3(storage) => Ok(Box::new(
+                S3MagicCommitter::new((*storage).clone(), output, &self.job_id)
+                    .with_journal(self.journal.clone()),
+            )),
         }
     }
 }
@@ -146,4 +189,10 @@ fn not_built(location: &Location) -> IoError {
             location.scheme_name()
         ),
     }
+}
+
+/// Whether `name` is one plain file name (a part file's): no `/`, not `.` or `..`, not empty.
+#[allow(dead_code)]
+pub(crate) fn is_plain_name(name: &str) -> bool {
+    !name.is_empty() && name != "." && name != ".." && !name.contains('/')
 }

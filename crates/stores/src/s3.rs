@@ -26,6 +26,7 @@ use sluice_io::{FileStatus, IoError, Location, ObjectWriter, Storage, StorageWri
 use tokio::task::JoinHandle;
 
 use crate::error::{io_error, read_error, unavailable, write_error};
+use crate::journal::{note, Journal, JournalEntry};
 use crate::read::{OpenAt, PrefetchReader};
 use crate::runtime::{block_on, block_on_timeout, runtime};
 use crate::StoreConfig;
@@ -45,6 +46,7 @@ pub struct S3Storage {
     /// The endpoint as messages name it.
     endpoint: String,
     timeout: Duration,
+    journal: Option<Arc<Journal>>,
 }
 
 impl S3Storage {
@@ -99,7 +101,16 @@ impl S3Storage {
             bucket,
             endpoint,
             timeout,
+            journal: None,
         })
+    }
+
+    /// The same storage, recording every upload its writers start in `journal` (see
+    /// [`Journal`]).
+    #[must_use]
+    pub fn with_journal(mut self, journal: Option<Arc<Journal>>) -> S3Storage {
+        self.journal = journal;
+        self
     }
 
     /// The key of `location` in this bucket.
@@ -168,6 +179,7 @@ impl S3Storage {
             written: 0,
             completion: Some(completion),
             timeout: self.timeout,
+            journal: self.journal.clone(),
         })
     }
 
@@ -407,6 +419,7 @@ pub(crate) struct S3Writer {
     /// `None` once finished.
     completion: Option<Completion>,
     timeout: Duration,
+    journal: Option<Arc<Journal>>,
 }
 
 impl S3Writer {
@@ -430,6 +443,13 @@ impl S3Writer {
                 .await
                 .map_err(|e| s3_io_error(&e, &bucket))
         })?;
+        note(
+            self.journal.as_deref(),
+            JournalEntry::Upload {
+                location: self.location.to_string(),
+                upload_id: id.clone(),
+            },
+        );
         self.upload = Some(id.clone());
         Ok(id)
     }

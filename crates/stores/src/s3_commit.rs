@@ -16,10 +16,10 @@ use serde::Serialize;
 use sluice_io::{IoError, JobCommitter, Location, PartAttempt, Storage, StorageWriter};
 
 use crate::error::{io_error, write_error};
-use crate::hdfs_commit::is_plain_name;
+use crate::journal::{note, Journal, JournalEntry};
 use crate::runtime::block_on;
 use crate::s3::{Completion, PendingUpload};
-use crate::S3Storage;
+use crate::{is_plain_name, S3Storage};
 
 /// Uploads completed (or aborted) at once at job commit.
 const CONCURRENT_COMPLETIONS: usize = 16;
@@ -42,6 +42,7 @@ pub struct S3MagicCommitter {
     state: State,
     uploads: Arc<Mutex<Uploads>>,
     job_id: String,
+    journal: Option<Arc<Journal>>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,7 +72,16 @@ impl S3MagicCommitter {
             state: State::New,
             uploads: Arc::default(),
             job_id: job_id.to_string(),
+            journal: None,
         }
+    }
+
+    /// The same committer, recording what its commit publishes in `journal` (see
+    /// [`Journal`]; the uploads are recorded by the storage's writers).
+    #[must_use]
+    pub fn with_journal(mut self, journal: Option<Arc<Journal>>) -> S3MagicCommitter {
+        self.journal = journal;
+        self
     }
 
     /// Every upload the job has open (written and committed, not yet completed), for a
@@ -134,6 +144,14 @@ impl S3MagicCommitter {
     fn publish(&self, committed: BTreeMap<String, PendingUpload>) -> Result<(), IoError> {
         let storage = &self.storage;
         let uploads: Vec<PendingUpload> = committed.into_values().collect();
+        for upload in &uploads {
+            note(
+                self.journal.as_deref(),
+                JournalEntry::Completed {
+                    location: self.output.with_path_str(&upload.key).to_string(),
+                },
+            );
+        }
         let results: Vec<(PendingUpload, std::io::Result<()>)> = block_on(
             futures::stream::iter(uploads)
                 .map(|upload| async move {
@@ -272,6 +290,7 @@ impl JobCommitter for S3MagicCommitter {
         }
         self.publish(committed)?;
         self.state = State::Committed;
+        note(self.journal.as_deref(), JournalEntry::Done);
         Ok(())
     }
 
@@ -287,7 +306,9 @@ impl JobCommitter for S3MagicCommitter {
                     open.extend(std::mem::take(&mut uploads.committed).into_values());
                     open
                 };
-                self.abort_all(open)
+                self.abort_all(open)?;
+                note(self.journal.as_deref(), JournalEntry::Done);
+                Ok(())
             }
         }
     }

@@ -1,0 +1,285 @@
+//! What a job has left open on remote stores, written down as it happens, so that a watcher
+//! process can undo it if the job's process dies without cleaning up (`SIGKILL`, a crash).
+//!
+//! A job killed outright runs no destructor: an HDFS job leaves its hidden staging directory,
+//! an S3 job its uploads (invisible, but stored and billed until aborted). The job's
+//! committers append each thing they open to a local journal file (JSON lines, readable by the
+//! user only), and `Done` once the job's output is committed or aborted. `sluice` starts a
+//! watcher beside a job that writes to a remote store; when the job's process ends, the
+//! watcher reads the journal and, unless it ends in `Done`, undoes what it lists
+//! ([`clean_up`]).
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use sluice_io::{IoError, Location, RemoteStores};
+
+use crate::{RemoteConnector, StoreConfig};
+
+/// One line of the journal.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum JournalEntry {
+    /// The job's store settings (the `-D` properties), to connect to the stores again.
+    Config {
+        /// The properties.
+        properties: BTreeMap<String, String>,
+    },
+    /// A staging directory the job created (HDFS): deleted unless the job finished.
+    Staging {
+        /// Its location.
+        location: String,
+    },
+    /// A multipart upload the job started (S3): aborted unless the job finished.
+    Upload {
+        /// The object's location.
+        location: String,
+        /// The upload's id.
+        upload_id: String,
+    },
+    /// An object the job's commit made visible: deleted unless the job finished.
+    Completed {
+        /// Its location.
+        location: String,
+    },
+    /// An output directory the job's commit made visible, before its `_SUCCESS`: deleted
+    /// unless the job finished.
+    Published {
+        /// Its location.
+        location: String,
+    },
+    /// The job's output is committed or aborted: nothing to undo.
+    Done,
+}
+
+/// What to do when a journal is first written to: start the watcher of
+/// [`Journal::new`]'s documentation.
+pub type OnFirstEntry = Box<dyn FnOnce(&Path) -> io::Result<()> + Send>;
+
+/// The journal of one job: see the module documentation. Shared by its committers.
+///
+/// Nothing is created until the first entry: a job that opens nothing on a remote store
+/// leaves no file and starts no watcher.
+pub struct Journal {
+    path: PathBuf,
+    properties: BTreeMap<String, String>,
+    state: Mutex<JournalState>,
+}
+
+struct JournalState {
+    file: Option<File>,
+    on_first_entry: Option<OnFirstEntry>,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal").field("path", &self.path).finish()
+    }
+}
+
+impl Journal {
+    /// A journal at `path` of a job with `config`'s settings. On the first entry the file is
+    /// created (readable and writable by the user only: it holds the job's store settings,
+    /// credentials among them), starting with the settings, and `on_first_entry` is called
+    /// with its path (to start the watcher).
+    pub fn new(path: &Path, config: &StoreConfig, on_first_entry: OnFirstEntry) -> Journal {
+        Journal {
+            path: path.to_path_buf(),
+            properties: config
+                .properties()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect(),
+            state: Mutex::new(JournalState {
+                file: None,
+                on_first_entry: Some(on_first_entry),
+            }),
+        }
+    }
+
+    /// Where the journal is (once written).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends `entry`. Each entry is one `write` of a whole line, so a watcher reading after
+    /// the process died sees whole lines.
+    ///
+    /// # Errors
+    /// If the file cannot be created or written, or the watcher not started.
+    pub fn record(&self, entry: &JournalEntry) -> io::Result<()> {
+        let mut state = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.file.is_none() {
+            let mut file = OpenOptions::new()
+                .create_new(true)
+                .append(true)
+                .mode(0o600)
+                .open(&self.path)?;
+            file.write_all(&line(&JournalEntry::Config {
+                properties: self.properties.clone(),
+            })?)?;
+            state.file = Some(file);
+            if let Some(start) = state.on_first_entry.take() {
+                start(&self.path)?;
+            }
+        }
+        match state.file.as_mut() {
+            Some(file) => file.write_all(&line(entry)?),
+            None => Ok(()),
+        }
+    }
+}
+
+/// `entry` as one line of JSON.
+fn line(entry: &JournalEntry) -> io::Result<Vec<u8>> {
+    let mut line = serde_json::to_vec(entry).map_err(io::Error::other)?;
+    line.push(b'\n');
+    Ok(line)
+}
+
+/// Records `entry` in `journal` if there is one; a journal that cannot be written only
+/// weakens the clean-up after a kill, so the job goes on.
+pub(crate) fn note(journal: Option<&Journal>, entry: JournalEntry) {
+    if let Some(journal) = journal {
+        let _ = journal.record(&entry);
+    }
+}
+
+/// What [`clean_up`] did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct CleanUp {
+    /// Whether the journal said the job finished (then nothing was done).
+    pub finished: bool,
+    /// Staging directories and published outputs deleted.
+    pub deleted_dirs: Vec<String>,
+    /// Uploads aborted.
+    pub aborted_uploads: usize,
+    /// Completed objects deleted.
+    pub deleted_objects: usize,
+    /// What could not be undone, with the reason.
+    pub failures: Vec<String>,
+}
+
+/// Undoes what the journal at `path` lists, unless it ends with [`JournalEntry::Done`]; then
+/// removes the journal. The stores are configured from the journal's settings and the
+/// process environment.
+///
+/// # Errors
+/// If the journal cannot be read.
+pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
+    let entries = read_journal(path)?;
+    let mut report = CleanUp::default();
+    if entries.contains(&JournalEntry::Done) {
+        report.finished = true;
+        let _ = std::fs::remove_file(path);
+        return Ok(report);
+    }
+    let properties = entries
+        .iter()
+        .find_map(|e| match e {
+            JournalEntry::Config { properties } => Some(properties.clone()),
+            _ => None,
+        })
+        .unwrap_or_default();
+    let config = StoreConfig::from_env(properties.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .map_err(io::Error::other)?;
+    let stores = RemoteConnector::new(config, "clean-up");
+    let mut fail = |what: &str, e: IoError| report_failure(&mut report.failures, what, &e);
+    let mut deleted_dirs = Vec::new();
+    #[cfg_attr(not(feature = "s3"), allow(unused_mut))]
+    let mut aborted = 0;
+    let mut deleted_objects = 0;
+    for entry in entries.iter().rev() {
+        match entry {
+            JournalEntry::Staging { location } | JournalEntry::Published { location } => {
+                match delete_dir(&stores, location) {
+                    Ok(true) => deleted_dirs.push(location.clone()),
+                    Ok(false) => {}
+                    Err(e) => fail(location, e),
+                }
+            }
+            #[cfg(feature = "s3")]
+            JournalEntry::Upload {
+                location,
+                upload_id,
+            } => match abort_upload(&stores, location, upload_id) {
+                Ok(()) => aborted += 1,
+                Err(e) => fail(location, e),
+            },
+            JournalEntry::Completed { location } => {
+                match parse(location).and_then(|l| stores.storage(&l)?.delete(&l)) {
+                    Ok(true) => deleted_objects += 1,
+                    Ok(false) => {}
+                    Err(e) => fail(location, e),
+                }
+            }
+            _ => {}
+        }
+    }
+    report.deleted_dirs = deleted_dirs;
+    report.aborted_uploads = aborted;
+    report.deleted_objects = deleted_objects;
+    if report.failures.is_empty() {
+        let _ = std::fs::remove_file(path);
+    }
+    Ok(report)
+}
+
+fn report_failure(failures: &mut Vec<String>, what: &str, error: &IoError) {
+    let mut text = format!("{what}: {error}");
+    let mut source = std::error::Error::source(error);
+    while let Some(cause) = source {
+        text.push_str(&format!(": {cause}"));
+        source = cause.source();
+    }
+    failures.push(text);
+}
+
+fn read_journal(path: &Path) -> io::Result<Vec<JournalEntry>> {
+    let file = File::open(path)?;
+    let mut entries = Vec::new();
+    for line in BufReader::new(file).lines() {
+        // A torn last line (the process died mid-write) is skipped.
+        if let Ok(entry) = serde_json::from_str(&line?) {
+            entries.push(entry);
+        }
+    }
+    Ok(entries)
+}
+
+fn parse(location: &str) -> Result<Location, IoError> {
+    Location::parse(location)
+}
+
+/// Deletes a directory tree of the job's; `false` if it was not there.
+fn delete_dir(stores: &RemoteConnector, location: &str) -> Result<bool, IoError> {
+    let location = parse(location)?;
+    match location.scheme() {
+        #[cfg(feature = "hdfs")]
+        sluice_io::Scheme::Hdfs => stores.hdfs(&location)?.delete_tree(&location),
+        _ => {
+            let _ = stores;
+            Ok(false)
+        }
+    }
+}
+
+#[cfg(feature = "s3")]
+fn abort_upload(stores: &RemoteConnector, location: &str, upload_id: &str) -> Result<(), IoError> {
+    let location = parse(location)?;
+    let storage = stores.s3(&location)?;
+    let key = location.path_str().unwrap_or_default().to_string();
+    let upload = crate::PendingUpload {
+        key,
+        upload_id: Some(upload_id.to_string()),
+        parts: Vec::new(),
+        len: 0,
+    };
+    crate::runtime::block_on(storage.abort(&upload))
+        .and_then(|r| r)
+        .map_err(|e| crate::error::write_error(&location, e))
+}
