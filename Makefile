@@ -7,7 +7,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint build hadoop clients
+.PHONY: demo test prereqs fmt lint build hadoop stores clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -33,11 +33,15 @@ lint:
 hadoop:
 	tests/hadoop/fetch.sh
 
+# Apache Hadoop's minicluster jars, for the tests that run a real HDFS (tests/stores/README.md).
+stores:
+	tests/stores/fetch.sh
+
 # The C and Python clients of the shm protocol: the C one must build warning-free, the Python
 # one passes its own tests. (Both are also run against the engine by the Rust conformance suite.)
 clients:
 	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
 
-test: prereqs fmt lint hadoop clients
+test: prereqs fmt lint hadoop stores clients
 	$(CARGO) test --workspace --release

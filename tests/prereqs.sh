@@ -17,6 +17,10 @@ need python3 "Python 3 (the tests' references)" "apt-get install python3"
 if command -v python3 >/dev/null 2>&1; then
     python3 -m pytest --version >/dev/null 2>&1 \
         || missing+=("pytest (the Python shm client's tests): python3 -m pip install pytest")
+    if [ "${SLUICE_SKIP_STORES:-}" != 1 ]; then
+        python3 -c 'import moto.server' >/dev/null 2>&1 \
+            || missing+=("moto (the S3 server of the storage tests): python3 -m pip install 'moto[server]'")
+    fi
 fi
 need cc "a C compiler (the C shm client)" "apt-get install gcc make"
 need java "Java 17 or later (Apache Hadoop, the reference the tests compare with)" \
@@ -27,7 +31,7 @@ if command -v java >/dev/null 2>&1; then
         missing+=("Java 17 or later (found Java $version): apt-get install openjdk-17-jdk-headless")
     fi
 fi
-need mvn "Maven (fetches Hadoop's jars once, about 120 MB)" "apt-get install maven"
+need mvn "Maven (fetches Hadoop's jars once, about 170 MB)" "apt-get install maven"
 [ -x /usr/bin/time ] || missing+=("GNU time (peak memory in the budget tests): apt-get install time")
 
 if [ ${#missing[@]} -gt 0 ]; then

@@ -1,0 +1,76 @@
+//! Real storage servers for sluice's tests: an in-JVM HDFS ([`MiniDfs`], Apache Hadoop's
+//! MiniDFSCluster) and an S3-compatible server ([`S3Server`], moto), each started by the test
+//! that needs it and gone when the value is dropped.
+//!
+//! No protocol is spoken here: the servers are the real thing, and what a test checks on them
+//! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
+//! `tests/stores/README.md` for what this needs (`make stores`, `pip install 'moto[server]'`)
+//! and what it costs.
+//!
+//! ```no_run
+//! if !sluice_testkit::stores_required() {
+//!     return;
+//! }
+//! let dfs = sluice_testkit::MiniDfs::start(Default::default()).expect("MiniDFS starts");
+//! let out = dfs.fs(&["-mkdir", "-p", "/in"]);
+//! assert!(out.status.success());
+//! ```
+//!
+//! Servers started from parallel tests do not collide: each listens on ports the system
+//! picks, on 127.0.0.1 only, and keeps its files in a directory of its own. None outlives its
+//! test process: each runs in its own process group, killed when the value is dropped (also
+//! while a failing test unwinds), and each server also stops by itself when its stdin, a pipe
+//! from the test process, reaches end of file, which happens when the test process dies.
+
+mod minidfs;
+mod process;
+mod s3;
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+
+pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
+pub use s3::{S3Options, S3Server};
+
+/// The environment variable that lets tests needing the storage servers skip: with
+/// `SLUICE_SKIP_STORES=1` [`stores_required`] returns false.
+pub const SKIP_VAR: &str = "SLUICE_SKIP_STORES";
+
+/// Whether a test that needs the storage servers should run: true unless
+/// `SLUICE_SKIP_STORES=1` is set, in which case it prints `skipped: SLUICE_SKIP_STORES=1` with
+/// the test's name and returns false.
+///
+/// A test calls it first and returns when it says false. Without the variable the test goes on
+/// and fails if the servers cannot start (missing jars or moto), saying what to install: a
+/// test of the storage support never passes without having run.
+pub fn stores_required() -> bool {
+    if std::env::var_os(SKIP_VAR).is_some_and(|v| v == "1") {
+        let test = std::thread::current()
+            .name()
+            .unwrap_or("a storage test")
+            .to_owned();
+        // Written to the process's stderr, not through `eprintln!`, which the test runner
+        // captures and shows only for failing tests.
+        let _ = writeln!(std::io::stderr(), "skipped: {SKIP_VAR}=1 ({test})");
+        return false;
+    }
+    true
+}
+
+/// The repository's root directory (this crate lives in `crates/testkit`).
+fn repo_root() -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    root.canonicalize().unwrap_or(root)
+}
+
+/// `target/stores` of the repository: the jars, the compiled launcher, the servers'
+/// directories.
+fn stores_target() -> PathBuf {
+    repo_root().join("target/stores")
+}
+
+/// `tests/stores` of the repository: the launcher's source, its logging configuration, the
+/// S3 script.
+fn stores_sources() -> PathBuf {
+    repo_root().join("tests/stores")
+}
