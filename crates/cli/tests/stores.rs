@@ -1,0 +1,773 @@
+//! `sluice` against real HDFS and S3 servers started by the test harness (`sluice-testkit`): an
+//! in-JVM MiniDFSCluster and moto's S3 server. One server of each is shared by the tests of
+//! this binary (started by the first test that needs it; both stop when the binary exits).
+//!
+//! The reference for every job is the same job on local files: outputs must be byte-identical
+//! whichever stores the input and output are on. Hadoop's own client (FsShell) writes some of
+//! the inputs and reads back what sluice wrote. A killed job must leave its output absent (and
+//! nothing open on the store) or complete with `_SUCCESS`. Each failure a user can meet ends
+//! with a clear message, exit status 1, and nothing committed.
+//!
+//! With `SLUICE_SKIP_STORES=1` every test here says it is skipped and returns.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write as _;
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions, S3Server};
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+/// The bucket every test writes into (keys apart by test).
+const BUCKET: &str = "jobs";
+
+fn dfs() -> &'static MiniDfs {
+    static DFS: OnceLock<MiniDfs> = OnceLock::new();
+    DFS.get_or_init(|| {
+        MiniDfs::start(MiniDfsOptions::default()).unwrap_or_else(|e| panic!("MiniDFS: {e}"))
+    })
+}
+
+fn s3() -> &'static S3Server {
+    static S3: OnceLock<S3Server> = OnceLock::new();
+    S3.get_or_init(|| {
+        let server = S3Server::start().unwrap_or_else(|e| panic!("S3 server: {e}"));
+        server.create_bucket(BUCKET);
+        server
+    })
+}
+
+/// `hdfs://127.0.0.1:PORT/path` on the shared cluster.
+fn hdfs(path: &str) -> String {
+    format!("{}{path}", dfs().uri())
+}
+
+/// `s3://jobs/key` in the shared bucket.
+fn s3_url(key: &str) -> String {
+    format!("s3://{BUCKET}/{key}")
+}
+
+/// `sluice ARGS` with the S3 server's endpoint and credentials in the environment, as a user
+/// of an S3-compatible store sets them, and a home directory without AWS files.
+fn sluice(args: &[&str]) -> Command {
+    let server = s3();
+    let mut cmd = Command::new(SLUICE);
+    cmd.args(args)
+        .env("AWS_ACCESS_KEY_ID", server.access_key())
+        .env("AWS_SECRET_ACCESS_KEY", server.secret_key())
+        .env("AWS_REGION", server.region())
+        .env("AWS_ENDPOINT_URL", server.endpoint())
+        .env("HOME", scratch_home())
+        .env_remove("HADOOP_CONF_DIR")
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn scratch_home() -> &'static Path {
+    static HOME: OnceLock<tempfile::TempDir> = OnceLock::new();
+    HOME.get_or_init(|| tempfile::tempdir().expect("a temporary home"))
+        .path()
+}
+
+fn run(cmd: &mut Command) -> Output {
+    cmd.output().expect("sluice runs")
+}
+
+#[track_caller]
+fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({:?})\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The visible files of a local output directory, by name.
+fn local_files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .expect("a local output")
+        .map(|e| e.expect("an entry"))
+        .filter(|e| !e.file_name().to_string_lossy().starts_with(['_', '.']))
+        .map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            (name, fs::read(e.path()).expect("a part file"))
+        })
+        .collect()
+}
+
+/// The files of an HDFS directory as Hadoop's own client reads them (`hadoop fs -get`), and
+/// whether `_SUCCESS` is there.
+fn hdfs_files(path: &str) -> (BTreeMap<String, Vec<u8>>, bool) {
+    let into = tempfile::tempdir().expect("a temporary directory");
+    let local = into.path().join("got");
+    let got = dfs().fs(&["-get", path, local.to_str().expect("UTF-8")]);
+    assert!(
+        got.status.success(),
+        "hadoop fs -get {path}: {}",
+        String::from_utf8_lossy(&got.stderr)
+    );
+    let success = local.join("_SUCCESS").exists();
+    (local_files(&local), success)
+}
+
+/// The objects under `prefix/` of the bucket, by name, and whether `_SUCCESS` is there.
+fn s3_files(prefix: &str) -> (BTreeMap<String, Vec<u8>>, bool) {
+    let server = s3();
+    let mut files = BTreeMap::new();
+    let mut success = false;
+    for (key, _) in server.list_objects(BUCKET, &format!("{prefix}/")) {
+        let name = key.rsplit('/').next().unwrap_or_default().to_string();
+        if name == "_SUCCESS" {
+            success = true;
+        } else if !name.starts_with(['_', '.']) {
+            files.insert(name, server.get_object(BUCKET, &key));
+        }
+    }
+    (files, success)
+}
+
+/// A deterministic corpus of text files (one gzip-compressed), about 3 MiB: several HDFS
+/// blocks of the test cluster's 1 MiB.
+fn corpus() -> &'static Path {
+    static CORPUS: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CORPUS
+        .get_or_init(|| {
+            let dir = tempfile::tempdir().expect("a temporary directory");
+            let words = [
+                "alpha", "beta", "gamma", "delta", "eps", "zeta", "a", "bb", "ccc",
+            ];
+            let mut state = 7u64;
+            let mut next = || {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1);
+                usize::try_from(state >> 33).expect("fits")
+            };
+            for (name, lines) in [("one.txt", 40_000), ("two.txt", 25_000), ("three.txt", 5)] {
+                let mut text = String::new();
+                for _ in 0..lines {
+                    let n = 1 + next() % 9;
+                    let line: Vec<&str> = (0..n).map(|_| words[next() % words.len()]).collect();
+                    text.push_str(&line.join(" "));
+                    text.push('\n');
+                }
+                fs::write(dir.path().join(name), text).expect("corpus written");
+            }
+            let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            gz.write_all(b"gamma gamma zeta\nzeta\n").expect("gzip");
+            fs::write(dir.path().join("four.txt.gz"), gz.finish().expect("gzip"))
+                .expect("corpus written");
+            // Hidden files are not input.
+            fs::write(dir.path().join("_SUCCESS"), b"").expect("corpus written");
+            fs::write(dir.path().join(".one.txt.crc"), b"junk").expect("corpus written");
+            dir
+        })
+        .path()
+}
+
+/// The corpus on HDFS (written by Hadoop's client) and in S3, once.
+fn remote_corpus() -> (String, String) {
+    static PUT: OnceLock<()> = OnceLock::new();
+    PUT.get_or_init(|| {
+        let put = dfs().fs(&["-put", corpus().to_str().expect("UTF-8"), "/corpus"]);
+        assert!(
+            put.status.success(),
+            "{}",
+            String::from_utf8_lossy(&put.stderr)
+        );
+        for entry in fs::read_dir(corpus()).expect("corpus") {
+            let entry = entry.expect("an entry");
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let data = fs::read(entry.path()).expect("a corpus file");
+            s3().put_object(BUCKET, &format!("corpus/{name}"), &data);
+        }
+    });
+    (hdfs("/corpus"), s3_url("corpus"))
+}
+
+/// Runs `job` (a `sluice run` job with its extra arguments) on local files and returns the
+/// output's files: the reference.
+fn local_reference(name: &str, args: &[&str], input: &Path) -> BTreeMap<String, Vec<u8>> {
+    let out = tempfile::tempdir().expect("a temporary directory");
+    let output = out.path().join("out");
+    let mut full = vec!["run", name];
+    full.extend_from_slice(args);
+    let input = input.to_str().expect("UTF-8");
+    let output_text = output.to_str().expect("UTF-8");
+    full.extend(["-i", input, "-o", output_text, "-q"]);
+    let done = run(&mut sluice(&full));
+    assert_ok(&done, &format!("local {name}"));
+    local_files(&output)
+}
+
+#[test]
+fn every_job_reads_and_writes_hdfs_and_s3_as_it_does_local_files() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, s3_in) = remote_corpus();
+    let jobs: [(&str, &[&str]); 3] = [
+        ("wordcount", &["-r", "3"]),
+        ("grep", &["-e", "[a-z]*ta"]),
+        ("sort", &["-r", "2"]),
+    ];
+    for (job, args) in jobs {
+        let reference = local_reference(job, args, corpus());
+        assert!(!reference.is_empty());
+        // Input on one store, output on the other, both ways.
+        for (input, out_hdfs) in [(&hdfs_in, false), (&s3_in, true)] {
+            let tag = format!(
+                "{job}-{}",
+                if out_hdfs { "s3-to-hdfs" } else { "hdfs-to-s3" }
+            );
+            let output = if out_hdfs {
+                hdfs(&format!("/out/{tag}"))
+            } else {
+                s3_url(&format!("out/{tag}"))
+            };
+            let mut full = vec!["run", job];
+            full.extend_from_slice(args);
+            full.extend(["-i", input.as_str(), "-o", output.as_str(), "-q"]);
+            let done = run(&mut sluice(&full));
+            assert_ok(&done, &tag);
+            let (files, success) = if out_hdfs {
+                hdfs_files(&format!("/out/{tag}"))
+            } else {
+                s3_files(&format!("out/{tag}"))
+            };
+            assert!(success, "{tag}: no _SUCCESS");
+            assert_eq!(files, reference, "{tag}: output differs from the local run");
+        }
+    }
+}
+
+#[test]
+fn terasort_on_hdfs_matches_the_local_sort() {
+    if !stores_required() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let rows = dir.path().join("rows");
+    let gen = run(&mut sluice(&[
+        "run",
+        "teragen",
+        "--rows",
+        "30000",
+        "-o",
+        rows.to_str().expect("UTF-8"),
+        "-q",
+    ]));
+    assert_ok(&gen, "teragen");
+    let put = dfs().fs(&["-put", rows.to_str().expect("UTF-8"), "/tera-in"]);
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+    let reference = local_reference("terasort", &["-r", "3"], &rows);
+    let output = hdfs("/tera-out");
+    let done = run(&mut sluice(&[
+        "run",
+        "terasort",
+        "-r",
+        "3",
+        "-i",
+        &hdfs("/tera-in"),
+        "-o",
+        &output,
+        "-q",
+    ]));
+    assert_ok(&done, "terasort on HDFS");
+    let (files, success) = hdfs_files("/tera-out");
+    assert!(success);
+    assert_eq!(files, reference);
+}
+
+#[test]
+fn a_streaming_job_reads_hdfs_and_writes_s3_as_it_does_local_files() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, s3_in) = remote_corpus();
+    let streaming = |input: &str, output: &str| {
+        let done = run(&mut sluice(&[
+            "streaming",
+            "-D",
+            "mapreduce.job.reduces=2",
+            "-input",
+            input,
+            "-output",
+            output,
+            "-mapper",
+            "tr ' ' '\\n'",
+            "-reducer",
+            "uniq -c",
+        ]));
+        assert_ok(&done, &format!("streaming {input} -> {output}"));
+    };
+    let local = tempfile::tempdir().expect("a temporary directory");
+    let local_out = local.path().join("out");
+    streaming(
+        corpus().to_str().expect("UTF-8"),
+        local_out.to_str().expect("UTF-8"),
+    );
+    let reference = local_files(&local_out);
+    streaming(&hdfs_in, &s3_url("streamed"));
+    let (files, success) = s3_files("streamed");
+    assert!(success);
+    assert_eq!(files, reference);
+    // A plain path is on the default file system, as in Hadoop.
+    let done = run(&mut sluice(&[
+        "streaming",
+        "-fs",
+        dfs().uri(),
+        "-D",
+        "mapreduce.job.reduces=2",
+        "-input",
+        &s3_in,
+        "-output",
+        "/streamed-default-fs",
+        "-mapper",
+        "tr ' ' '\\n'",
+        "-reducer",
+        "uniq -c",
+    ]));
+    assert_ok(&done, "streaming with -fs");
+    let (files, success) = hdfs_files("/streamed-default-fs");
+    assert!(success);
+    assert_eq!(files, reference);
+}
+
+#[test]
+fn hadoops_client_reads_what_sluice_wrote_and_the_listing_hides_nothing_partial() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, _) = remote_corpus();
+    let done = run(&mut sluice(&[
+        "run",
+        "wordcount",
+        "-r",
+        "2",
+        "-i",
+        &hdfs_in,
+        "-o",
+        &hdfs("/interop"),
+        "-q",
+    ]));
+    assert_ok(&done, "wordcount to HDFS");
+    // FsShell lists exactly the part files and _SUCCESS: no staging directory, no attempt
+    // files, and the checksums the client verifies on -cat are the data nodes' own.
+    let ls = dfs().fs(&["-ls", "-C", "/interop"]);
+    assert!(ls.status.success());
+    let names: Vec<String> = String::from_utf8_lossy(&ls.stdout)
+        .lines()
+        .map(|l| l.rsplit('/').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(names, ["_SUCCESS", "part-r-00000", "part-r-00001"]);
+    let cat = dfs().fs(&["-cat", "/interop/part-r-*"]);
+    assert!(cat.status.success());
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for line in String::from_utf8_lossy(&cat.stdout).lines() {
+        let (word, count) = line.split_once('\t').expect("word<TAB>count");
+        counts.insert(word.to_string(), count.parse().expect("a count"));
+    }
+    // Independent reference: the words of the corpus, counted here.
+    let mut expected: BTreeMap<String, u64> = BTreeMap::new();
+    for entry in fs::read_dir(corpus()).expect("corpus") {
+        let path = entry.expect("entry").path();
+        let name = path
+            .file_name()
+            .expect("name")
+            .to_string_lossy()
+            .into_owned();
+        if name.starts_with(['_', '.']) {
+            continue;
+        }
+        let bytes = fs::read(&path).expect("corpus file");
+        let text = if name.ends_with(".gz") {
+            let mut out = String::new();
+            std::io::Read::read_to_string(&mut flate2::read::GzDecoder::new(&bytes[..]), &mut out)
+                .expect("gunzip");
+            out
+        } else {
+            String::from_utf8(bytes).expect("UTF-8")
+        };
+        for word in text.split([' ', '\n']).filter(|w| !w.is_empty()) {
+            *expected.entry(word.to_string()).or_default() += 1;
+        }
+    }
+    assert_eq!(counts, expected);
+}
+
+/// The state of a job's output after it was killed: absent, with nothing left behind, or
+/// complete with `_SUCCESS` and the reference's files.
+fn check_killed_output(out_hdfs: bool, name: &str, reference: &BTreeMap<String, Vec<u8>>) {
+    // The watcher undoes what the job left; give it time.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let leftovers = if out_hdfs {
+            let ls = dfs().fs(&["-ls", "-C", "/killed"]);
+            String::from_utf8_lossy(&ls.stdout)
+                .lines()
+                .filter(|l| l.contains(&format!(".{name}.sluice-tmp")))
+                .count()
+        } else {
+            s3().list_multipart_uploads(BUCKET)
+                .iter()
+                .filter(|(key, _)| key.starts_with(&format!("killed/{name}/")))
+                .count()
+        };
+        let (files, success) = if out_hdfs {
+            let test = dfs().fs(&["-test", "-d", &format!("/killed/{name}")]);
+            if test.status.success() {
+                hdfs_files(&format!("/killed/{name}"))
+            } else {
+                (BTreeMap::new(), false)
+            }
+        } else {
+            s3_files(&format!("killed/{name}"))
+        };
+        let absent = files.is_empty() && !success && leftovers == 0;
+        let complete = success && files == *reference;
+        if absent || complete {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name}: neither absent nor complete: {} file(s), _SUCCESS {success}, {leftovers} \
+             staging dir(s)/upload(s) left",
+            files.len()
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+#[test]
+fn a_killed_job_leaves_its_output_absent_or_complete() {
+    if !stores_required() {
+        return;
+    }
+    // An input that takes a while to sort and write: about 24 MiB.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let input = dir.path().join("big.txt");
+    {
+        let one = fs::read(corpus().join("one.txt")).expect("corpus");
+        let mut file = fs::File::create(&input).expect("input");
+        for _ in 0..12 {
+            file.write_all(&one).expect("input");
+        }
+    }
+    let input = input.to_str().expect("UTF-8").to_string();
+    let reference = local_reference("sort", &["-r", "3", "-m", "16MiB"], Path::new(&input));
+    for out_hdfs in [true, false] {
+        let output_of = |name: &str| {
+            if out_hdfs {
+                hdfs(&format!("/killed/{name}"))
+            } else {
+                s3_url(&format!("killed/{name}"))
+            }
+        };
+        // How long a whole run takes, to spread the kills over it.
+        let started = Instant::now();
+        let whole = run(&mut sluice(&[
+            "run",
+            "sort",
+            "-r",
+            "3",
+            "-m",
+            "16MiB",
+            "-i",
+            &input,
+            "-o",
+            &output_of("whole"),
+            "-q",
+        ]));
+        assert_ok(&whole, "an uninterrupted run");
+        let duration = started.elapsed();
+        for (i, fraction) in [0.05, 0.3, 0.6, 0.85, 0.97].into_iter().enumerate() {
+            let name = format!("k{i}");
+            let mut child = sluice(&[
+                "run",
+                "sort",
+                "-r",
+                "3",
+                "-m",
+                "16MiB",
+                "-i",
+                &input,
+                "-o",
+                &output_of(&name),
+                "-q",
+            ])
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("sluice starts");
+            std::thread::sleep(duration.mul_f64(fraction));
+            let _ = child.kill();
+            let _ = child.wait();
+            check_killed_output(out_hdfs, &name, &reference);
+        }
+    }
+}
+
+/// Runs `sluice ARGS` expecting a failure: exit status 1 within `limit`, and a message holding
+/// every one of `says`.
+#[track_caller]
+fn assert_fails(cmd: &mut Command, limit: Duration, says: &[&str]) {
+    let started = Instant::now();
+    let out = run(cmd);
+    let took = started.elapsed();
+    let text = stderr(&out);
+    assert_eq!(out.status.code(), Some(1), "expected exit 1:\n{text}");
+    assert!(took < limit, "took {took:?} (limit {limit:?}):\n{text}");
+    for s in says {
+        assert!(text.contains(s), "the message should say {s:?}:\n{text}");
+    }
+}
+
+#[test]
+fn failures_are_clear_bounded_and_leave_nothing() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, s3_in) = remote_corpus();
+    let local_in = corpus().to_str().expect("UTF-8").to_string();
+
+    // A name node that refuses connections: the URL and the cause, at once.
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("a port");
+        listener.local_addr().expect("an address").port()
+    };
+    let refused = format!("hdfs://127.0.0.1:{closed}/in");
+    assert_fails(
+        &mut sluice(&[
+            "run",
+            "wordcount",
+            "-i",
+            &refused,
+            "-o",
+            "/nonexistent-out",
+            "-q",
+        ]),
+        Duration::from_secs(60),
+        &[&format!("127.0.0.1:{closed}")],
+    );
+
+    // A name node that accepts but never answers: bounded by the configured timeout.
+    let silent = TcpListener::bind("127.0.0.1:0").expect("a port");
+    let silent_url = format!("hdfs://{}/in", silent.local_addr().expect("an address"));
+    assert_fails(
+        &mut sluice(&[
+            "run",
+            "wordcount",
+            "-D",
+            "sluice.store.timeout=2",
+            "-i",
+            &silent_url,
+            "-o",
+            "/nonexistent-out",
+            "-q",
+        ]),
+        Duration::from_secs(20),
+        &["no answer within 2 s", &silent_url],
+    );
+    drop(silent);
+
+    // Permission denied: another user may not write into the superuser's directory.
+    let mkdir = dfs().fs(&["-mkdir", "-p", "/protected"]);
+    assert!(mkdir.status.success());
+    let chmod = dfs().fs(&["-chmod", "755", "/protected"]);
+    assert!(chmod.status.success());
+    assert_fails(
+        sluice(&[
+            "run",
+            "wordcount",
+            "-i",
+            &local_in,
+            "-o",
+            &hdfs("/protected/out"),
+            "-q",
+        ])
+        .env("HADOOP_USER_NAME", "mallory"),
+        Duration::from_secs(60),
+        &["AccessControlException", "/protected"],
+    );
+    let ls = dfs().fs(&["-ls", "-C", "/protected"]);
+    assert!(String::from_utf8_lossy(&ls.stdout).trim().is_empty());
+
+    // A missing input, on either store.
+    for missing in [hdfs("/no/such/input"), s3_url("no/such/input")] {
+        assert_fails(
+            &mut sluice(&[
+                "run",
+                "wordcount",
+                "-i",
+                &missing,
+                "-o",
+                &hdfs("/never"),
+                "-q",
+            ]),
+            Duration::from_secs(60),
+            &["input path does not exist", &missing],
+        );
+    }
+
+    // No credentials: the variables to set are named.
+    assert_fails(
+        sluice(&[
+            "run",
+            "wordcount",
+            "-i",
+            &s3_in,
+            "-o",
+            &hdfs("/never"),
+            "-q",
+        ])
+        .env_remove("AWS_ACCESS_KEY_ID")
+        .env_remove("AWS_SECRET_ACCESS_KEY"),
+        Duration::from_secs(30),
+        &["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"],
+    );
+
+    // A bucket that does not exist.
+    assert_fails(
+        &mut sluice(&[
+            "run",
+            "wordcount",
+            "-i",
+            &hdfs_in,
+            "-o",
+            "s3://no-such-bucket/out",
+            "-q",
+        ]),
+        Duration::from_secs(60),
+        &["no-such-bucket", "does not exist"],
+    );
+
+    // A store that fills up: a space quota on the output's parent directory.
+    let quota_dir = "/quota";
+    assert!(dfs().fs(&["-mkdir", "-p", quota_dir]).status.success());
+    let admin = dfs_admin(&["-setSpaceQuota", "1m", quota_dir]);
+    assert!(
+        admin.status.success(),
+        "{}",
+        String::from_utf8_lossy(&admin.stderr)
+    );
+    assert_fails(
+        &mut sluice(&[
+            "run",
+            "sort",
+            "-i",
+            &local_in,
+            "-o",
+            &hdfs("/quota/out"),
+            "-q",
+        ]),
+        Duration::from_secs(120),
+        &["quota", "/quota"],
+    );
+    let ls = dfs().fs(&["-ls", "-C", quota_dir]);
+    assert!(
+        String::from_utf8_lossy(&ls.stdout).trim().is_empty(),
+        "the failed job left: {}",
+        String::from_utf8_lossy(&ls.stdout)
+    );
+
+    // Nothing of the failed jobs is visible.
+    let never = dfs().fs(&["-test", "-e", "/never"]);
+    assert!(!never.status.success());
+    assert!(s3().list_multipart_uploads(BUCKET).is_empty());
+}
+
+/// Runs Hadoop's `hdfs dfsadmin ARGS` against the shared cluster.
+fn dfs_admin(args: &[&str]) -> Output {
+    let lib: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "target",
+        "stores",
+        "lib",
+    ]
+    .iter()
+    .collect();
+    Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg("org.apache.hadoop.hdfs.tools.DFSAdmin")
+        .arg("-fs")
+        .arg(dfs().uri())
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("java runs DFSAdmin")
+}
+
+#[test]
+fn spills_stay_local_and_splits_follow_hdfs_blocks() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, _) = remote_corpus();
+    let spill = tempfile::tempdir().expect("a temporary directory");
+    let report = spill.path().join("report.json");
+    let done = run(&mut sluice(&[
+        "run",
+        "sort",
+        "-m",
+        "4MiB",
+        "--spill-dir",
+        spill.path().to_str().expect("UTF-8"),
+        "--report",
+        report.to_str().expect("UTF-8"),
+        "-i",
+        &hdfs_in,
+        "-o",
+        &hdfs("/spilled"),
+        "-q",
+    ]));
+    assert_ok(&done, "a spilling sort on HDFS");
+    let json: serde_json::Value =
+        serde_json::from_slice(&fs::read(&report).expect("the report")).expect("JSON");
+    // one.txt (about 2 MiB) and two.txt (about 1.3 MiB) are cut at the cluster's 1 MiB
+    // blocks; three.txt and four.txt.gz are one split each.
+    let sizes: Vec<u64> = ["one.txt", "two.txt"]
+        .iter()
+        .map(|n| fs::metadata(corpus().join(n)).expect("corpus").len())
+        .collect();
+    let block = 1u64 << 20;
+    let expected_splits: u64 = sizes
+        .iter()
+        .map(|&len| {
+            let mut n = 1;
+            let mut rest = len;
+            while u128::from(rest) * 10 > u128::from(block) * 11 {
+                n += 1;
+                rest -= block;
+            }
+            n
+        })
+        .sum::<u64>()
+        + 2;
+    assert_eq!(
+        json["splits"].as_u64(),
+        Some(expected_splits),
+        "report: {json}"
+    );
+    assert!(
+        json["counters"]["spilled_records"].as_u64().unwrap_or(0) > 0,
+        "the sort should have spilled: {json}"
+    );
+    // The scratch directory was local, and is gone.
+    assert_eq!(fs::read_dir(spill.path()).expect("spill dir").count(), 1);
+}
