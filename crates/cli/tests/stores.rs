@@ -771,3 +771,98 @@ fn spills_stay_local_and_splits_follow_hdfs_blocks() {
     // The scratch directory was local, and is gone.
     assert_eq!(fs::read_dir(spill.path()).expect("spill dir").count(), 1);
 }
+
+/// Runs Hadoop 3.4.2's example `program` (the jars of the streaming tests, `make hadoop`) in
+/// local mode with the shared cluster as its default file system.
+fn hadoop_example(program: &str, args: &[&str]) {
+    let root: PathBuf = [env!("CARGO_MANIFEST_DIR"), "..", ".."].iter().collect();
+    let lib = root.join("target/hadoop/lib");
+    assert!(
+        lib.join(".complete").exists(),
+        "the Hadoop jars are missing from {}: run `make hadoop`",
+        lib.display()
+    );
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(format!(
+            "{}:{}/*",
+            root.join("tests/hadoop").display(),
+            lib.display()
+        ))
+        .arg("org.apache.hadoop.examples.ExampleDriver")
+        .arg(program)
+        .args(["-D", "mapreduce.framework.name=local"])
+        .arg("-D")
+        .arg(format!("fs.defaultFS={}", dfs().uri()))
+        .arg("-D")
+        .arg(format!("hadoop.tmp.dir={}", tmp.path().display()))
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("java starts (Java 17 is required)");
+    assert!(
+        out.status.success(),
+        "Hadoop {program} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The lines of every part file under an HDFS directory, as Hadoop's client reads them.
+fn hdfs_part_lines(dir: &str) -> Vec<String> {
+    let cat = dfs().fs(&["-cat", &format!("{dir}/part-*")]);
+    assert!(
+        cat.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cat.stderr)
+    );
+    String::from_utf8_lossy(&cat.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn hadoop_and_sluice_read_each_others_output_on_hdfs() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, _) = remote_corpus();
+    // The same job by both, on the same HDFS input: the same bytes (one reducer each; Hadoop's
+    // WordCount reads the gzip file whole as sluice does).
+    hadoop_example("wordcount", &["/corpus", "/interop-hadoop"]);
+    let done = run(&mut sluice(&[
+        "run",
+        "wordcount",
+        "-i",
+        &hdfs_in,
+        "-o",
+        &hdfs("/interop-sluice"),
+        "-q",
+    ]));
+    assert_ok(&done, "sluice wordcount");
+    let by_hadoop = hdfs_part_lines("/interop-hadoop");
+    assert!(!by_hadoop.is_empty());
+    assert_eq!(hdfs_part_lines("/interop-sluice"), by_hadoop);
+    // Hadoop reads what sluice wrote, sluice reads what Hadoop wrote: counting the words of
+    // the other's output gives the same counts.
+    hadoop_example(
+        "wordcount",
+        &["/interop-sluice", "/interop-hadoop-of-sluice"],
+    );
+    let done = run(&mut sluice(&[
+        "run",
+        "wordcount",
+        "-i",
+        &hdfs("/interop-hadoop"),
+        "-o",
+        &hdfs("/interop-sluice-of-hadoop"),
+        "-q",
+    ]));
+    assert_ok(&done, "sluice wordcount of Hadoop's output");
+    assert_eq!(
+        hdfs_part_lines("/interop-hadoop-of-sluice"),
+        hdfs_part_lines("/interop-sluice-of-hadoop")
+    );
+}
