@@ -1,0 +1,204 @@
+//! The storages against real servers (an in-JVM MiniDFSCluster, moto's S3), as the engine
+//! calls them: listings, ranged reads, block locations, writers and both committers. Written
+//! by Hadoop's client or boto3 and read back by sluice, and the other way round.
+//!
+//! With `SLUICE_SKIP_STORES=1` every test here says it is skipped and returns.
+
+use std::io::{Read, Write};
+
+use sluice_io::{
+    discover, plan_block_splits, JobCommitter, Location, PartAttempt, Storage, StoredInput,
+};
+use sluice_stores::{HdfsStorage, S3MagicCommitter, S3Storage, StoreConfig};
+use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions, S3Options, S3Server};
+
+fn data(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 31 % 251) as u8).collect()
+}
+
+fn read_all(storage: &dyn Storage, location: &Location, start: u64, len: u64) -> Vec<u8> {
+    let mut out = Vec::new();
+    storage
+        .open_range(location, start, len)
+        .expect("opens")
+        .read_to_end(&mut out)
+        .expect("reads");
+    out
+}
+
+#[test]
+fn hdfs_blocks_splits_and_ranges() {
+    if !stores_required() {
+        return;
+    }
+    let dfs = MiniDfs::start(MiniDfsOptions {
+        datanodes: 2,
+        block_size: 1 << 20,
+    })
+    .expect("MiniDFS starts");
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let local = dir.path().join("f.bin");
+    let bytes = data(3 * (1 << 20) + 12_345);
+    std::fs::write(&local, &bytes).expect("written");
+    let put = dfs.fs(&["-put", local.to_str().expect("UTF-8"), "/f.bin"]);
+    assert!(
+        put.status.success(),
+        "{}",
+        String::from_utf8_lossy(&put.stderr)
+    );
+
+    let config = StoreConfig::from_parts(
+        [("dfs.namenode.http-address", dfs.webhdfs())],
+        [("HADOOP_USER_NAME", "tester")],
+    );
+    let file = Location::parse(&format!("{}/f.bin", dfs.uri())).expect("a location");
+    let storage = HdfsStorage::connect(&file, &config).expect("connects");
+    let status = storage.status(&file).expect("status").expect("exists");
+    assert_eq!(status.len, bytes.len() as u64);
+    assert_eq!(status.block_size, Some(1 << 20));
+
+    // Ranged reads: the bytes asked for, whatever the block boundaries.
+    for (start, len) in [
+        (0, u64::MAX),
+        (5, 100),
+        ((1 << 20) - 7, 20),
+        (3 << 20, 1 << 20),
+    ] {
+        let s = usize::try_from(start).expect("fits");
+        let e = s
+            .saturating_add(usize::try_from(len).unwrap_or(usize::MAX))
+            .min(bytes.len());
+        assert_eq!(
+            read_all(&storage, &file, start, len),
+            bytes[s..e],
+            "{start}+{len}"
+        );
+    }
+
+    // Blocks and their hosts, from WebHDFS; splits along them.
+    let blocks = storage.block_locations(&file).expect("block locations");
+    assert_eq!(blocks.len(), 4);
+    assert_eq!(blocks[1].offset, 1 << 20);
+    assert!(blocks.iter().all(|b| !b.hosts.is_empty()), "{blocks:?}");
+    let mut found = discover(&storage, std::slice::from_ref(&file)).expect("discovers");
+    found[0].status = found[0].status.clone().with_blocks(blocks);
+    let files: Vec<StoredInput> = found;
+    let splits = plan_block_splits(&files, 32 << 20, 1);
+    assert_eq!(splits.len(), 3, "{splits:?}");
+    assert!(splits.iter().all(|s| !s.hosts(&files).is_empty()));
+
+    // A file written by sluice is read back by Hadoop's client.
+    let written = Location::parse(&format!("{}/by-sluice/x.bin", dfs.uri())).expect("a location");
+    let mut writer = storage.create(&written).expect("creates");
+    writer.write_all(&bytes).expect("writes");
+    assert_eq!(writer.finish().expect("finishes"), bytes.len() as u64);
+    let back = dir.path().join("back.bin");
+    let get = dfs.fs(&["-get", "/by-sluice/x.bin", back.to_str().expect("UTF-8")]);
+    assert!(get.status.success());
+    assert_eq!(std::fs::read(&back).expect("read"), bytes);
+    // The local storage refuses to create over an existing file; so does this one.
+    assert!(storage.create(&written).is_err());
+    assert!(storage.delete(&written).expect("deletes"));
+    assert!(!storage.delete(&written).expect("nothing to delete"));
+}
+
+#[test]
+fn s3_listings_page_and_hide_and_uploads_stay_invisible_until_commit() {
+    if !stores_required() {
+        return;
+    }
+    // Two keys per listing page: the client must follow the pages.
+    let server = S3Server::start_with(S3Options {
+        min_part_size: None,
+        max_keys: Some(2),
+    })
+    .expect("S3 server starts");
+    server.create_bucket("bkt");
+    for name in [
+        "in/a",
+        "in/b",
+        "in/sub/c",
+        "in/_SUCCESS",
+        "in/.a.crc",
+        "in/_logs/x",
+        "in/d",
+    ] {
+        server.put_object("bkt", name, name.as_bytes());
+    }
+    let config = StoreConfig::from_parts(
+        [],
+        [
+            ("AWS_ACCESS_KEY_ID", server.access_key()),
+            ("AWS_SECRET_ACCESS_KEY", server.secret_key()),
+            ("AWS_REGION", server.region()),
+            ("AWS_ENDPOINT_URL", server.endpoint()),
+        ],
+    );
+    let dir = Location::parse("s3://bkt/in").expect("a location");
+    let storage = S3Storage::connect(&dir, &config).expect("connects");
+    let mut found: Vec<String> = discover(&storage, std::slice::from_ref(&dir))
+        .expect("discovers")
+        .iter()
+        .map(|f| f.location().to_string())
+        .collect();
+    found.sort();
+    assert_eq!(
+        found,
+        [
+            "s3://bkt/in/a",
+            "s3://bkt/in/b",
+            "s3://bkt/in/d",
+            "s3://bkt/in/sub/c"
+        ]
+    );
+    let globbed = storage
+        .glob_visible(&Location::parse("s3://bkt/in/?").expect("a pattern"))
+        .expect("globs");
+    let names: Vec<String> = globbed.iter().map(|s| s.location.to_string()).collect();
+    assert_eq!(names, ["s3://bkt/in/a", "s3://bkt/in/b", "s3://bkt/in/d"]);
+    let dirs = storage
+        .glob_visible(&Location::parse("s3://bkt/in/s*").expect("a pattern"))
+        .expect("globs");
+    assert!(dirs.len() == 1 && dirs[0].is_dir, "{dirs:?}");
+
+    // A committed job's files appear only at job commit; an aborted one's never.
+    let big = data((9 << 20) + 3);
+    for commit in [true, false] {
+        let out = Location::parse(if commit {
+            "s3://bkt/out-ok"
+        } else {
+            "s3://bkt/out-no"
+        })
+        .expect("a location");
+        let mut committer = S3MagicCommitter::new(storage.clone(), &out, "job_1_0001");
+        committer.setup_job().expect("set up");
+        for (i, name) in ["part-00000", "part-00001"].into_iter().enumerate() {
+            let part = PartAttempt::new(name, 0);
+            let mut writer = committer.create_part(part, 1 << 20).expect("a part");
+            writer
+                .write_all(if i == 0 { &big } else { b"small" })
+                .expect("writes");
+            writer.finish().expect("finishes");
+            committer.commit_task(part).expect("task commits");
+        }
+        let prefix = if commit { "out-ok" } else { "out-no" };
+        let visible = server.list_objects("bkt", prefix);
+        assert!(visible.is_empty(), "visible before commit: {visible:?}");
+        assert_eq!(server.list_multipart_uploads("bkt").len(), 2);
+        if commit {
+            committer.commit_job().expect("job commits");
+            assert_eq!(server.get_object("bkt", "out-ok/part-00000"), big);
+            assert_eq!(server.get_object("bkt", "out-ok/part-00001"), b"small");
+            let manifest: serde_json::Value =
+                serde_json::from_slice(&server.get_object("bkt", "out-ok/_SUCCESS")).expect("JSON");
+            assert_eq!(
+                manifest["filenames"],
+                serde_json::json!(["/out-ok/part-00000", "/out-ok/part-00001"])
+            );
+        } else {
+            committer.abort_job().expect("job aborts");
+            assert!(server.list_objects("bkt", "out-no").is_empty());
+        }
+        assert!(server.list_multipart_uploads("bkt").is_empty());
+    }
+}
