@@ -21,11 +21,31 @@ pub const TIMEOUT_KEY: &str = "sluice.store.timeout";
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The settings of the remote stores: Hadoop-style properties, and the process environment
-/// they were read with.
-#[derive(Debug, Clone, Default)]
+/// they were read with. Its `Debug` form leaves out the environment and the values of
+/// secret-looking properties (credentials must not reach a log).
+#[derive(Clone, Default)]
 pub struct StoreConfig {
     properties: BTreeMap<String, String>,
     env: BTreeMap<String, String>,
+}
+
+impl std::fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let shown: BTreeMap<&str, &str> = self
+            .properties
+            .iter()
+            .map(|(k, v)| {
+                let lower = k.to_ascii_lowercase();
+                let secret = ["secret", "password", "token", "access.key"]
+                    .iter()
+                    .any(|word| lower.contains(word));
+                (k.as_str(), if secret { "<hidden>" } else { v.as_str() })
+            })
+            .collect();
+        f.debug_struct("StoreConfig")
+            .field("properties", &shown)
+            .finish_non_exhaustive()
+    }
 }
 
 impl StoreConfig {
@@ -205,6 +225,20 @@ mod tests {
             .load_site_file(&path)
             .unwrap_err();
         assert!(err.to_string().contains("core-site.xml"), "{err}");
+    }
+
+    #[test]
+    fn secrets_stay_out_of_debug_output() {
+        let config = StoreConfig::from_parts(
+            [
+                ("fs.s3a.secret.key", "hunter2"),
+                ("fs.s3a.endpoint", "http://h:9000"),
+            ],
+            [("AWS_SECRET_ACCESS_KEY", "hunter3")],
+        );
+        let text = format!("{config:?}");
+        assert!(!text.contains("hunter"), "{text}");
+        assert!(text.contains("http://h:9000"), "{text}");
     }
 
     #[test]

@@ -38,8 +38,9 @@ const PARTS_IN_FLIGHT: usize = 4;
 /// How long one data request (a part, a whole streamed GET) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
-/// One bucket of an S3 (or S3-compatible) store.
-#[derive(Debug, Clone)]
+/// One bucket of an S3 (or S3-compatible) store. (Its `Debug` form names the bucket and the
+/// endpoint only: the client's holds the credentials.)
+#[derive(Clone)]
 pub struct S3Storage {
     store: Arc<AmazonS3>,
     bucket: String,
@@ -47,6 +48,15 @@ pub struct S3Storage {
     endpoint: String,
     timeout: Duration,
     journal: Option<Arc<Journal>>,
+}
+
+impl std::fmt::Debug for S3Storage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Storage")
+            .field("bucket", &self.bucket)
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
 }
 
 impl S3Storage {
