@@ -17,10 +17,11 @@ use anyhow::{bail, Context, Result};
 const VOCABULARY: usize = 100_000;
 
 /// SplitMix64: a tiny, well-mixed generator; plenty for test data and stable forever.
-struct SplitMix64(u64);
+pub(crate) struct SplitMix64(pub(crate) u64);
 
 impl SplitMix64 {
-    fn next(&mut self) -> u64 {
+    /// The next 64 random bits.
+    pub(crate) fn next(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);

@@ -5,6 +5,7 @@
 //! 0 on success, 1 when a job fails, 2 for usage errors.
 
 mod console;
+mod dfsio;
 mod gen;
 mod progress;
 mod size;
@@ -102,6 +103,10 @@ enum RunJob {
     /// duplicate keys; print the checksum (equal to teragen's if no row was lost or changed).
     /// Writes Hadoop TeraValidate's report; exits 1 if the rows are out of order.
     Teravalidate(tera::TeraValidateArgs),
+    /// Hadoop's TestDFSIO: write (--write) or read back (--read) --files files of --size bytes
+    /// each, in parallel, through sluice's stores (local, HDFS, S3), and report throughput
+    /// and IO rates as TestDFSIO does (printed, and appended to --result-file).
+    Dfsio(dfsio::DfsioArgs),
 }
 
 /// Options every job takes.
@@ -319,6 +324,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
         } => return tera::run_terasort(sample_size, &common),
         RunJob::Teragen(args) => return tera::run_teragen(&args),
         RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
+        RunJob::Dfsio(args) => return dfsio::run(&args),
     };
     let status = Arc::new(JobStatus::default());
     let built = spec.build(Arc::clone(&status))?;

@@ -1,0 +1,255 @@
+//! `sluice run dfsio` on local `file://` locations: the files it writes, the result block it
+//! appends (parsed as a reader of TestDFSIO's log parses it), and its errors.
+// Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
+// with a backtrace.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+/// Runs `sluice run dfsio ARGS` in `dir`.
+fn dfsio(dir: &Path, args: &[&str]) -> Output {
+    Command::new(SLUICE)
+        .current_dir(dir)
+        .args(["run", "dfsio"])
+        .args(args)
+        .env("SLUICE_PROGRESS", "0")
+        .output()
+        .unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what}: {:?}\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        text(&out.stdout),
+        text(&out.stderr)
+    );
+}
+
+/// One result block: the test's name and every `label: value` line after the first.
+#[derive(Debug)]
+struct Block {
+    test: String,
+    fields: BTreeMap<String, String>,
+}
+
+impl Block {
+    fn number(&self, label: &str) -> f64 {
+        let value = self
+            .fields
+            .get(label)
+            .unwrap_or_else(|| panic!("no {label:?} in {self:?}"));
+        value
+            .parse()
+            .unwrap_or_else(|_| panic!("{label}: {value:?} is not a number"))
+    }
+}
+
+/// The blocks of a TestDFSIO result log: each a header line, eight labelled lines whose labels
+/// end at column 23, and an empty line.
+fn parse_results(log: &str) -> Vec<Block> {
+    const LABELS: [&str; 7] = [
+        "Date & time",
+        "Number of files",
+        "Total MBytes processed",
+        "Throughput mb/sec",
+        "Average IO rate mb/sec",
+        "IO rate std deviation",
+        "Test exec time sec",
+    ];
+    let lines: Vec<&str> = log.split('\n').collect();
+    assert_eq!(lines.last(), Some(&""), "the log ends with a newline");
+    let lines = &lines[..lines.len() - 1];
+    assert_eq!(lines.len() % 9, 0, "blocks of 9 lines:\n{log}");
+    lines
+        .chunks(9)
+        .map(|block| {
+            let test = block[0]
+                .strip_prefix("----- TestDFSIO ----- : ")
+                .unwrap_or_else(|| panic!("header {:?}", block[0]))
+                .to_string();
+            let mut fields = BTreeMap::new();
+            for (line, label) in block[1..8].iter().zip(LABELS) {
+                let (name, value) = line.split_at(23);
+                assert_eq!(name.trim_start(), label, "in {line:?}");
+                assert_eq!(name.len(), 23, "labels are right-aligned to 23 columns");
+                let value = value.strip_prefix(": ").unwrap();
+                fields.insert(label.to_string(), value.to_string());
+            }
+            assert_eq!(block[8], "", "a block ends with an empty line");
+            Block { test, fields }
+        })
+        .collect()
+}
+
+#[test]
+fn write_then_read_reports_as_testdfsio() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("bench");
+    let url = format!("file://{}", base.display());
+    let log = dir.path().join("results.log");
+    let log_arg = log.to_str().unwrap();
+    let size = 3 * (1 << 20) + 12_345; // not a whole number of chunks
+    let size_arg = size.to_string();
+
+    let write = dfsio(
+        dir.path(),
+        &[
+            "--write",
+            "--files",
+            "5",
+            "--size",
+            &size_arg,
+            "--output",
+            &url,
+            "--threads",
+            "2",
+            "--result-file",
+            log_arg,
+        ],
+    );
+    assert_ok(&write, "write");
+    for k in 0..5 {
+        let file = base.join("io_data").join(format!("test_io_{k}"));
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(meta.len(), size, "{}", file.display());
+    }
+    assert_eq!(std::fs::read_dir(base.join("io_data")).unwrap().count(), 5);
+    // Different files, different bytes.
+    let a = std::fs::read(base.join("io_data/test_io_0")).unwrap();
+    let b = std::fs::read(base.join("io_data/test_io_1")).unwrap();
+    assert_ne!(a, b);
+
+    let read = dfsio(
+        dir.path(),
+        &[
+            "--read",
+            "--files",
+            "5",
+            "--size",
+            &size_arg,
+            "--output",
+            &url,
+            "--result-file",
+            log_arg,
+        ],
+    );
+    assert_ok(&read, "read");
+
+    let results = std::fs::read_to_string(&log).unwrap();
+    let blocks = parse_results(&results);
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(blocks[0].test, "write");
+    assert_eq!(blocks[1].test, "read");
+    let total_mb = 5.0 * size as f64 / 1_048_576.0;
+    for block in &blocks {
+        assert_eq!(block.fields["Number of files"], "5");
+        assert!((block.number("Total MBytes processed") - total_mb).abs() <= 0.005);
+        assert!(block.number("Throughput mb/sec") > 0.0);
+        assert!(block.number("Average IO rate mb/sec") > 0.0);
+        assert!(block.number("IO rate std deviation") >= 0.0);
+        assert!(block.number("Test exec time sec") >= 0.0);
+        // At most two decimals, no trailing zeros, as Java's DecimalFormat("#.##").
+        for value in block.fields.values().skip(1) {
+            if let Some((_, decimals)) = value.split_once('.') {
+                assert!(decimals.len() <= 2 && !decimals.ends_with('0'), "{value}");
+            }
+        }
+    }
+    // The same block goes to stdout.
+    assert_eq!(parse_results(&text(&read.stdout)).len(), 1);
+    assert!(results.ends_with(&text(&read.stdout)));
+
+    // A second write starts afresh, as TestDFSIO's does.
+    let again = dfsio(
+        dir.path(),
+        &[
+            "--write", "--files", "2", "--size", "1000", "--output", &url, "-q",
+        ],
+    );
+    assert_ok(&again, "second write");
+    assert!(again.stdout.is_empty() && again.stderr.is_empty());
+    assert_eq!(std::fs::read_dir(base.join("io_data")).unwrap().count(), 2);
+    // Without --result-file the result goes to TestDFSIO's file in the current directory.
+    let default_log = std::fs::read_to_string(dir.path().join("TestDFSIO_results.log")).unwrap();
+    assert_eq!(
+        parse_results(&default_log)[0].fields["Number of files"],
+        "2"
+    );
+
+    let clean = dfsio(dir.path(), &["--clean", "--output", &url]);
+    assert_ok(&clean, "clean");
+    assert!(!base.join("io_data").exists());
+    assert!(base.exists(), "only io_data is removed");
+}
+
+#[test]
+fn reading_what_was_not_written_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("bench");
+    let url = format!("file://{}", base.display());
+    let log = dir.path().join("results.log");
+    let log_arg = log.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let mut all = args.to_vec();
+        all.extend(["--output", &url, "--result-file", log_arg]);
+        dfsio(dir.path(), &all)
+    };
+
+    let nothing = run(&["--read", "--files", "2", "--size", "1000"]);
+    assert_eq!(nothing.status.code(), Some(1));
+    let stderr = text(&nothing.stderr);
+    assert!(
+        stderr.contains(&format!("{url}/io_data does not exist")) && stderr.contains("--write"),
+        "{stderr}"
+    );
+
+    assert_ok(
+        &run(&["--write", "--files", "2", "--size", "1000", "-q"]),
+        "write",
+    );
+    let fewer = run(&["--read", "--files", "3", "--size", "1000"]);
+    assert_eq!(fewer.status.code(), Some(1));
+    let stderr = text(&fewer.stderr);
+    assert!(
+        stderr.contains(&format!("{url}/io_data/test_io_2 does not exist")),
+        "{stderr}"
+    );
+
+    let shorter = run(&["--read", "--files", "2", "--size", "2000"]);
+    assert_eq!(shorter.status.code(), Some(1));
+    let stderr = text(&shorter.stderr);
+    assert!(
+        stderr.contains("has 1000 bytes, not the 2000 of --size"),
+        "{stderr}"
+    );
+
+    // Only the successful write reported.
+    let results = std::fs::read_to_string(&log).unwrap();
+    let blocks = parse_results(&results);
+    assert_eq!(blocks.len(), 1);
+    assert_eq!(blocks[0].test, "write");
+}
+
+#[test]
+fn a_test_is_named_and_sized() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dfsio(
+        dir.path(),
+        &["--files", "1", "--size", "1", "--output", "x"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--write|--read|--clean"));
+    let out = dfsio(dir.path(), &["--read", "--output", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--files"));
+}
