@@ -21,8 +21,7 @@
 use std::fs::OpenOptions;
 use std::io::{self, Read, Write};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -34,15 +33,11 @@ use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
     at_least_one, default_threads, parse_any_location, parse_location, parse_size_arg, progress,
-    stores, Interrupted,
+    random, stores, tasks,
 };
 
 /// The directory under `--output` that holds the files, as TestDFSIO names it.
 const DATA_DIR: &str = "io_data";
-
-/// Bytes per write and per read call. TestDFSIO's buffer is 1,000,000 bytes; a power of two
-/// keeps the stores' own chunks (512 KiB locally, 1 MiB packets' multiples on HDFS) whole.
-const CHUNK: usize = 1 << 20;
 
 /// TestDFSIO's megabyte.
 const MEGA: f64 = 1_048_576.0;
@@ -225,11 +220,6 @@ fn file_name(index: usize) -> String {
     format!("test_io_{index}")
 }
 
-/// Locks `m`, ignoring poisoning: a worker that panicked leaves the vectors consistent.
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Runs `sluice run dfsio`.
 pub(crate) fn run(args: &DfsioArgs) -> Result<()> {
     let config = stores::store_config(&args.define)?;
@@ -278,7 +268,13 @@ pub(crate) fn run(args: &DfsioArgs) -> Result<()> {
     status.set_input_bytes_total(total);
     status.enter(Phase::Map, u64::try_from(files).unwrap_or(u64::MAX));
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
-    let outcome = run_tasks(&stores, &data, test, files, size, threads, &status);
+    let outcome = tasks::run_parallel("dfsio", files, threads, &status, |index, chunk| {
+        let location = data.join(file_name(index));
+        match test {
+            Test::Write => write_file(&stores, &location, index, size, chunk, &status),
+            Test::Read => read_file(&stores, &location, index, size, chunk, &status),
+        }
+    });
     status.enter(Phase::Done, 0);
     display.stop();
     let results = outcome.with_context(|| {
@@ -323,79 +319,12 @@ fn append_result(path: &std::path::Path, block: &str) -> Result<()> {
         .with_context(|| format!("cannot append to the result file {}", path.display()))
 }
 
-/// Writes or reads the `files` files in `data`, `threads` at a time; the results are in file
-/// order. The first task to fail stops the others (they start no new file, and stop their
-/// own at the next chunk), and its error is returned.
-fn run_tasks(
-    stores: &Stores,
-    data: &Location,
-    test: Test,
-    files: usize,
-    size: u64,
-    threads: usize,
-    status: &JobStatus,
-) -> Result<Vec<FileResult>> {
-    let next = AtomicUsize::new(0);
-    let failure: Mutex<Option<anyhow::Error>> = Mutex::new(None);
-    let results = Mutex::new(Vec::with_capacity(files));
-    std::thread::scope(|scope| {
-        for _ in 0..threads.max(1) {
-            scope.spawn(|| {
-                let mut chunk = vec![0u8; CHUNK];
-                while !status.is_cancelled() {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    if index >= files {
-                        return;
-                    }
-                    let location = data.join(file_name(index));
-                    let outcome = match test {
-                        Test::Write => {
-                            write_file(stores, &location, index, size, &mut chunk, status)
-                        }
-                        Test::Read => read_file(stores, &location, index, size, &mut chunk, status),
-                    };
-                    match outcome {
-                        Ok(result) => {
-                            lock(&results).push(result);
-                            status.task_done();
-                        }
-                        Err(error) => {
-                            // Recorded before the others are stopped, so that their
-                            // "interrupted" never takes the place of the cause.
-                            lock(&failure).get_or_insert(error);
-                            status.cancel();
-                            return;
-                        }
-                    }
-                }
-            });
-        }
-    });
-    if let Some(error) = lock(&failure).take() {
-        return Err(error);
-    }
-    if status.is_cancelled() {
-        return Err(anyhow::Error::new(Interrupted("dfsio".to_string())));
-    }
-    let mut results = std::mem::take(&mut *lock(&results));
-    results.sort_by_key(|r| r.index);
-    Ok(results)
-}
-
-/// The error of a task stopped by Ctrl-C (or by another task's failure).
-fn interrupted() -> anyhow::Error {
-    anyhow::Error::new(Interrupted("dfsio".to_string()))
-}
-
 /// Fills `chunk` with the pseudo-random bytes of file `index`. The chunk is written over and
 /// over: generating every byte afresh would cost the CPU that the store's client needs, and
 /// no store sluice writes to compresses or deduplicates.
 fn fill_chunk(chunk: &mut [u8], index: usize) {
     let mut rng = SplitMix64(0xd_f510_u64 ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    for word in chunk.chunks_mut(8) {
-        let bytes = rng.next().to_le_bytes();
-        word.copy_from_slice(&bytes[..word.len()]);
-    }
+    random::fill_random(chunk, &mut rng);
 }
 
 /// Writes file `index` of `size` bytes at `location`, timed from its creation to its finish.
@@ -416,7 +345,7 @@ fn write_file(
     while left > 0 {
         if status.is_cancelled() {
             // The writer is dropped unfinished: the store keeps no complete file.
-            return Err(interrupted());
+            return Err(tasks::interrupted("dfsio"));
         }
         let n = usize::try_from(left).map_or(chunk.len(), |left| left.min(chunk.len()));
         writer
@@ -465,7 +394,7 @@ fn read_file(
     let mut read = 0u64;
     loop {
         if status.is_cancelled() {
-            return Err(interrupted());
+            return Err(tasks::interrupted("dfsio"));
         }
         let n = match reader.read(chunk) {
             Ok(0) => break,

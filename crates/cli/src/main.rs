@@ -8,9 +8,11 @@ mod console;
 mod dfsio;
 mod gen;
 mod progress;
+mod random;
 mod size;
 mod stores;
 mod streaming;
+mod tasks;
 mod tera;
 
 use std::path::PathBuf;
@@ -175,6 +177,9 @@ enum GenData {
         #[arg(long, short = 'q')]
         quiet: bool,
     },
+    /// Files of pseudo-random bytes, on any store (local, HDFS, S3), like Hadoop's
+    /// RandomWriter: part-m-NNNNN files, then _SUCCESS.
+    Random(random::RandomArgs),
 }
 
 /// A location of any store, checked but kept as written: it is resolved against the default
@@ -252,6 +257,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Streaming { .. } => Ok(()),
         #[cfg(feature = "remote")]
         Command::Cleanup { journal } => stores::run_watcher(&journal),
+        Command::Gen(GenData::Random(args)) => random::run(&args),
         Command::Gen(GenData::Text {
             size,
             output,

@@ -1,5 +1,6 @@
 //! `sluice run dfsio` on local `file://` locations: the files it writes, the result block it
-//! appends (parsed as a reader of TestDFSIO's log parses it), and its errors.
+//! appends (parsed as a reader of TestDFSIO's log parses it), and its errors; and
+//! `sluice gen random`, which writes through the same stores.
 // Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
 // with a backtrace.
 #![allow(clippy::unwrap_used)]
@@ -252,4 +253,59 @@ fn a_test_is_named_and_sized() {
     let out = dfsio(dir.path(), &["--read", "--output", "x"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("--files"));
+}
+
+#[test]
+fn gen_random_writes_files_of_random_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let gen = |output: &str, threads: &str| {
+        Command::new(SLUICE)
+            .args(["gen", "random", "--size", "2500000", "--files", "3", "-q"])
+            .args(["--output", output, "--threads", threads])
+            .output()
+            .unwrap()
+    };
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
+    assert_ok(&gen(&format!("file://{}", a.display()), "1"), "gen random");
+    assert_ok(&gen(b.to_str().unwrap(), "3"), "gen random");
+    let mut names: Vec<String> = std::fs::read_dir(&a)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        ["_SUCCESS", "part-m-00000", "part-m-00001", "part-m-00002"]
+    );
+    let sizes: Vec<u64> = names[1..]
+        .iter()
+        .map(|n| std::fs::metadata(a.join(n)).unwrap().len())
+        .collect();
+    assert_eq!(sizes, [833_334, 833_333, 833_333]);
+    for name in &names {
+        // The same seed gives the same bytes, whatever the threads.
+        assert_eq!(
+            std::fs::read(a.join(name)).unwrap(),
+            std::fs::read(b.join(name)).unwrap()
+        );
+    }
+    // Random bytes: every byte value about equally often.
+    let bytes = std::fs::read(a.join("part-m-00000")).unwrap();
+    let mut counts = [0u32; 256];
+    for byte in &bytes {
+        counts[usize::from(*byte)] += 1;
+    }
+    let expected = bytes.len() as f64 / 256.0;
+    assert!(counts
+        .iter()
+        .all(|&c| (f64::from(c) - expected).abs() < expected * 0.1));
+
+    let again = gen(a.to_str().unwrap(), "1");
+    assert_eq!(again.status.code(), Some(1));
+    assert!(
+        text(&again.stderr).contains("already exists"),
+        "{}",
+        text(&again.stderr)
+    );
 }

@@ -1,0 +1,180 @@
+//! `sluice gen random`: files of pseudo-random bytes written through the stores (local, HDFS,
+//! S3), as Hadoop's RandomWriter fills a file system with data to copy or benchmark.
+//!
+//! Unlike RandomWriter, which writes SequenceFiles of random keys and values, the files are
+//! plain bytes: `part-m-00000`, `part-m-00001`, ... and then an empty `_SUCCESS`, as a job's
+//! output. The same seed, size and file count always give the same bytes, whatever the number
+//! of threads: every file has its own generator, seeded from (seed, file number).
+
+use std::io::Write;
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use sluice_api::{Counter, JobStatus, Phase};
+use sluice_io::{Location, Storage, Stores};
+
+use crate::gen::SplitMix64;
+use crate::size::human_bytes;
+use crate::{
+    at_least_one, default_threads, parse_any_location, parse_size_arg, progress, stores, tasks,
+};
+
+/// Options of `sluice gen random`.
+#[derive(Args)]
+pub(crate) struct RandomArgs {
+    /// Total size, e.g. 10GiB, divided evenly among the files.
+    #[arg(long, value_parser = parse_size_arg)]
+    size: u64,
+    /// Output directory (local, file://, hdfs:// or s3://; a plain path is on fs.defaultFS);
+    /// must not exist.
+    #[arg(long, short = 'o', value_parser = parse_any_location)]
+    output: String,
+    /// Number of files [default: one per 64 MiB, at least 1].
+    #[arg(long, value_parser = at_least_one)]
+    files: Option<usize>,
+    /// Seed: the same seed, size and file count give the same bytes.
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// A Hadoop-style setting: -D fs.defaultFS=hdfs://nn:8020, -D fs.s3a.endpoint=URL, ...
+    /// Repeatable; HADOOP_CONF_DIR's core-site.xml and hdfs-site.xml are read first.
+    #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
+    define: Vec<(String, String)>,
+    /// Files written at once [default: number of cores].
+    #[arg(long, short = 't', value_parser = at_least_one)]
+    threads: Option<usize>,
+    /// Print nothing but errors.
+    #[arg(long, short = 'q')]
+    quiet: bool,
+}
+
+/// Fills `chunk` with the next bytes of `rng`.
+pub(crate) fn fill_random(chunk: &mut [u8], rng: &mut SplitMix64) {
+    for word in chunk.chunks_mut(8) {
+        let bytes = rng.next().to_le_bytes();
+        word.copy_from_slice(&bytes[..word.len()]);
+    }
+}
+
+/// The generator of file `index` under `seed`.
+fn file_rng(seed: u64, index: usize) -> SplitMix64 {
+    SplitMix64(
+        seed.wrapping_mul(0x100_0000_01b3)
+            .wrapping_add(index as u64)
+            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
+    )
+}
+
+/// Runs `sluice gen random`.
+pub(crate) fn run(args: &RandomArgs) -> Result<()> {
+    let config = stores::store_config(&args.define)?;
+    let output = stores::resolve("--output", &args.output, &config)?;
+    let stores = stores::stores(&config, "random");
+    let files = match args.files {
+        Some(files) => files,
+        None => usize::try_from(args.size.div_ceil(64 << 20).max(1))
+            .context("--size needs more files than can be counted")?,
+    };
+    if stores
+        .status(&output)
+        .with_context(|| format!("cannot look up {output}"))?
+        .is_some()
+    {
+        bail!("output {output} already exists");
+    }
+    let threads = args.threads.unwrap_or_else(default_threads);
+    let status = Arc::new(JobStatus::default());
+    crate::cancel_on_ctrl_c(&status)?;
+    status.set_input_bytes_total(args.size);
+    status.enter(Phase::Map, u64::try_from(files).unwrap_or(u64::MAX));
+    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let started = Instant::now();
+    let count = files as u64;
+    let (per_file, remainder) = (args.size / count, args.size % count);
+    let outcome = tasks::run_parallel("random", files, threads, &status, |index, chunk| {
+        let bytes = per_file + u64::from((index as u64) < remainder);
+        let location = output.join(format!("part-m-{index:05}"));
+        let mut rng = file_rng(args.seed, index);
+        write_random(&stores, &location, bytes, &mut rng, chunk, &status)
+    })
+    .and_then(|_| {
+        // Last, as a job's: its presence says every part file is complete.
+        let success = output.join("_SUCCESS");
+        let writer = stores
+            .create(&success)
+            .with_context(|| format!("cannot create {success}"))?;
+        writer
+            .finish()
+            .with_context(|| format!("cannot complete {success}"))
+    });
+    status.enter(Phase::Done, 0);
+    display.stop();
+    outcome.with_context(|| {
+        format!("gen random failed; the files written so far are left in {output}")
+    })?;
+    if !args.quiet {
+        eprintln!(
+            "sluice: wrote {} in {files} file(s) to {output} in {:.2} s",
+            human_bytes(args.size),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}
+
+/// Writes `bytes` bytes of `rng` to a new file at `location`.
+fn write_random(
+    stores: &Stores,
+    location: &Location,
+    bytes: u64,
+    rng: &mut SplitMix64,
+    chunk: &mut [u8],
+    status: &JobStatus,
+) -> Result<()> {
+    let mut writer = stores
+        .create(location)
+        .with_context(|| format!("cannot create {location}"))?;
+    let mut left = bytes;
+    while left > 0 {
+        if status.is_cancelled() {
+            // The writer is dropped unfinished: the store keeps no complete file.
+            return Err(tasks::interrupted("random"));
+        }
+        let n = usize::try_from(left).map_or(chunk.len(), |left| left.min(chunk.len()));
+        fill_random(&mut chunk[..n], rng);
+        writer
+            .write_all(&chunk[..n])
+            .with_context(|| format!("cannot write {location}"))?;
+        status.counters.add(Counter::MapInputBytes, n as u64);
+        left -= n as u64;
+    }
+    let written = writer
+        .finish()
+        .with_context(|| format!("cannot complete {location}"))?;
+    if written != bytes {
+        bail!("{location}: the store wrote {written} bytes of {bytes}");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_have_their_own_bytes() {
+        let mut a = vec![0u8; 1000];
+        let mut b = vec![0u8; 1000];
+        fill_random(&mut a, &mut file_rng(42, 0));
+        fill_random(&mut b, &mut file_rng(42, 1));
+        assert_ne!(a, b);
+        let mut again = vec![0u8; 1000];
+        fill_random(&mut again, &mut file_rng(42, 0));
+        assert_eq!(a, again);
+        // A chunk that is not a whole number of words is filled to its end.
+        let mut odd = vec![0u8; 13];
+        fill_random(&mut odd, &mut file_rng(1, 0));
+        assert_ne!(&odd[8..], &[0u8; 5]);
+    }
+}
