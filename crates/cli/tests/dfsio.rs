@@ -1,6 +1,8 @@
 //! `sluice run dfsio` on local `file://` locations: the files it writes, the result block it
 //! appends (parsed as a reader of TestDFSIO's log parses it), and its errors; and
-//! `sluice gen random`, which writes through the same stores.
+//! `sluice gen random`, which writes through the same stores. One test runs dfsio against a
+//! real HDFS (an in-JVM MiniDFSCluster of the test harness, `sluice-testkit`), its files
+//! checked by Hadoop's own client.
 // Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
 // with a backtrace.
 #![allow(clippy::unwrap_used)]
@@ -8,6 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
+
+use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -308,4 +312,75 @@ fn gen_random_writes_files_of_random_bytes() {
         "{}",
         text(&again.stderr)
     );
+}
+
+#[test]
+fn dfsio_on_hdfs() {
+    if !stores_required() {
+        return;
+    }
+    // Blocks of 1 MiB: each file spans three blocks and ends inside the third.
+    let dfs = MiniDfs::start(MiniDfsOptions {
+        datanodes: 1,
+        block_size: 1 << 20,
+    })
+    .unwrap_or_else(|e| panic!("MiniDFS: {e}"));
+    let dir = tempfile::tempdir().unwrap();
+    let url = format!("{}/benchmarks/dfsio", dfs.uri());
+    let log = dir.path().join("results.log");
+    let log_arg = log.to_str().unwrap();
+    let size = (5 << 19) + 100; // 2.5 MiB and a bit
+    let size_arg = size.to_string();
+    let common = [
+        "--files",
+        "3",
+        "--size",
+        &size_arg,
+        "--result-file",
+        log_arg,
+    ];
+
+    let mut write = vec!["--write", "--output", &url];
+    write.extend(common);
+    assert_ok(&dfsio(dir.path(), &write), "write to HDFS");
+    // What Hadoop's client sees.
+    let stat = dfs.fs(&["-stat", "%n %b", "/benchmarks/dfsio/io_data/*"]);
+    assert!(stat.status.success(), "{}", text(&stat.stderr));
+    let mut listed: Vec<String> = text(&stat.stdout).lines().map(str::to_string).collect();
+    listed.sort();
+    let expected: Vec<String> = (0..3).map(|k| format!("test_io_{k} {size}")).collect();
+    assert_eq!(listed, expected);
+
+    // A plain path is on fs.defaultFS, as for every job.
+    let default_fs = format!("fs.defaultFS={}", dfs.uri());
+    let mut read = vec!["--read", "--output", "/benchmarks/dfsio", "-D", &default_fs];
+    read.extend(common);
+    assert_ok(&dfsio(dir.path(), &read), "read from HDFS");
+    let blocks = parse_results(&std::fs::read_to_string(&log).unwrap());
+    assert_eq!(blocks.len(), 2);
+    assert_eq!(
+        (blocks[0].test.as_str(), blocks[1].test.as_str()),
+        ("write", "read")
+    );
+    for block in &blocks {
+        assert_eq!(block.fields["Number of files"], "3");
+        assert!(block.number("Throughput mb/sec") > 0.0);
+    }
+
+    // Reading more files than were written names the missing one.
+    let mut more = vec!["--read", "--output", &url, "--files", "4"];
+    more.extend(["--size", &size_arg, "--result-file", log_arg]);
+    let missing = dfsio(dir.path(), &more);
+    assert_eq!(missing.status.code(), Some(1));
+    let stderr = text(&missing.stderr);
+    assert!(
+        stderr.contains(&format!("{url}/io_data/test_io_3 does not exist")),
+        "{stderr}"
+    );
+
+    assert_ok(&dfsio(dir.path(), &["--clean", "--output", &url]), "clean");
+    let gone = dfs.fs(&["-test", "-e", "/benchmarks/dfsio/io_data"]);
+    assert!(!gone.status.success(), "io_data is removed");
+    let kept = dfs.fs(&["-test", "-d", "/benchmarks/dfsio"]);
+    assert!(kept.status.success(), "only io_data is removed");
 }
