@@ -42,6 +42,12 @@ pub enum JournalEntry {
         /// The upload's id.
         upload_id: String,
     },
+    /// An upload that needs nothing more: completed by its writer (a file written outside a
+    /// committer) or aborted. Its [`JournalEntry::Upload`] is left alone.
+    Closed {
+        /// The upload's id.
+        upload_id: String,
+    },
     /// An object the job's commit made visible: deleted unless the job finished.
     Completed {
         /// Its location.
@@ -190,6 +196,13 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
     let stores = RemoteConnector::new(config, "clean-up");
     let mut fail = |what: &str, e: IoError| report_failure(&mut report.failures, what, &e);
     let mut deleted_dirs = Vec::new();
+    let closed: std::collections::HashSet<&str> = entries
+        .iter()
+        .filter_map(|e| match e {
+            JournalEntry::Closed { upload_id } => Some(upload_id.as_str()),
+            _ => None,
+        })
+        .collect();
     #[cfg_attr(not(feature = "s3"), allow(unused_mut))]
     let mut aborted = 0;
     let mut deleted_objects = 0;
@@ -206,10 +219,12 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
             JournalEntry::Upload {
                 location,
                 upload_id,
-            } => match abort_upload(&stores, location, upload_id) {
-                Ok(()) => aborted += 1,
-                Err(e) => fail(location, e),
-            },
+            } if !closed.contains(upload_id.as_str()) => {
+                match abort_upload(&stores, location, upload_id) {
+                    Ok(()) => aborted += 1,
+                    Err(e) => fail(location, e),
+                }
+            }
             JournalEntry::Completed { location } => {
                 match parse(location).and_then(|l| stores.storage(&l)?.delete(&l)) {
                     Ok(true) => deleted_objects += 1,
@@ -282,4 +297,74 @@ fn abort_upload(stores: &RemoteConnector, location: &str, upload_id: &str) -> Re
     crate::runtime::block_on(storage.abort(&upload))
         .and_then(|r| r)
         .map_err(|e| crate::error::write_error(&location, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(lines: &[&str]) -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("journal.jsonl");
+        std::fs::write(&path, lines.join("\n")).expect("written");
+        (dir, path)
+    }
+
+    #[test]
+    fn a_finished_job_is_left_alone() {
+        let (_dir, path) = write(&[
+            r#"{"config":{"properties":{}}}"#,
+            r#"{"staging":{"location":"hdfs://127.0.0.1:1/x"}}"#,
+            r#""done""#,
+        ]);
+        let report = clean_up(&path).expect("reads");
+        assert!(report.finished);
+        assert!(!path.exists(), "the journal is removed");
+    }
+
+    #[test]
+    fn closed_uploads_and_a_torn_last_line_are_skipped() {
+        // Nothing is left to undo: no store is contacted (none could be: no credentials).
+        let (_dir, path) = write(&[
+            r#"{"config":{"properties":{}}}"#,
+            r#"{"upload":{"location":"s3://bkt/k","upload_id":"u1"}}"#,
+            r#"{"closed":{"upload_id":"u1"}}"#,
+            r#"{"upload":{"locat"#,
+        ]);
+        let report = clean_up(&path).expect("reads");
+        assert!(!report.finished);
+        assert_eq!(report.aborted_uploads, 0);
+        assert!(report.failures.is_empty(), "{:?}", report.failures);
+    }
+
+    #[test]
+    fn entries_are_whole_lines_written_once_the_first_comes() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("j.jsonl");
+        let started = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let seen = std::sync::Arc::clone(&started);
+        let journal = Journal::new(
+            &path,
+            &StoreConfig::from_parts([("a", "b")], []),
+            Box::new(move |_| {
+                seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                Ok(())
+            }),
+        );
+        assert!(!path.exists(), "nothing before the first entry");
+        journal.record(&JournalEntry::Done).expect("records");
+        journal.record(&JournalEntry::Done).expect("records");
+        assert_eq!(started.load(std::sync::atomic::Ordering::SeqCst), 1);
+        let text = std::fs::read_to_string(&path).expect("reads");
+        assert_eq!(
+            text,
+            "{\"config\":{\"properties\":{\"a\":\"b\"}}}\n\"done\"\n\"done\"\n"
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&path)
+            .expect("exists")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
 }

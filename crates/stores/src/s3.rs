@@ -542,12 +542,14 @@ impl S3Writer {
                             self.bucket.clone(),
                         );
                         let what = format!("complete {}", self.location);
+                        let upload_id = id.clone();
                         block_on_timeout(REQUEST_TIMEOUT, &what, async move {
                             store
                                 .complete_multipart(&path, &id, parts)
                                 .await
                                 .map_err(|e| s3_io_error(&e, &bucket))
                         })?;
+                        note(self.journal.as_deref(), JournalEntry::Closed { upload_id });
                     }
                     Completion::Pending(sink) => sink(PendingUpload {
                         key: self.path.to_string(),
@@ -593,7 +595,11 @@ impl Drop for S3Writer {
         }
         if let Some(id) = self.upload.take() {
             let (store, path) = (Arc::clone(&self.store), self.path.clone());
-            let _ = block_on(async move { store.abort_multipart(&path, &id).await });
+            let upload_id = id.clone();
+            let aborted = block_on(async move { store.abort_multipart(&path, &id).await });
+            if matches!(aborted, Ok(Ok(()))) {
+                note(self.journal.as_deref(), JournalEntry::Closed { upload_id });
+            }
         }
     }
 }

@@ -126,17 +126,31 @@ impl S3MagicCommitter {
     /// Aborts `uploads`, several at once; the first error, after trying all.
     fn abort_all(&self, uploads: Vec<PendingUpload>) -> Result<(), IoError> {
         let storage = &self.storage;
-        let results: Vec<_> = block_on(
-            futures::stream::iter(uploads)
-                .map(|upload| async move { storage.abort(&upload).await })
-                .buffer_unordered(CONCURRENT_COMPLETIONS)
-                .collect(),
-        )
-        .map_err(|e| write_error(&self.output, e))?;
-        results
-            .into_iter()
-            .find_map(Result::err)
-            .map_or(Ok(()), |e| Err(write_error(&self.output, e)))
+        let results: Vec<(Option<String>, std::io::Result<()>)> =
+            block_on(
+                futures::stream::iter(uploads)
+                    .map(|upload| async move {
+                        (upload.upload_id.clone(), storage.abort(&upload).await)
+                    })
+                    .buffer_unordered(CONCURRENT_COMPLETIONS)
+                    .collect(),
+            )
+            .map_err(|e| write_error(&self.output, e))?;
+        let mut first_error = None;
+        for (upload_id, result) in results {
+            match result {
+                // Nothing left for the watcher to abort.
+                Ok(()) => {
+                    if let Some(upload_id) = upload_id {
+                        note(self.journal.as_deref(), JournalEntry::Closed { upload_id });
+                    }
+                }
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        first_error.map_or(Ok(()), |e| Err(write_error(&self.output, e)))
     }
 
     /// Completes the committed uploads and writes `_SUCCESS`; on failure takes back what was
