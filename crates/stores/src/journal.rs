@@ -155,6 +155,10 @@ pub(crate) fn note(journal: Option<&Journal>, entry: JournalEntry) {
     }
 }
 
+/// How long [`clean_up`] waits before deleting a commit's files a second time: a completion
+/// the dead process had sent may still land.
+const LATE_COMPLETION: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// What [`clean_up`] did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct CleanUp {
@@ -206,15 +210,10 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
     #[cfg_attr(not(feature = "s3"), allow(unused_mut))]
     let mut aborted = 0;
     let mut deleted_objects = 0;
-    for entry in entries.iter().rev() {
+    // Uploads first: one the job was completing when it died may still complete, so files a
+    // commit published are deleted after the aborts, and once more a little later.
+    for entry in &entries {
         match entry {
-            JournalEntry::Staging { location } | JournalEntry::Published { location } => {
-                match delete_dir(&stores, location) {
-                    Ok(true) => deleted_dirs.push(location.clone()),
-                    Ok(false) => {}
-                    Err(e) => fail(location, e),
-                }
-            }
             #[cfg(feature = "s3")]
             JournalEntry::Upload {
                 location,
@@ -225,14 +224,33 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
                     Err(e) => fail(location, e),
                 }
             }
-            JournalEntry::Completed { location } => {
-                match parse(location).and_then(|l| stores.storage(&l)?.delete(&l)) {
-                    Ok(true) => deleted_objects += 1,
+            JournalEntry::Staging { location } | JournalEntry::Published { location } => {
+                match delete_dir(&stores, location) {
+                    Ok(true) => deleted_dirs.push(location.clone()),
                     Ok(false) => {}
                     Err(e) => fail(location, e),
                 }
             }
             _ => {}
+        }
+    }
+    let published: Vec<&String> = entries
+        .iter()
+        .filter_map(|e| match e {
+            JournalEntry::Completed { location } => Some(location),
+            _ => None,
+        })
+        .collect();
+    for round in 0..2 {
+        if round > 0 && !published.is_empty() {
+            std::thread::sleep(LATE_COMPLETION);
+        }
+        for location in &published {
+            match parse(location).and_then(|l| stores.storage(&l)?.delete(&l)) {
+                Ok(true) => deleted_objects += 1,
+                Ok(false) => {}
+                Err(e) => fail(location, e),
+            }
         }
     }
     report.deleted_dirs = deleted_dirs;
