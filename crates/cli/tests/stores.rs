@@ -559,8 +559,8 @@ fn failures_are_clear_bounded_and_leave_nothing() {
             "/nonexistent-out",
             "-q",
         ]),
-        Duration::from_secs(60),
-        &[&format!("127.0.0.1:{closed}")],
+        Duration::from_secs(10),
+        &[&format!("127.0.0.1:{closed}"), "refused"],
     );
 
     // A name node that accepts but never answers: bounded by the configured timeout.

@@ -67,6 +67,7 @@ impl HdfsStorage {
         let timeout = config
             .timeout()
             .map_err(|e| unavailable(location, e.to_string()))?;
+        probe_name_node(&url, timeout).map_err(|e| unavailable(location, e))?;
         let handle = runtime()
             .map_err(|e| unavailable(location, e.to_string()))?
             .handle()
@@ -297,6 +298,37 @@ impl Storage for HdfsStorage {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(e) => Err(write_error(location, e)),
         }
+    }
+}
+
+/// Connects once to the name node of `url` (`hdfs://host[:port]`, port 8020 by default), so
+/// that a name node that refuses connections is reported at once with the reason: the client
+/// itself retries such connections for a long time. A host name that does not resolve may be
+/// an HA name service of the configuration, which the client resolves itself: not probed.
+fn probe_name_node(url: &str, timeout: Duration) -> Result<(), String> {
+    use std::net::{TcpStream, ToSocketAddrs};
+    let authority = url
+        .trim_start_matches("hdfs://")
+        .split('/')
+        .next()
+        .unwrap_or_default();
+    let has_port = authority
+        .rsplit_once(':')
+        .is_some_and(|(_, port)| port.parse::<u16>().is_ok());
+    let with_port = if has_port {
+        authority.to_string()
+    } else {
+        format!("{authority}:8020")
+    };
+    let Some(address) = with_port.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
+        return Ok(());
+    };
+    match TcpStream::connect_timeout(&address, timeout.min(Duration::from_secs(10))) {
+        Ok(_) => Ok(()),
+        Err(e) => Err(format!(
+            "cannot reach the name node at {with_port}: {e} (is it running, and is this its \
+             RPC address?)"
+        )),
     }
 }
 
