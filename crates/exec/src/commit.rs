@@ -2,16 +2,25 @@
 
 use sluice_io::{IoError, JobCommitter, Location, Stores};
 
-/// The job's output committer, aborted unless the job commits: a failed job leaves no output.
-pub(crate) struct JobOutput {
+/// A job's output committer, set up, and aborted unless the job commits: a failed job leaves
+/// no output.
+///
+/// [`run_job`](crate::run_job) holds one; work that is not a MapReduce job but writes a job's
+/// output (TeraGen's generator, a generated corpus) holds its own, so that its output appears
+/// whole, with `_SUCCESS`, or not at all, on any store.
+pub struct JobOutput {
     pub(crate) committer: Box<dyn JobCommitter>,
     committed: bool,
 }
 
 impl JobOutput {
-    /// The committer of `output`, set up: an existing output is refused here, before any
-    /// task runs.
-    pub(crate) fn set_up(stores: &Stores, output: &Location) -> Result<JobOutput, IoError> {
+    /// The committer of `output` from `stores`, set up: an existing output is refused here,
+    /// before anything is written.
+    ///
+    /// # Errors
+    /// [`IoError::OutputExists`] if something is at `output`; the store's errors in setting
+    /// up the output ([`IoError::UnsupportedScheme`], [`IoError::Write`], ...).
+    pub fn set_up(stores: &Stores, output: &Location) -> Result<JobOutput, IoError> {
         let mut committer = stores.committer(output)?;
         committer.setup_job()?;
         Ok(JobOutput {
@@ -20,11 +29,36 @@ impl JobOutput {
         })
     }
 
+    /// The committer, for its task methods
+    /// ([`create_part`](JobCommitter::create_part), [`commit_task`](JobCommitter::commit_task),
+    /// [`abort_task`](JobCommitter::abort_task)); the job's own are this type's to call.
+    pub fn committer(&self) -> &dyn JobCommitter {
+        &*self.committer
+    }
+
+    /// Where the output becomes visible.
+    pub fn location(&self) -> &Location {
+        self.committer.output()
+    }
+
     /// Makes the output visible; returns where it is.
-    pub(crate) fn commit(mut self) -> Result<Location, IoError> {
+    ///
+    /// # Errors
+    /// The committer's [`commit_job`](JobCommitter::commit_job) errors; the job is then
+    /// aborted, leaving nothing at the output location.
+    pub fn commit(mut self) -> Result<Location, IoError> {
         self.committer.commit_job()?;
         self.committed = true;
         Ok(self.committer.output().clone())
+    }
+}
+
+impl std::fmt::Debug for JobOutput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("JobOutput")
+            .field("output", self.committer.output())
+            .field("committed", &self.committed)
+            .finish()
     }
 }
 

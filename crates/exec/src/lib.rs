@@ -21,8 +21,8 @@
 //! ```
 //!
 //! [`run_job`] runs a job under a [`JobConfig`](sluice_api::JobConfig) and returns a
-//! [`JobReport`](sluice_api::JobReport); [`run_tasks`] is its task pool, for work that is not a
-//! MapReduce job (TeraGen's generator).
+//! [`JobReport`](sluice_api::JobReport); [`run_tasks`] is its task pool, and [`JobOutput`] its
+//! committed output, for work that is not a MapReduce job (TeraGen's generator).
 #![forbid(unsafe_code)]
 
 mod commit;
@@ -35,5 +35,6 @@ mod shared;
 mod sink;
 mod tasks;
 
+pub use commit::JobOutput;
 pub use engine::run_job;
 pub use tasks::run_tasks;
