@@ -1,7 +1,6 @@
 //! `sluice run teragen` and `sluice run teravalidate`: the sort benchmark's generator and
 //! checker, in Hadoop's file formats.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
@@ -10,7 +9,7 @@ use sluice_api::JobStatus;
 use sluice_jobs::{teragen, teravalidate};
 use sluice_spec::{BuiltJob, JobSpec};
 
-use crate::{at_least_one, default_threads, execute, parse_location, progress, CommonArgs};
+use crate::{at_least_one, default_threads, execute, parse_any_location, progress, CommonArgs};
 
 /// Options of `sluice run teragen`.
 #[derive(Args)]
@@ -19,9 +18,13 @@ pub(crate) struct TeraGenArgs {
     /// a billion or a trillion, as Hadoop's TeraGen reads it.
     #[arg(long, value_parser = parse_rows)]
     rows: u64,
-    /// Output directory; must not exist.
-    #[arg(long, short = 'o', value_parser = parse_location)]
-    output: PathBuf,
+    /// Output directory (local, file://, hdfs:// or s3://); must not exist. Written
+    /// atomically: it appears, with `_SUCCESS`, only if every part file was written.
+    #[arg(long, short = 'o', value_parser = parse_any_location)]
+    output: String,
+    /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for the other jobs.
+    #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
+    define: Vec<(String, String)>,
     /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
     /// tasks) [default: the number of threads].
     #[arg(long, value_parser = at_least_one)]
@@ -37,13 +40,16 @@ pub(crate) struct TeraGenArgs {
 /// Options of `sluice run teravalidate`.
 #[derive(Args)]
 pub(crate) struct TeraValidateArgs {
-    /// The directory of sorted part files to check.
-    #[arg(long, short = 'i', value_parser = parse_location)]
-    input: PathBuf,
-    /// Directory for the report (`part-r-00000`, as Hadoop's TeraValidate writes it); must not
-    /// exist.
-    #[arg(long, short = 'o', value_parser = parse_location)]
-    output: PathBuf,
+    /// The directory of sorted part files to check (local, file://, hdfs:// or s3://).
+    #[arg(long, short = 'i', value_parser = parse_any_location)]
+    input: String,
+    /// Directory for the report (`part-r-00000`, as Hadoop's TeraValidate writes it; local,
+    /// file://, hdfs:// or s3://); must not exist.
+    #[arg(long, short = 'o', value_parser = parse_any_location)]
+    output: String,
+    /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for the other jobs.
+    #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
+    define: Vec<(String, String)>,
     /// Worker threads [default: number of cores].
     #[arg(long, short = 't', value_parser = at_least_one)]
     threads: Option<usize>,
@@ -79,10 +85,13 @@ fn status_with_ctrl_c() -> Result<Arc<JobStatus>> {
 pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(default_threads);
     let maps = args.maps.unwrap_or(threads);
+    let store_config = crate::stores::store_config(&args.define)?;
+    let output = crate::stores::resolve("--output", &args.output, &store_config)?;
+    let stores = crate::stores::stores(&store_config, "teragen");
     let status = status_with_ctrl_c()?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let started = std::time::Instant::now();
-    let result = teragen(args.rows, &args.output, maps, threads, &status);
+    let result = teragen(&stores, &output, args.rows, maps, threads, &status);
     display.stop();
     let report = result.context("teragen failed; no output was written")?;
     if !args.quiet {
@@ -90,7 +99,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
             "sluice: teragen wrote {} rows in {} file(s) to {} in {:.2} s",
             report.rows,
             report.files,
-            report.output.display(),
+            report.output,
             started.elapsed().as_secs_f64()
         );
         eprintln!(
@@ -144,20 +153,20 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
 /// Runs `sluice run teravalidate`; fails if the rows are not in order.
 pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(default_threads);
+    let store_config = crate::stores::store_config(&args.define)?;
+    let input = crate::stores::resolve("--input", &args.input, &store_config)?;
+    let output = crate::stores::resolve("--output", &args.output, &store_config)?;
+    let stores = crate::stores::stores(&store_config, "teravalidate");
     let status = status_with_ctrl_c()?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
-    let result = teravalidate(&args.input, &args.output, threads, &status);
+    let result = teravalidate(&stores, &input, &output, threads, &status);
     display.stop();
     let report = result.context("teravalidate failed")?;
     if !args.quiet {
         eprintln!(
             "sluice: teravalidate read {} rows in {} files: checksum {}, {} duplicate keys; \
              report in {}",
-            report.rows,
-            report.files,
-            report.checksum,
-            report.duplicate_keys,
-            report.output.display()
+            report.rows, report.files, report.checksum, report.duplicate_keys, report.output
         );
     }
     if !report.errors.is_empty() {
@@ -167,10 +176,10 @@ pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
         bail!(
             "{} is not sorted: {} row(s) out of order within files, {} problem(s) listed in {} \
              (at most {} misorders per file)",
-            args.input.display(),
+            input,
             report.misorders,
             report.errors.len(),
-            report.output.join("part-r-00000").display(),
+            report.output.join("part-r-00000"),
             sluice_jobs::MAX_MISORDERS_LISTED
         );
     }
