@@ -3,15 +3,16 @@
 //! Words are drawn from a synthetic vocabulary with a Zipf distribution (exponent 1, as natural
 //! text roughly follows), so a corpus has a few very frequent words and a long tail, like the
 //! inputs word count and inverted index meet in practice. The same seed, size and file count
-//! always give the same bytes, whatever the number of threads: every file has its own generator
-//! seeded from (seed, file number).
+//! always give the same bytes, whatever the number of threads and whatever the store: every file
+//! has its own generator seeded from (seed, file number). The corpus is committed as a job's
+//! output is, so it appears whole, with `_SUCCESS`, or not at all.
 
-use std::fs::File;
-use std::io::{BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context, Result};
+use sluice_exec::JobOutput;
+use sluice_io::{JobCommitter, Location, PartAttempt, Stores, DEFAULT_WRITE_BUFFER};
 
 /// Distinct words in the vocabulary.
 const VOCABULARY: usize = 100_000;
@@ -75,10 +76,15 @@ impl Vocabulary {
     }
 }
 
-/// Writes one file of about `size` bytes (whole lines; the last may overshoot by one line).
-fn write_file(path: &Path, size: u64, vocab: &Vocabulary, seed: u64) -> Result<u64> {
-    let file = File::create(path).with_context(|| format!("cannot create {}", path.display()))?;
-    let mut out = BufWriter::with_capacity(1 << 20, file);
+/// Writes one file of about `size` bytes (whole lines; the last may overshoot by one line) to
+/// `out`, which `path` names in errors.
+fn write_file(
+    out: &mut impl Write,
+    path: &Location,
+    size: u64,
+    vocab: &Vocabulary,
+    seed: u64,
+) -> Result<u64> {
     let mut rng = SplitMix64(seed);
     let mut written = 0u64;
     let mut line = Vec::with_capacity(256);
@@ -93,41 +99,72 @@ fn write_file(path: &Path, size: u64, vocab: &Vocabulary, seed: u64) -> Result<u
         }
         line.push(b'\n');
         out.write_all(&line)
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .with_context(|| format!("cannot write {path}"))?;
         written += line.len() as u64;
     }
-    out.flush()
-        .with_context(|| format!("cannot write {}", path.display()))?;
     Ok(written)
 }
 
-/// Generates a text corpus of about `size` bytes in `files` files named `part-NNNNN.txt` inside
-/// `output` (which must not exist). Returns the bytes written.
+/// Writes part file `name` of the corpus as the only attempt of its task, committing it; an
+/// attempt that fails is aborted.
+fn write_part(
+    committer: &dyn JobCommitter,
+    name: &str,
+    size: u64,
+    vocab: &Vocabulary,
+    seed: u64,
+) -> Result<u64> {
+    let part = PartAttempt::new(name, 0);
+    let path = committer.output().join(name);
+    let result = committer
+        .create_part(part, DEFAULT_WRITE_BUFFER)
+        .map_err(anyhow::Error::from)
+        .and_then(|mut out| {
+            let written = write_file(&mut out, &path, size, vocab, seed)?;
+            // A store's file is only whole once finished (the local writer's last chunk, an
+            // object store's upload).
+            out.finish()
+                .with_context(|| format!("cannot write {path}"))?;
+            committer.commit_task(part)?;
+            Ok(written)
+        });
+    if result.is_err() {
+        // The corpus is aborted too, which discards everything; this drops the attempt's
+        // file at once, and the write's error is the one to report.
+        let _ = committer.abort_task(part);
+    }
+    result
+}
+
+/// Generates a text corpus of about `size` bytes in `files` files named `part-NNNNN.txt` in
+/// directory `output` (which must not exist) on any of `stores`, committed as a job's output
+/// is: it appears whole, with `_SUCCESS`, or not at all. Returns the bytes written.
 pub(crate) fn generate_text(
-    output: &Path,
+    stores: &Stores,
+    output: &Location,
     size: u64,
     files: usize,
     seed: u64,
     threads: usize,
 ) -> Result<u64> {
-    if output.exists() {
-        bail!("output {} already exists", output.display());
-    }
     if files == 0 {
         bail!("--files must be at least 1");
     }
-    std::fs::create_dir_all(output)
-        .with_context(|| format!("cannot create directory {}", output.display()))?;
+    let file_count = u64::try_from(files).context("--files is too large")?;
+    let job = JobOutput::set_up(stores, output)?;
     let vocab = Vocabulary::new(seed);
-    let per_file = size / files as u64;
-    let remainder = size % files as u64;
-    let paths: Vec<(PathBuf, u64)> = (0..files)
+    let per_file = size / file_count;
+    let remainder = size % file_count;
+    // Each file's name, size and generator seed.
+    let parts: Vec<(String, u64, u64)> = (0..file_count)
         .map(|i| {
-            let extra = u64::from((i as u64) < remainder);
-            (output.join(format!("part-{i:05}.txt")), per_file + extra)
+            let extra = u64::from(i < remainder);
+            let file_seed = seed.wrapping_mul(0x100_0000_01b3).wrapping_add(i);
+            (format!("part-{i:05}.txt"), per_file + extra, file_seed)
         })
         .collect();
     let next = AtomicUsize::new(0);
+    let committer = job.committer();
     let results: Vec<Result<u64>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads.clamp(1, files))
             .map(|_| {
@@ -135,11 +172,10 @@ pub(crate) fn generate_text(
                     let mut total = 0;
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((path, bytes)) = paths.get(i) else {
+                        let Some((name, bytes, file_seed)) = parts.get(i) else {
                             return Ok(total);
                         };
-                        let file_seed = seed.wrapping_mul(0x100_0000_01b3).wrapping_add(i as u64);
-                        total += write_file(path, *bytes, &vocab, file_seed)?;
+                        total += write_part(committer, name, *bytes, &vocab, *file_seed)?;
                     }
                 })
             })
@@ -156,6 +192,7 @@ pub(crate) fn generate_text(
     for r in results {
         total += r?;
     }
+    job.commit()?;
     Ok(total)
 }
 
@@ -163,13 +200,25 @@ pub(crate) fn generate_text(
 mod tests {
     use super::*;
 
+    fn generate(output: &std::path::Path, size: u64, files: usize, seed: u64, threads: usize) {
+        let output = Location::from_path(output);
+        generate_text(&Stores::local(), &output, size, files, seed, threads).unwrap();
+    }
+
+    /// FNV-1a: a fingerprint of a file that stays the same across Rust releases.
+    fn fnv(bytes: &[u8]) -> u64 {
+        bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x100_0000_01b3)
+        })
+    }
+
     #[test]
     fn same_seed_same_bytes_regardless_of_threads() {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("a");
         let b = dir.path().join("b");
-        generate_text(&a, 200_000, 3, 7, 1).unwrap();
-        generate_text(&b, 200_000, 3, 7, 3).unwrap();
+        generate(&a, 200_000, 3, 7, 1);
+        generate(&b, 200_000, 3, 7, 3);
         for i in 0..3 {
             let name = format!("part-{i:05}.txt");
             let x = std::fs::read(a.join(&name)).unwrap();
@@ -178,11 +227,66 @@ mod tests {
             assert!(x.len() as u64 >= 66_666 && x.ends_with(b"\n"));
         }
         let c = dir.path().join("c");
-        generate_text(&c, 200_000, 3, 8, 1).unwrap();
+        generate(&c, 200_000, 3, 8, 1);
         assert_ne!(
             std::fs::read(a.join("part-00000.txt")).unwrap(),
             std::fs::read(c.join("part-00000.txt")).unwrap()
         );
+    }
+
+    /// The bytes of a seed's corpus never change: corpora generated by earlier releases, and
+    /// results recorded from them, stay comparable.
+    #[test]
+    fn a_seeds_bytes_are_those_it_always_gave() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("corpus");
+        generate(&out, 200_000, 3, 7, 2);
+        let expected = [
+            (66_688, 0x181a_b3ef_a779_2572),
+            (66_724, 0xa3b4_ec9f_46d7_4e7d),
+            (66_744, 0x67ee_034d_6170_04db),
+        ];
+        for (i, (len, hash)) in expected.into_iter().enumerate() {
+            let bytes = std::fs::read(out.join(format!("part-{i:05}.txt"))).unwrap();
+            assert_eq!((bytes.len(), fnv(&bytes)), (len, hash), "part {i}");
+        }
+        // Committed as a job's output: `_SUCCESS`, and nothing else beside the parts.
+        let mut names: Vec<_> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                "_SUCCESS",
+                "part-00000.txt",
+                "part-00001.txt",
+                "part-00002.txt"
+            ]
+        );
+    }
+
+    #[test]
+    fn an_existing_output_is_refused_and_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("corpus");
+        std::fs::create_dir(&out).unwrap();
+        std::fs::write(out.join("keep.txt"), "mine").unwrap();
+        let error =
+            generate_text(&Stores::local(), &Location::from_path(&out), 1000, 1, 1, 1).unwrap_err();
+        assert!(
+            matches!(
+                error.downcast_ref::<sluice_io::IoError>(),
+                Some(sluice_io::IoError::OutputExists { .. })
+            ),
+            "{error:#}"
+        );
+        let names: Vec<_> = std::fs::read_dir(&out).unwrap().collect();
+        assert_eq!(names.len(), 1);
+        assert_eq!(std::fs::read(out.join("keep.txt")).unwrap(), b"mine");
+        // No staging directory left beside it either.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
     }
 
     #[test]

@@ -164,11 +164,15 @@ enum GenData {
         /// Total size, e.g. 1GiB (whole lines: files end at the first line past their share).
         #[arg(long, value_parser = parse_size_arg)]
         size: u64,
-        /// Output directory; must not exist.
-        #[arg(long, short = 'o', value_parser = parse_location)]
-        output: PathBuf,
+        /// Output directory (local, file://, hdfs:// or s3://); must not exist. Written
+        /// atomically: it appears, with `_SUCCESS`, only once every file is written.
+        #[arg(long, short = 'o', value_parser = parse_any_location)]
+        output: String,
+        /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for `sluice run`.
+        #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
+        define: Vec<(String, String)>,
         /// Number of files [default: one per 64 MiB, at least 1].
-        #[arg(long)]
+        #[arg(long, value_parser = at_least_one)]
         files: Option<usize>,
         /// Seed: the same seed, size and file count give the same bytes.
         #[arg(long, default_value_t = 42)]
@@ -261,18 +265,27 @@ fn run(cli: Cli) -> Result<()> {
         Command::Gen(GenData::Text {
             size,
             output,
+            define,
             files,
             seed,
             quiet,
         }) => {
-            let files = files.unwrap_or_else(|| (size.div_ceil(64 << 20)).max(1) as usize);
+            let files = match files {
+                Some(files) => files,
+                None => usize::try_from(size.div_ceil(64 << 20).max(1))
+                    .context("--size is too large for one file per 64 MiB; give --files")?,
+            };
+            let store_config = stores::store_config(&define)?;
+            let output = stores::resolve("--output", &output, &store_config)?;
+            let stores = stores::stores(&store_config, "gen-text");
             let started = std::time::Instant::now();
-            let written = gen::generate_text(&output, size, files, seed, default_threads())?;
+            let written =
+                gen::generate_text(&stores, &output, size, files, seed, default_threads())
+                    .context("gen text failed; no output was written")?;
             if !quiet {
                 eprintln!(
-                    "sluice: wrote {} in {files} file(s) to {} in {:.2} s",
+                    "sluice: wrote {} in {files} file(s) to {output} in {:.2} s",
                     human_bytes(written),
-                    output.display(),
                     started.elapsed().as_secs_f64()
                 );
             }

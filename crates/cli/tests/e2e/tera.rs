@@ -171,3 +171,122 @@ fn teravalidate_refuses_a_partial_row() {
     );
     assert!(!dir.path().join("report").exists());
 }
+
+/// The files of directory `dir` and their bytes, by name.
+fn dir_bytes(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    crate::util::list_dir(dir)
+        .into_iter()
+        .map(|name| {
+            let bytes = fs::read(dir.join(&name)).unwrap();
+            (name, bytes)
+        })
+        .collect()
+}
+
+/// teragen, teravalidate and gen text write the same files whether their locations are plain
+/// paths, `file:` URIs, or plain paths on a default file system that is the local one.
+#[test]
+fn plain_paths_and_file_uris_give_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = teragen(dir.path(), "1000", "1", "gen");
+    let sorted = dir.path().join("sorted");
+    fs::create_dir(&sorted).unwrap();
+    fs::write(sorted.join("part-r-00000"), sorted_rows(&rows)).unwrap();
+    let sorted = sorted.to_str().unwrap().to_string();
+
+    // Each form: its name, whether it spells the output as a `file:` URI, and its settings.
+    let forms = [
+        ("plain", false, ""),
+        ("uri", true, ""),
+        ("default-fs", false, "-D fs.defaultFS=file:///"),
+    ];
+    let words =
+        |text: &str| -> Vec<String> { text.split_whitespace().map(str::to_string).collect() };
+    // Each command (its arguments but the output), and its output's name.
+    let commands = [
+        (words("run teragen --rows 1k --maps 3"), "tg"),
+        (
+            [words("run teravalidate --input"), vec![sorted]].concat(),
+            "tv",
+        ),
+        (words("gen text --size 100KiB --files 2 --seed 3"), "text"),
+    ];
+    let mut written = Vec::new();
+    for (form, as_uri, defines) in forms {
+        for (command, name) in &commands {
+            let mut args = command.clone();
+            args.extend(words(defines));
+            args.extend(words("--quiet --output"));
+            let output = dir.path().join(format!("{name}-{form}"));
+            let output = output.to_str().unwrap();
+            args.push(if as_uri {
+                format!("file://{output}")
+            } else {
+                output.to_string()
+            });
+            sluice(&args, None).assert_code(0, &format!("{form}: {}", args.join(" ")));
+        }
+        written.push(
+            ["tg", "tv", "text"].map(|name| dir_bytes(&dir.path().join(format!("{name}-{form}")))),
+        );
+    }
+    let [tg, tv, text] = &written[0];
+    assert_eq!(
+        tg.iter().map(|(n, _)| n.as_str()).collect::<Vec<_>>(),
+        ["_SUCCESS", "part-m-00000", "part-m-00001", "part-m-00002"]
+    );
+    let joined: Vec<u8> = tg.iter().flat_map(|(_, b)| b.clone()).collect();
+    assert_eq!(
+        joined, rows,
+        "teragen's rows do not depend on the number of files"
+    );
+    assert_eq!(
+        tv,
+        &[
+            ("_SUCCESS".to_string(), Vec::new()),
+            (
+                "part-r-00000".to_string(),
+                format!("checksum\t{HADOOP_CHECKSUM_1000}\n").into_bytes()
+            )
+        ]
+    );
+    assert_eq!(text.len(), 3, "two parts and _SUCCESS");
+    for (form, other) in written.iter().enumerate().skip(1) {
+        assert!(other == &written[0], "form {form} wrote other bytes");
+    }
+    crate::util::assert_no_debris(dir.path());
+}
+
+/// An output that exists is refused before anything is written, and left as it was.
+#[test]
+fn an_existing_output_is_refused_without_touching_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    fs::create_dir(&out).unwrap();
+    fs::write(out.join("part-m-00000"), b"earlier rows").unwrap();
+    let out_text = out.to_str().unwrap();
+    let uri = format!("file://{out_text}");
+    let runs: [&[&str]; 4] = [
+        &["run", "teragen", "--rows", "1000", "--output", out_text],
+        &["run", "teragen", "--rows", "1000", "--output", &uri],
+        &[
+            "run",
+            "teravalidate",
+            "--input",
+            out_text,
+            "--output",
+            out_text,
+        ],
+        &["gen", "text", "--size", "1KiB", "--output", &uri],
+    ];
+    for args in runs {
+        let run = sluice(args, None);
+        run.assert_code(1, &args.join(" "));
+        assert!(run.stderr.contains("already exists"), "{}", run.stderr);
+        assert_eq!(
+            dir_bytes(&out),
+            [("part-m-00000".to_string(), b"earlier rows".to_vec())]
+        );
+        assert_eq!(crate::util::list_dir(dir.path()), ["out"]);
+    }
+}
