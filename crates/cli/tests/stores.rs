@@ -866,3 +866,178 @@ fn hadoop_and_sluice_read_each_others_output_on_hdfs() {
         hdfs_part_lines("/interop-sluice-of-hadoop")
     );
 }
+
+/// Runs `sluice ARGS -q` on local files and returns the output's visible files, checking
+/// `_SUCCESS`: the reference of a command that is not a `sluice run` job.
+fn local_command(args: &[&str], output: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut full = args.to_vec();
+    full.extend(["-o", output.to_str().expect("UTF-8"), "-q"]);
+    assert_ok(&run(&mut sluice(&full)), &full.join(" "));
+    assert!(output.join("_SUCCESS").is_file(), "{}", full.join(" "));
+    local_files(output)
+}
+
+/// The visible files of the output at `/path` (on HDFS, or its key in the bucket), and
+/// whether `_SUCCESS` is there.
+fn remote_files(on_hdfs: bool, path: &str) -> (BTreeMap<String, Vec<u8>>, bool) {
+    if on_hdfs {
+        hdfs_files(path)
+    } else {
+        s3_files(path.trim_start_matches('/'))
+    }
+}
+
+/// `/path` as a URL on HDFS, or of its key in the bucket.
+fn remote_url(on_hdfs: bool, path: &str) -> String {
+    if on_hdfs {
+        hdfs(path)
+    } else {
+        s3_url(path.trim_start_matches('/'))
+    }
+}
+
+#[test]
+fn teragen_writes_hdfs_and_s3_as_it_does_local_files() {
+    if !stores_required() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let teragen = ["run", "teragen", "--rows", "30k", "--maps", "3"];
+    let reference = local_command(&teragen, &dir.path().join("rows"));
+    assert_eq!(reference.len(), 3);
+    let location = "/teragen";
+    for out_hdfs in [true, false] {
+        let url = remote_url(out_hdfs, location);
+        let mut args = teragen.to_vec();
+        args.extend(["-o", &url, "-q"]);
+        assert_ok(&run(&mut sluice(&args)), &url);
+        let (files, success) = remote_files(out_hdfs, location);
+        assert!(success, "{url}: no _SUCCESS");
+        assert_eq!(files, reference, "{url}: rows differ from the local run");
+
+        // Run again: the output exists, so nothing is written and what is there stays.
+        assert_fails(
+            &mut sluice(&["run", "teragen", "--rows", "10", "-o", &url, "-q"]),
+            Duration::from_secs(60),
+            &["already exists", &url],
+        );
+        assert_eq!(remote_files(out_hdfs, location), (reference.clone(), true));
+    }
+    // A plain path is on the default file system, as in Hadoop.
+    let done = run(&mut sluice(&[
+        "run",
+        "teragen",
+        "--rows",
+        "30k",
+        "--maps",
+        "3",
+        "-D",
+        &format!("fs.defaultFS={}", dfs().uri()),
+        "-o",
+        "/teragen-default-fs",
+        "-q",
+    ]));
+    assert_ok(&done, "teragen with fs.defaultFS");
+    assert_eq!(hdfs_files("/teragen-default-fs"), (reference, true));
+}
+
+#[test]
+fn teravalidate_reads_and_reports_on_hdfs_and_s3_as_it_does_locally() {
+    if !stores_required() {
+        return;
+    }
+    // Sorted rows (TeraGen's, sorted locally in two part files) and unsorted ones (TeraGen's
+    // own), each on both stores.
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let unsorted = dir.path().join("unsorted");
+    let sorted = dir.path().join("sorted");
+    local_command(
+        &["run", "teragen", "--rows", "20k", "--maps", "2"],
+        &unsorted,
+    );
+    let unsorted_text = unsorted.to_str().expect("UTF-8");
+    local_command(
+        &["run", "terasort", "-r", "2", "-i", unsorted_text],
+        &sorted,
+    );
+    for (name, rows) in [("unsorted", &unsorted), ("sorted", &sorted)] {
+        let put = dfs().fs(&[
+            "-put",
+            rows.to_str().expect("UTF-8"),
+            &format!("/tv-{name}"),
+        ]);
+        assert!(
+            put.status.success(),
+            "{}",
+            String::from_utf8_lossy(&put.stderr)
+        );
+        for (file, data) in local_files(rows) {
+            s3().put_object(BUCKET, &format!("tv-{name}/{file}"), &data);
+        }
+    }
+    for (name, rows, code) in [("sorted", &sorted, 0), ("unsorted", &unsorted, 1)] {
+        let report = dir.path().join(format!("report-{name}"));
+        let local = run(&mut sluice(&[
+            "run",
+            "teravalidate",
+            "-i",
+            rows.to_str().expect("UTF-8"),
+            "-o",
+            report.to_str().expect("UTF-8"),
+            "-q",
+        ]));
+        assert_eq!(local.status.code(), Some(code), "{}", stderr(&local));
+        let reference = local_files(&report);
+        assert_eq!(reference.len(), 1, "one report file");
+        // Input on one store, the report on the other, both ways.
+        for out_hdfs in [true, false] {
+            let input = remote_url(!out_hdfs, &format!("/tv-{name}"));
+            let location = format!("/tv-report-{name}");
+            let output = remote_url(out_hdfs, &location);
+            let done = run(&mut sluice(&[
+                "run",
+                "teravalidate",
+                "-i",
+                &input,
+                "-o",
+                &output,
+                "-q",
+            ]));
+            assert_eq!(
+                done.status.code(),
+                Some(code),
+                "{input} -> {output}: {}",
+                stderr(&done)
+            );
+            let (files, success) = remote_files(out_hdfs, &location);
+            assert!(success, "{output}: no _SUCCESS");
+            assert_eq!(files, reference, "{output}: the report differs");
+        }
+    }
+}
+
+#[test]
+fn gen_text_writes_hdfs_and_s3_as_it_does_local_files() {
+    if !stores_required() {
+        return;
+    }
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let gen = [
+        "gen", "text", "--size", "2MiB", "--files", "3", "--seed", "11",
+    ];
+    let reference = local_command(&gen, &dir.path().join("corpus"));
+    assert_eq!(reference.len(), 3);
+    let location = "/gen-text";
+    for out_hdfs in [true, false] {
+        let url = remote_url(out_hdfs, location);
+        let mut args = gen.to_vec();
+        args.extend(["-o", &url, "-q"]);
+        assert_ok(&run(&mut sluice(&args)), &url);
+        let (files, success) = remote_files(out_hdfs, location);
+        assert!(success, "{url}: no _SUCCESS");
+        assert_eq!(
+            files, reference,
+            "{url}: the corpus differs from the local one"
+        );
+    }
+}
