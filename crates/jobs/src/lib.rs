@@ -2,7 +2,7 @@
 //!
 //! A client of the engine: the jobs are made with `sluice-api`'s builders and run by any
 //! driver (`sluice_exec::run_job` on one machine). TeraGen and TeraValidate use the local
-//! driver's task pool.
+//! driver's task pool and its committed output (`sluice_exec::JobOutput`), on any store.
 //!
 //! | job | map | combine | reduce | output |
 //! |---|---|---|---|---|
