@@ -8,11 +8,19 @@
 //! output is, so it appears whole, with `_SUCCESS`, or not at all.
 
 use std::io::Write;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use anyhow::{bail, Context, Result};
+use sluice_api::JobStatus;
 use sluice_exec::JobOutput;
 use sluice_io::{JobCommitter, Location, PartAttempt, Stores, DEFAULT_WRITE_BUFFER};
+
+use crate::tasks;
+
+/// The command's name, in the errors of an interrupted run.
+const NAME: &str = "gen text";
+
+/// Lines written between checks for cancellation.
+const LINES_PER_CHECK: u64 = 4096;
 
 /// Distinct words in the vocabulary.
 const VOCABULARY: usize = 100_000;
@@ -84,11 +92,17 @@ fn write_file(
     size: u64,
     vocab: &Vocabulary,
     seed: u64,
+    status: &JobStatus,
 ) -> Result<u64> {
     let mut rng = SplitMix64(seed);
     let mut written = 0u64;
     let mut line = Vec::with_capacity(256);
+    let mut lines = 0u64;
     while written < size {
+        lines += 1;
+        if lines % LINES_PER_CHECK == 0 && status.is_cancelled() {
+            return Err(tasks::interrupted(NAME));
+        }
         line.clear();
         let words = 1 + rng.below(16);
         for i in 0..words {
@@ -113,6 +127,7 @@ fn write_part(
     size: u64,
     vocab: &Vocabulary,
     seed: u64,
+    status: &JobStatus,
 ) -> Result<u64> {
     let part = PartAttempt::new(name, 0);
     let path = committer.output().join(name);
@@ -120,7 +135,7 @@ fn write_part(
         .create_part(part, DEFAULT_WRITE_BUFFER)
         .map_err(anyhow::Error::from)
         .and_then(|mut out| {
-            let written = write_file(&mut out, &path, size, vocab, seed)?;
+            let written = write_file(&mut out, &path, size, vocab, seed, status)?;
             // A store's file is only whole once finished (the local writer's last chunk, an
             // object store's upload).
             out.finish()
@@ -137,8 +152,10 @@ fn write_part(
 }
 
 /// Generates a text corpus of about `size` bytes in `files` files named `part-NNNNN.txt` in
-/// directory `output` (which must not exist) on any of `stores`, committed as a job's output
-/// is: it appears whole, with `_SUCCESS`, or not at all. Returns the bytes written.
+/// directory `output` (which must not exist) on any of `stores`, on `threads` threads,
+/// committed as a job's output is: it appears whole, with `_SUCCESS`, or not at all. Returns
+/// the bytes written. The first file that fails stops the others, as cancelling `status`
+/// (Ctrl-C) does.
 pub(crate) fn generate_text(
     stores: &Stores,
     output: &Location,
@@ -146,6 +163,7 @@ pub(crate) fn generate_text(
     files: usize,
     seed: u64,
     threads: usize,
+    status: &JobStatus,
 ) -> Result<u64> {
     if files == 0 {
         bail!("--files must be at least 1");
@@ -163,37 +181,14 @@ pub(crate) fn generate_text(
             (format!("part-{i:05}.txt"), per_file + extra, file_seed)
         })
         .collect();
-    let next = AtomicUsize::new(0);
-    let committer = job.committer();
-    let results: Vec<Result<u64>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads.clamp(1, files))
-            .map(|_| {
-                scope.spawn(|| {
-                    let mut total = 0;
-                    loop {
-                        let i = next.fetch_add(1, Ordering::Relaxed);
-                        let Some((name, bytes, file_seed)) = parts.get(i) else {
-                            return Ok(total);
-                        };
-                        total += write_part(committer, name, *bytes, &vocab, *file_seed)?;
-                    }
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| bail!("generator thread panicked"))
-            })
-            .collect()
-    });
-    let mut total = 0;
-    for r in results {
-        total += r?;
-    }
+    let written = tasks::run_parallel(NAME, files, threads, status, |index, _| {
+        let (name, bytes, file_seed) = parts
+            .get(index)
+            .with_context(|| format!("no file {index} of {files}"))?;
+        write_part(job.committer(), name, *bytes, &vocab, *file_seed, status)
+    })?;
     job.commit()?;
-    Ok(total)
+    Ok(written.iter().sum())
 }
 
 #[cfg(test)]
@@ -202,7 +197,17 @@ mod tests {
 
     fn generate(output: &std::path::Path, size: u64, files: usize, seed: u64, threads: usize) {
         let output = Location::from_path(output);
-        generate_text(&Stores::local(), &output, size, files, seed, threads).unwrap();
+        let status = JobStatus::default();
+        generate_text(
+            &Stores::local(),
+            &output,
+            size,
+            files,
+            seed,
+            threads,
+            &status,
+        )
+        .unwrap();
     }
 
     /// FNV-1a: a fingerprint of a file that stays the same across Rust releases.
@@ -273,8 +278,9 @@ mod tests {
         let out = dir.path().join("corpus");
         std::fs::create_dir(&out).unwrap();
         std::fs::write(out.join("keep.txt"), "mine").unwrap();
-        let error =
-            generate_text(&Stores::local(), &Location::from_path(&out), 1000, 1, 1, 1).unwrap_err();
+        let status = JobStatus::default();
+        let output = Location::from_path(&out);
+        let error = generate_text(&Stores::local(), &output, 1000, 1, 1, 1, &status).unwrap_err();
         assert!(
             matches!(
                 error.downcast_ref::<sluice_io::IoError>(),
@@ -287,6 +293,18 @@ mod tests {
         assert_eq!(std::fs::read(out.join("keep.txt")).unwrap(), b"mine");
         // No staging directory left beside it either.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    #[test]
+    fn an_interrupted_corpus_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let output = Location::from_path(dir.path().join("corpus"));
+        let status = JobStatus::default();
+        status.cancel();
+        let error =
+            generate_text(&Stores::local(), &output, 1 << 20, 2, 1, 2, &status).unwrap_err();
+        assert!(error.is::<crate::Interrupted>(), "{error:#}");
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
     }
 
     #[test]

@@ -278,10 +278,12 @@ fn run(cli: Cli) -> Result<()> {
             let store_config = stores::store_config(&define)?;
             let output = stores::resolve("--output", &output, &store_config)?;
             let stores = stores::stores(&store_config, "gen-text");
+            let status = Arc::new(JobStatus::default());
+            cancel_on_ctrl_c(&status)?;
             let started = std::time::Instant::now();
-            let written =
-                gen::generate_text(&stores, &output, size, files, seed, default_threads())
-                    .context("gen text failed; no output was written")?;
+            let threads = default_threads();
+            let written = gen::generate_text(&stores, &output, size, files, seed, threads, &status)
+                .context("gen text failed; no output was written")?;
             if !quiet {
                 eprintln!(
                     "sluice: wrote {} in {files} file(s) to {output} in {:.2} s",
