@@ -1041,3 +1041,39 @@ fn gen_text_writes_hdfs_and_s3_as_it_does_local_files() {
         );
     }
 }
+
+#[test]
+fn the_inverted_index_names_the_remote_files_it_read() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, s3_in) = remote_corpus();
+    let reference = local_reference("invertedindex", &["-r", "2"], corpus());
+    let local_prefix = corpus().to_str().expect("UTF-8").to_string();
+    for (input, tag) in [(&hdfs_in, "hdfs"), (&s3_in, "s3")] {
+        let output = hdfs(&format!("/index-{tag}"));
+        let done = run(&mut sluice(&[
+            "run",
+            "invertedindex",
+            "-r",
+            "2",
+            "-i",
+            input,
+            "-o",
+            &output,
+            "-q",
+        ]));
+        assert_ok(&done, &format!("invertedindex of {input}"));
+        let (files, success) = hdfs_files(&format!("/index-{tag}"));
+        assert!(success);
+        // The same index, the files named by their locations on the store they were read from.
+        let renamed: BTreeMap<String, Vec<u8>> = reference
+            .iter()
+            .map(|(name, bytes)| {
+                let text = String::from_utf8_lossy(bytes).replace(&local_prefix, input);
+                (name.clone(), text.into_bytes())
+            })
+            .collect();
+        assert_eq!(files, renamed, "{tag}");
+    }
+}
