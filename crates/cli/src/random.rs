@@ -13,7 +13,8 @@ use std::time::Instant;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sluice_api::{Counter, JobStatus, Phase};
-use sluice_io::{Location, Storage, Stores};
+use sluice_exec::JobOutput;
+use sluice_io::{JobCommitter, PartAttempt, DEFAULT_WRITE_BUFFER};
 
 use crate::gen::SplitMix64;
 use crate::size::human_bytes;
@@ -76,13 +77,9 @@ pub(crate) fn run(args: &RandomArgs) -> Result<()> {
         None => usize::try_from(args.size.div_ceil(64 << 20).max(1))
             .context("--size needs more files than can be counted")?,
     };
-    if stores
-        .status(&output)
-        .with_context(|| format!("cannot look up {output}"))?
-        .is_some()
-    {
-        bail!("output {output} already exists");
-    }
+    // Set up before anything is written: an existing output is refused here, and whatever
+    // fails later leaves nothing at the output (the committer is aborted when dropped).
+    let job = JobOutput::set_up(&stores, &output)?;
     let threads = args.threads.unwrap_or_else(default_threads);
     let status = Arc::new(JobStatus::default());
     crate::cancel_on_ctrl_c(&status)?;
@@ -90,29 +87,19 @@ pub(crate) fn run(args: &RandomArgs) -> Result<()> {
     status.enter(Phase::Map, u64::try_from(files).unwrap_or(u64::MAX));
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let started = Instant::now();
-    let count = files as u64;
+    let count = u64::try_from(files).context("--files is too large")?;
     let (per_file, remainder) = (args.size / count, args.size % count);
     let outcome = tasks::run_parallel("random", files, threads, &status, |index, chunk| {
-        let bytes = per_file + u64::from((index as u64) < remainder);
-        let location = output.join(format!("part-m-{index:05}"));
+        let index_u64 = u64::try_from(index).context("file index")?;
+        let bytes = per_file + u64::from(index_u64 < remainder);
+        let name = format!("part-m-{index:05}");
         let mut rng = file_rng(args.seed, index);
-        write_random(&stores, &location, bytes, &mut rng, chunk, &status)
+        write_random(job.committer(), &name, bytes, &mut rng, chunk, &status)
     })
-    .and_then(|_| {
-        // Last, as a job's: its presence says every part file is complete.
-        let success = output.join("_SUCCESS");
-        let writer = stores
-            .create(&success)
-            .with_context(|| format!("cannot create {success}"))?;
-        writer
-            .finish()
-            .with_context(|| format!("cannot complete {success}"))
-    });
+    .and_then(|_| job.commit().map_err(anyhow::Error::from));
     status.enter(Phase::Done, 0);
     display.stop();
-    outcome.with_context(|| {
-        format!("gen random failed; the files written so far are left in {output}")
-    })?;
+    outcome.context("gen random failed; no output was written")?;
     if !args.quiet {
         eprintln!(
             "sluice: wrote {} in {files} file(s) to {output} in {:.2} s",
@@ -123,39 +110,50 @@ pub(crate) fn run(args: &RandomArgs) -> Result<()> {
     Ok(())
 }
 
-/// Writes `bytes` bytes of `rng` to a new file at `location`.
+/// Writes `bytes` bytes of `rng` as part file `name` of the committer's output, and commits
+/// it; an attempt that fails is aborted.
 fn write_random(
-    stores: &Stores,
-    location: &Location,
+    committer: &dyn JobCommitter,
+    name: &str,
     bytes: u64,
     rng: &mut SplitMix64,
     chunk: &mut [u8],
     status: &JobStatus,
 ) -> Result<()> {
-    let mut writer = stores
-        .create(location)
-        .with_context(|| format!("cannot create {location}"))?;
-    let mut left = bytes;
-    while left > 0 {
-        if status.is_cancelled() {
-            // The writer is dropped unfinished: the store keeps no complete file.
-            return Err(tasks::interrupted("random"));
+    let part = PartAttempt::new(name, 0);
+    let location = committer.output().join(name);
+    let result = (|| {
+        let mut writer = committer
+            .create_part(part, DEFAULT_WRITE_BUFFER)
+            .with_context(|| format!("cannot create {location}"))?;
+        let mut left = bytes;
+        while left > 0 {
+            if status.is_cancelled() {
+                return Err(tasks::interrupted("random"));
+            }
+            let n = usize::try_from(left).map_or(chunk.len(), |left| left.min(chunk.len()));
+            fill_random(&mut chunk[..n], rng);
+            writer
+                .write_all(&chunk[..n])
+                .with_context(|| format!("cannot write {location}"))?;
+            let written = u64::try_from(n).context("chunk length")?;
+            status.counters.add(Counter::MapInputBytes, written);
+            left -= written;
         }
-        let n = usize::try_from(left).map_or(chunk.len(), |left| left.min(chunk.len()));
-        fill_random(&mut chunk[..n], rng);
-        writer
-            .write_all(&chunk[..n])
-            .with_context(|| format!("cannot write {location}"))?;
-        status.counters.add(Counter::MapInputBytes, n as u64);
-        left -= n as u64;
+        let written = writer
+            .finish()
+            .with_context(|| format!("cannot complete {location}"))?;
+        if written != bytes {
+            bail!("{location}: the store wrote {written} bytes of {bytes}");
+        }
+        committer.commit_task(part)?;
+        Ok(())
+    })();
+    if result.is_err() {
+        // The whole output is aborted too; this drops the attempt's file at once.
+        let _ = committer.abort_task(part);
     }
-    let written = writer
-        .finish()
-        .with_context(|| format!("cannot complete {location}"))?;
-    if written != bytes {
-        bail!("{location}: the store wrote {written} bytes of {bytes}");
-    }
-    Ok(())
+    result
 }
 
 #[cfg(test)]

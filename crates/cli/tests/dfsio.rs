@@ -384,3 +384,31 @@ fn dfsio_on_hdfs() {
     let kept = dfs.fs(&["-test", "-d", "/benchmarks/dfsio"]);
     assert!(kept.status.success(), "only io_data is removed");
 }
+
+#[test]
+fn gen_random_refuses_an_existing_output_and_leaves_it_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("keep.txt"), b"mine").unwrap();
+    let run = Command::new(SLUICE)
+        .args([
+            "gen", "random", "--size", "1000", "--files", "2", "-q", "--output",
+        ])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(run.status.code(), Some(1));
+    assert!(
+        text(&run.stderr).contains("already exists"),
+        "{}",
+        text(&run.stderr)
+    );
+    let names: Vec<_> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["keep.txt"]);
+    // No staging directory beside it either.
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+}
