@@ -62,9 +62,29 @@ fn sluice(args: &[&str]) -> Command {
         .env("AWS_REGION", server.region())
         .env("AWS_ENDPOINT_URL", server.endpoint())
         .env("HOME", scratch_home())
-        .env_remove("HADOOP_CONF_DIR")
+        .env("HADOOP_CONF_DIR", hadoop_conf_dir())
         .stdin(Stdio::null());
     cmd
+}
+
+/// A Hadoop configuration directory, as users of a cluster have one: its `hdfs-site.xml` gives
+/// the files sluice writes 128 MiB blocks (the test cluster's default is 1 MiB, to cut the
+/// inputs into many splits cheaply). One block per output file keeps these tests clear of a
+/// race `hdfs-native` loses when a file needs a new block before the name node has heard of
+/// the previous one (`NotReplicatedYetException`, which Hadoop's client retries).
+fn hadoop_conf_dir() -> &'static Path {
+    static CONF: OnceLock<tempfile::TempDir> = OnceLock::new();
+    CONF.get_or_init(|| {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        fs::write(
+            dir.path().join("hdfs-site.xml"),
+            "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>dfs.blocksize</name>\
+             <value>128m</value></property>\n</configuration>\n",
+        )
+        .expect("hdfs-site.xml written");
+        dir
+    })
+    .path()
 }
 
 fn scratch_home() -> &'static Path {

@@ -36,6 +36,9 @@ pub struct HdfsStorage {
     timeout: Duration,
     /// The name node's web address (`host:port`), for WebHDFS.
     http: Option<String>,
+    /// The block size of new files (`dfs.blocksize`, which the client chooses in HDFS); `None`:
+    /// the name node's default.
+    block_size: Option<u64>,
     http_client: reqwest::Client,
 }
 
@@ -96,6 +99,15 @@ impl HdfsStorage {
             .timeout(timeout)
             .build()
             .map_err(|e| unavailable(location, format!("cannot set up an HTTP client: {e}")))?;
+        let block_size = match config.get("dfs.blocksize") {
+            None => None,
+            Some(text) => Some(parse_hadoop_size(text).ok_or_else(|| {
+                unavailable(
+                    location,
+                    format!("-D dfs.blocksize={text}: expected a size such as 134217728 or 128m"),
+                )
+            })?),
+        };
         Ok(HdfsStorage {
             client,
             authority,
@@ -103,6 +115,7 @@ impl HdfsStorage {
             timeout,
             http,
             http_client,
+            block_size,
         })
     }
 
@@ -183,9 +196,12 @@ impl HdfsStorage {
         overwrite: bool,
     ) -> Result<StorageWriter, IoError> {
         let path = self.path(location)?;
-        let options = WriteOptions::default()
+        let mut options = WriteOptions::default()
             .overwrite(overwrite)
             .create_parent(true);
+        if let Some(size) = self.block_size {
+            options = options.block_size(size);
+        }
         let writer = self
             .call("create", self.client.create(path, options))
             .map_err(|e| write_error(location, e))?;
@@ -299,6 +315,27 @@ impl Storage for HdfsStorage {
             Err(e) => Err(write_error(location, e)),
         }
     }
+}
+
+/// A size as Hadoop's configuration writes it: digits with an optional binary suffix (`k`,
+/// `m`, `g`, `t`, any case); `None` for anything else, zero, or an overflow.
+fn parse_hadoop_size(text: &str) -> Option<u64> {
+    let text = text.trim();
+    let (digits, shift) = match text.char_indices().last()? {
+        (at, c) if c.is_ascii_alphabetic() => {
+            let shift = match c.to_ascii_lowercase() {
+                'k' => 10,
+                'm' => 20,
+                'g' => 30,
+                't' => 40,
+                _ => return None,
+            };
+            (&text[..at], shift)
+        }
+        _ => (text, 0),
+    };
+    let value: u64 = digits.parse().ok()?;
+    value.checked_mul(1 << shift).filter(|&v| v > 0)
 }
 
 /// Connects once to the name node of `url` (`hdfs://host[:port]`, port 8020 by default), so
@@ -455,6 +492,16 @@ pub(crate) fn hdfs_io_error(error: &HdfsError) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn block_sizes_parse_as_hadoop_writes_them() {
+        assert_eq!(parse_hadoop_size("134217728"), Some(134_217_728));
+        assert_eq!(parse_hadoop_size("128m"), Some(128 << 20));
+        assert_eq!(parse_hadoop_size(" 1G "), Some(1 << 30));
+        for bad in ["", "0", "12x", "m", "-1", "99999999999t"] {
+            assert_eq!(parse_hadoop_size(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn webhdfs_block_locations_parse() {
