@@ -268,7 +268,8 @@ mod tests {
             command: "cmd".into(),
             program: PathBuf::from("/bin/cmd"),
             args: Vec::new(),
-            work_dir: PathBuf::from("task/work"),
+            // The rules never look at the directory.
+            work_dir: PathBuf::new(),
             env: Vec::new(),
             timeout: None,
             non_zero_is_failure: true,
