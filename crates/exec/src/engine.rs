@@ -7,16 +7,10 @@ use sluice_api::{
     ExecError, Job, JobConfig, JobReport, JobStatus, Phase, PhaseTiming, Stage, TaskContext,
 };
 use sluice_io::{JobCommitter, Storage};
-use sluice_shuffle::{
-    merge_early, merge_memory_early, LocalSpills, MergeSpec, Resources, RunCatalog, SPILL_BLOCK,
-};
-use sluice_spill::{MemoryPool, SpillDir};
 
 use crate::commit::JobOutput;
-use crate::map::{map_task, MapTask};
-use crate::plan::{spill_parent, InputPlan, MemoryPlan};
-use crate::reduce::{reduce_task, ReduceTarget};
-use crate::shared::Shared;
+use crate::host::{HostSettings, MapAttempt, TaskHost};
+use crate::plan::{spill_parent, InputPlan};
 use crate::tasks::{run_tasks, with_attempts};
 
 /// Runs `job` as configured, reporting progress through `status`.
@@ -72,55 +66,24 @@ pub fn run_job(
     status: Arc<JobStatus>,
 ) -> Result<JobReport, ExecError> {
     config.validate()?;
-    if job.stages.iter().any(|s| s.partitions == 0) {
-        return Err(ExecError::Config(
-            "a stage needs at least 1 partition".into(),
-        ));
-    }
-    let memory = MemoryPlan::new(config.memory, config.threads, job.memory_per_task)?;
-    memory.check_partitions(job)?;
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
+    let settings = HostSettings::new(config.memory, config.threads, spill_parent(config))
+        .with_spill_codec(config.spill_codec);
+    let host = TaskHost::new(job, &settings, Arc::clone(&status))?;
     let output = JobOutput::set_up(&config.stores, &config.output)?;
     let storage = &config.stores;
     let input = InputPlan::new(job, config, storage)?;
     status.set_input_bytes_total(input.bytes());
-
-    let spills = LocalSpills::new(
-        SpillDir::create_in(&spill_parent(config))?.with_write_chunk(memory.write_chunk),
-        config.spill_codec,
-        SPILL_BLOCK,
-    );
-    let res = Shared {
-        runs: Resources::new(
-            MemoryPool::new(memory.pool),
-            memory.held_runs,
-            Box::new(spills),
-            memory.write_chunk,
-            memory.sort_buckets,
-            Arc::clone(&status),
-        ),
-        task_share: memory.task_share,
-        table_block: memory.table_block,
-    };
     let mut phases = Vec::new();
 
     let phase_start = Instant::now();
-    let mut runs = map_phase(job, config, &input, storage, &res, &*output.committer)?;
+    map_phase(job, config, &input, storage, &host, &*output.committer)?;
     phases.push(timing("map", phase_start));
 
     for (index, stage) in job.stages.iter().enumerate() {
         let phase_start = Instant::now();
-        let stage_runs = runs.take().map(RunCatalog::into_runs).unwrap_or_default();
-        runs = reduce_stage(
-            job,
-            config,
-            index,
-            stage,
-            stage_runs,
-            &res,
-            &*output.committer,
-        )?;
+        reduce_stage(job, config, index, stage, &host, &*output.committer)?;
         let name = if index == 0 {
             "reduce".to_string()
         } else {
@@ -143,8 +106,8 @@ pub fn run_job(
         reducers: job.stages.last().map_or(0, |s| s.partitions),
         threads: config.threads,
         memory_budget: config.memory,
-        peak_memory_reserved: res.runs.pool().peak() + (config.memory - memory.pool),
-        forced_memory: res.runs.pool().forced_bytes(),
+        peak_memory_reserved: host.peak_memory_reserved(),
+        forced_memory: host.forced_memory(),
         counters: status.counters.snapshot(),
         user_counters: status.user_counters(),
         phases,
@@ -152,19 +115,18 @@ pub fn run_job(
     })
 }
 
-/// Runs every map task; returns the first stage's runs (`None` for a map-only job, whose tasks
-/// wrote the part files).
+/// Runs every map task; their runs are the host's first stage's input (a map-only job's
+/// tasks write the part files).
 fn map_phase(
     job: &Job,
     config: &JobConfig,
     input: &InputPlan,
     storage: &dyn Storage,
-    res: &Shared,
+    host: &TaskHost,
     committer: &dyn JobCommitter,
-) -> Result<Option<RunCatalog>, ExecError> {
-    let status = res.runs.status();
+) -> Result<(), ExecError> {
+    let status = host.status();
     status.enter(Phase::Map, input.splits.len() as u64);
-    let catalog = job.stages.first().map(|_| RunCatalog::new());
     run_tasks(config.threads, input.splits.len(), status, |i| {
         let split = input.splits[i];
         let file = &input.files[split.file];
@@ -183,50 +145,33 @@ fn map_phase(
             stage: 1,
         };
         with_attempts(config.map_attempts, status, name, context, |ctx| {
-            let task = MapTask {
+            let attempt = MapAttempt {
                 task: i,
                 attempt: ctx.attempt,
                 split,
                 file,
-                storage,
             };
-            map_task(&task, job, res, catalog.as_ref(), committer)
-        })?;
-        // Not part of the task: its runs are in the catalog now, and a retry would add them
-        // twice.
-        match (catalog.as_ref(), job.stages.first()) {
-            (Some(catalog), Some(stage)) => {
-                let spec = MergeSpec::of(stage);
-                merge_early(catalog, spec, res.task_share, &res.runs)?;
-                merge_memory_early(catalog, spec, &res.runs)
-            }
-            _ => Ok(()),
-        }
+            host.run_map(job, attempt, storage, committer)
+        })
     })?;
-    let _ = res.runs.drop_spare_buffers();
-    Ok(catalog)
+    host.end_phase();
+    Ok(())
 }
 
-/// Runs the reduce tasks of stage `index` over its input `runs`; returns the next stage's runs
-/// (`None` after the last stage, whose tasks wrote the part files).
+/// Runs the reduce tasks of stage `index` over the host's runs of its input; their output is
+/// the next stage's input, or the part files after the last stage.
 fn reduce_stage(
     job: &Job,
     config: &JobConfig,
     index: usize,
     stage: &Stage,
-    runs: Vec<sluice_shuffle::Run>,
-    res: &Shared,
+    host: &TaskHost,
     committer: &dyn JobCommitter,
-) -> Result<Option<RunCatalog>, ExecError> {
-    let status = res.runs.status();
-    let next_stage = job.stages.get(index + 1);
-    let next_catalog = next_stage.map(|_| RunCatalog::new());
+) -> Result<(), ExecError> {
+    let status = host.status();
+    let runs = host.seal(index)?;
     status.enter(Phase::Reduce, stage.partitions as u64);
-    let target = match (next_stage, &next_catalog) {
-        (Some(next), Some(catalog)) => ReduceTarget::Stage(next, catalog),
-        _ => ReduceTarget::Files(committer),
-    };
-    run_tasks(config.threads, stage.partitions, status, |p| {
+    let result = run_tasks(config.threads, stage.partitions, status, |p| {
         let name = || format!("reduce task {p} of stage {}", index + 1);
         let context = |attempt| TaskContext {
             is_map: false,
@@ -235,11 +180,15 @@ fn reduce_stage(
             stage: index + 1,
         };
         with_attempts(config.reduce_attempts, status, name, context, |ctx| {
-            reduce_task(ctx, &runs, stage, &target, job, res)
+            host.run_reduce(job, ctx, &runs, committer)
         })
-    })?;
-    let _ = res.runs.drop_spare_buffers();
-    Ok(next_catalog)
+    });
+    // The stage's runs are read: their memory and files go now, not with the host.
+    drop(runs);
+    host.release(index);
+    result?;
+    host.end_phase();
+    Ok(())
 }
 
 fn timing(phase: &str, start: Instant) -> PhaseTiming {

@@ -27,6 +27,7 @@
 
 mod commit;
 mod engine;
+mod host;
 mod map;
 mod part_file;
 mod plan;
@@ -37,4 +38,5 @@ mod tasks;
 
 pub use commit::JobOutput;
 pub use engine::run_job;
+pub use host::{HostSettings, MapAttempt, TaskHost};
 pub use tasks::run_tasks;

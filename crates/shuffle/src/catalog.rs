@@ -103,9 +103,20 @@ impl RunCatalog {
     /// All runs in (task, sequence) order.
     pub fn into_runs(self) -> Vec<Run> {
         let mut state = self.state.into_inner().unwrap_or_else(|e| e.into_inner());
-        state.runs.sort_by_key(|(task, seq, _)| (*task, *seq));
-        state.runs.into_iter().map(|(_, _, run)| run).collect()
+        sorted(std::mem::take(&mut state.runs))
     }
+
+    /// Takes every run out, in (task, sequence) order, leaving the catalog empty: for a
+    /// catalog shared by reference, once its tasks have all finished (a merge still running
+    /// holds runs the catalog does not have).
+    pub fn take_runs(&self) -> Vec<Run> {
+        sorted(std::mem::take(&mut self.lock().runs))
+    }
+}
+
+fn sorted(mut runs: Vec<PlacedRun>) -> Vec<Run> {
+    runs.sort_by_key(|(task, seq, _)| (*task, *seq));
+    runs.into_iter().map(|(_, _, run)| run).collect()
 }
 
 #[cfg(test)]

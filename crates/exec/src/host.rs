@@ -1,0 +1,340 @@
+//! The tasks of one job that run in one process: what the local driver and a cluster worker
+//! share.
+//!
+//! The local driver runs every task of a job in one [`TaskHost`]; a cluster worker runs the
+//! tasks a coordinator gives it in its own, and serves the runs they leave to the workers that
+//! reduce them ([`TaskHost::merged`]). Either way a task is wired the same: a map task reads a
+//! split into the first stage's collectors, a reduce task merges a partition's runs into the
+//! next stage's collectors or a part file.
+//!
+//! ```text
+//!  run_map(split) ──► runs of stage 1 ─┐            (this process's tasks' runs, per stage)
+//!  run_reduce(s, p, runs) ──► runs of stage s+1 ─┤
+//!                                     seal(s) ──► Vec<Run> ──► merged(s, p): one sorted stream
+//! ```
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use sluice_api::{ExecError, Job, JobStatus, TaskContext};
+use sluice_format::Codec;
+use sluice_io::{JobCommitter, Split, Storage, StoredInput};
+use sluice_shuffle::{
+    merge_early, merge_memory_early, merge_partition, LocalSpills, MergeSpec, PartitionMerge,
+    Resources, Run, RunCatalog, SPILL_BLOCK,
+};
+use sluice_spill::{MemoryPool, SpillDir};
+
+use crate::map::{map_task, MapTask};
+use crate::plan::MemoryPlan;
+use crate::reduce::{reduce_task, ReduceTarget};
+use crate::shared::Shared;
+
+/// How a process hosts a job's tasks.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HostSettings {
+    /// The memory budget of every buffer of the job's tasks in this process, in bytes.
+    pub memory: usize,
+    /// Tasks that run at once.
+    pub threads: usize,
+    /// Merged partitions served to other processes at once ([`TaskHost::merged`]); each
+    /// holds a running task's share of memory. 0 in a process that serves none.
+    pub serving: usize,
+    /// Where the job's private spill directory is created (a local disk).
+    pub spill_parent: PathBuf,
+    /// Compression of spill files.
+    pub spill_codec: Codec,
+}
+
+impl HostSettings {
+    /// Settings of `threads` tasks at once within `memory` bytes, spilling under
+    /// `spill_parent` with lz4 and serving nothing.
+    pub fn new(memory: usize, threads: usize, spill_parent: PathBuf) -> HostSettings {
+        HostSettings {
+            memory,
+            threads,
+            serving: 0,
+            spill_parent,
+            spill_codec: Codec::Lz4,
+        }
+    }
+
+    /// The same, serving `serving` merged partitions at once.
+    pub fn with_serving(mut self, serving: usize) -> HostSettings {
+        self.serving = serving;
+        self
+    }
+
+    /// The same, spilling with `codec`.
+    pub fn with_spill_codec(mut self, codec: Codec) -> HostSettings {
+        self.spill_codec = codec;
+        self
+    }
+}
+
+/// One attempt of one map task, as a host runs it.
+#[derive(Debug, Clone, Copy)]
+pub struct MapAttempt<'a> {
+    /// The task's number (its split's place in the job's plan).
+    pub task: usize,
+    /// The attempt's number, distinct among the task's attempts.
+    pub attempt: usize,
+    /// The byte range the task reads.
+    pub split: Split,
+    /// The file the split is of.
+    pub file: &'a StoredInput,
+}
+
+/// The tasks of one job that run in this process, and the runs they leave.
+pub struct TaskHost {
+    pub(crate) shared: Shared,
+    /// The input of each stage that this process's tasks produced.
+    stages: Vec<StageRuns>,
+    memory: MemoryPlan,
+    budget: usize,
+}
+
+/// One stage's input in this process: collected while its tasks run, then sealed.
+struct StageRuns {
+    catalog: RunCatalog,
+    sealed: Mutex<Sealing>,
+}
+
+enum Sealing {
+    /// Tasks may add runs.
+    Open,
+    /// Complete: the runs, for reduce tasks and for serving.
+    Sealed(Arc<Vec<Run>>),
+    /// Read and let go.
+    Released,
+}
+
+impl TaskHost {
+    /// A host for `job`'s tasks, with its spill directory created.
+    ///
+    /// # Errors
+    /// [`ExecError::Config`] for a budget too small for the threads, or a stage with more
+    /// partitions than a task's share can track; the spill directory cannot be created.
+    pub fn new(
+        job: &Job,
+        settings: &HostSettings,
+        status: Arc<JobStatus>,
+    ) -> Result<TaskHost, ExecError> {
+        if job.stages.iter().any(|s| s.partitions == 0) {
+            return Err(ExecError::Config(
+                "a stage needs at least 1 partition".into(),
+            ));
+        }
+        let shares = settings.threads.max(1).saturating_add(settings.serving);
+        let memory = MemoryPlan::new(settings.memory, shares, job.memory_per_task)?;
+        memory.check_partitions(job)?;
+        let spills = LocalSpills::new(
+            SpillDir::create_in(&settings.spill_parent)?.with_write_chunk(memory.write_chunk),
+            settings.spill_codec,
+            SPILL_BLOCK,
+        );
+        let shared = Shared {
+            runs: Resources::new(
+                MemoryPool::new(memory.pool),
+                memory.held_runs,
+                Box::new(spills),
+                memory.write_chunk,
+                memory.sort_buckets,
+                status,
+            ),
+            task_share: memory.task_share,
+            table_block: memory.table_block,
+        };
+        let stages = job
+            .stages
+            .iter()
+            .map(|_| StageRuns {
+                catalog: RunCatalog::new(),
+                sealed: Mutex::new(Sealing::Open),
+            })
+            .collect();
+        Ok(TaskHost {
+            shared,
+            stages,
+            memory,
+            budget: settings.memory,
+        })
+    }
+
+    /// The job's live status: counters, cancellation.
+    pub fn status(&self) -> &Arc<JobStatus> {
+        self.shared.runs.status()
+    }
+
+    /// The most memory reserved at once, counting what tasks hold outside the pool.
+    pub fn peak_memory_reserved(&self) -> usize {
+        self.shared.runs.pool().peak() + (self.budget - self.memory.pool)
+    }
+
+    /// Bytes reservations took beyond the budget because a single record needed them.
+    pub fn forced_memory(&self) -> usize {
+        self.shared.runs.pool().forced_bytes()
+    }
+
+    /// Frees the buffers finished tasks left for the next ones, at the end of a phase.
+    pub fn end_phase(&self) {
+        let _ = self.shared.runs.drop_spare_buffers();
+    }
+
+    /// Stage `index` (0-based), while its tasks may still add runs.
+    fn collecting(&self, index: usize) -> Result<&RunCatalog, ExecError> {
+        let stage = self.stage(index)?;
+        if !matches!(*lock(&stage.sealed), Sealing::Open) {
+            return Err(ExecError::Config(format!(
+                "stage {} takes no more runs: its input was sealed",
+                index + 1
+            )));
+        }
+        Ok(&stage.catalog)
+    }
+
+    fn stage(&self, index: usize) -> Result<&StageRuns, ExecError> {
+        self.stages.get(index).ok_or_else(|| {
+            ExecError::Config(format!(
+                "stage {} of a job of {} stage(s)",
+                index + 1,
+                self.stages.len()
+            ))
+        })
+    }
+
+    /// Runs one attempt of a map task: its split through the mapper into the first stage's
+    /// collectors (or, for a map-only job, a part file of `committer`). When it succeeds, its
+    /// runs join this host's, and runs that have piled up are merged while other tasks run.
+    ///
+    /// # Errors
+    /// The task's error; a failed attempt leaves no run and counts nothing.
+    pub fn run_map(
+        &self,
+        job: &Job,
+        attempt: MapAttempt<'_>,
+        storage: &dyn Storage,
+        committer: &dyn JobCommitter,
+    ) -> Result<(), ExecError> {
+        let task = MapTask {
+            task: attempt.task,
+            attempt: attempt.attempt,
+            split: attempt.split,
+            file: attempt.file,
+            storage,
+        };
+        let Some(stage) = job.stages.first() else {
+            return map_task(&task, job, &self.shared, None, committer);
+        };
+        let catalog = self.collecting(0)?;
+        map_task(&task, job, &self.shared, Some(catalog), committer)?;
+        // Not part of the task: its runs are in the catalog now, and a retry would add them
+        // twice.
+        let spec = MergeSpec::of(stage);
+        merge_early(catalog, spec, self.shared.task_share, &self.shared.runs)?;
+        merge_memory_early(catalog, spec, &self.shared.runs)
+    }
+
+    /// Ends stage `index`'s input in this process: no task adds runs to it any more. Returns
+    /// its runs, in task order; sealing twice returns the same runs.
+    ///
+    /// # Errors
+    /// [`ExecError::Config`] for a stage the job does not have, or one released already.
+    pub fn seal(&self, index: usize) -> Result<Arc<Vec<Run>>, ExecError> {
+        let stage = self.stage(index)?;
+        let mut sealing = lock(&stage.sealed);
+        match &*sealing {
+            Sealing::Open => {
+                let runs = Arc::new(stage.catalog.take_runs());
+                *sealing = Sealing::Sealed(Arc::clone(&runs));
+                Ok(runs)
+            }
+            Sealing::Sealed(runs) => Ok(Arc::clone(runs)),
+            Sealing::Released => Err(ExecError::Config(format!(
+                "stage {}'s input was read and released already",
+                index + 1
+            ))),
+        }
+    }
+
+    /// Lets go of stage `index`'s runs once they are read: memory runs return their memory
+    /// and spill files are deleted when the last reader is done with them.
+    pub fn release(&self, index: usize) {
+        if let Ok(stage) = self.stage(index) {
+            *lock(&stage.sealed) = Sealing::Released;
+        }
+    }
+
+    /// Runs one attempt of the reduce task of `partition` of stage `index` (0-based) over
+    /// `runs` (every run of the stage's input with records for it, from wherever they are):
+    /// merged within the task's memory, through the stage's reducer into the next stage's
+    /// collectors in this process, or into a part file of `committer` after the last stage.
+    ///
+    /// # Errors
+    /// The task's error; a failed attempt leaves no run and counts nothing.
+    pub fn run_reduce(
+        &self,
+        job: &Job,
+        ctx: &TaskContext,
+        runs: &[Run],
+        committer: &dyn JobCommitter,
+    ) -> Result<(), ExecError> {
+        let index = ctx
+            .stage
+            .checked_sub(1)
+            .ok_or_else(|| ExecError::Config("reduce stages are numbered from 1".to_string()))?;
+        let stage = job.stages.get(index).ok_or_else(|| {
+            ExecError::Config(format!(
+                "stage {} of a job of {} stage(s)",
+                ctx.stage,
+                job.stages.len()
+            ))
+        })?;
+        let target = match job.stages.get(index + 1) {
+            Some(next) => ReduceTarget::Stage(next, self.collecting(index + 1)?),
+            None => ReduceTarget::Files(committer),
+        };
+        reduce_task(ctx, runs, stage, &target, job, &self.shared)
+    }
+
+    /// One sorted stream of `partition` of stage `index` (0-based) over the runs this
+    /// process's tasks left (see [`TaskHost::seal`]), merged within a running task's share of
+    /// memory: what this process serves to the one that reduces the partition.
+    ///
+    /// # Errors
+    /// A stage the job does not have; a run that cannot be read or merged.
+    pub fn merged(
+        &self,
+        job: &Job,
+        index: usize,
+        partition: usize,
+    ) -> Result<PartitionMerge, ExecError> {
+        let stage = job.stages.get(index).ok_or_else(|| {
+            ExecError::Config(format!(
+                "stage {} of a job of {} stage(s)",
+                index + 1,
+                job.stages.len()
+            ))
+        })?;
+        if partition >= stage.partitions {
+            return Err(ExecError::Config(format!(
+                "partition {partition} of stage {} with {} partition(s)",
+                index + 1,
+                stage.partitions
+            )));
+        }
+        let runs = self.seal(index)?;
+        merge_partition(
+            &runs,
+            partition,
+            MergeSpec::of(stage),
+            self.shared.task_share,
+            &self.shared.runs,
+        )
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
