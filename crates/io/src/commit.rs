@@ -9,7 +9,7 @@ use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::output::{is_plain_name, write_error};
+use crate::output::{is_plain_name, is_temp_dir_of, write_error};
 use crate::{DirectWriter, IoError, LocalStorage, Location, OutputCommitter, StorageWriter};
 
 /// One attempt of a task at writing one part file: the file's name in the output directory
@@ -43,6 +43,15 @@ impl<'a> PartAttempt<'a> {
 /// Every implementation documents what a job killed at any point (no destructor run) leaves
 /// visible at the output location; the contract is that the output never shows part of a
 /// job's part files, and `_SUCCESS` only appears after all of them.
+///
+/// In a cluster, the process that sets the job up also commits or aborts it, and workers in
+/// other processes run its tasks: each holds a committer *attached* to the running job
+/// ([`Stores::attach_committer`](crate::Stores::attach_committer), given the owner's
+/// [`staging`](JobCommitter::staging)), whose task methods write exactly where the owner's
+/// would. An attached committer refuses [`setup_job`](JobCommitter::setup_job) and
+/// [`commit_job`](JobCommitter::commit_job), its [`abort_job`](JobCommitter::abort_job) does
+/// nothing, and dropping it removes nothing: the job's output is the owner's to publish or
+/// discard.
 ///
 /// (Named `JobCommitter` because [`OutputCommitter`] is the local committer's name already.)
 pub trait JobCommitter: Send + Sync {
@@ -93,6 +102,15 @@ pub trait JobCommitter: Send + Sync {
     /// # Errors
     /// [`IoError::Write`] if the staging area cannot be removed, or the job was committed.
     fn abort_job(&mut self) -> Result<(), IoError>;
+
+    /// Where task attempts write while the job runs: what a committer attached to the job in
+    /// another process is given (see [`Stores::attach_committer`](crate::Stores::attach_committer)).
+    ///
+    /// `None` before the job is set up and once it is committed or aborted, and always for a
+    /// committer whose task side cannot run in another process.
+    fn staging(&self) -> Option<Location> {
+        None
+    }
 }
 
 /// The committer of an output at `output`: the rename committer for a local directory; other
@@ -127,6 +145,10 @@ pub fn committer_for(output: &Location) -> Result<Box<dyn JobCommitter>, IoError
 ///   between the rename and `_SUCCESS` leaves `out` complete but without `_SUCCESS`, which
 ///   readers that wait for `_SUCCESS` do not take (and a rerun refuses, as `out` exists);
 /// * part files of attempts that were not committed never appear in `out`.
+///
+/// A committer [attached](LocalRenameCommitter::attach) to the staging directory (in a worker
+/// process on the same machine, or one sharing the file system) writes and commits task
+/// attempts there; the process that set the job up commits or aborts it.
 #[derive(Debug)]
 pub struct LocalRenameCommitter {
     output: Location,
@@ -138,6 +160,12 @@ pub struct LocalRenameCommitter {
 enum State {
     New,
     Running(OutputCommitter),
+    /// Attached to the staging directory `dir` (at `staging`) of a job that another committer
+    /// set up: task methods only, and nothing of the job's is removed on drop.
+    Attached {
+        dir: PathBuf,
+        staging: Location,
+    },
     Committed,
     Aborted,
 }
@@ -162,25 +190,65 @@ impl LocalRenameCommitter {
         })
     }
 
-    /// The staging directory, once the job is set up.
+    /// A committer attached to the running job whose output is at `output` and whose staging
+    /// directory is `staging` (its owner's [`JobCommitter::staging`]), for running the job's
+    /// tasks in another process: see [`JobCommitter`]. Nothing is touched here; if the job is
+    /// not running (`staging` is gone), its task methods fail.
+    ///
+    /// # Errors
+    /// [`IoError::UnsupportedScheme`] if `output` is not local; [`IoError::Write`] if
+    /// `staging` is not a staging directory the owner's committer would have made for
+    /// `output` (`.NAME.sluice-tmp-PID` in the same directory), so that a worker sent a wrong
+    /// location writes nothing anywhere.
+    pub fn attach(output: &Location, staging: &Location) -> Result<LocalRenameCommitter, IoError> {
+        let mut committer = LocalRenameCommitter::new(output)?;
+        let Some(dir) = staging
+            .as_local_path()
+            .filter(|dir| is_temp_dir_of(&committer.path, dir))
+        else {
+            let name = committer
+                .path
+                .file_name()
+                .unwrap_or_default()
+                .to_string_lossy();
+            let source = io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "not the staging directory of output {output} (a hidden .{name}.sluice-tmp-PID \
+                     beside it)"
+                ),
+            );
+            return Err(write_error(&staging.error_path(), source));
+        };
+        committer.state = State::Attached {
+            dir: dir.to_path_buf(),
+            staging: staging.clone(),
+        };
+        Ok(committer)
+    }
+
+    /// The staging directory, once the job is set up (or, attached, the job's).
     pub fn temp_dir(&self) -> Option<&Path> {
         match &self.state {
             State::Running(committer) => Some(committer.temp_dir()),
+            State::Attached { dir, .. } => Some(dir),
             _ => None,
         }
     }
 
-    fn running(&self) -> Result<&OutputCommitter, IoError> {
-        match &self.state {
-            State::Running(committer) => Ok(committer),
-            state => Err(self.misuse(state)),
-        }
+    /// The staging directory task attempts write into, if they may write now.
+    fn task_dir(&self) -> Result<&Path, IoError> {
+        self.temp_dir().ok_or_else(|| self.misuse(&self.state))
     }
 
     fn misuse(&self, state: &State) -> IoError {
         let what = match state {
             State::New => "the job's output is not set up",
             State::Running(_) => "the job's output is set up already",
+            State::Attached { .. } => {
+                "the job's output is committed by the process that set it up (this committer \
+                 is attached to it, for its tasks)"
+            }
             State::Committed => "the job's output is committed already",
             State::Aborted => "the job's output was aborted",
         };
@@ -193,7 +261,7 @@ impl LocalRenameCommitter {
     /// The file `part`'s attempt writes, and the part file's final name in the staging
     /// directory.
     fn attempt_paths(&self, part: PartAttempt<'_>) -> Result<(PathBuf, PathBuf), IoError> {
-        let temp = self.running()?.temp_dir();
+        let temp = self.task_dir()?;
         let final_path = temp.join(part.name);
         if !is_plain_name(part.name) {
             let source = io::Error::new(io::ErrorKind::InvalidInput, "not a plain file name");
@@ -279,6 +347,23 @@ impl JobCommitter for LocalRenameCommitter {
                 self.state = State::Committed;
                 Err(self.misuse(&State::Committed))
             }
+            // The owner discards the job; a worker giving up on it leaves the other workers'
+            // attempts alone.
+            attached @ State::Attached { .. } => {
+                self.state = attached;
+                Ok(())
+            }
+        }
+    }
+
+    fn staging(&self) -> Option<Location> {
+        match &self.state {
+            State::Running(committer) => Some(
+                self.output
+                    .with_local_path(committer.temp_dir().to_path_buf()),
+            ),
+            State::Attached { staging, .. } => Some(staging.clone()),
+            _ => None,
         }
     }
 }

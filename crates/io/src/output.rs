@@ -5,9 +5,10 @@
 //! result. Part files are written into a hidden temporary sibling of the output directory, which
 //! is synced and renamed into place in one step; `rename` within one directory is atomic.
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
 use crate::IoError;
@@ -51,14 +52,10 @@ impl OutputCommitter {
             let source = io::Error::new(io::ErrorKind::InvalidInput, "output path has no name");
             return Err(write_error(output, source));
         };
-        let parent = match output.parent() {
-            Some(parent) if !parent.as_os_str().is_empty() => parent,
-            _ => Path::new("."),
-        };
+        let parent = parent_dir(output);
         fs::create_dir_all(parent).map_err(|source| write_error(parent, source))?;
-        let mut temp_name = OsString::from(".");
-        temp_name.push(name);
-        temp_name.push(format!(".sluice-tmp-{}", std::process::id()));
+        let mut temp_name = temp_prefix(name);
+        temp_name.push(std::process::id().to_string());
         let temp_dir = parent.join(temp_name);
         fs::create_dir(&temp_dir).map_err(|source| write_error(&temp_dir, source))?;
         Ok(OutputCommitter {
@@ -171,6 +168,41 @@ impl Drop for OutputCommitter {
             let _ = fs::remove_dir_all(&self.temp_dir);
         }
     }
+}
+
+/// The start of the temporary directory's name for output `name`: `.NAME.sluice-tmp-`, the
+/// creating process's id follows.
+fn temp_prefix(name: &OsStr) -> OsString {
+    let mut prefix = OsString::from(".");
+    prefix.push(name);
+    prefix.push(".sluice-tmp-");
+    prefix
+}
+
+/// The directory `path` is in: its parent, or `.` for a bare name.
+fn parent_dir(path: &Path) -> &Path {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    }
+}
+
+/// Whether `candidate` is a temporary directory that [`OutputCommitter::create`] in some
+/// process would make for `output`: in the same directory, named `.NAME.sluice-tmp-PID`.
+///
+/// What a process attached to another's job writes goes there, so a location it is sent is
+/// checked against this before anything is written: nothing else can be made to receive part
+/// files (the output itself, another directory, another output's staging).
+pub(crate) fn is_temp_dir_of(output: &Path, candidate: &Path) -> bool {
+    let (Some(name), Some(candidate_name)) = (output.file_name(), candidate.file_name()) else {
+        return false;
+    };
+    let prefix = temp_prefix(name);
+    parent_dir(output) == parent_dir(candidate)
+        && candidate_name
+            .as_bytes()
+            .strip_prefix(prefix.as_bytes())
+            .is_some_and(|pid| !pid.is_empty() && pid.iter().all(u8::is_ascii_digit))
 }
 
 /// Whether `name` is one plain file name: no `/`, not `.` or `..`, not empty.

@@ -34,6 +34,19 @@ pub trait RemoteStores: fmt::Debug + Send + Sync {
     /// # Errors
     /// As for [`RemoteStores::storage`].
     fn committer(&self, output: &Location) -> Result<Box<dyn JobCommitter>, IoError>;
+
+    /// A committer attached to the running job whose output is at `output`, a location of a
+    /// remote store, staged at `staging`: see [`Stores::attach_committer`].
+    ///
+    /// # Errors
+    /// As for [`RemoteStores::storage`]; [`IoError::UnsupportedScheme`] for a store whose
+    /// committer cannot run tasks in another process; [`IoError::Write`] if `staging` is not
+    /// a staging location that store's committer would make for `output`.
+    fn attach_committer(
+        &self,
+        output: &Location,
+        staging: &Location,
+    ) -> Result<Box<dyn JobCommitter>, IoError>;
 }
 
 /// The stores of one job: local files always, remote ones when a [`RemoteStores`] is given.
@@ -88,6 +101,35 @@ impl Stores {
         match (output.scheme(), &self.remote) {
             (Scheme::File, _) => Ok(Box::new(LocalRenameCommitter::new(output)?)),
             (_, Some(remote)) => remote.committer(output),
+            (_, None) => Err(LocalStorage::refuse(output)),
+        }
+    }
+
+    /// A committer attached to the running job whose output is at `output` and whose task
+    /// attempts write at `staging` (the owner's [`JobCommitter::staging`]), for a process that
+    /// runs some of the job's tasks while another set the job up and will commit it.
+    ///
+    /// Its [`create_part`](JobCommitter::create_part),
+    /// [`commit_task`](JobCommitter::commit_task) and [`abort_task`](JobCommitter::abort_task)
+    /// act exactly as the owner's would; [`setup_job`](JobCommitter::setup_job) and
+    /// [`commit_job`](JobCommitter::commit_job) are refused, [`abort_job`](JobCommitter::abort_job)
+    /// does nothing and dropping it removes nothing (the owner publishes or discards the
+    /// output). `staging` is checked to be the hidden sibling of `output` that the store's
+    /// committer makes, so that a wrong location sent by a peer cannot make this process
+    /// write anywhere else.
+    ///
+    /// # Errors
+    /// As for [`Stores::committer`]; [`IoError::UnsupportedScheme`] for a store whose task
+    /// side cannot run in another process (S3, for now); [`IoError::Write`] if `staging` is not
+    /// a staging location of `output`.
+    pub fn attach_committer(
+        &self,
+        output: &Location,
+        staging: &Location,
+    ) -> Result<Box<dyn JobCommitter>, IoError> {
+        match (output.scheme(), &self.remote) {
+            (Scheme::File, _) => Ok(Box::new(LocalRenameCommitter::attach(output, staging)?)),
+            (_, Some(remote)) => remote.attach_committer(output, staging),
             (_, None) => Err(LocalStorage::refuse(output)),
         }
     }

@@ -188,17 +188,18 @@ impl HdfsStorage {
         }
     }
 
-    /// A writer of a new file at `location` (its parents created), refusing an existing file
-    /// unless `overwrite`.
+    /// A writer of a new file at `location`, refusing an existing file unless `overwrite`;
+    /// missing parent directories are created if `parents`, else refused.
     pub(crate) fn create_file(
         &self,
         location: &Location,
         overwrite: bool,
+        parents: bool,
     ) -> Result<StorageWriter, IoError> {
         let path = self.path(location)?;
         let mut options = WriteOptions::default()
             .overwrite(overwrite)
-            .create_parent(true);
+            .create_parent(parents);
         if let Some(size) = self.block_size {
             options = options.block_size(size);
         }
@@ -266,7 +267,7 @@ impl Storage for HdfsStorage {
     }
 
     fn create_with(&self, location: &Location, _buffer: usize) -> Result<StorageWriter, IoError> {
-        self.create_file(location, false)
+        self.create_file(location, false, true)
     }
 
     fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {

@@ -38,6 +38,10 @@ const ATTEMPTS: &str = "_temporary";
 ///   the output appears with every part file complete or not at all; `_SUCCESS` is written
 ///   right after (a kill between the two leaves the output without `_SUCCESS`, which readers
 ///   that wait for `_SUCCESS` do not take).
+///
+/// A committer [attached](HdfsRenameCommitter::attach) to the staging directory (in a worker
+/// process) writes and commits task attempts there; the process that set the job up commits
+/// or aborts it.
 #[derive(Debug)]
 pub struct HdfsRenameCommitter {
     storage: HdfsStorage,
@@ -51,6 +55,9 @@ pub struct HdfsRenameCommitter {
 enum State {
     New,
     Running,
+    /// Attached to the staging directory of a job another committer set up: task methods
+    /// only, and nothing of the job's is deleted on drop.
+    Attached,
     Committed,
     Aborted,
 }
@@ -74,8 +81,8 @@ impl HdfsRenameCommitter {
             .map_or(0, |d| d.as_nanos() as u64)
             ^ SEQUENCE.fetch_add(1, Ordering::Relaxed);
         let staging = parent.join(format!(
-            ".{}.sluice-tmp-{}-{nonce:x}",
-            name.to_string_lossy(),
+            "{}{}-{nonce:x}",
+            staging_prefix(name),
             std::process::id()
         ));
         Ok(HdfsRenameCommitter {
@@ -83,6 +90,52 @@ impl HdfsRenameCommitter {
             output: output.clone(),
             staging,
             state: State::New,
+            journal: None,
+        })
+    }
+
+    /// A committer attached to the running job whose output is at `output` on `storage`'s
+    /// name node and whose staging directory is `staging` (its owner's
+    /// [`JobCommitter::staging`]), for running the job's tasks in another process: see
+    /// [`JobCommitter`]. Nothing is touched here; if the job is not running (`staging` is
+    /// gone), its task methods fail.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if `output` has no name, or `staging` is not a staging directory
+    /// [`HdfsRenameCommitter::new`] would make for `output` (`.NAME.sluice-tmp-PID-N` in the
+    /// same directory of the same name node), so that a worker sent a wrong location writes
+    /// nothing anywhere.
+    pub fn attach(
+        storage: HdfsStorage,
+        output: &Location,
+        staging: &Location,
+    ) -> Result<HdfsRenameCommitter, IoError> {
+        let Some(name) = output.file_name() else {
+            return Err(write_error(
+                output,
+                io_error(std::io::ErrorKind::InvalidInput, "the output needs a name"),
+            ));
+        };
+        if !is_staging_of(output, staging) {
+            return Err(write_error(
+                staging,
+                io_error(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "not the staging directory of output {output} (a hidden \
+                         {}PID-N beside it)",
+                        staging_prefix(name)
+                    ),
+                ),
+            ));
+        }
+        // No journal: the staging directory is the owner's, and so is cleaning it up should
+        // the job die.
+        Ok(HdfsRenameCommitter {
+            storage,
+            output: output.clone(),
+            staging: staging.clone(),
+            state: State::Attached,
             journal: None,
         })
     }
@@ -98,15 +151,14 @@ impl HdfsRenameCommitter {
         note(self.journal.as_deref(), entry);
     }
 
-    /// The staging directory (hidden, beside the output).
-    pub fn staging(&self) -> &Location {
-        &self.staging
-    }
-
     fn misuse(&self) -> IoError {
         let what = match self.state {
             State::New => "the job's output is not set up",
             State::Running => "the job's output is set up already",
+            State::Attached => {
+                "the job's output is committed by the process that set it up (this committer \
+                 is attached to it, for its tasks)"
+            }
             State::Committed => "the job's output is committed already",
             State::Aborted => "the job's output was aborted",
         };
@@ -117,7 +169,7 @@ impl HdfsRenameCommitter {
     }
 
     fn attempt(&self, part: PartAttempt<'_>) -> Result<Location, IoError> {
-        if self.state != State::Running {
+        if !matches!(self.state, State::Running | State::Attached) {
             return Err(self.misuse());
         }
         if !is_plain_name(part.name) {
@@ -157,8 +209,11 @@ impl JobCommitter for HdfsRenameCommitter {
 
     fn create_part(&self, part: PartAttempt<'_>, _buffer: usize) -> Result<StorageWriter, IoError> {
         let attempt = self.attempt(part)?;
-        // A file of an earlier run of the same attempt number is replaced.
-        self.storage.create_file(&attempt, true)
+        // A file of an earlier run of the same attempt number is replaced. An attached
+        // committer creates no directory: a worker late for a job its owner has published or
+        // discarded must fail, not leave a new staging directory behind that nobody removes.
+        let parents = self.state == State::Running;
+        self.storage.create_file(&attempt, true, parents)
     }
 
     fn commit_task(&self, part: PartAttempt<'_>) -> Result<(), IoError> {
@@ -196,7 +251,7 @@ impl JobCommitter for HdfsRenameCommitter {
             let success = self.output.join("_SUCCESS");
             match self
                 .storage
-                .create_file(&success, true)
+                .create_file(&success, true, true)
                 .and_then(|w| w.finish().map_err(|e| write_error(&success, e)))
             {
                 Ok(_) => Ok(()),
@@ -234,8 +289,46 @@ impl JobCommitter for HdfsRenameCommitter {
                 Ok(())
             }
             State::Committed => Err(self.misuse()),
+            // The owner discards the job; a worker giving up on it leaves the other workers'
+            // attempts alone.
+            State::Attached => Ok(()),
         }
     }
+
+    fn staging(&self) -> Option<Location> {
+        matches!(self.state, State::Running | State::Attached).then(|| self.staging.clone())
+    }
+}
+
+/// The start of the staging directory's name for output `name`: `.NAME.sluice-tmp-`; the
+/// creating process's id and a nonce follow.
+fn staging_prefix(name: &std::ffi::OsStr) -> String {
+    format!(".{}.sluice-tmp-", name.to_string_lossy())
+}
+
+/// Whether `staging` is a staging directory that [`HdfsRenameCommitter::new`] in some process
+/// would make for `output`: in the same directory of the same name node, named
+/// `.NAME.sluice-tmp-PID-N` (`N` in hexadecimal).
+fn is_staging_of(output: &Location, staging: &Location) -> bool {
+    let (Some(name), Some(staging_name)) = (output.file_name(), staging.file_name()) else {
+        return false;
+    };
+    let same_directory = matches!(
+        (output.parent(), staging.parent()),
+        (Some(a), Some(b)) if a == b
+    );
+    let suffix = staging_name
+        .to_str()
+        .and_then(|n| n.strip_prefix(&staging_prefix(name)));
+    same_directory
+        && suffix
+            .and_then(|s| s.split_once('-'))
+            .is_some_and(|(pid, nonce)| {
+                !pid.is_empty()
+                    && pid.bytes().all(|b| b.is_ascii_digit())
+                    && !nonce.is_empty()
+                    && nonce.bytes().all(|b| b.is_ascii_hexdigit())
+            })
 }
 
 impl Drop for HdfsRenameCommitter {
@@ -243,5 +336,43 @@ impl Drop for HdfsRenameCommitter {
         if self.state == State::Running {
             let _ = self.storage.delete_tree(&self.staging);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(path: &str) -> Location {
+        Location::parse(&format!("hdfs://nn:8020{path}")).unwrap()
+    }
+
+    #[test]
+    fn only_a_staging_directory_of_the_output_is_one() {
+        let output = at("/data/out");
+        for staging in ["/data/.out.sluice-tmp-42-1f", "/data/.out.sluice-tmp-7-0"] {
+            assert!(is_staging_of(&output, &at(staging)), "{staging}");
+        }
+        for staging in [
+            "/data/out",
+            "/data",
+            "/data/out/.out.sluice-tmp-42-1f",
+            "/other/.out.sluice-tmp-42-1f",
+            "/data/.other.sluice-tmp-42-1f",
+            "/data/.out.sluice-tmp-42",
+            "/data/.out.sluice-tmp-42-",
+            "/data/.out.sluice-tmp--1f",
+            "/data/.out.sluice-tmp-4x-1f",
+            "/data/.out.sluice-tmp-42-1g",
+            "/data/.out.sluice-tmp-42-1f/_temporary",
+        ] {
+            assert!(!is_staging_of(&output, &at(staging)), "{staging}");
+        }
+        // The same path on another name node, or on the local file system.
+        let other = Location::parse("hdfs://other:8020/data/.out.sluice-tmp-42-1f").unwrap();
+        assert!(!is_staging_of(&output, &other));
+        let local = Location::from_path("/data/.out.sluice-tmp-42-1f");
+        assert!(!is_staging_of(&output, &local));
+        assert!(!is_staging_of(&at("/"), &at("/.sluice-tmp-42-1f")));
     }
 }

@@ -175,6 +175,41 @@ impl RemoteStores for RemoteConnector {
             )),
         }
     }
+
+    // Without HDFS there is no store to attach to, and `staging` goes unread.
+    #[cfg_attr(not(feature = "hdfs"), allow(unused_variables))]
+    fn attach_committer(
+        &self,
+        output: &Location,
+        staging: &Location,
+    ) -> Result<Box<dyn JobCommitter>, IoError> {
+        // Refused before connecting: no credentials or bucket would change the answer.
+        if output.scheme() == Scheme::S3 {
+            return Err(s3_not_attachable(output));
+        }
+        match self.connect(output)? {
+            #[cfg(feature = "hdfs")]
+            Connected::Hdfs(storage) => Ok(Box::new(HdfsRenameCommitter::attach(
+                (*storage).clone(),
+                output,
+                staging,
+            )?)),
+            #[cfg(feature = "s3")]
+            Connected::S3(_) => Err(s3_not_attachable(output)),
+        }
+    }
+}
+
+/// The error for attaching to a job whose output is on S3.
+fn s3_not_attachable(output: &Location) -> IoError {
+    IoError::UnsupportedScheme {
+        location: output.to_string(),
+        scheme: output.scheme_name().to_string(),
+        reason: "S3 output cannot be written from other processes yet: a task's committed part \
+                 file is a multipart upload that only the process that set up the job knows of \
+                 and completes"
+            .to_string(),
+    }
 }
 
 /// The error for a location of a store this build leaves out.
@@ -195,4 +230,29 @@ fn not_built(location: &Location) -> IoError {
 #[allow(dead_code)]
 pub(crate) fn is_plain_name(name: &str) -> bool {
     !name.is_empty() && name != "." && name != ".." && !name.contains('/')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attaching_to_an_s3_output_is_refused_before_connecting() {
+        // No credentials or endpoint: a refusal that needed a connection would say so instead.
+        let connector = RemoteConnector::new(StoreConfig::from_parts([], []), "job_1");
+        let output = Location::parse("s3a://bkt/out").unwrap();
+        let staging = Location::parse("s3a://bkt/.out.sluice-tmp-1-a").unwrap();
+        match connector.attach_committer(&output, &staging) {
+            Err(IoError::UnsupportedScheme { scheme, reason, .. }) => {
+                assert_eq!(scheme, "s3a");
+                assert!(
+                    reason.contains("cannot be written from other processes"),
+                    "{reason}"
+                );
+            }
+            Err(other) => panic!("expected a refusal, got {other:?}"),
+            Ok(_) => panic!("attached to an S3 output"),
+        }
+        assert!(connector.connected.lock().unwrap().is_empty());
+    }
 }

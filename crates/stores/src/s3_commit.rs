@@ -35,6 +35,9 @@ const CONCURRENT_COMPLETIONS: usize = 16;
 /// * during job commit the part files appear one by one, and `_SUCCESS` only after all of
 ///   them: readers that wait for `_SUCCESS` never take a partial output. If completing fails,
 ///   the files completed so far are deleted and the rest aborted.
+///
+/// Its tasks run in the job's own process only ([`JobCommitter::staging`] is `None`): what a
+/// committed task leaves is an open upload known to this committer alone.
 #[derive(Debug)]
 pub struct S3MagicCommitter {
     storage: S3Storage,
@@ -325,6 +328,14 @@ impl JobCommitter for S3MagicCommitter {
                 Ok(())
             }
         }
+    }
+
+    /// Always `None`: a committed task is an upload left open, recorded in this committer's
+    /// memory for the job commit to complete, so tasks can only run in the job's own process.
+    /// (Running them elsewhere needs the pending uploads handed to the owner, as S3A's magic
+    /// committer does with `.pending` files.)
+    fn staging(&self) -> Option<Location> {
+        None
     }
 }
 

@@ -6,10 +6,15 @@
 
 use std::io::{Read, Write};
 
+use std::sync::Arc;
+
 use sluice_io::{
-    discover, plan_block_splits, JobCommitter, Location, PartAttempt, Storage, StoredInput,
+    discover, plan_block_splits, IoError, JobCommitter, Location, PartAttempt, Storage,
+    StoredInput, Stores,
 };
-use sluice_stores::{HdfsStorage, S3MagicCommitter, S3Storage, StoreConfig};
+use sluice_stores::{
+    HdfsRenameCommitter, HdfsStorage, RemoteConnector, S3MagicCommitter, S3Storage, StoreConfig,
+};
 use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions, S3Options, S3Server};
 
 fn data(n: usize) -> Vec<u8> {
@@ -105,6 +110,139 @@ fn hdfs_blocks_splits_and_ranges() {
     assert!(storage.create(&written).is_err());
     assert!(storage.delete(&written).expect("deletes"));
     assert!(!storage.delete(&written).expect("nothing to delete"));
+}
+
+/// The names in `dir`, sorted.
+fn names(storage: &dyn Storage, dir: &Location) -> Vec<String> {
+    let mut names: Vec<String> = storage
+        .list(dir)
+        .expect("lists")
+        .iter()
+        .map(|s| {
+            s.location
+                .file_name()
+                .expect("a name")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn hdfs_attached_committers_write_the_tasks_the_owner_commits() {
+    if !stores_required() {
+        return;
+    }
+    let dfs = MiniDfs::start(MiniDfsOptions {
+        datanodes: 1,
+        block_size: 1 << 20,
+    })
+    .expect("MiniDFS starts");
+    let config = StoreConfig::from_parts(
+        [("dfs.blocksize", "128m")],
+        [("HADOOP_USER_NAME", "tester")],
+    );
+    let root = Location::parse(&format!("{}/jobs", dfs.uri())).expect("a location");
+    let output = root.join("out");
+    let storage = HdfsStorage::connect(&output, &config).expect("connects");
+    // The owner and the workers do not share a connection, as processes would not.
+    let owner_stores = Stores::with_remote(Arc::new(RemoteConnector::new(config.clone(), "job_1")));
+    let worker_stores = Stores::with_remote(Arc::new(RemoteConnector::new(config, "job_1")));
+
+    let mut owner = owner_stores.committer(&output).expect("a committer");
+    assert_eq!(owner.staging(), None, "nothing is staged before set-up");
+    owner.setup_job().expect("set up");
+    let staging = owner.staging().expect("staged once set up");
+    assert_eq!(staging.parent().as_ref(), Some(&root));
+
+    let mut attached = worker_stores
+        .attach_committer(&output, &staging)
+        .expect("attaches");
+    assert_eq!(attached.output(), &output);
+    assert_eq!(attached.staging(), Some(staging.clone()));
+    let bytes = data(100_000);
+    let seventh = PartAttempt::new("part-00000", 7);
+    let mut writer = attached.create_part(seventh, 1 << 20).expect("a part");
+    writer.write_all(&bytes).expect("writes");
+    writer.finish().expect("finishes");
+    assert!(storage
+        .status(&staging.join("_temporary").join("part-00000.7"))
+        .expect("status")
+        .is_some());
+    attached.commit_task(seventh).expect("task commits");
+    let failed = PartAttempt::new("part-00001", 2);
+    let mut writer = attached.create_part(failed, 1 << 20).expect("a part");
+    writer.write_all(b"failed").expect("writes");
+    writer.finish().expect("finishes");
+    attached.abort_task(failed).expect("task aborts");
+    assert!(names(&storage, &staging.join("_temporary")).is_empty());
+
+    // The job is not the attached committer's to set up, commit or abort.
+    for result in [attached.setup_job(), attached.commit_job()] {
+        match result {
+            Err(e @ IoError::Write { .. }) => assert!(
+                std::error::Error::source(&e)
+                    .is_some_and(|s| s.to_string().contains("process that set it up")),
+                "{e:?}"
+            ),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    attached.abort_job().expect("nothing to do");
+    drop(attached);
+    assert_eq!(names(&storage, &staging), ["_temporary", "part-00000"]);
+    assert!(storage.status(&output).expect("status").is_none());
+
+    owner.commit_job().expect("job commits");
+    assert_eq!(names(&storage, &output), ["_SUCCESS", "part-00000"]);
+    assert_eq!(
+        read_all(&storage, &output.join("part-00000"), 0, u64::MAX),
+        bytes
+    );
+    assert_eq!(names(&storage, &root), ["out"]);
+
+    // An owner's abort discards what attached committers wrote, and a worker late for the
+    // aborted job writes nothing: the staging directory is not recreated.
+    let output = root.join("aborted");
+    let mut owner = HdfsRenameCommitter::new(storage.clone(), &output).expect("a committer");
+    owner.setup_job().expect("set up");
+    let staging = owner.staging().expect("set up");
+    let attached = worker_stores
+        .attach_committer(&output, &staging)
+        .expect("attaches");
+    let part = PartAttempt::new("part-00000", 0);
+    let mut writer = attached.create_part(part, 1 << 20).expect("a part");
+    writer.write_all(b"zero").expect("writes");
+    writer.finish().expect("finishes");
+    attached.commit_task(part).expect("task commits");
+    owner.abort_job().expect("job aborts");
+    assert!(attached
+        .create_part(PartAttempt::new("part-00000", 1), 1 << 20)
+        .is_err());
+    drop(attached);
+    assert_eq!(names(&storage, &root), ["out"]);
+
+    // Only the output's own staging directory is accepted.
+    let pid = std::process::id();
+    for elsewhere in [
+        output.clone(),
+        root.join("other")
+            .join(format!(".aborted.sluice-tmp-{pid}-1f")),
+        root.join(format!(".out.sluice-tmp-{pid}-1f")),
+        root.join(format!(".aborted.sluice-tmp-{pid}")),
+        Location::from_path(format!("/jobs/.aborted.sluice-tmp-{pid}-1f")),
+    ] {
+        assert!(
+            matches!(
+                worker_stores.attach_committer(&output, &elsewhere),
+                Err(IoError::Write { .. })
+            ),
+            "{elsewhere}"
+        );
+    }
+    assert_eq!(names(&storage, &root), ["out"]);
 }
 
 #[test]
