@@ -42,6 +42,12 @@ macro_rules! counters {
                 CounterValues { $( $name: self.$name.load(Ordering::Relaxed), )* }
             }
 
+            /// Sets every counter to its value in `values`: for a driver whose tasks count
+            /// elsewhere (cluster workers) and report their totals.
+            pub fn store_values(&self, values: &CounterValues) {
+                $( self.$name.store(values.$name, Ordering::Relaxed); )*
+            }
+
             /// Adds every counter of `values` (a task's counts) to these.
             pub fn add_values(&self, values: &CounterValues) {
                 $( if values.$name != 0 {

@@ -4,6 +4,7 @@
 //! `sluice-exec`. Errors are printed with their whole chain of context, and the exit status is
 //! 0 on success, 1 when a job fails, 2 for usage errors.
 
+mod cluster;
 mod console;
 mod dfsio;
 mod gen;
@@ -52,6 +53,15 @@ enum Command {
         /// -mapper, -reducer, ...
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
+    },
+    /// Run a worker of a cluster: it runs the tasks of jobs given `--cluster
+    /// workers=HOST:PORT,...` by coordinators that know the cluster's secret.
+    Worker(cluster::WorkerArgs),
+    /// Write a new cluster secret to FILE (readable by its owner only): give it to the workers
+    /// (`--secret-file`) and to the jobs that use them.
+    Secret {
+        /// The file to create; it must not exist.
+        file: PathBuf,
     },
     /// Internal: the watcher that cleans up after a job killed while writing to HDFS or S3.
     #[cfg(feature = "remote")]
@@ -149,6 +159,14 @@ pub(crate) struct CommonArgs {
     /// Directory for spill files [default: beside the output directory].
     #[arg(long, value_parser = parse_location)]
     spill_dir: Option<PathBuf>,
+    /// Run on a cluster: workers=HOST:PORT[,HOST:PORT...] (workers started with `sluice
+    /// worker`) [default: this machine]. --memory and --threads are then each worker's own.
+    #[arg(long, value_parser = cluster::parse_cluster)]
+    cluster: Option<cluster::ClusterTarget>,
+    /// The cluster's secret, the file the workers were started with [default:
+    /// $SLUICE_SECRET_FILE].
+    #[arg(long, value_parser = parse_location)]
+    secret_file: Option<PathBuf>,
     /// Write the counters and timings as JSON to this file.
     #[arg(long, value_parser = parse_location)]
     report: Option<PathBuf>,
@@ -259,6 +277,8 @@ fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(job) => run_builtin(job),
         Command::Streaming { .. } => Ok(()),
+        Command::Worker(args) => cluster::run_worker(&args),
+        Command::Secret { file } => cluster::write_secret(&file),
         #[cfg(feature = "remote")]
         Command::Cleanup { journal } => stores::run_watcher(&journal),
         Command::Gen(GenData::Random(args)) => random::run(&args),
@@ -349,12 +369,14 @@ fn run_builtin(job: RunJob) -> Result<()> {
     };
     let status = Arc::new(JobStatus::default());
     let built = spec.build(Arc::clone(&status))?;
-    execute(built.job(), &common, Codec::Lz4, status).map(drop)
+    execute(&spec, built.job(), &common, Codec::Lz4, status).map(drop)
 }
 
-/// Runs `job` with the common options (spilling with `default_codec` unless `--spill-codec`
-/// says otherwise), showing progress and then the summary. `status` is the job's live status.
+/// Runs `job` (built from `spec`) with the common options (spilling with `default_codec`
+/// unless `--spill-codec` says otherwise), on this machine or the `--cluster`, showing
+/// progress and then the summary. `status` is the job's live status.
 fn execute(
+    spec: &JobSpec,
     job: &Job,
     args: &CommonArgs,
     default_codec: Codec,
@@ -377,19 +399,51 @@ fn execute(
     }
     cancel_on_ctrl_c(&status)?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
-    let result = run_job(job, &config, Arc::clone(&status));
+    let result = match &args.cluster {
+        None => run_job(job, &config, Arc::clone(&status))
+            .map(|report| (report, None))
+            .map_err(anyhow::Error::new),
+        Some(target) => cluster::run_on(
+            target,
+            args.secret_file.as_deref(),
+            sluice_cluster::ClusterJob {
+                spec,
+                job,
+                config: &config,
+                defines: args.define.clone(),
+                job_id: sluice_cluster::new_job_id(),
+            },
+            Arc::clone(&status),
+        )
+        .map(|report| (report.report.clone(), Some(report))),
+    };
     display.stop();
-    let report = result
-        .map_err(|e| match e {
-            sluice_api::ExecError::Cancelled => anyhow::Error::new(Interrupted(job.name.clone())),
-            other => anyhow::Error::new(other),
+    let (report, cluster_report) = result
+        .map_err(|e| match e.downcast::<sluice_api::ExecError>() {
+            Ok(sluice_api::ExecError::Cancelled) => {
+                anyhow::Error::new(Interrupted(job.name.clone()))
+            }
+            Ok(other) => anyhow::Error::new(other),
+            Err(e) => match e.downcast::<sluice_cluster::ClusterError>() {
+                Ok(sluice_cluster::ClusterError::Exec(sluice_api::ExecError::Cancelled)) => {
+                    anyhow::Error::new(Interrupted(job.name.clone()))
+                }
+                Ok(other) => anyhow::Error::new(other),
+                Err(e) => e,
+            },
         })
         .with_context(|| format!("job {} failed; no output was written", job.name))?;
     if let Some(path) = &args.report {
-        write_report(path, &report)?;
+        match &cluster_report {
+            Some(cluster) => write_json(path, cluster)?,
+            None => write_report(path, &report)?,
+        }
     }
     if !args.quiet {
         progress::print_summary(&report);
+        if let Some(cluster) = &cluster_report {
+            cluster::print_workers(cluster);
+        }
     }
     Ok(report)
 }
@@ -407,6 +461,13 @@ pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
         status.cancel();
     })
     .context("cannot install the Ctrl-C handler")
+}
+
+/// Writes a cluster job's report (the job's, with each worker's part) as JSON.
+fn write_json(path: &std::path::Path, report: &sluice_cluster::ClusterReport) -> Result<()> {
+    let text = serde_json::to_string_pretty(report).context("cannot serialise the report")?;
+    std::fs::write(path, text + "\n")
+        .with_context(|| format!("cannot write report {}", path.display()))
 }
 
 fn write_report(path: &std::path::Path, report: &JobReport) -> Result<()> {

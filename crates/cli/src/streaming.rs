@@ -6,6 +6,7 @@
 //! `-D sluice.console=sluice` gives sluice's own layout instead (a progress bar on a terminal,
 //! then a summary).
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -16,6 +17,7 @@ use sluice_io::{IoError, Storage as _};
 use sluice_spec::{SpecError, StreamingSpec};
 use sluice_streaming::{self, Action, StreamingArgs, StreamingError, StreamingJob};
 
+use crate::cluster::ClusterTarget;
 use crate::console::{self, JOB, SLUICE, STREAM_JOB};
 use crate::progress;
 use crate::size::{human_bytes, parse_size};
@@ -71,9 +73,88 @@ impl Console {
     }
 }
 
+/// Where `sluice streaming` runs the job: this machine, or a cluster's workers with the
+/// secret from a file.
+type ClusterOptions = Option<(ClusterTarget, Option<PathBuf>)>;
+
+/// Takes sluice's own options for running on a cluster (`--cluster workers=...`,
+/// `--secret-file FILE`) from the front of the command line; Hadoop's options follow them.
+fn take_cluster_options(args: &[String]) -> Result<(ClusterOptions, Vec<String>), String> {
+    let mut target = None;
+    let mut secret = None;
+    let mut rest = args;
+    loop {
+        let (name, value, used) = match rest {
+            [first, ..]
+                if first.starts_with("--cluster=") || first.starts_with("--secret-file=") =>
+            {
+                let (name, value) = first.split_once('=').unwrap_or_default();
+                (name, value.to_string(), 1)
+            }
+            [first, value, ..] if first == "--cluster" || first == "--secret-file" => {
+                (first.as_str(), value.clone(), 2)
+            }
+            [first] if first == "--cluster" || first == "--secret-file" => {
+                return Err(format!("{first} needs a value"))
+            }
+            _ => break,
+        };
+        match name {
+            "--cluster" => target = Some(crate::cluster::parse_cluster(&value)?),
+            _ => secret = Some(PathBuf::from(value)),
+        }
+        rest = &rest[used..];
+    }
+    match (target, secret) {
+        (Some(target), secret) => Ok((Some((target, secret)), rest.to_vec())),
+        (None, Some(_)) => Err("--secret-file is for --cluster jobs".into()),
+        (None, None) => Ok((None, rest.to_vec())),
+    }
+}
+
+/// Runs the streaming job here, or on the cluster's workers: failures of the cluster itself
+/// (a worker lost, a peer refused) end the job as a task's failure would.
+fn run_here_or_on(
+    cluster: &ClusterOptions,
+    spec: &StreamingSpec,
+    built: &StreamingJob,
+    config: &JobConfig,
+    defines: &[(String, String)],
+    status: &Arc<JobStatus>,
+) -> Result<JobReport, ExecError> {
+    let Some((target, secret)) = cluster else {
+        return run_job(&built.job, config, Arc::clone(status));
+    };
+    let job_spec = sluice_spec::JobSpec::Streaming(spec.clone());
+    let job = sluice_cluster::ClusterJob {
+        spec: &job_spec,
+        job: &built.job,
+        config,
+        defines: defines.to_vec(),
+        job_id: built.job_id().to_string(),
+    };
+    crate::cluster::run_on(target, secret.as_deref(), job, Arc::clone(status))
+        .map(|report| report.report)
+        .map_err(|e| match e.downcast::<sluice_cluster::ClusterError>() {
+            Ok(sluice_cluster::ClusterError::Exec(e)) => e,
+            Ok(other) => ExecError::Source(Box::new(other)),
+            Err(other) => ExecError::Source(other.into()),
+        })
+}
+
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1
 /// usage error or failed job, 5 missing input or existing output; 130 when interrupted.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
+    let (cluster, args) = match take_cluster_options(args) {
+        Ok(split) => split,
+        Err(e) => {
+            return Ok(usage_error(
+                Console::for_unparsed(args),
+                &StreamingError::Usage(e),
+            ))
+        }
+    };
+    let args = &args[..];
     let parsed = match sluice_streaming::parse_args(args) {
         Ok(parsed) => parsed,
         Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
@@ -180,13 +261,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
                 reduces,
                 console.progress,
             );
-            let result = run_job(&built.job, &config, Arc::clone(&status));
+            let result = run_here_or_on(&cluster, &spec, &built, &config, &defines, &status);
             failed_task = monitor.stop(result.is_ok());
             result
         }
         Layout::Sluice => {
             let display = progress::Display::start(Arc::clone(&status), !console.progress);
-            let result = run_job(&built.job, &config, Arc::clone(&status));
+            let result = run_here_or_on(&cluster, &spec, &built, &config, &defines, &status);
             display.stop();
             result
         }

@@ -140,8 +140,14 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     let BuiltJob::TeraSort(plan) = spec.build(Arc::clone(&status))? else {
         unreachable!("a terasort spec builds a terasort job");
     };
-    execute(&plan.job, common, sluice_jobs::TERASORT_SPILL_CODEC, status)?;
-    if !common.quiet {
+    execute(
+        &spec,
+        &plan.job,
+        common,
+        sluice_jobs::TERASORT_SPILL_CODEC,
+        status,
+    )?;
+    if !common.quiet && common.cluster.is_none() {
         eprintln!(
             "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",
             plan.input_checksum()

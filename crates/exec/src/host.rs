@@ -102,8 +102,8 @@ struct StageRuns {
 }
 
 enum Sealing {
-    /// Tasks may add runs.
-    Open,
+    /// Tasks may add runs (beside those of an earlier sealing, when the stage was reopened).
+    Open(Vec<Run>),
     /// Complete: the runs, for reduce tasks and for serving.
     Sealed(Arc<Vec<Run>>),
     /// Read and let go.
@@ -151,7 +151,7 @@ impl TaskHost {
             .iter()
             .map(|_| StageRuns {
                 catalog: RunCatalog::new(),
-                sealed: Mutex::new(Sealing::Open),
+                sealed: Mutex::new(Sealing::Open(Vec::new())),
             })
             .collect();
         Ok(TaskHost {
@@ -185,7 +185,7 @@ impl TaskHost {
     /// Stage `index` (0-based), while its tasks may still add runs.
     fn collecting(&self, index: usize) -> Result<&RunCatalog, ExecError> {
         let stage = self.stage(index)?;
-        if !matches!(*lock(&stage.sealed), Sealing::Open) {
+        if !matches!(*lock(&stage.sealed), Sealing::Open(_)) {
             return Err(ExecError::Config(format!(
                 "stage {} takes no more runs: its input was sealed",
                 index + 1
@@ -244,13 +244,40 @@ impl TaskHost {
     pub fn seal(&self, index: usize) -> Result<Arc<Vec<Run>>, ExecError> {
         let stage = self.stage(index)?;
         let mut sealing = lock(&stage.sealed);
-        match &*sealing {
-            Sealing::Open => {
-                let runs = Arc::new(stage.catalog.take_runs());
+        match &mut *sealing {
+            Sealing::Open(earlier) => {
+                let mut runs = std::mem::take(earlier);
+                runs.extend(stage.catalog.take_runs());
+                let runs = Arc::new(runs);
                 *sealing = Sealing::Sealed(Arc::clone(&runs));
                 Ok(runs)
             }
             Sealing::Sealed(runs) => Ok(Arc::clone(runs)),
+            Sealing::Released => Err(ExecError::Config(format!(
+                "stage {}'s input was read and released already",
+                index + 1
+            ))),
+        }
+    }
+
+    /// Opens sealed stage `index` to more runs: another process's tasks whose runs were
+    /// lost are run again here. The runs it had stay, ahead of the new ones, and the next
+    /// [`TaskHost::seal`] returns them all.
+    ///
+    /// # Errors
+    /// [`ExecError::Config`] for a stage the job does not have, or one released already.
+    pub fn reopen(&self, index: usize) -> Result<(), ExecError> {
+        let stage = self.stage(index)?;
+        let mut sealing = lock(&stage.sealed);
+        match std::mem::replace(&mut *sealing, Sealing::Released) {
+            Sealing::Sealed(runs) => {
+                *sealing = Sealing::Open(Arc::unwrap_or_clone(runs));
+                Ok(())
+            }
+            Sealing::Open(earlier) => {
+                *sealing = Sealing::Open(earlier);
+                Ok(())
+            }
             Sealing::Released => Err(ExecError::Config(format!(
                 "stage {}'s input was read and released already",
                 index + 1

@@ -102,11 +102,12 @@ impl MemoryPlan {
 }
 
 /// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.
-pub(crate) struct InputPlan {
+#[derive(Debug, Clone)]
+pub struct InputPlan {
     /// The input files; a split's `file` indexes them.
-    pub(crate) files: Vec<StoredInput>,
+    pub files: Vec<StoredInput>,
     /// The splits, in map task order.
-    pub(crate) splits: Vec<Split>,
+    pub splits: Vec<Split>,
 }
 
 impl InputPlan {
@@ -115,11 +116,7 @@ impl InputPlan {
     ///
     /// # Errors
     /// An input is missing or cannot be listed.
-    pub(crate) fn new(
-        job: &Job,
-        config: &JobConfig,
-        storage: &dyn Storage,
-    ) -> Result<Self, ExecError> {
+    pub fn new(job: &Job, config: &JobConfig, storage: &dyn Storage) -> Result<Self, ExecError> {
         let (files, mut splits) = match config.planned.as_deref() {
             Some(plan) => (plan.files.clone(), plan.splits.clone()),
             None => {
@@ -140,14 +137,14 @@ impl InputPlan {
     }
 
     /// Bytes of input in all.
-    pub(crate) fn bytes(&self) -> u64 {
+    pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.status.len).sum()
     }
 }
 
 /// Where the job's spill directory goes: always a local disk, the configured one, else beside a
 /// local output, else the system's temporary directory.
-pub(crate) fn spill_parent(config: &JobConfig) -> PathBuf {
+pub fn spill_parent(config: &JobConfig) -> PathBuf {
     match (&config.spill_parent, config.output.as_local_path()) {
         (Some(dir), _) => dir.clone(),
         (None, Some(output)) => parent_dir(output),

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sluice_api::{Job, JobStatus};
+use sluice_io::Stores;
 use sluice_jobs::TeraSort;
 use sluice_streaming::{StreamingError, StreamingJob};
 
@@ -175,6 +176,15 @@ impl JobSpec {
     /// [`SpecError::Boundaries`]), a bad grep pattern, or a streaming job that does not build
     /// (see [`StreamingSpec::build`]).
     pub fn build(&self, status: Arc<JobStatus>) -> Result<BuiltJob, SpecError> {
+        self.build_in(&Stores::local(), status)
+    }
+
+    /// [`JobSpec::build`] for a job whose data is on `stores` (local files, and the remote
+    /// stores a caller connected): a streaming job checks its input and output there.
+    ///
+    /// # Errors
+    /// As [`JobSpec::build`].
+    pub fn build_in(&self, stores: &Stores, status: Arc<JobStatus>) -> Result<BuiltJob, SpecError> {
         let reducers = |job: &'static str, reducers: usize| {
             if reducers == 0 {
                 Err(SpecError::NoReducers { job })
@@ -225,7 +235,9 @@ impl JobSpec {
                 }
                 BuiltJob::TeraSort(sluice_jobs::terasort_job(boundaries.clone(), r))
             }
-            JobSpec::Streaming(spec) => BuiltJob::Streaming(Box::new(spec.build(status)?)),
+            JobSpec::Streaming(spec) => {
+                BuiltJob::Streaming(Box::new(spec.build_in(stores, status)?))
+            }
         })
     }
 }

@@ -1,0 +1,603 @@
+//! sluice on several workers: a harness starts `sluice worker` processes on loopback ports,
+//! each with a scratch directory of its own, and jobs given `--cluster workers=...` must write
+//! what the same job writes on one machine — byte for byte, or, where the order of values
+//! within a key is unspecified, the same records per key. Faults: a coordinator without the
+//! secret, a peer sending garbage, a failing program, a worker killed mid-job.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+/// Workers on loopback ports, killed when dropped.
+struct Workers {
+    children: Vec<Child>,
+    addrs: Vec<String>,
+    scratch: Vec<PathBuf>,
+    secret: PathBuf,
+}
+
+impl Workers {
+    /// Starts `n` workers with the secret in `dir/secret`, each with 2 threads.
+    fn start(dir: &Path, n: usize) -> Workers {
+        fs::create_dir_all(dir).unwrap();
+        let secret = dir.join("secret");
+        if !secret.exists() {
+            let out = Command::new(SLUICE)
+                .arg("secret")
+                .arg(&secret)
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        let mut workers = Workers {
+            children: Vec::new(),
+            addrs: Vec::new(),
+            scratch: Vec::new(),
+            secret,
+        };
+        for i in 0..n {
+            let scratch = dir.join(format!("scratch-{i}"));
+            let mut child = Command::new(SLUICE)
+                .args(["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
+                .args(["--memory", "256MiB"])
+                .arg("--secret-file")
+                .arg(&workers.secret)
+                .arg("--scratch")
+                .arg(&scratch)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            // The worker says where it listens first; the rest of its log is drained (and
+            // kept for failures) by a thread.
+            let mut stderr = BufReader::new(child.stderr.take().unwrap());
+            let mut line = String::new();
+            stderr.read_line(&mut line).unwrap();
+            let addr = line
+                .split("listening on ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
+                .to_string();
+            std::thread::spawn(move || {
+                for line in stderr.lines() {
+                    let Ok(line) = line else { break };
+                    eprintln!("[worker {i}] {line}");
+                }
+            });
+            workers.children.push(child);
+            workers.addrs.push(addr);
+            workers.scratch.push(scratch);
+        }
+        workers
+    }
+
+    /// `--cluster workers=...` and the secret.
+    fn args(&self) -> Vec<String> {
+        vec![
+            "--cluster".into(),
+            format!("workers={}", self.addrs.join(",")),
+            "--secret-file".into(),
+            self.secret.display().to_string(),
+        ]
+    }
+
+    /// Whether every worker's scratch directory is empty (jobs leave nothing behind).
+    fn scratch_is_empty(&self) -> bool {
+        self.scratch
+            .iter()
+            .all(|d| fs::read_dir(d).map_or(true, |mut e| e.next().is_none()))
+    }
+
+    fn alive(&mut self) -> usize {
+        let mut alive = 0;
+        for child in &mut self.children {
+            if matches!(child.try_wait(), Ok(None)) {
+                alive += 1;
+            }
+        }
+        alive
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+fn sluice(args: &[String], cwd: &Path) -> Output {
+    Command::new(SLUICE)
+        .args(args)
+        .current_dir(cwd)
+        .output()
+        .unwrap()
+}
+
+fn ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed: {:?}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn strings(args: &[&str]) -> Vec<String> {
+    args.iter().map(|s| s.to_string()).collect()
+}
+
+/// Every file of an output directory, by name.
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| {
+            let e = e.unwrap();
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// Panics unless the two output directories hold the same files with the same bytes, saying
+/// where they first differ.
+fn assert_same(a: &Path, b: &Path, what: &str) {
+    let (a, b) = (files(a), files(b));
+    let names = |m: &BTreeMap<String, Vec<u8>>| m.keys().cloned().collect::<Vec<_>>();
+    assert_eq!(names(&a), names(&b), "{what}: different files");
+    for (name, bytes) in &a {
+        let other = &b[name];
+        if bytes != other {
+            let line = bytes
+                .split(|&c| c == b'\n')
+                .zip(other.split(|&c| c == b'\n'))
+                .position(|(x, y)| x != y);
+            panic!(
+                "{what}: {name} differs ({} vs {} bytes), first at line {line:?}",
+                bytes.len(),
+                other.len()
+            );
+        }
+    }
+}
+
+/// The lines of every part file, grouped by key (before the first tab) with the values
+/// sorted: equal whatever order the values of a key arrived in.
+fn per_key(dir: &Path) -> BTreeMap<String, BTreeMap<Vec<u8>, Vec<Vec<u8>>>> {
+    files(dir)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("part-"))
+        .map(|(name, bytes)| {
+            let mut keys: BTreeMap<Vec<u8>, Vec<Vec<u8>>> = BTreeMap::new();
+            for line in bytes.split(|&b| b == b'\n') {
+                let key = line.split(|&b| b == b'\t').next().unwrap_or_default();
+                keys.entry(key.to_vec()).or_default().push(line.to_vec());
+            }
+            for values in keys.values_mut() {
+                values.sort();
+            }
+            (name, keys)
+        })
+        .collect()
+}
+
+/// A few input files of words, numbers and tabs, some lines repeated.
+fn write_input(dir: &Path) -> PathBuf {
+    let input = dir.join("in");
+    fs::create_dir_all(&input).unwrap();
+    let words = [
+        "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta",
+    ];
+    for f in 0..5 {
+        let mut text = String::new();
+        for i in 0..4000u64 {
+            let a = words[(i * 7 + f) as usize % words.len()];
+            let b = words[(i * 3 + 1) as usize % words.len()];
+            text.push_str(&format!("{a} {b}\t{}\tline {i} of {f}\n", i % 97));
+        }
+        fs::write(input.join(format!("part-{f}.txt")), text).unwrap();
+    }
+    input
+}
+
+/// Runs `args` here and on the workers (outputs `local` and `cluster` in `dir`).
+fn both(dir: &Path, workers: &Workers, args: &[String], name: &str) -> (PathBuf, PathBuf) {
+    let local = dir.join(format!("{name}-local"));
+    let cluster = dir.join(format!("{name}-cluster"));
+    let mut l = args.to_vec();
+    l.extend(["--output".to_string(), local.display().to_string()]);
+    ok(&sluice(&l, dir), &format!("{name} on one machine"));
+    let mut c = args.to_vec();
+    c.extend(["--output".to_string(), cluster.display().to_string()]);
+    c.extend(workers.args());
+    ok(&sluice(&c, dir), &format!("{name} on the workers"));
+    (local, cluster)
+}
+
+#[test]
+fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 3);
+    write_input(dir.path());
+    for (job, extra) in [
+        ("wordcount", vec!["--reducers", "3"]),
+        ("grep", vec!["--pattern", "[a-z]+a\\b", "--reducers", "2"]),
+        ("invertedindex", vec!["--reducers", "2"]),
+    ] {
+        let mut args = strings(&[
+            "run",
+            job,
+            "--quiet",
+            "--input",
+            "in",
+            "--split-size",
+            "64KiB",
+        ]);
+        args.extend(strings(&extra));
+        let (local, cluster) = both(dir.path(), &workers, &args, job);
+        assert_same(&local, &cluster, job);
+    }
+    // Sort keeps equal keys in input order on one machine; across workers the values of a
+    // key meet in another order, which Hadoop leaves unspecified too.
+    let args = strings(&[
+        "run",
+        "sort",
+        "--quiet",
+        "--input",
+        "in",
+        "--split-size",
+        "64KiB",
+        "--reducers",
+        "3",
+    ]);
+    let (local, cluster) = both(dir.path(), &workers, &args, "sort");
+    assert_eq!(per_key(&local), per_key(&cluster), "sort: outputs differ");
+    assert!(cluster.join("_SUCCESS").exists());
+    assert!(
+        workers.scratch_is_empty(),
+        "a job left files in a worker's scratch directory"
+    );
+}
+
+#[test]
+fn terasort_on_workers_is_sorted_as_on_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 2);
+    ok(
+        &sluice(
+            &strings(&[
+                "run", "teragen", "--quiet", "--rows", "20000", "--maps", "3", "--output", "gen",
+            ]),
+            dir.path(),
+        ),
+        "teragen",
+    );
+    let args = strings(&[
+        "run",
+        "terasort",
+        "--quiet",
+        "--input",
+        "gen",
+        "--reducers",
+        "3",
+        "--split-size",
+        "256KiB",
+    ]);
+    let (local, cluster) = both(dir.path(), &workers, &args, "terasort");
+    assert_same(&local, &cluster, "terasort");
+    let out = sluice(
+        &strings(&[
+            "run",
+            "teravalidate",
+            "--quiet",
+            "--input",
+            "terasort-cluster",
+            "--output",
+            "report",
+        ]),
+        dir.path(),
+    );
+    ok(&out, "teravalidate of the workers' output");
+}
+
+/// A streaming job's mapper and reducer, as users write them.
+fn write_programs(dir: &Path) {
+    let mapper = "#!/bin/sh\n# word<TAB>1 per word of the first field\ncut -f1 | tr ' ' '\\n' | awk 'NF { print $0 \"\\t1\" }'\n";
+    let reducer = "#!/bin/sh\nawk -F'\\t' '{ n[$1] += $2 } END { for (k in n) print k \"\\t\" n[k] }' | sort\n";
+    let failing = "#!/bin/sh\necho 'this mapper always fails' >&2\nexit 3\n";
+    for (name, text) in [
+        ("map.sh", mapper),
+        ("reduce.sh", reducer),
+        ("fail.sh", failing),
+    ] {
+        let path = dir.join(name);
+        fs::write(&path, text).unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+}
+
+#[test]
+fn streaming_jobs_run_on_workers_as_on_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 3);
+    write_input(dir.path());
+    write_programs(dir.path());
+    for (name, reducers, reducer) in [("streaming", "2", "./reduce.sh"), ("maponly", "0", "NONE")] {
+        let local = dir.path().join(format!("{name}-local"));
+        let cluster = dir.path().join(format!("{name}-cluster"));
+        let base = |out: &Path| {
+            let mut a = strings(&[
+                "streaming",
+                "-D",
+                "mapreduce.input.fileinputformat.split.maxsize=65536",
+            ]);
+            a.extend(strings(&[
+                "-input",
+                "in",
+                "-mapper",
+                "./map.sh",
+                "-numReduceTasks",
+                reducers,
+            ]));
+            if reducer != "NONE" {
+                a.extend(strings(&["-reducer", reducer]));
+            }
+            a.extend(["-output".to_string(), out.display().to_string()]);
+            a
+        };
+        ok(
+            &sluice(&base(&local), dir.path()),
+            &format!("{name} on one machine"),
+        );
+        let mut args = vec!["streaming".to_string()];
+        args.extend(workers.args());
+        args.extend(base(&cluster).into_iter().skip(1));
+        let out = sluice(&args, dir.path());
+        ok(&out, &format!("{name} on the workers"));
+        // Hadoop's console, as wrappers parse it.
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("completed successfully"), "{stderr}");
+        assert_eq!(per_key(&local), per_key(&cluster), "{name}: outputs differ");
+    }
+    assert!(workers.scratch_is_empty());
+}
+
+#[test]
+fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 2);
+    write_input(dir.path());
+    write_programs(dir.path());
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./fail.sh",
+        "-reducer",
+        "cat",
+    ]));
+    let out = sluice(&args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("this mapper always fails"), "{stderr}");
+    assert!(
+        stderr.contains("127.0.0.1:"),
+        "the worker is named: {stderr}"
+    );
+    assert!(!dir.path().join("out").exists());
+    assert_no_staging(dir.path());
+    assert!(workers.scratch_is_empty());
+}
+
+fn assert_no_staging(dir: &Path) {
+    let hidden: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.contains("sluice-tmp"))
+        .collect();
+    assert!(hidden.is_empty(), "staging left behind: {hidden:?}");
+}
+
+#[test]
+fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 2);
+    write_input(dir.path());
+    // A coordinator with another secret.
+    let other = dir.path().join("other-secret");
+    ok(
+        &sluice(&strings(&["secret", other.to_str().unwrap()]), dir.path()),
+        "secret",
+    );
+    let args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--output",
+        "out",
+        "--cluster",
+        &format!("workers={}", workers.addrs.join(",")),
+        "--secret-file",
+        other.to_str().unwrap(),
+    ]);
+    let out = sluice(&args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !out.status.success(),
+        "a coordinator without the secret ran a job"
+    );
+    assert!(stderr.contains("no output was written"), "{stderr}");
+    assert!(!dir.path().join("out").exists());
+    // Garbage, a silent peer and a half-written frame at a worker's port.
+    for junk in [&b"GET / HTTP/1.1\r\n\r\n"[..], b"", b"SLCN\x01\x00\x00"] {
+        let mut stream = std::net::TcpStream::connect(&workers.addrs[0]).unwrap();
+        stream.write_all(junk).unwrap();
+        drop(stream);
+    }
+    // A secret file others may read is refused before anything is sent.
+    let open = dir.path().join("open-secret");
+    fs::copy(&workers.secret, &open).unwrap();
+    fs::set_permissions(&open, fs::Permissions::from_mode(0o644)).unwrap();
+    let mut args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--output",
+        "out",
+    ]);
+    args.extend(strings(&[
+        "--cluster",
+        &format!("workers={}", workers.addrs.join(",")),
+        "--secret-file",
+        open.to_str().unwrap(),
+    ]));
+    let out = sluice(&args, dir.path());
+    assert!(!out.status.success());
+    // The workers still serve a coordinator that knows the secret.
+    let mut args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--output",
+        "out",
+    ]);
+    args.extend(workers.args());
+    ok(
+        &sluice(&args, dir.path()),
+        "wordcount after the refused peers",
+    );
+    assert!(dir.path().join("out/_SUCCESS").exists());
+}
+
+/// Runs a streaming job with `mapper` and `reducer` on `workers`, kills worker 1 after
+/// `delay`, and returns what the job did and where its output is.
+fn kill_during(
+    dir: &Path,
+    workers: &mut Workers,
+    mapper: &str,
+    reducer: &str,
+    delay: Duration,
+    out: &str,
+) -> (Output, PathBuf) {
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input", "in", "-output", out, "-mapper", mapper, "-reducer", reducer,
+    ]));
+    args.extend(strings(&["-numReduceTasks", "4"]));
+    let job = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(delay);
+    workers.children[1].kill().unwrap();
+    workers.children[1].wait().unwrap();
+    let started = Instant::now();
+    let output = job.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the job hung after the kill"
+    );
+    (output, dir.join(out))
+}
+
+fn write_script(dir: &Path, name: &str, text: &str) {
+    let path = dir.join(name);
+    fs::write(&path, text).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn a_worker_killed_mid_job_costs_only_its_work() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut workers = Workers::start(dir.path(), 3);
+    write_input(dir.path());
+    // Slow programs, so that the kill lands while tasks run: in the map phase, then in the
+    // reduce phase (the maps are quick there).
+    write_script(dir.path(), "slow-map.sh", "#!/bin/sh\nsleep 3\ncat\n");
+    write_script(dir.path(), "slow-reduce.sh", "#!/bin/sh\nsleep 3\ncat\n");
+    let expected = dir.path().join("expected");
+    let mut args = strings(&[
+        "streaming",
+        "-input",
+        "in",
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]);
+    args.extend(strings(&["-numReduceTasks", "4", "-output", "expected"]));
+    ok(&sluice(&args, dir.path()), "the job on one machine");
+
+    let (out, output) = kill_during(
+        dir.path(),
+        &mut workers,
+        "./slow-map.sh",
+        "cat",
+        Duration::from_millis(1500),
+        "killed-in-map",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "killed in the map phase: {stderr}");
+    assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
+    assert_eq!(
+        per_key(&expected),
+        per_key(&output),
+        "killed in the map phase"
+    );
+    assert_eq!(workers.alive(), 2, "the other workers carry on");
+    for (i, scratch) in workers.scratch.iter().enumerate() {
+        let empty = fs::read_dir(scratch).map_or(true, |mut e| e.next().is_none());
+        assert!(i == 1 || empty, "worker {i} kept the job's files");
+    }
+
+    // Killed while the reduce tasks run: the map outputs it held are made again on the
+    // others, then the partitions it had not finished run there.
+    let mut workers = Workers::start(&dir.path().join("second"), 3);
+    let (out, output) = kill_during(
+        dir.path(),
+        &mut workers,
+        "cat",
+        "./slow-reduce.sh",
+        Duration::from_millis(2000),
+        "killed-in-reduce",
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "killed in the reduce phase: {stderr}");
+    assert_eq!(
+        per_key(&expected),
+        per_key(&output),
+        "killed in the reduce phase"
+    );
+    assert_no_staging(dir.path());
+}

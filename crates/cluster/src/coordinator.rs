@@ -1,0 +1,864 @@
+//! The coordinator: plans a job, hands its tasks to workers, and commits its output.
+//!
+//! ```text
+//!  connect + hello (cluster secret) ─► set up the output ─► plan the splits
+//!   ─► Start (spec, inputs, staging, job secret) ─► JobReady (shuffle address) ─► Peers
+//!   ─► map tasks, each worker kept busy with as many as it has threads
+//!   ─► per stage: Seal ─► reduce tasks (each reads its partition from every worker) ─► Release
+//!   ─► commit ─► End
+//! ```
+//!
+//! A failed attempt is retried (on another worker when there is one) up to the job's
+//! attempts; a worker lost ends the job, which then commits nothing.
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use sluice_api::{
+    AttemptFailure, CounterValues, ExecError, Job, JobConfig, JobReport, JobStatus, Phase,
+    PhaseTiming, TaskContext, UserCounters,
+};
+use sluice_exec::{InputPlan, JobOutput};
+use sluice_net::Secret;
+use sluice_spec::JobSpec;
+
+use crate::link::{connect, Link, LinkWriter, Net};
+use crate::protocol::{InputFile, JobStart, ToCoordinator, ToWorker, PROTOCOL_VERSION};
+use crate::ClusterError;
+
+/// How long the coordinator waits to reach a worker.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a worker may take to set a job up (a streaming job's files, its stores).
+const START_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long workers may take to clean up after the job.
+const END_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The workers a job runs on, by address.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkerList {
+    /// `host:port` of each worker, as given.
+    pub workers: Vec<String>,
+}
+
+impl WorkerList {
+    /// Parses `h1:7070,h2:7070` (commas, no spaces needed).
+    ///
+    /// # Errors
+    /// An empty list, or an entry without a port.
+    pub fn parse(text: &str) -> Result<WorkerList, String> {
+        let workers: Vec<String> = text
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string)
+            .collect();
+        if workers.is_empty() {
+            return Err("no workers: expected HOST:PORT[,HOST:PORT...]".into());
+        }
+        for w in &workers {
+            match w.rsplit_once(':') {
+                Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
+                _ => return Err(format!("worker {w:?}: expected HOST:PORT")),
+            }
+        }
+        Ok(WorkerList { workers })
+    }
+}
+
+/// A job for the workers: its description, the job built from it here, and how it runs.
+pub struct ClusterJob<'a> {
+    /// What each worker builds the job from.
+    pub spec: &'a JobSpec,
+    /// The job, built here from `spec`: its stages and split order plan the tasks.
+    pub job: &'a Job,
+    /// Its inputs, output, stores and attempts (memory and threads are each worker's own).
+    pub config: &'a JobConfig,
+    /// Its store settings (`-D` keys), which workers read over their own site files.
+    pub defines: Vec<(String, String)>,
+    /// Its id: for a streaming job the spec's; workers name its directories after it.
+    pub job_id: String,
+}
+
+/// What one worker did for a job.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct WorkerSummary {
+    /// The worker's address, as given.
+    pub worker: String,
+    /// Its host name.
+    pub host: String,
+    /// Task attempts it ran to success: map tasks, then reduce tasks.
+    pub map_tasks: usize,
+    /// Reduce task attempts it ran to success.
+    pub reduce_tasks: usize,
+    /// Attempts that failed on it.
+    pub failed_attempts: usize,
+    /// Its counters.
+    pub counters: CounterValues,
+}
+
+/// A cluster job's report: the job's, and each worker's part.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct ClusterReport {
+    /// As a job on one machine reports it (threads and memory: the sums of the workers').
+    #[serde(flatten)]
+    pub report: JobReport,
+    /// Per worker.
+    pub workers: Vec<WorkerSummary>,
+}
+
+/// A new job id: `job_<seconds>_<random>`, as Hadoop's have a time and a number.
+pub fn new_job_id() -> String {
+    let seconds = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let nonce = Secret::generate()
+        .map(|s| s.to_hex()[..8].to_string())
+        .unwrap_or_else(|_| format!("{:08x}", std::process::id()));
+    format!("job_{seconds}_{nonce}")
+}
+
+/// Runs `job` on `workers`, which must know `secret`; reports progress through `status`.
+///
+/// # Errors
+/// A worker cannot be reached or does not authenticate; the job cannot be set up on one; a
+/// task fails its last attempt; a worker is lost; the output cannot be committed. Nothing is
+/// then visible at the output, and the workers drop what the job left.
+pub fn run_on_workers(
+    job: ClusterJob<'_>,
+    workers: &WorkerList,
+    secret: &Secret,
+    status: Arc<JobStatus>,
+) -> Result<ClusterReport, ClusterError> {
+    let started = Instant::now();
+    status.enter(Phase::Planning, 0);
+    let net = Net::new()?;
+    let mut links = Vec::new();
+    for name in &workers.workers {
+        links.push(hello(&net, name, secret)?);
+    }
+    let output =
+        JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?;
+    let staging = output.committer().staging().ok_or_else(|| {
+        ClusterError::Setup(format!(
+            "the output {} is on a store whose part files cannot be written by workers yet \
+             (HDFS and shared local directories can)",
+            output.location()
+        ))
+    })?;
+    let input = InputPlan::new(job.job, job.config, &job.config.stores)?;
+    status.set_input_bytes_total(input.bytes());
+    let job_secret = Secret::generate()?;
+    let start = JobStart {
+        job_id: job.job_id.clone(),
+        spec: job.spec.clone(),
+        defines: job.defines.clone(),
+        inputs: input
+            .files
+            .iter()
+            .map(|f| InputFile {
+                location: f.location().to_string(),
+                len: f.status.len,
+            })
+            .collect(),
+        output: output.location().to_string(),
+        staging: staging.to_string(),
+        working_dir: std::env::current_dir()
+            .map_err(|e| ClusterError::Setup(format!("cannot read the current directory: {e}")))?
+            .display()
+            .to_string(),
+        spill_codec: job.config.spill_codec.to_string(),
+        job_secret: job_secret.to_hex(),
+    };
+    let mut run = Run::start(links, &start)?;
+    let result = run.run(&job, &input, &status);
+    let result = result.and_then(|phases| {
+        let phase_start = Instant::now();
+        status.enter(Phase::Commit, 1);
+        let location = output.commit().map_err(ExecError::from)?;
+        let mut phases = phases;
+        phases.push(timing("commit", phase_start));
+        Ok((location, phases))
+    });
+    // Whatever happened, the workers drop the job; a failure to reach them is not the job's.
+    run.end();
+    let (location, phases) = result?;
+    status.enter(Phase::Done, 0);
+    let mut counters = CounterValues::default();
+    let mut user_counters = UserCounters::new();
+    for w in &run.workers {
+        counters.add(&w.counters);
+        for (group, names) in &w.user_counters {
+            let into = user_counters.entry(group.clone()).or_default();
+            for (name, value) in names {
+                *into.entry(name.clone()).or_default() += value;
+            }
+        }
+    }
+    let report = JobReport {
+        job: job.job.name.clone(),
+        output: location,
+        input_files: input.files.len(),
+        splits: input.splits.len(),
+        reducers: job.job.stages.last().map_or(0, |s| s.partitions),
+        threads: run.workers.iter().map(|w| w.threads).sum(),
+        memory_budget: run
+            .workers
+            .iter()
+            .map(|w| usize::try_from(w.memory).unwrap_or(usize::MAX))
+            .fold(0usize, usize::saturating_add),
+        peak_memory_reserved: 0,
+        forced_memory: 0,
+        counters,
+        user_counters,
+        phases,
+        wall_seconds: started.elapsed().as_secs_f64(),
+    };
+    let workers = run
+        .workers
+        .iter()
+        .map(|w| WorkerSummary {
+            worker: w.name.clone(),
+            host: w.host.clone(),
+            map_tasks: w.map_tasks,
+            reduce_tasks: w.reduce_tasks,
+            failed_attempts: w.failed,
+            counters: w.counters.clone(),
+        })
+        .collect();
+    Ok(ClusterReport { report, workers })
+}
+
+/// Connects to worker `name` and exchanges hellos.
+fn hello(net: &Net, name: &str, secret: &Secret) -> Result<(Link, WorkerState), ClusterError> {
+    let addr = resolve(name)?;
+    let mut link = connect(net.handle(), addr, secret, CONNECT_TIMEOUT).map_err(|e| {
+        ClusterError::WorkerLost {
+            worker: name.to_string(),
+            reason: format!("cannot connect: {e}"),
+        }
+    })?;
+    link.send(&ToWorker::Hello {
+        version: PROTOCOL_VERSION,
+    })?;
+    match link.recv_within::<ToCoordinator>(CONNECT_TIMEOUT)? {
+        Some(ToCoordinator::Hello {
+            version,
+            host,
+            threads,
+            memory,
+        }) if version == PROTOCOL_VERSION => Ok((
+            link,
+            WorkerState {
+                name: name.to_string(),
+                host,
+                threads: threads.max(1),
+                memory,
+                running: 0,
+                map_tasks: 0,
+                reduce_tasks: 0,
+                failed: 0,
+                counters: CounterValues::default(),
+                user_counters: UserCounters::new(),
+            },
+        )),
+        Some(ToCoordinator::Hello { version, .. }) => Err(ClusterError::Protocol {
+            peer: name.to_string(),
+            reason: format!(
+                "speaks protocol version {version}, this coordinator {PROTOCOL_VERSION}"
+            ),
+        }),
+        other => Err(ClusterError::Protocol {
+            peer: name.to_string(),
+            reason: format!("expected hello, got {other:?}"),
+        }),
+    }
+}
+
+fn resolve(name: &str) -> Result<SocketAddr, ClusterError> {
+    name.to_socket_addrs()
+        .map_err(|e| ClusterError::WorkerLost {
+            worker: name.to_string(),
+            reason: format!("cannot resolve: {e}"),
+        })?
+        .next()
+        .ok_or_else(|| ClusterError::WorkerLost {
+            worker: name.to_string(),
+            reason: "resolves to no address".into(),
+        })
+}
+
+/// What the coordinator knows of a worker.
+struct WorkerState {
+    name: String,
+    host: String,
+    threads: usize,
+    memory: u64,
+    /// Attempts running on it now.
+    running: usize,
+    map_tasks: usize,
+    reduce_tasks: usize,
+    failed: usize,
+    counters: CounterValues,
+    user_counters: UserCounters,
+}
+
+impl WorkerState {
+    fn label(&self) -> String {
+        format!("{} ({})", self.host, self.name)
+    }
+}
+
+/// A message from worker `.0`, or its connection's end (`None`) or failure.
+type Received = (usize, Result<Option<ToCoordinator>, ClusterError>);
+
+/// A job running on its workers.
+struct Run {
+    workers: Vec<WorkerState>,
+    /// `gone[w]`: worker `w`'s connection ended; nothing more comes from it.
+    gone: Vec<bool>,
+    /// Each worker's shuffle address for the job.
+    shuffles: Vec<String>,
+    writers: Vec<LinkWriter>,
+    events: mpsc::Receiver<Received>,
+}
+
+/// One task of a phase: what to send for an attempt, and how messages name it.
+struct PhaseTask {
+    name: String,
+    message: Box<dyn Fn(usize) -> ToWorker>,
+}
+
+/// A phase's tasks and what became of them, kept across the passes a lost worker costs.
+struct PhaseState {
+    /// 0 for the map phase, else the reduce stage.
+    stage: usize,
+    tasks: Vec<PhaseTask>,
+    /// Attempts a task may fail.
+    attempts: usize,
+    /// Whether a finished task's output outlives its worker (committed part files).
+    keeps_output: bool,
+    /// The next attempt number of each task: unique over all passes.
+    next_attempt: Vec<usize>,
+    /// Failed attempts of each task (a worker lost is no failure of its tasks).
+    failures: Vec<usize>,
+    /// The worker each task last failed on.
+    failed_on: Vec<Option<usize>>,
+    /// Where each running task runs.
+    running: std::collections::HashMap<usize, usize>,
+    /// The worker each finished task finished on.
+    done_on: Vec<Option<usize>>,
+}
+
+impl PhaseState {
+    fn new(stage: usize, tasks: Vec<PhaseTask>, attempts: usize, keeps_output: bool) -> Self {
+        let n = tasks.len();
+        PhaseState {
+            stage,
+            tasks,
+            attempts,
+            keeps_output,
+            next_attempt: vec![0; n],
+            failures: vec![0; n],
+            failed_on: vec![None; n],
+            running: std::collections::HashMap::new(),
+            done_on: vec![None; n],
+        }
+    }
+
+    /// The finished tasks whose output was on worker `w`: to do again.
+    fn held_by(&mut self, w: usize) -> Vec<usize> {
+        if self.keeps_output {
+            return Vec::new();
+        }
+        let tasks: Vec<usize> = (0..self.tasks.len())
+            .filter(|t| self.done_on[*t] == Some(w))
+            .collect();
+        for t in &tasks {
+            self.done_on[*t] = None;
+        }
+        tasks
+    }
+
+    /// The tasks not finished.
+    fn unfinished(&self) -> Vec<usize> {
+        (0..self.tasks.len())
+            .filter(|t| self.done_on[*t].is_none())
+            .collect()
+    }
+}
+
+/// What the next message from the workers is.
+enum Event {
+    /// Worker `.0` said `.1`.
+    Message(usize, ToCoordinator),
+    /// Worker `.0`'s connection ended, for the reason `.1`.
+    Lost(usize, String),
+}
+
+impl Run {
+    /// Starts the job on every worker and tells each the others' shuffle addresses.
+    fn start(links: Vec<(Link, WorkerState)>, start: &JobStart) -> Result<Run, ClusterError> {
+        let mut workers = Vec::new();
+        let mut readers = Vec::new();
+        let mut writers = Vec::new();
+        let mut shuffles = Vec::new();
+        for (mut link, state) in links {
+            link.send(&ToWorker::Start(Box::new(start.clone())))?;
+            match link.recv_within::<ToCoordinator>(START_TIMEOUT)? {
+                Some(ToCoordinator::JobReady { shuffle }) => shuffles.push(shuffle),
+                Some(ToCoordinator::JobFailed { error }) => {
+                    return Err(ClusterError::Worker {
+                        worker: state.label(),
+                        error,
+                    })
+                }
+                other => {
+                    return Err(ClusterError::Protocol {
+                        peer: state.label(),
+                        reason: format!("expected the job to be ready, got {other:?}"),
+                    })
+                }
+            }
+            let (reader, writer) = link.split();
+            readers.push(reader);
+            writers.push(writer);
+            workers.push(state);
+        }
+        let (send, events) = mpsc::channel();
+        for (index, mut reader) in readers.into_iter().enumerate() {
+            let send = send.clone();
+            std::thread::spawn(move || loop {
+                let event = reader.recv::<ToCoordinator>();
+                let last = !matches!(event, Ok(Some(_)));
+                if send.send((index, event)).is_err() || last {
+                    return;
+                }
+            });
+        }
+        let run = Run {
+            gone: vec![false; workers.len()],
+            shuffles,
+            workers,
+            writers,
+            events,
+        };
+        Ok(run)
+    }
+
+    fn send(&mut self, worker: usize, message: &ToWorker) -> Result<(), ClusterError> {
+        let label = self.workers[worker].label();
+        self.writers[worker]
+            .send(message)
+            .map_err(|e| ClusterError::WorkerLost {
+                worker: label,
+                reason: e.to_string(),
+            })
+    }
+
+    /// The map phase, then each stage; returns the phases' timings.
+    ///
+    /// A worker lost during the map phase costs the map tasks it ran or held the output of,
+    /// which run again on the others. One lost during the first stage's reduce tasks costs
+    /// the map tasks whose output it held (the stage's input is reopened on the others and
+    /// they run again there), then the stage's unfinished partitions run on the others. A
+    /// worker lost during a later stage ends the job: its input was the first stage's output,
+    /// released by then.
+    fn run(
+        &mut self,
+        job: &ClusterJob<'_>,
+        input: &InputPlan,
+        status: &Arc<JobStatus>,
+    ) -> Result<Vec<PhaseTiming>, ClusterError> {
+        let mut phases = Vec::new();
+        let phase_start = Instant::now();
+        let maps: Vec<PhaseTask> = input
+            .splits
+            .iter()
+            .enumerate()
+            .map(|(task, split)| {
+                let split = *split;
+                let location = input.files[split.file].location();
+                PhaseTask {
+                    name: format!(
+                        "map task {task} ({location}, bytes {}..{})",
+                        split.start,
+                        split.start + split.len
+                    ),
+                    message: Box::new(move |attempt| ToWorker::Map {
+                        task,
+                        attempt,
+                        file: split.file,
+                        start: split.start,
+                        len: split.len,
+                    }),
+                }
+            })
+            .collect();
+        // A map-only job's map tasks commit part files: what they did survives their worker.
+        let keeps_output = job.job.stages.is_empty();
+        let mut maps_phase = PhaseState::new(0, maps, job.config.map_attempts, keeps_output);
+        status.enter(Phase::Map, maps_phase.tasks.len() as u64);
+        let all: Vec<usize> = (0..maps_phase.tasks.len()).collect();
+        self.phase(&mut maps_phase, all, status)?;
+        phases.push(timing("map", phase_start));
+
+        let last = job.job.stages.len();
+        for (index, stage) in job.job.stages.iter().enumerate() {
+            let phase_start = Instant::now();
+            let number = index + 1;
+            let reduces: Vec<PhaseTask> = (0..stage.partitions)
+                .map(|partition| PhaseTask {
+                    name: format!("reduce task {partition} of stage {number}"),
+                    message: Box::new(move |attempt| ToWorker::Reduce {
+                        stage: number,
+                        partition,
+                        attempt,
+                    }),
+                })
+                .collect();
+            let mut reduce_phase =
+                PhaseState::new(number, reduces, job.config.reduce_attempts, number == last);
+            status.enter(Phase::Reduce, reduce_phase.tasks.len() as u64);
+            let mut todo: Vec<usize> = (0..reduce_phase.tasks.len()).collect();
+            loop {
+                self.seal(number)?;
+                self.send_peers()?;
+                let Some(lost) = self.phase(&mut reduce_phase, todo, status)? else {
+                    break;
+                };
+                if number > 1 {
+                    return Err(ClusterError::WorkerLost {
+                        worker: self.workers[lost].label(),
+                        reason: format!(
+                            "during stage {number}, whose input cannot be made again (the \
+                             first stage's input is released by then)"
+                        ),
+                    });
+                }
+                // Its share of the stage's input goes again to the others.
+                let again = maps_phase.held_by(lost);
+                for w in self.alive() {
+                    self.send(w, &ToWorker::Reopen { stage: number })?;
+                }
+                self.phase(&mut maps_phase, again, status)?;
+                todo = reduce_phase.unfinished();
+            }
+            for w in self.alive() {
+                self.send(w, &ToWorker::Release { stage: number })?;
+            }
+            let name = if index == 0 {
+                "reduce".to_string()
+            } else {
+                format!("reduce-{number}")
+            };
+            phases.push(timing(&name, phase_start));
+        }
+        Ok(phases)
+    }
+
+    /// The workers still in the job.
+    fn alive(&self) -> Vec<usize> {
+        (0..self.workers.len()).filter(|w| !self.gone[*w]).collect()
+    }
+
+    /// Tells every worker still in the job the shuffle addresses of all of them.
+    fn send_peers(&mut self) -> Result<(), ClusterError> {
+        let alive = self.alive();
+        let peers: Vec<String> = alive.iter().map(|w| self.shuffles[*w].clone()).collect();
+        for (me, w) in alive.into_iter().enumerate() {
+            self.send(
+                w,
+                &ToWorker::Peers {
+                    peers: peers.clone(),
+                    me,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Seals stage `stage`'s input on every worker still in the job, and waits until all
+    /// have.
+    fn seal(&mut self, stage: usize) -> Result<(), ClusterError> {
+        let alive = self.alive();
+        for &w in &alive {
+            self.send(w, &ToWorker::Seal { stage })?;
+        }
+        let mut waiting = alive.len();
+        while waiting > 0 {
+            match self.next_event(None)? {
+                Event::Message(_, ToCoordinator::Sealed { stage: s }) if s == stage => waiting -= 1,
+                Event::Message(w, other) => return Err(self.unexpected(w, &other)),
+                Event::Lost(w, reason) => {
+                    return Err(ClusterError::WorkerLost {
+                        worker: self.workers[w].label(),
+                        reason,
+                    })
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `todo` of a phase's tasks, keeping every worker as busy as it has threads.
+    /// Returns the worker lost during a reduce stage, once the attempts still running have
+    /// ended (the caller recovers); a worker lost during the map phase is recovered here.
+    fn phase(
+        &mut self,
+        phase: &mut PhaseState,
+        todo: Vec<usize>,
+        status: &Arc<JobStatus>,
+    ) -> Result<Option<usize>, ClusterError> {
+        let mut pending: VecDeque<usize> = todo.into();
+        let mut lost = None;
+        loop {
+            while lost.is_none() {
+                let Some(&task) = pending.front() else { break };
+                let Some(w) = self.free_worker(phase.failed_on[task]) else {
+                    break;
+                };
+                pending.pop_front();
+                let attempt = phase.next_attempt[task];
+                phase.next_attempt[task] += 1;
+                let message = (phase.tasks[task].message)(attempt);
+                self.send(w, &message)?;
+                self.workers[w].running += 1;
+                phase.running.insert(task, w);
+            }
+            if phase.running.is_empty() && (pending.is_empty() || lost.is_some()) {
+                return Ok(lost);
+            }
+            if phase.running.is_empty() && self.alive().is_empty() {
+                return Err(ClusterError::Setup("every worker was lost".into()));
+            }
+            match self.next_event(Some(status))? {
+                Event::Message(
+                    w,
+                    ToCoordinator::Done {
+                        task,
+                        counters,
+                        user_counters,
+                    },
+                ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
+                    phase.running.remove(&task.task);
+                    phase.done_on[task.task] = Some(w);
+                    let worker = &mut self.workers[w];
+                    worker.running = worker.running.saturating_sub(1);
+                    if phase.stage == 0 {
+                        worker.map_tasks += 1;
+                    } else {
+                        worker.reduce_tasks += 1;
+                    }
+                    worker.counters = counters;
+                    worker.user_counters = user_counters;
+                    status.task_done();
+                    self.publish_counters(status);
+                }
+                Event::Message(
+                    w,
+                    ToCoordinator::Failed {
+                        task,
+                        error,
+                        retryable,
+                    },
+                ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
+                    phase.running.remove(&task.task);
+                    let worker = &mut self.workers[w];
+                    worker.running = worker.running.saturating_sub(1);
+                    worker.failed += 1;
+                    let label = worker.label();
+                    let index = task.task;
+                    if lost.is_some() {
+                        // Reading from the lost worker fails the reduce tasks that ran: not
+                        // their fault, and not counted against their attempts.
+                        pending.push_back(index);
+                        continue;
+                    }
+                    phase.failures[index] += 1;
+                    let name = &phase.tasks[index].name;
+                    let retried = retryable
+                        && phase.failures[index] < phase.attempts
+                        && !status.is_cancelled();
+                    if error != ExecError::Cancelled.to_string() {
+                        status.attempt_failed(AttemptFailure {
+                            attempt: TaskContext {
+                                is_map: phase.stage == 0,
+                                task: index,
+                                attempt: task.attempt,
+                                stage: phase.stage.max(1),
+                            },
+                            task: format!("{name} on {label}"),
+                            error: error.clone(),
+                            attempts: phase.attempts,
+                            retried,
+                        });
+                    }
+                    if retried {
+                        phase.failed_on[index] = Some(w);
+                        pending.push_back(index);
+                    } else {
+                        status.cancel();
+                        let tried = if phase.attempts > 1 && retryable {
+                            format!(" (failed {} attempts)", phase.attempts)
+                        } else {
+                            String::new()
+                        };
+                        return Err(ClusterError::Exec(
+                            ExecError::user(format!("on worker {label}: {error}"))
+                                .in_task(format!("{name}{tried}")),
+                        ));
+                    }
+                }
+                Event::Message(w, other) => return Err(self.unexpected(w, &other)),
+                Event::Lost(w, reason) => {
+                    if self.alive().is_empty() {
+                        return Err(ClusterError::WorkerLost {
+                            worker: self.workers[w].label(),
+                            reason: format!("{reason}; no worker is left"),
+                        });
+                    }
+                    status.attempt_failed(AttemptFailure {
+                        attempt: TaskContext {
+                            is_map: phase.stage == 0,
+                            task: 0,
+                            attempt: 0,
+                            stage: phase.stage.max(1),
+                        },
+                        task: format!("worker {}", self.workers[w].label()),
+                        error: format!("lost: {reason}"),
+                        attempts: 1,
+                        retried: true,
+                    });
+                    // What ran there runs again elsewhere.
+                    let ran: Vec<usize> = phase
+                        .running
+                        .iter()
+                        .filter(|(_, on)| **on == w)
+                        .map(|(task, _)| *task)
+                        .collect();
+                    for task in ran {
+                        phase.running.remove(&task);
+                        pending.push_back(task);
+                    }
+                    // Its counters go with it: the work they count is done again.
+                    self.workers[w].counters = CounterValues::default();
+                    self.workers[w].user_counters = UserCounters::new();
+                    self.workers[w].running = 0;
+                    self.publish_counters(status);
+                    if phase.stage == 0 {
+                        pending.extend(phase.held_by(w));
+                    } else {
+                        lost = Some(w);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The job's counters: the sum of the workers' latest totals.
+    fn publish_counters(&self, status: &JobStatus) {
+        let mut total = CounterValues::default();
+        for worker in &self.workers {
+            total.add(&worker.counters);
+        }
+        status.counters.store_values(&total);
+    }
+
+    /// A worker still in the job with a free thread, preferring one other than `avoid`
+    /// (where the task failed last), and the least busy.
+    fn free_worker(&self, avoid: Option<usize>) -> Option<usize> {
+        let free =
+            |w: &usize| !self.gone[*w] && self.workers[*w].running < self.workers[*w].threads;
+        let by_load = |w: &usize| {
+            let s = &self.workers[*w];
+            (s.running * 1024) / s.threads
+        };
+        let others = (0..self.workers.len())
+            .filter(|w| Some(*w) != avoid)
+            .filter(free)
+            .min_by_key(by_load);
+        match others {
+            Some(w) => Some(w),
+            // Only the worker it failed on is free: wait for another unless it is the only one.
+            None if self.alive().len() == 1 => avoid.filter(|w| free(w)),
+            None => None,
+        }
+    }
+
+    /// The next thing a worker said, or the end of its connection. A cancelled job is an
+    /// error; so is a worker that cannot run the job.
+    fn next_event(&mut self, status: Option<&Arc<JobStatus>>) -> Result<Event, ClusterError> {
+        loop {
+            if status.is_some_and(|s| s.is_cancelled()) {
+                return Err(ClusterError::Exec(ExecError::Cancelled));
+            }
+            let (w, message) = match self.events.recv_timeout(Duration::from_millis(200)) {
+                Ok(event) => event,
+                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ClusterError::Setup("every worker connection ended".into()))
+                }
+            };
+            if self.gone[w] {
+                continue;
+            }
+            return match message {
+                Ok(Some(ToCoordinator::JobFailed { error })) => Err(ClusterError::Worker {
+                    worker: self.workers[w].label(),
+                    error,
+                }),
+                Ok(Some(message)) => Ok(Event::Message(w, message)),
+                Ok(None) => {
+                    self.gone[w] = true;
+                    Ok(Event::Lost(w, "it closed the connection".into()))
+                }
+                Err(e) => {
+                    self.gone[w] = true;
+                    Ok(Event::Lost(w, e.to_string()))
+                }
+            };
+        }
+    }
+
+    fn unexpected(&self, w: usize, message: &ToCoordinator) -> ClusterError {
+        ClusterError::Protocol {
+            peer: self.workers[w].label(),
+            reason: format!("unexpected message {message:?}"),
+        }
+    }
+
+    /// Tells every worker the job is over and waits (a while) for them to clean up.
+    fn end(&mut self) {
+        let mut waiting = 0;
+        for w in 0..self.workers.len() {
+            if !self.gone[w] && self.send(w, &ToWorker::End).is_ok() {
+                waiting += 1;
+            }
+        }
+        let deadline = Instant::now() + END_TIMEOUT;
+        while waiting > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self.events.recv_timeout(left) {
+                Ok((_, Ok(Some(ToCoordinator::Ended)))) => waiting -= 1,
+                Ok((_, Ok(Some(_)))) => {}
+                // A connection that ended has nothing more to say.
+                Ok((w, _)) if !self.gone[w] => {
+                    self.gone[w] = true;
+                    waiting -= 1;
+                }
+                Ok(_) => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+fn timing(phase: &str, start: Instant) -> PhaseTiming {
+    PhaseTiming {
+        phase: phase.to_string(),
+        seconds: start.elapsed().as_secs_f64(),
+    }
+}

@@ -1,0 +1,161 @@
+//! Blocking messages over `sluice-net`'s asynchronous connections.
+//!
+//! Tasks are blocking code on threads of their own; the transport is asynchronous. A [`Link`]
+//! runs each send and receive on the process's runtime ([`Net`]) and waits for it, so that
+//! task code reads as plain calls.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+use sluice_net::{Connection, FrameReader, FrameWriter, NetError, Secret};
+use tokio::runtime::{Handle, Runtime};
+
+use crate::ClusterError;
+
+/// The runtime every connection of this process runs on.
+#[derive(Debug)]
+pub(crate) struct Net {
+    runtime: Runtime,
+}
+
+impl Net {
+    /// A runtime of two threads: the transport only moves bytes; tasks run on their own.
+    pub(crate) fn new() -> Result<Net, ClusterError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("sluice-net")
+            .enable_io()
+            .enable_time()
+            .build()
+            .map_err(|e| ClusterError::Setup(format!("cannot start the network runtime: {e}")))?;
+        Ok(Net { runtime })
+    }
+
+    pub(crate) fn handle(&self) -> &Handle {
+        self.runtime.handle()
+    }
+}
+
+/// Connects to `addr` with `secret`, within `timeout`.
+pub(crate) fn connect(
+    handle: &Handle,
+    addr: SocketAddr,
+    secret: &Secret,
+    timeout: Duration,
+) -> Result<Link, ClusterError> {
+    let conn = handle.block_on(sluice_net::connect(addr, secret, timeout))?;
+    Ok(Link::new(handle.clone(), conn))
+}
+
+/// A connection used from blocking code.
+pub(crate) struct Link {
+    handle: Handle,
+    conn: Connection,
+}
+
+impl Link {
+    pub(crate) fn new(handle: Handle, conn: Connection) -> Link {
+        Link { handle, conn }
+    }
+
+    pub(crate) fn peer(&self) -> SocketAddr {
+        self.conn.peer()
+    }
+
+    /// Sends `message` as one JSON frame.
+    pub(crate) fn send<T: Serialize>(&mut self, message: &T) -> Result<(), ClusterError> {
+        let json = to_json(message)?;
+        Ok(self.handle.block_on(self.conn.send(&json))?)
+    }
+
+    /// Sends one frame of `parts`.
+    pub(crate) fn send_parts(&mut self, parts: &[&[u8]]) -> Result<(), ClusterError> {
+        Ok(self.handle.block_on(self.conn.send_parts(parts))?)
+    }
+
+    /// The next JSON message, within `timeout`.
+    pub(crate) fn recv_within<T: DeserializeOwned>(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Option<T>, ClusterError> {
+        let peer = self.peer();
+        let frame = self
+            .handle
+            .block_on(async { tokio::time::timeout(timeout, self.conn.recv()).await })
+            .map_err(|_| ClusterError::Protocol {
+                peer: peer.to_string(),
+                reason: format!("no answer within {} s", timeout.as_secs()),
+            })??;
+        match frame {
+            Some(frame) => from_json(&frame, peer).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The next frame as it came; `None` when the peer closed the connection.
+    pub(crate) fn recv_frame(&mut self) -> Result<Option<bytes::Bytes>, NetError> {
+        self.handle.block_on(self.conn.recv())
+    }
+
+    /// Halves for receiving on one thread while others send.
+    pub(crate) fn split(self) -> (LinkReader, LinkWriter) {
+        let peer = self.conn.peer();
+        let (reader, writer) = self.conn.split();
+        (
+            LinkReader {
+                handle: self.handle.clone(),
+                reader,
+                peer,
+            },
+            LinkWriter {
+                handle: self.handle,
+                writer,
+            },
+        )
+    }
+}
+
+/// The receiving half of a [`Link`].
+pub(crate) struct LinkReader {
+    handle: Handle,
+    reader: FrameReader,
+    peer: SocketAddr,
+}
+
+impl LinkReader {
+    /// The next JSON message; `None` when the peer closed the connection.
+    pub(crate) fn recv<T: DeserializeOwned>(&mut self) -> Result<Option<T>, ClusterError> {
+        match self.handle.block_on(self.reader.recv())? {
+            Some(frame) => from_json(&frame, self.peer).map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The sending half of a [`Link`].
+pub(crate) struct LinkWriter {
+    handle: Handle,
+    writer: FrameWriter,
+}
+
+impl LinkWriter {
+    /// Sends `message` as one JSON frame.
+    pub(crate) fn send<T: Serialize>(&mut self, message: &T) -> Result<(), ClusterError> {
+        let json = to_json(message)?;
+        Ok(self.handle.block_on(self.writer.send(&json))?)
+    }
+}
+
+fn to_json<T: Serialize>(message: &T) -> Result<Vec<u8>, ClusterError> {
+    serde_json::to_vec(message)
+        .map_err(|e| ClusterError::Setup(format!("cannot serialise a message: {e}")))
+}
+
+fn from_json<T: DeserializeOwned>(frame: &[u8], peer: SocketAddr) -> Result<T, ClusterError> {
+    serde_json::from_slice(frame).map_err(|e| ClusterError::Protocol {
+        peer: peer.to_string(),
+        reason: format!("a message that does not parse: {e}"),
+    })
+}
