@@ -153,14 +153,22 @@ pub(crate) fn run_on(
 /// Prints each worker's part of a job.
 pub(crate) fn print_workers(report: &ClusterReport) {
     for w in &report.workers {
+        let s = &w.shuffle;
         eprintln!(
-            "  worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input bytes={}",
+            "  worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
+             pushed={} received={} (to disk {}) pulled={} disk read={} written={}",
             w.host,
             w.worker,
             w.map_tasks,
             w.reduce_tasks,
             w.failed_attempts,
-            w.counters.map_input_bytes
+            human_bytes(w.counters.map_input_bytes),
+            human_bytes(s.pushed_bytes),
+            human_bytes(s.received_bytes),
+            human_bytes(s.received_to_disk_bytes),
+            human_bytes(s.pulled_bytes),
+            human_bytes(s.disk_read_bytes),
+            human_bytes(s.disk_write_bytes),
         );
     }
 }

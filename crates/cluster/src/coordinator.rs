@@ -11,7 +11,7 @@
 //! A failed attempt is retried (on another worker when there is one) up to the job's
 //! attempts; a worker lost ends the job, which then commits nothing.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeSet, VecDeque};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::sync::mpsc;
 use std::sync::Arc;
@@ -26,7 +26,9 @@ use sluice_net::Secret;
 use sluice_spec::JobSpec;
 
 use crate::link::{connect, Link, LinkWriter, Net};
-use crate::protocol::{InputFile, JobStart, ToCoordinator, ToWorker, PROTOCOL_VERSION};
+use crate::protocol::{
+    InputFile, JobStart, ShuffleStats, ToCoordinator, ToWorker, PROTOCOL_VERSION,
+};
 use crate::ClusterError;
 
 /// How long the coordinator waits to reach a worker.
@@ -97,6 +99,8 @@ pub struct WorkerSummary {
     pub failed_attempts: usize,
     /// Its counters.
     pub counters: CounterValues,
+    /// What its shuffle did, and its local disk traffic during the job.
+    pub shuffle: ShuffleStats,
 }
 
 /// A cluster job's report: the job's, and each worker's part.
@@ -226,6 +230,7 @@ pub fn run_on_workers(
             reduce_tasks: w.reduce_tasks,
             failed_attempts: w.failed,
             counters: w.counters.clone(),
+            shuffle: w.shuffle,
         })
         .collect();
     Ok(ClusterReport { report, workers })
@@ -262,6 +267,7 @@ fn hello(net: &Net, name: &str, secret: &Secret) -> Result<(Link, WorkerState), 
                 failed: 0,
                 counters: CounterValues::default(),
                 user_counters: UserCounters::new(),
+                shuffle: ShuffleStats::default(),
             },
         )),
         Some(ToCoordinator::Hello { version, .. }) => Err(ClusterError::Protocol {
@@ -303,6 +309,7 @@ struct WorkerState {
     failed: usize,
     counters: CounterValues,
     user_counters: UserCounters,
+    shuffle: ShuffleStats,
 }
 
 impl WorkerState {
@@ -321,6 +328,8 @@ struct Run {
     gone: Vec<bool>,
     /// Each worker's shuffle address for the job.
     shuffles: Vec<String>,
+    /// The owner of each partition, by stage (1-based).
+    owners: std::collections::HashMap<usize, Vec<usize>>,
     writers: Vec<LinkWriter>,
     events: mpsc::Receiver<Received>,
 }
@@ -338,8 +347,6 @@ struct PhaseState {
     tasks: Vec<PhaseTask>,
     /// Attempts a task may fail.
     attempts: usize,
-    /// Whether a finished task's output outlives its worker (committed part files).
-    keeps_output: bool,
     /// The next attempt number of each task: unique over all passes.
     next_attempt: Vec<usize>,
     /// Failed attempts of each task (a worker lost is no failure of its tasks).
@@ -348,38 +355,26 @@ struct PhaseState {
     failed_on: Vec<Option<usize>>,
     /// Where each running task runs.
     running: std::collections::HashMap<usize, usize>,
-    /// The worker each finished task finished on.
+    /// The worker each finished task finished on: it holds the task's output.
     done_on: Vec<Option<usize>>,
+    /// Whether each task's first finish was counted in the job's progress.
+    counted: Vec<bool>,
 }
 
 impl PhaseState {
-    fn new(stage: usize, tasks: Vec<PhaseTask>, attempts: usize, keeps_output: bool) -> Self {
+    fn new(stage: usize, tasks: Vec<PhaseTask>, attempts: usize) -> Self {
         let n = tasks.len();
         PhaseState {
             stage,
             tasks,
             attempts,
-            keeps_output,
             next_attempt: vec![0; n],
             failures: vec![0; n],
             failed_on: vec![None; n],
             running: std::collections::HashMap::new(),
             done_on: vec![None; n],
+            counted: vec![false; n],
         }
-    }
-
-    /// The finished tasks whose output was on worker `w`: to do again.
-    fn held_by(&mut self, w: usize) -> Vec<usize> {
-        if self.keeps_output {
-            return Vec::new();
-        }
-        let tasks: Vec<usize> = (0..self.tasks.len())
-            .filter(|t| self.done_on[*t] == Some(w))
-            .collect();
-        for t in &tasks {
-            self.done_on[*t] = None;
-        }
-        tasks
     }
 
     /// The tasks not finished.
@@ -441,6 +436,7 @@ impl Run {
         let run = Run {
             gone: vec![false; workers.len()],
             shuffles,
+            owners: std::collections::HashMap::new(),
             workers,
             writers,
             events,
@@ -497,18 +493,26 @@ impl Run {
                 }
             })
             .collect();
-        // A map-only job's map tasks commit part files: what they did survives their worker.
-        let keeps_output = job.job.stages.is_empty();
-        let mut maps_phase = PhaseState::new(0, maps, job.config.map_attempts, keeps_output);
+        let mut maps_phase = PhaseState::new(0, maps, job.config.map_attempts);
+        let stages = &job.job.stages;
+        self.send_peers()?;
+        if let Some(first) = stages.first() {
+            self.assign_owners(1, first.partitions)?;
+        }
         status.enter(Phase::Map, maps_phase.tasks.len() as u64);
         let all: Vec<usize> = (0..maps_phase.tasks.len()).collect();
         self.phase(&mut maps_phase, all, status)?;
         phases.push(timing("map", phase_start));
 
-        let last = job.job.stages.len();
-        for (index, stage) in job.job.stages.iter().enumerate() {
+        // The tasks that made each stage's input: the map tasks, then each stage's reduce
+        // tasks.
+        let mut producers = vec![maps_phase];
+        for (index, stage) in stages.iter().enumerate() {
             let phase_start = Instant::now();
             let number = index + 1;
+            if let Some(next) = stages.get(index + 1) {
+                self.assign_owners(number + 1, next.partitions)?;
+            }
             let reduces: Vec<PhaseTask> = (0..stage.partitions)
                 .map(|partition| PhaseTask {
                     name: format!("reduce task {partition} of stage {number}"),
@@ -519,33 +523,33 @@ impl Run {
                     }),
                 })
                 .collect();
-            let mut reduce_phase =
-                PhaseState::new(number, reduces, job.config.reduce_attempts, number == last);
+            let mut reduce_phase = PhaseState::new(number, reduces, job.config.reduce_attempts);
             status.enter(Phase::Reduce, reduce_phase.tasks.len() as u64);
             let mut todo: Vec<usize> = (0..reduce_phase.tasks.len()).collect();
+            let mut sealed_before = false;
             loop {
-                self.seal(number)?;
-                self.send_peers()?;
+                self.complete_input(number, &mut producers, sealed_before, status)?;
+                sealed_before = true;
                 let Some(lost) = self.phase(&mut reduce_phase, todo, status)? else {
                     break;
                 };
-                if number > 1 {
+                if number != stages.len() || number > 1 {
+                    // The output of this stage's finished tasks on the lost worker, or this
+                    // stage's own input, could only be made again from input released by now.
                     return Err(ClusterError::WorkerLost {
                         worker: self.workers[lost].label(),
                         reason: format!(
-                            "during stage {number}, whose input cannot be made again (the \
-                             first stage's input is released by then)"
+                            "during stage {number} of {}: only the map phase and the reduce \
+                             phase of a one-stage job can do without a worker",
+                            stages.len()
                         ),
                     });
                 }
-                // Its share of the stage's input goes again to the others.
-                let again = maps_phase.held_by(lost);
-                for w in self.alive() {
-                    self.send(w, &ToWorker::Reopen { stage: number })?;
-                }
-                self.phase(&mut maps_phase, again, status)?;
+                // The last stage's finished partitions are committed; the others run again
+                // once the stage's input is whole again on the workers left.
                 todo = reduce_phase.unfinished();
             }
+            producers.push(reduce_phase);
             for w in self.alive() {
                 self.send(w, &ToWorker::Release { stage: number })?;
             }
@@ -559,6 +563,110 @@ impl Run {
         Ok(phases)
     }
 
+    /// Makes stage `stage`'s input whole on every worker left and seals it: each worker
+    /// pulls what did not arrive of its partitions; tasks whose output is gone with a lost
+    /// worker run again (stage 1 only: the map tasks), then the stage is sealed again.
+    fn complete_input(
+        &mut self,
+        stage: usize,
+        producers: &mut [PhaseState],
+        sealed_before: bool,
+        status: &Arc<JobStatus>,
+    ) -> Result<(), ClusterError> {
+        let mut reopen = sealed_before;
+        loop {
+            if reopen {
+                for w in self.alive() {
+                    self.send(w, &ToWorker::Reopen { stage })?;
+                }
+            }
+            reopen = true;
+            let made_by = &producers[stage - 1];
+            let holders: Vec<Option<usize>> = made_by
+                .done_on
+                .iter()
+                .map(|w| w.filter(|w| !self.gone[*w]))
+                .collect();
+            let (missing, lost) = self.seal(stage, holders)?;
+            if missing.is_empty() && !lost {
+                return Ok(());
+            }
+            if missing.is_empty() {
+                continue;
+            }
+            if stage > 1 {
+                return Err(ClusterError::WorkerLost {
+                    worker: "a worker".into(),
+                    reason: format!(
+                        "the output of {} task(s) making stage {stage}'s input went with it, \
+                         and only map tasks can run again",
+                        missing.len()
+                    ),
+                });
+            }
+            // Workers that had all they needed sealed the stage: it takes the runs again.
+            for w in self.alive() {
+                self.send(w, &ToWorker::Reopen { stage })?;
+            }
+            reopen = false;
+            let again: Vec<usize> = missing.into_iter().collect();
+            let maps = &mut producers[0];
+            for task in &again {
+                maps.done_on[*task] = None;
+            }
+            self.phase(maps, again, status)?;
+        }
+    }
+
+    /// Gives each partition of stage `stage` an owner among the workers left, round robin,
+    /// and tells every worker.
+    fn assign_owners(&mut self, stage: usize, partitions: usize) -> Result<(), ClusterError> {
+        let alive = self.alive();
+        if alive.is_empty() {
+            return Err(ClusterError::Setup("every worker was lost".into()));
+        }
+        let owners: Vec<usize> = (0..partitions).map(|p| alive[p % alive.len()]).collect();
+        self.owners.insert(stage, owners);
+        self.send_owners(stage)
+    }
+
+    fn send_owners(&mut self, stage: usize) -> Result<(), ClusterError> {
+        let owners = self.owners.get(&stage).cloned().unwrap_or_default();
+        for w in self.alive() {
+            self.send(
+                w,
+                &ToWorker::Owners {
+                    stage,
+                    owners: owners.clone(),
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// After losing worker `lost`: its partitions go to the others, round robin, and every
+    /// worker left hears of the new owners and peers.
+    fn reassign(&mut self, lost: usize) -> Result<(), ClusterError> {
+        let alive = self.alive();
+        if alive.is_empty() {
+            return Err(ClusterError::Setup("every worker was lost".into()));
+        }
+        let stages: Vec<usize> = self.owners.keys().copied().collect();
+        for stage in stages {
+            if let Some(owners) = self.owners.get_mut(&stage) {
+                let mut next = 0;
+                for owner in owners.iter_mut() {
+                    if *owner == lost {
+                        *owner = alive[next % alive.len()];
+                        next += 1;
+                    }
+                }
+            }
+            self.send_owners(stage)?;
+        }
+        self.send_peers()
+    }
+
     /// The workers still in the job.
     fn alive(&self) -> Vec<usize> {
         (0..self.workers.len()).filter(|w| !self.gone[*w]).collect()
@@ -566,11 +674,12 @@ impl Run {
 
     /// Tells every worker still in the job the shuffle addresses of all of them.
     fn send_peers(&mut self) -> Result<(), ClusterError> {
-        let alive = self.alive();
-        let peers: Vec<String> = alive.iter().map(|w| self.shuffles[*w].clone()).collect();
-        for (me, w) in alive.into_iter().enumerate() {
+        let peers: Vec<Option<String>> = (0..self.workers.len())
+            .map(|w| (!self.gone[w]).then(|| self.shuffles[w].clone()))
+            .collect();
+        for me in self.alive() {
             self.send(
-                w,
+                me,
                 &ToWorker::Peers {
                     peers: peers.clone(),
                     me,
@@ -580,27 +689,48 @@ impl Run {
         Ok(())
     }
 
-    /// Seals stage `stage`'s input on every worker still in the job, and waits until all
-    /// have.
-    fn seal(&mut self, stage: usize) -> Result<(), ClusterError> {
+    /// Asks every worker still in the job to complete and seal stage `stage`'s input;
+    /// returns the tasks whose output some worker could not have, and whether a worker was
+    /// lost meanwhile (its partitions then have new owners, who must be asked again).
+    fn seal(
+        &mut self,
+        stage: usize,
+        holders: Vec<Option<usize>>,
+    ) -> Result<(BTreeSet<usize>, bool), ClusterError> {
         let alive = self.alive();
         for &w in &alive {
-            self.send(w, &ToWorker::Seal { stage })?;
+            self.send(
+                w,
+                &ToWorker::Seal {
+                    stage,
+                    holders: holders.clone(),
+                },
+            )?;
         }
-        let mut waiting = alive.len();
-        while waiting > 0 {
+        let mut waiting: BTreeSet<usize> = alive.into_iter().collect();
+        let mut missing = BTreeSet::new();
+        let mut lost = false;
+        while !waiting.is_empty() {
             match self.next_event(None)? {
-                Event::Message(_, ToCoordinator::Sealed { stage: s }) if s == stage => waiting -= 1,
+                Event::Message(
+                    w,
+                    ToCoordinator::Sealed {
+                        stage: s,
+                        missing: m,
+                    },
+                ) if s == stage && waiting.contains(&w) => {
+                    waiting.remove(&w);
+                    missing.extend(m);
+                }
                 Event::Message(w, other) => return Err(self.unexpected(w, &other)),
-                Event::Lost(w, reason) => {
-                    return Err(ClusterError::WorkerLost {
-                        worker: self.workers[w].label(),
-                        reason,
-                    })
+                Event::Lost(w, _) => {
+                    waiting.remove(&w);
+                    lost = true;
+                    self.reassign(w)?;
                 }
             }
         }
-        Ok(())
+        Ok((missing, lost))
     }
 
     /// Runs `todo` of a phase's tasks, keeping every worker as busy as it has threads.
@@ -616,11 +746,10 @@ impl Run {
         let mut lost = None;
         loop {
             while lost.is_none() {
-                let Some(&task) = pending.front() else { break };
-                let Some(w) = self.free_worker(phase.failed_on[task]) else {
+                let Some((at, task, w)) = self.next_placement(phase, &pending) else {
                     break;
                 };
-                pending.pop_front();
+                pending.remove(at);
                 let attempt = phase.next_attempt[task];
                 phase.next_attempt[task] += 1;
                 let message = (phase.tasks[task].message)(attempt);
@@ -645,6 +774,7 @@ impl Run {
                 ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
                     phase.running.remove(&task.task);
                     phase.done_on[task.task] = Some(w);
+                    let first_time = !std::mem::replace(&mut phase.counted[task.task], true);
                     let worker = &mut self.workers[w];
                     worker.running = worker.running.saturating_sub(1);
                     if phase.stage == 0 {
@@ -654,7 +784,9 @@ impl Run {
                     }
                     worker.counters = counters;
                     worker.user_counters = user_counters;
-                    status.task_done();
+                    if first_time {
+                        status.task_done();
+                    }
                     self.publish_counters(status);
                 }
                 Event::Message(
@@ -748,9 +880,8 @@ impl Run {
                     self.workers[w].user_counters = UserCounters::new();
                     self.workers[w].running = 0;
                     self.publish_counters(status);
-                    if phase.stage == 0 {
-                        pending.extend(phase.held_by(w));
-                    } else {
+                    self.reassign(w)?;
+                    if phase.stage > 0 {
                         lost = Some(w);
                     }
                 }
@@ -765,6 +896,28 @@ impl Run {
             total.add(&worker.counters);
         }
         status.counters.store_values(&total);
+    }
+
+    /// The first of `pending`'s tasks that can start now, with its place in `pending` and
+    /// its worker: a map task on any worker with a free thread, a reduce task on the worker
+    /// that owns its partition (which holds the partition's input).
+    fn next_placement(
+        &self,
+        phase: &PhaseState,
+        pending: &VecDeque<usize>,
+    ) -> Option<(usize, usize, usize)> {
+        if phase.stage == 0 {
+            let task = *pending.front()?;
+            return self
+                .free_worker(phase.failed_on[task])
+                .map(|w| (0, task, w));
+        }
+        let owners = self.owners.get(&phase.stage)?;
+        pending.iter().enumerate().find_map(|(at, &task)| {
+            let w = *owners.get(task)?;
+            let free = !self.gone[w] && self.workers[w].running < self.workers[w].threads;
+            free.then_some((at, task, w))
+        })
     }
 
     /// A worker still in the job with a free thread, preferring one other than `avoid`
@@ -842,7 +995,10 @@ impl Run {
         while waiting > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
-                Ok((_, Ok(Some(ToCoordinator::Ended)))) => waiting -= 1,
+                Ok((w, Ok(Some(ToCoordinator::Ended { shuffle })))) => {
+                    self.workers[w].shuffle = shuffle;
+                    waiting -= 1;
+                }
                 Ok((_, Ok(Some(_)))) => {}
                 // A connection that ended has nothing more to say.
                 Ok((w, _)) if !self.gone[w] => {

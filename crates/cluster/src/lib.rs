@@ -21,12 +21,13 @@ mod coordinator;
 mod error;
 mod link;
 pub mod protocol;
-mod shuffle;
+mod segments;
 mod worker;
 
 pub use coordinator::{
     new_job_id, run_on_workers, ClusterJob, ClusterReport, WorkerList, WorkerSummary,
 };
 pub use error::ClusterError;
-pub use shuffle::{FRAME_TARGET, PIECE};
+pub use protocol::ShuffleStats;
+pub use segments::FRAME_TARGET;
 pub use worker::{Log, StoresFactory, Worker, WorkerSettings};

@@ -7,9 +7,9 @@
 //!   secret; every frame is one JSON [`ToWorker`] or [`ToCoordinator`] message;
 //! * **shuffle**: for each job a worker listens on an address of its own, opened only with
 //!   the job's secret (which the coordinator made for the job and sent over the control
-//!   connection); a reduce task asks each worker for its merged partition with a JSON
-//!   [`Fetch`], and the answer is data frames ([`DATA`]: encoded records), then one end frame
-//!   ([`END`]: the record count, JSON) or an error frame ([`FAILED`]: the reason).
+//!   connection). Its first frame is a JSON [`ShuffleRequest`]: a task's output pushed to the
+//!   worker that owns its partitions, or pulled from the worker that ran the task; the
+//!   records follow as described in the `segments` module.
 
 use serde::{Deserialize, Serialize};
 use sluice_api::{CounterValues, UserCounters};
@@ -64,15 +64,23 @@ pub enum ToWorker {
     },
     /// Get ready to run a job's tasks; the worker answers [`ToCoordinator::JobReady`].
     Start(Box<JobStart>),
-    /// The shuffle addresses of every worker still in the job, by worker number: sent before
-    /// each stage's reduce tasks, the last list replacing the earlier.
+    /// The shuffle addresses of the job's workers, by worker number (`None` for a worker
+    /// lost); the last list replaces the earlier.
     Peers {
         /// `host:port` of each worker's shuffle listener.
-        peers: Vec<String>,
-        /// This worker's number among them.
+        peers: Vec<Option<String>>,
+        /// This worker's number.
         me: usize,
     },
-    /// Run one attempt of a map task.
+    /// Which worker reduces each partition of stage `stage` (1-based): where the tasks that
+    /// make the stage's input push it. The last table replaces the earlier.
+    Owners {
+        /// The stage.
+        stage: usize,
+        /// The worker of each partition.
+        owners: Vec<usize>,
+    },
+    /// Run one attempt of a map task, and push its output to the owners of its partitions.
     Map {
         /// The task's number.
         task: usize,
@@ -85,13 +93,18 @@ pub enum ToWorker {
         /// Length of the split.
         len: u64,
     },
-    /// The input of stage `stage` (1-based) is complete on every worker: seal it here.
+    /// Every task making stage `stage`'s input has run: fetch what did not arrive of the
+    /// partitions this worker owns (from `holders`), then seal the stage here. The worker
+    /// answers [`ToCoordinator::Sealed`].
     Seal {
-        /// The stage.
+        /// The stage (1-based).
         stage: usize,
+        /// For each task making the stage's input, the worker holding its output (`None`
+        /// if that worker was lost).
+        holders: Vec<Option<usize>>,
     },
     /// Run one attempt of a reduce task: partition `partition` of stage `stage` (1-based),
-    /// reading that partition from every worker.
+    /// over the stage's input this worker holds; push its output to the next stage's owners.
     Reduce {
         /// The stage.
         stage: usize,
@@ -100,13 +113,13 @@ pub enum ToWorker {
         /// The attempt's number.
         attempt: usize,
     },
-    /// Stage `stage` (1-based), sealed, takes more runs: map tasks of a lost worker run
-    /// again here. The next [`ToWorker::Seal`] seals it again.
+    /// Stage `stage` (1-based), sealed, takes more runs: tasks whose output was lost run
+    /// again and push it. The next [`ToWorker::Seal`] seals it again.
     Reopen {
         /// The stage.
         stage: usize,
     },
-    /// Stage `stage`'s input is read: let it go.
+    /// Stage `stage`'s input is read: let it go (and the outputs kept for it).
     Release {
         /// The stage.
         stage: usize,
@@ -135,10 +148,13 @@ pub enum ToCoordinator {
         /// `host:port` of the worker's shuffle listener for this job.
         shuffle: String,
     },
-    /// Stage sealed (the answer to [`ToWorker::Seal`]).
+    /// The answer to [`ToWorker::Seal`]: sealed, unless some tasks' output could not be
+    /// had (their worker was lost): those run again, then the stage is sealed again.
     Sealed {
         /// The stage.
         stage: usize,
+        /// Tasks whose output this worker lacks.
+        missing: Vec<usize>,
     },
     /// A task attempt succeeded.
     Done {
@@ -164,7 +180,30 @@ pub enum ToCoordinator {
         error: String,
     },
     /// The job's traces are gone from the worker (the answer to [`ToWorker::End`]).
-    Ended,
+    Ended {
+        /// What the worker's shuffle did for the job.
+        shuffle: ShuffleStats,
+    },
+}
+
+/// What a worker's shuffle did for a job, and what the worker read from and wrote to its
+/// local disks meanwhile.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ShuffleStats {
+    /// Bytes of records pushed to other workers (encoded).
+    pub pushed_bytes: u64,
+    /// Pushes that failed (their partitions were pulled instead).
+    pub failed_pushes: u64,
+    /// Bytes of records received by pushes.
+    pub received_bytes: u64,
+    /// Of those, bytes that had to go to a spill file (no room in memory).
+    pub received_to_disk_bytes: u64,
+    /// Bytes of records pulled from other workers.
+    pub pulled_bytes: u64,
+    /// Bytes the worker process read from storage (`/proc/self/io` `read_bytes`).
+    pub disk_read_bytes: u64,
+    /// Bytes the worker process wrote to storage (`write_bytes`).
+    pub disk_write_bytes: u64,
 }
 
 /// A task attempt, as both sides name it.
@@ -178,27 +217,30 @@ pub struct TaskRef {
     pub attempt: usize,
 }
 
-/// A reduce task's request for one partition of a stage from a worker.
+/// The first frame on a connection to a worker's shuffle listener.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Fetch {
-    /// The job's id, checked against the listener's.
-    pub job_id: String,
-    /// The stage (1-based).
-    pub stage: usize,
-    /// The partition.
-    pub partition: usize,
-}
-
-/// First byte of a shuffle frame of encoded records.
-pub const DATA: u8 = b'D';
-/// First byte of the shuffle frame that ends a partition: JSON `{"records": N}`.
-pub const END: u8 = b'E';
-/// First byte of a shuffle frame saying the partition could not be served: the reason.
-pub const FAILED: u8 = b'X';
-
-/// The end frame's body.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub struct End {
-    /// Records sent in the data frames.
-    pub records: u64,
+#[serde(rename_all = "snake_case")]
+pub enum ShuffleRequest {
+    /// Here comes task `task`'s output for `partitions` of stage `stage` (1-based).
+    Push {
+        /// The job's id, checked against the listener's.
+        job_id: String,
+        /// The stage the output is input of.
+        stage: usize,
+        /// The task that made it.
+        task: usize,
+        /// The partitions sent (ascending); those without records have none.
+        partitions: Vec<usize>,
+    },
+    /// Send task `task`'s output for `partitions` of stage `stage`.
+    Pull {
+        /// The job's id.
+        job_id: String,
+        /// The stage.
+        stage: usize,
+        /// The task.
+        task: usize,
+        /// The partitions wanted (ascending).
+        partitions: Vec<usize>,
+    },
 }

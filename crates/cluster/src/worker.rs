@@ -8,8 +8,10 @@
 //! job's own (admitting only the job's secret). When the job ends — or the coordinator's
 //! connection drops — its tasks are cancelled and everything it left is removed.
 
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -19,15 +21,23 @@ use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
 use sluice_io::{FileStatus, JobCommitter, Location, Split, StoredInput, Stores};
 use sluice_net::{Listener, Secret};
-use sluice_shuffle::Run;
+use sluice_shuffle::{Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 
-use crate::link::{Link, LinkWriter, Net};
-use crate::protocol::{JobStart, TaskRef, ToCoordinator, ToWorker, PROTOCOL_VERSION};
-use crate::shuffle::{serve_fetch, RemoteRun};
+use crate::link::{connect, Link, LinkWriter, Net};
+use crate::protocol::{
+    JobStart, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker, PROTOCOL_VERSION,
+};
+use crate::segments::{self, Only};
 use crate::ClusterError;
+
+/// How long a worker waits to connect to another.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How long a shuffle connection waits for its request.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How a worker runs.
 #[derive(Debug)]
@@ -221,11 +231,14 @@ impl Session<'_> {
                     let job = self.job()?;
                     let addrs = peers
                         .iter()
-                        .map(|p| {
-                            p.parse::<SocketAddr>().map_err(|e| ClusterError::Protocol {
-                                peer: "coordinator".into(),
-                                reason: format!("bad peer address {p:?}: {e}"),
-                            })
+                        .map(|p| match p {
+                            Some(p) => p.parse::<SocketAddr>().map(Some).map_err(|e| {
+                                ClusterError::Protocol {
+                                    peer: "coordinator".into(),
+                                    reason: format!("bad peer address {p:?}: {e}"),
+                                }
+                            }),
+                            None => Ok(None),
                         })
                         .collect::<Result<Vec<_>, _>>()?;
                     if me >= addrs.len() {
@@ -234,7 +247,11 @@ impl Session<'_> {
                             reason: format!("worker {me} of {}", addrs.len()),
                         });
                     }
-                    *lock(&job.peers) = Some((addrs, me));
+                    *lock(&job.peers) = Peers { addrs, me };
+                }
+                ToWorker::Owners { stage, owners } => {
+                    let job = self.job()?;
+                    lock(&job.owners).insert(stage, Arc::new(owners));
                 }
                 ToWorker::Map {
                     task,
@@ -250,7 +267,10 @@ impl Session<'_> {
                         task,
                         attempt,
                     };
-                    self.spawn(job, task_ref, move |job| job.run_map(task, attempt, split));
+                    let log = Arc::clone(&self.worker.log);
+                    self.spawn(job, task_ref, move |job| {
+                        job.run_map(task, attempt, split, &*log)
+                    });
                 }
                 ToWorker::Reduce {
                     stage,
@@ -263,19 +283,17 @@ impl Session<'_> {
                         task: partition,
                         attempt,
                     };
+                    let log = Arc::clone(&self.worker.log);
                     self.spawn(job, task_ref, move |job| {
-                        job.run_reduce(stage, partition, attempt)
+                        job.run_reduce(stage, partition, attempt, &*log)
                     });
                 }
-                ToWorker::Seal { stage } => {
+                ToWorker::Seal { stage, holders } => {
                     let job = self.job()?;
-                    match stage.checked_sub(1).map(|s| job.host.seal(s)) {
-                        Some(Ok(_)) => self.send(&ToCoordinator::Sealed { stage })?,
-                        Some(Err(e)) => {
-                            self.send(&ToCoordinator::JobFailed { error: e.chain() })?
-                        }
-                        None => self.send(&ToCoordinator::JobFailed {
-                            error: "stages are numbered from 1".into(),
+                    match job.seal(stage, &holders, &*self.worker.log) {
+                        Ok(missing) => self.send(&ToCoordinator::Sealed { stage, missing })?,
+                        Err(e) => self.send(&ToCoordinator::JobFailed {
+                            error: error_chain(&e),
                         })?,
                     }
                 }
@@ -290,13 +308,13 @@ impl Session<'_> {
                     }
                 }
                 ToWorker::Release { stage } => {
-                    if let (Some(job), Some(index)) = (&self.job, stage.checked_sub(1)) {
-                        job.host.release(index);
+                    if let Some(job) = &self.job {
+                        job.release(stage);
                     }
                 }
                 ToWorker::End => {
-                    self.end_job();
-                    self.send(&ToCoordinator::Ended)?;
+                    let shuffle = self.end_job();
+                    self.send(&ToCoordinator::Ended { shuffle })?;
                 }
                 ToWorker::Hello { .. } => {
                     return Err(ClusterError::Protocol {
@@ -373,21 +391,25 @@ impl Session<'_> {
         self.tasks.push(handle);
     }
 
-    /// Cancels the running job's tasks, waits for them, and removes what the job left.
-    fn end_job(&mut self) {
+    /// Cancels the running job's tasks, waits for them, and removes what the job left;
+    /// returns what its shuffle did.
+    fn end_job(&mut self) -> ShuffleStats {
         if let Some(job) = &self.job {
             job.host.status().cancel();
         }
         for task in self.tasks.drain(..) {
             let _ = task.join();
         }
-        if let Some(job) = self.job.take() {
-            let id = job.id.clone();
-            job.stop_serving();
-            // The last reference goes when the serving threads finish their streams.
-            drop(job);
-            (self.worker.log)(&format!("job {id} ended"));
-        }
+        let Some(job) = self.job.take() else {
+            return ShuffleStats::default();
+        };
+        let id = job.id.clone();
+        job.stop_serving();
+        let stats = job.stats();
+        // The last reference goes when the serving threads finish their transfers.
+        drop(job);
+        (self.worker.log)(&format!("job {id} ended"));
+        stats
     }
 }
 
@@ -401,11 +423,37 @@ struct RunningJob {
     inputs: Vec<StoredInput>,
     secret: Arc<Secret>,
     handle: Handle,
-    /// Every worker's shuffle address, and this worker's number.
-    peers: Mutex<Option<(Vec<SocketAddr>, usize)>>,
+    peers: Mutex<Peers>,
+    /// The owner of each partition, by stage (1-based).
+    owners: Mutex<HashMap<usize, Arc<Vec<usize>>>>,
+    /// The output of the tasks this worker ran, by (stage it is input of, task): what
+    /// owners pull when a push did not arrive.
+    outputs: Mutex<HashMap<(usize, usize), Vec<Run>>>,
+    /// The partitions of each (stage, task) this worker holds a copy of.
+    received: Mutex<HashMap<(usize, usize), BTreeSet<usize>>>,
+    counts: Counts,
+    /// `/proc/self/io` when the job started.
+    io_start: (u64, u64),
     shuffle_addr: SocketAddr,
     accept: Mutex<Option<AbortHandle>>,
     dir: PathBuf,
+}
+
+/// The shuffle addresses of the job's workers (`None`: lost), and this worker's number.
+#[derive(Debug, Clone, Default)]
+struct Peers {
+    addrs: Vec<Option<SocketAddr>>,
+    me: usize,
+}
+
+/// What the shuffle did, counted as it happens.
+#[derive(Debug, Default)]
+struct Counts {
+    pushed_bytes: AtomicU64,
+    failed_pushes: AtomicU64,
+    received_bytes: AtomicU64,
+    received_to_disk_bytes: AtomicU64,
+    pulled_bytes: AtomicU64,
 }
 
 impl RunningJob {
@@ -482,12 +530,17 @@ impl RunningJob {
             inputs,
             secret,
             handle: handle.clone(),
-            peers: Mutex::new(None),
+            peers: Mutex::new(Peers::default()),
+            owners: Mutex::new(HashMap::new()),
+            outputs: Mutex::new(HashMap::new()),
+            received: Mutex::new(HashMap::new()),
+            counts: Counts::default(),
+            io_start: process_io(),
             shuffle_addr,
             accept: Mutex::new(None),
             dir: cleanup.0.take().unwrap_or_default(),
         });
-        let accept = handle.spawn(accept_fetches(
+        let accept = handle.spawn(accept_shuffles(
             listener,
             Arc::downgrade(&job),
             worker.settings.threads.max(1),
@@ -503,7 +556,13 @@ impl RunningJob {
         }
     }
 
-    fn run_map(&self, task: usize, attempt: usize, split: Split) -> Result<(), ExecError> {
+    fn run_map(
+        &self,
+        task: usize,
+        attempt: usize,
+        split: Split,
+        log: &Log,
+    ) -> Result<(), ExecError> {
         let file = self.inputs.get(split.file).ok_or_else(|| {
             ExecError::Config(format!(
                 "map task {task} reads input file {} of {}",
@@ -517,43 +576,345 @@ impl RunningJob {
             split,
             file,
         };
-        self.host
-            .run_map(self.built.job(), attempt, &self.stores, &*self.committer)
+        let job = self.built.job();
+        let runs = self
+            .host
+            .run_map_runs(job, attempt, &self.stores, &*self.committer)?;
+        if job.stages.is_empty() {
+            return Ok(());
+        }
+        self.deliver(1, task, runs, log)
     }
 
-    fn run_reduce(&self, stage: usize, partition: usize, attempt: usize) -> Result<(), ExecError> {
-        let (peers, me) = lock(&self.peers)
-            .clone()
-            .ok_or_else(|| ExecError::Config("a reduce task before the job's peers".into()))?;
+    fn run_reduce(
+        &self,
+        stage: usize,
+        partition: usize,
+        attempt: usize,
+        log: &Log,
+    ) -> Result<(), ExecError> {
         let index = stage
             .checked_sub(1)
             .ok_or_else(|| ExecError::Config("stages are numbered from 1".into()))?;
-        // Every worker's runs in worker order, wherever the task runs: equal keys meet in the
-        // same order on any worker.
-        let mut runs: Vec<Run> = Vec::new();
-        for (i, addr) in peers.iter().enumerate() {
-            if i == me {
-                runs.extend(self.host.seal(index)?.iter().cloned());
-            } else {
-                runs.push(Arc::new(RemoteRun {
-                    worker: format!("{i} ({addr})"),
-                    addr: *addr,
-                    secret: Arc::clone(&self.secret),
-                    handle: self.handle.clone(),
-                    job_id: self.id.clone(),
-                    stage,
-                }));
-            }
-        }
+        let runs = self.host.seal(index)?;
         let ctx = TaskContext {
             is_map: false,
             task: partition,
             attempt,
             stage,
         };
-        self.host
-            .run_reduce(self.built.job(), &ctx, &runs, &*self.committer)
+        let job = self.built.job();
+        let out = self
+            .host
+            .run_reduce_runs(job, &ctx, &runs, &*self.committer)?;
+        if stage >= job.stages.len() {
+            return Ok(());
+        }
+        self.deliver(stage + 1, partition, out, log)
     }
+
+    /// Keeps task `task`'s output `runs` (input of `stage`) for pulls, takes this worker's
+    /// own partitions of it, and pushes the others' to their owners. A push that fails is
+    /// logged: its owner pulls the partitions when the stage is sealed.
+    fn deliver(
+        &self,
+        stage: usize,
+        task: usize,
+        runs: Vec<Run>,
+        log: &Log,
+    ) -> Result<(), ExecError> {
+        lock(&self.outputs).insert((stage, task), runs.clone());
+        let owners = lock(&self.owners).get(&stage).cloned().ok_or_else(|| {
+            ExecError::Config(format!(
+                "no owners of stage {stage}'s partitions were given"
+            ))
+        })?;
+        let peers = lock(&self.peers).clone();
+        let mut by_owner: BTreeMap<usize, Vec<usize>> = BTreeMap::new();
+        for (partition, owner) in owners.iter().enumerate() {
+            by_owner.entry(*owner).or_default().push(partition);
+        }
+        for (owner, partitions) in by_owner {
+            if owner == peers.me {
+                self.accept(stage, task, &partitions, runs.clone())?;
+                continue;
+            }
+            let Some(addr) = peers.addrs.get(owner).copied().flatten() else {
+                continue;
+            };
+            match self.push(addr, stage, task, &partitions, &runs) {
+                Ok(bytes) => {
+                    self.counts.pushed_bytes.fetch_add(bytes, Ordering::Relaxed);
+                }
+                Err(e) => {
+                    self.counts.failed_pushes.fetch_add(1, Ordering::Relaxed);
+                    log(&format!(
+                        "job {}: pushing task {task}'s output to worker {owner} ({addr}) \
+                         failed; it will be pulled: {e}",
+                        self.id
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Pushes `partitions` of `runs` to the worker at `addr`; returns the bytes sent.
+    fn push(
+        &self,
+        addr: SocketAddr,
+        stage: usize,
+        task: usize,
+        partitions: &[usize],
+        runs: &[Run],
+    ) -> Result<u64, ClusterError> {
+        let mut link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;
+        link.send(&ShuffleRequest::Push {
+            job_id: self.id.clone(),
+            stage,
+            task,
+            partitions: partitions.to_vec(),
+        })?;
+        segments::send(&mut link, runs, partitions)?;
+        segments::acknowledged(&mut link)?;
+        Ok(bytes_of(runs, partitions))
+    }
+
+    /// Takes `runs`, a copy of task `task`'s `partitions` of stage `stage`, into this
+    /// worker's input of the stage: only the partitions it has no copy of yet.
+    fn accept(
+        &self,
+        stage: usize,
+        task: usize,
+        partitions: &[usize],
+        runs: Vec<Run>,
+    ) -> Result<(), ExecError> {
+        let new: BTreeSet<usize> = {
+            let mut received = lock(&self.received);
+            let have = received.entry((stage, task)).or_default();
+            let new: BTreeSet<usize> = partitions
+                .iter()
+                .copied()
+                .filter(|p| !have.contains(p))
+                .collect();
+            have.extend(new.iter().copied());
+            new
+        };
+        if new.is_empty() {
+            return Ok(());
+        }
+        let new = Arc::new(new);
+        let index = stage
+            .checked_sub(1)
+            .ok_or_else(|| ExecError::Config("stages are numbered from 1".into()))?;
+        let runs = runs
+            .into_iter()
+            .map(|run| Only::wrap(run, Arc::clone(&new)))
+            .collect();
+        self.host.add_runs(self.built.job(), index, task, runs)
+    }
+
+    /// Serves one connection to the job's shuffle listener: a push to take in, or a pull
+    /// to answer.
+    fn serve_shuffle(&self, mut link: Link) -> Result<(), ClusterError> {
+        let peer = link.peer().to_string();
+        let Some(request) = link.recv_within::<ShuffleRequest>(REQUEST_TIMEOUT)? else {
+            return Ok(());
+        };
+        let (job_id, stage) = match &request {
+            ShuffleRequest::Push { job_id, stage, .. }
+            | ShuffleRequest::Pull { job_id, stage, .. } => (job_id, *stage),
+        };
+        if *job_id != self.id {
+            let reason = format!("asks for job {job_id}, this listener is job {}'s", self.id);
+            segments::refuse(&mut link, &reason);
+            return Err(ClusterError::Protocol { peer, reason });
+        }
+        let Some(partitions) = stage
+            .checked_sub(1)
+            .and_then(|i| self.built.job().stages.get(i))
+            .map(|s| s.partitions)
+        else {
+            let reason = format!("asks for stage {stage}, which the job does not have");
+            segments::refuse(&mut link, &reason);
+            return Err(ClusterError::Protocol { peer, reason });
+        };
+        match request {
+            ShuffleRequest::Push {
+                task,
+                partitions: sent,
+                ..
+            } => {
+                let runs = segments::receive(&mut link, &self.host, partitions)?;
+                let bytes = bytes_of(&runs, &sent);
+                let to_disk: u64 = runs
+                    .iter()
+                    .filter(|r| r.kind() == RunKind::Stored)
+                    .map(|r| bytes_of(std::slice::from_ref(r), &sent))
+                    .sum();
+                if let Err(e) = self.accept(stage, task, &sent, runs) {
+                    segments::refuse(&mut link, &e.chain());
+                    return Err(ClusterError::Exec(e));
+                }
+                self.counts
+                    .received_bytes
+                    .fetch_add(bytes, Ordering::Relaxed);
+                self.counts
+                    .received_to_disk_bytes
+                    .fetch_add(to_disk, Ordering::Relaxed);
+                segments::acknowledge(&mut link)
+            }
+            ShuffleRequest::Pull {
+                task,
+                partitions: wanted,
+                ..
+            } => {
+                let runs = lock(&self.outputs).get(&(stage, task)).cloned();
+                match runs {
+                    Some(runs) => segments::send(&mut link, &runs, &wanted).map(drop),
+                    None => {
+                        let reason = format!("holds no output of task {task} for stage {stage}");
+                        segments::refuse(&mut link, &reason);
+                        Err(ClusterError::Protocol { peer, reason })
+                    }
+                }
+            }
+        }
+    }
+
+    /// Fetches what this worker lacks of its partitions of stage `stage` from the workers
+    /// holding each task's output, then seals the stage. Returns the tasks whose output
+    /// could not be had (the stage is then not sealed).
+    fn seal(
+        &self,
+        stage: usize,
+        holders: &[Option<usize>],
+        log: &Log,
+    ) -> Result<Vec<usize>, ClusterError> {
+        let index = stage
+            .checked_sub(1)
+            .ok_or_else(|| ClusterError::Setup("stages are numbered from 1".into()))?;
+        let owners = lock(&self.owners).get(&stage).cloned().unwrap_or_default();
+        let peers = lock(&self.peers).clone();
+        let owned: Vec<usize> = (0..owners.len())
+            .filter(|p| owners[*p] == peers.me)
+            .collect();
+        let mut missing = Vec::new();
+        for (task, holder) in holders.iter().enumerate() {
+            let gaps: Vec<usize> = {
+                let received = lock(&self.received);
+                let have = received.get(&(stage, task));
+                owned
+                    .iter()
+                    .copied()
+                    .filter(|p| !have.is_some_and(|h| h.contains(p)))
+                    .collect()
+            };
+            if gaps.is_empty() {
+                continue;
+            }
+            let own = lock(&self.outputs).get(&(stage, task)).cloned();
+            let pulled = match (holder, own) {
+                (Some(h), Some(runs)) if *h == peers.me => Ok(runs),
+                (Some(h), _) => match peers.addrs.get(*h).copied().flatten() {
+                    Some(addr) if *h != peers.me => self.pull(addr, stage, task, &gaps),
+                    _ => Err(ClusterError::Setup(format!("worker {h} is gone"))),
+                },
+                (None, _) => Err(ClusterError::Setup("its worker was lost".into())),
+            };
+            match pulled {
+                Ok(runs) => {
+                    self.counts
+                        .pulled_bytes
+                        .fetch_add(bytes_of(&runs, &gaps), Ordering::Relaxed);
+                    self.accept(stage, task, &gaps, runs)?;
+                }
+                Err(e) => {
+                    log(&format!(
+                        "job {}: cannot have task {task}'s output for stage {stage}: {e}",
+                        self.id
+                    ));
+                    missing.push(task);
+                }
+            }
+        }
+        if missing.is_empty() {
+            self.host.seal(index)?;
+        }
+        Ok(missing)
+    }
+
+    /// Pulls `partitions` of task `task`'s output for stage `stage` from `addr`.
+    fn pull(
+        &self,
+        addr: SocketAddr,
+        stage: usize,
+        task: usize,
+        partitions: &[usize],
+    ) -> Result<Vec<Run>, ClusterError> {
+        let count = stage
+            .checked_sub(1)
+            .and_then(|i| self.built.job().stages.get(i))
+            .map_or(0, |s| s.partitions);
+        let mut link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;
+        link.send(&ShuffleRequest::Pull {
+            job_id: self.id.clone(),
+            stage,
+            task,
+            partitions: partitions.to_vec(),
+        })?;
+        segments::receive(&mut link, &self.host, count)
+    }
+
+    /// Lets go of stage `stage`'s input, and of the outputs kept for it.
+    fn release(&self, stage: usize) {
+        lock(&self.outputs).retain(|(s, _), _| *s != stage);
+        lock(&self.received).retain(|(s, _), _| *s != stage);
+        if let Some(index) = stage.checked_sub(1) {
+            self.host.release(index);
+        }
+    }
+
+    /// What the shuffle did so far, with the process's disk traffic since the job started.
+    fn stats(&self) -> ShuffleStats {
+        let (read, write) = process_io();
+        let c = &self.counts;
+        ShuffleStats {
+            pushed_bytes: c.pushed_bytes.load(Ordering::Relaxed),
+            failed_pushes: c.failed_pushes.load(Ordering::Relaxed),
+            received_bytes: c.received_bytes.load(Ordering::Relaxed),
+            received_to_disk_bytes: c.received_to_disk_bytes.load(Ordering::Relaxed),
+            pulled_bytes: c.pulled_bytes.load(Ordering::Relaxed),
+            disk_read_bytes: read.saturating_sub(self.io_start.0),
+            disk_write_bytes: write.saturating_sub(self.io_start.1),
+        }
+    }
+}
+
+/// Encoded bytes of `partitions` of `runs`, as far as the runs know.
+fn bytes_of(runs: &[Run], partitions: &[usize]) -> u64 {
+    runs.iter()
+        .flat_map(|r| {
+            partitions
+                .iter()
+                .map(move |p| r.partition_bytes(*p).unwrap_or(0))
+        })
+        .sum()
+}
+
+/// The bytes this process read from and wrote to storage (`/proc/self/io`), or zeros where
+/// that is not available.
+fn process_io() -> (u64, u64) {
+    let Ok(text) = std::fs::read_to_string("/proc/self/io") else {
+        return (0, 0);
+    };
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(0)
+    };
+    (field("read_bytes:"), field("write_bytes:"))
 }
 
 impl Drop for RunningJob {
@@ -578,8 +939,9 @@ impl Drop for DirGuard {
     }
 }
 
-/// Accepts the job's fetches and serves each on a blocking thread, `slots` at once.
-async fn accept_fetches(listener: Listener, job: Weak<RunningJob>, slots: usize, log: Arc<Log>) {
+/// Accepts the job's shuffle connections and serves each on a blocking thread, `slots` at
+/// once.
+async fn accept_shuffles(listener: Listener, job: Weak<RunningJob>, slots: usize, log: Arc<Log>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(slots));
     loop {
         let conn = match listener.accept().await {
@@ -600,8 +962,8 @@ async fn accept_fetches(listener: Listener, job: Weak<RunningJob>, slots: usize,
             let _permit = permit;
             let link = Link::new(handle, conn);
             let peer = link.peer();
-            if let Err(e) = serve_fetch(link, &job.id, job.built.job(), &job.host) {
-                log(&format!("job {}: serving {peer} failed: {e}", job.id));
+            if let Err(e) = job.serve_shuffle(link) {
+                log(&format!("job {}: shuffle with {peer} failed: {e}", job.id));
             }
         });
     }

@@ -2,15 +2,17 @@
 //! share.
 //!
 //! The local driver runs every task of a job in one [`TaskHost`]; a cluster worker runs the
-//! tasks a coordinator gives it in its own, and serves the runs they leave to the workers that
-//! reduce them ([`TaskHost::merged`]). Either way a task is wired the same: a map task reads a
-//! split into the first stage's collectors, a reduce task merges a partition's runs into the
-//! next stage's collectors or a part file.
+//! tasks a coordinator gives it in its own, takes the runs they make (and those other workers
+//! push to it) as the input of the partitions it reduces ([`TaskHost::add_runs`]), and keeps
+//! them in memory or spill files as the budget allows ([`TaskHost::run_writer`]). Either way a
+//! task is wired the same: a map task reads a split into the first stage's collectors, a
+//! reduce task merges a partition's runs into the next stage's collectors or a part file.
 //!
 //! ```text
-//!  run_map(split) ──► runs of stage 1 ─┐            (this process's tasks' runs, per stage)
-//!  run_reduce(s, p, runs) ──► runs of stage s+1 ─┤
-//!                                     seal(s) ──► Vec<Run> ──► merged(s, p): one sorted stream
+//!  run_map(split) ─────────► runs of stage 1 ──┐     (each stage's input in this process)
+//!  run_map_runs(split) ──► runs ─► add_runs ───┤
+//!  run_reduce(s, p, runs) ─► runs of stage s+1 ┤
+//!                              seal(s) ──► Vec<Run> ──► run_reduce ... ; release(s)
 //! ```
 
 use std::path::PathBuf;
@@ -20,8 +22,8 @@ use sluice_api::{ExecError, Job, JobStatus, TaskContext};
 use sluice_format::Codec;
 use sluice_io::{JobCommitter, Split, Storage, StoredInput};
 use sluice_shuffle::{
-    merge_early, merge_memory_early, merge_partition, LocalSpills, MergeSpec, PartitionMerge,
-    Resources, Run, RunCatalog, SPILL_BLOCK,
+    merge_early, merge_memory_early, LocalSpills, MemRunBuilder, MergeSpec, Resources, Run,
+    RunCatalog, RunWriter, SPILL_BLOCK,
 };
 use sluice_spill::{MemoryPool, SpillDir};
 
@@ -38,8 +40,8 @@ pub struct HostSettings {
     pub memory: usize,
     /// Tasks that run at once.
     pub threads: usize,
-    /// Merged partitions served to other processes at once ([`TaskHost::merged`]); each
-    /// holds a running task's share of memory. 0 in a process that serves none.
+    /// Transfers served to other processes at once (a cluster worker's shuffle); each holds
+    /// a running task's share of memory. 0 in a process that serves none.
     pub serving: usize,
     /// Where the job's private spill directory is created (a local disk).
     pub spill_parent: PathBuf,
@@ -60,7 +62,7 @@ impl HostSettings {
         }
     }
 
-    /// The same, serving `serving` merged partitions at once.
+    /// The same, serving `serving` transfers at once.
     pub fn with_serving(mut self, serving: usize) -> HostSettings {
         self.serving = serving;
         self
@@ -236,6 +238,122 @@ impl TaskHost {
         merge_memory_early(catalog, spec, &self.shared.runs)
     }
 
+    /// Runs one attempt of a map task as [`TaskHost::run_map`] does, but returns its runs
+    /// (of the first stage's input) instead of keeping them: for a process that ships them
+    /// elsewhere, and adds them with [`TaskHost::add_runs`] where they belong. A map-only
+    /// job's task writes its part file and returns no run.
+    ///
+    /// # Errors
+    /// As [`TaskHost::run_map`].
+    pub fn run_map_runs(
+        &self,
+        job: &Job,
+        attempt: MapAttempt<'_>,
+        storage: &dyn Storage,
+        committer: &dyn JobCommitter,
+    ) -> Result<Vec<Run>, ExecError> {
+        let task = MapTask {
+            task: attempt.task,
+            attempt: attempt.attempt,
+            split: attempt.split,
+            file: attempt.file,
+            storage,
+        };
+        if job.stages.is_empty() {
+            map_task(&task, job, &self.shared, None, committer)?;
+            return Ok(Vec::new());
+        }
+        let own = RunCatalog::new();
+        map_task(&task, job, &self.shared, Some(&own), committer)?;
+        Ok(own.into_runs())
+    }
+
+    /// Runs one attempt of a reduce task as [`TaskHost::run_reduce`] does, but returns the
+    /// runs it makes for the next stage instead of keeping them (see
+    /// [`TaskHost::run_map_runs`]); a task of the last stage writes its part file and returns
+    /// no run.
+    ///
+    /// # Errors
+    /// As [`TaskHost::run_reduce`].
+    pub fn run_reduce_runs(
+        &self,
+        job: &Job,
+        ctx: &TaskContext,
+        runs: &[Run],
+        committer: &dyn JobCommitter,
+    ) -> Result<Vec<Run>, ExecError> {
+        let index = ctx
+            .stage
+            .checked_sub(1)
+            .ok_or_else(|| ExecError::Config("reduce stages are numbered from 1".to_string()))?;
+        let stage = job.stages.get(index).ok_or_else(|| {
+            ExecError::Config(format!(
+                "stage {} of a job of {} stage(s)",
+                ctx.stage,
+                job.stages.len()
+            ))
+        })?;
+        let own = RunCatalog::new();
+        let target = match job.stages.get(index + 1) {
+            Some(next) => ReduceTarget::Stage(next, &own),
+            None => ReduceTarget::Files(committer),
+        };
+        reduce_task(ctx, runs, stage, &target, job, &self.shared)?;
+        Ok(own.into_runs())
+    }
+
+    /// Adds `runs` of task `task` to stage `index`'s input here (runs that came from another
+    /// process, or this process's own), then merges runs that have piled up, as after a map
+    /// task.
+    ///
+    /// # Errors
+    /// A stage the job does not have or that is sealed; an early merge failed.
+    pub fn add_runs(
+        &self,
+        job: &Job,
+        index: usize,
+        task: usize,
+        runs: Vec<Run>,
+    ) -> Result<(), ExecError> {
+        let catalog = self.collecting(index)?;
+        let stage = job.stages.get(index).ok_or_else(|| {
+            ExecError::Config(format!(
+                "stage {} of a job of {} stage(s)",
+                index + 1,
+                job.stages.len()
+            ))
+        })?;
+        catalog.add(task, runs);
+        let spec = MergeSpec::of(stage);
+        merge_early(catalog, spec, self.shared.task_share, &self.shared.runs)?;
+        merge_memory_early(catalog, spec, &self.shared.runs)
+    }
+
+    /// A writer of a run of `partitions` partitions whose records take `bytes` encoded: in
+    /// memory when the share for held runs has room, else a spill file.
+    ///
+    /// # Errors
+    /// The spill file cannot be created.
+    pub fn run_writer(
+        &self,
+        partitions: usize,
+        bytes: u64,
+    ) -> Result<Box<dyn RunWriter>, ExecError> {
+        let quota = usize::try_from(bytes).ok().and_then(|bytes| {
+            self.shared
+                .runs
+                .quota()
+                .try_reserve(bytes)
+                .map(|r| (bytes, r))
+        });
+        match quota {
+            Some((bytes, reservation)) => {
+                Ok(Box::new(MemRunBuilder::new(partitions, bytes, reservation)))
+            }
+            None => self.shared.runs.spills().create(partitions),
+        }
+    }
+
     /// Ends stage `index`'s input in this process: no task adds runs to it any more. Returns
     /// its runs, in task order; sealing twice returns the same runs.
     ///
@@ -323,42 +441,6 @@ impl TaskHost {
             None => ReduceTarget::Files(committer),
         };
         reduce_task(ctx, runs, stage, &target, job, &self.shared)
-    }
-
-    /// One sorted stream of `partition` of stage `index` (0-based) over the runs this
-    /// process's tasks left (see [`TaskHost::seal`]), merged within a running task's share of
-    /// memory: what this process serves to the one that reduces the partition.
-    ///
-    /// # Errors
-    /// A stage the job does not have; a run that cannot be read or merged.
-    pub fn merged(
-        &self,
-        job: &Job,
-        index: usize,
-        partition: usize,
-    ) -> Result<PartitionMerge, ExecError> {
-        let stage = job.stages.get(index).ok_or_else(|| {
-            ExecError::Config(format!(
-                "stage {} of a job of {} stage(s)",
-                index + 1,
-                job.stages.len()
-            ))
-        })?;
-        if partition >= stage.partitions {
-            return Err(ExecError::Config(format!(
-                "partition {partition} of stage {} with {} partition(s)",
-                index + 1,
-                stage.partitions
-            )));
-        }
-        let runs = self.seal(index)?;
-        merge_partition(
-            &runs,
-            partition,
-            MergeSpec::of(stage),
-            self.shared.task_share,
-            &self.shared.runs,
-        )
     }
 }
 

@@ -38,6 +38,11 @@ pub trait RunSource: Send + Sync + Debug {
     /// # Errors
     /// The run cannot be read (an unreadable file).
     fn open(&self, partition: usize) -> Result<RunCursor, ExecError>;
+    /// Bytes `partition`'s records take encoded (`varint klen, varint vlen, key, value`), where
+    /// the run knows without reading them: what a copy of the partition in memory takes.
+    fn partition_bytes(&self, _partition: usize) -> Option<u64> {
+        None
+    }
 }
 
 /// A run, shared by the tasks that read it.
@@ -92,6 +97,9 @@ impl RunSource for SpillFile {
     fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
         Ok(RunCursor::Disk(Box::new(self.open_segment(partition)?)))
     }
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        Some(self.segment(partition).map_or(0, |s| s.raw_len))
+    }
 }
 
 /// A sorted run held in memory: records encoded back to back, partition after partition. Its
@@ -127,6 +135,10 @@ impl RunSource for MemRun {
             run: Arc::clone(&self.data),
             partition,
         })))
+    }
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        let len = self.data.partitions.get(partition).map_or(0, |r| r.len());
+        Some(u64::try_from(len).unwrap_or(u64::MAX))
     }
 }
 
@@ -248,6 +260,12 @@ impl MemRunBuilder {
                 _reservation: self.reservation,
             }),
         }
+    }
+}
+
+impl RunWriter for MemRunBuilder {
+    fn finish(self: Box<Self>) -> Result<Run, ExecError> {
+        Ok(Arc::new(MemRunBuilder::finish(*self)))
     }
 }
 

@@ -1,0 +1,310 @@
+//! Moving one task's output between workers: pushed by the worker that ran the task to the
+//! workers that own its partitions, or pulled by an owner from the task's worker when a push
+//! did not arrive.
+//!
+//! A task's output is one or more sorted runs. A transfer sends the records of some of their
+//! partitions, run by run, so that each run arrives sorted and becomes a run of the receiver's
+//! (in memory when its share for held runs has room, else a local spill file):
+//!
+//! ```text
+//!  'R' {"bytes":N}           a run begins; its records to follow take N bytes encoded
+//!  'D' partition records...  whole records of one partition (u32 big-endian partition)
+//!  'P' partition piece       part of a record too large for a frame; its last part comes in
+//!                            the next 'D' frame of the same partition
+//!  'E' {"records":N}         the end: the count the receiver checks
+//!  'X' reason                the sender cannot send
+//! ```
+//!
+//! A push is answered with 'A' once the receiver holds the runs (or 'X'); only then does the
+//! sender count the partitions as delivered. A receiver keeps the first copy of a task's
+//! partition it gets and drops later ones (a task run again after its worker was lost pushes
+//! again), so the merge sees every record once.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use serde::{Deserialize, Serialize};
+use sluice_api::ExecError;
+use sluice_exec::TaskHost;
+use sluice_format::record;
+use sluice_shuffle::{Run, RunCursor, RunKind, RunSource, RunWriter};
+use sluice_sort::{BytesCursor, SortedCursor};
+
+use crate::link::Link;
+use crate::ClusterError;
+
+/// Bytes of records a data frame carries, about.
+pub const FRAME_TARGET: usize = 1 << 20;
+
+const RUN: u8 = b'R';
+const DATA: u8 = b'D';
+const PIECE: u8 = b'P';
+const END: u8 = b'E';
+const FAILED: u8 = b'X';
+const ACK: u8 = b'A';
+
+#[derive(Serialize, Deserialize)]
+struct RunHeader {
+    bytes: u64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct EndFrame {
+    records: u64,
+}
+
+/// Sends `partitions` (ascending) of every run of `runs`; returns the records sent.
+pub(crate) fn send(
+    link: &mut Link,
+    runs: &[Run],
+    partitions: &[usize],
+) -> Result<u64, ClusterError> {
+    let mut records = 0u64;
+    let mut frame = Vec::with_capacity(FRAME_TARGET + 1024);
+    for run in runs {
+        let wanted: Vec<usize> = partitions
+            .iter()
+            .copied()
+            .filter(|p| run.has_records(*p))
+            .collect();
+        let bytes: u64 = wanted
+            .iter()
+            .map(|p| run.partition_bytes(*p).unwrap_or(0))
+            .sum();
+        link.send_parts(&[&[RUN], &json(&RunHeader { bytes })?])?;
+        for p in wanted {
+            let tag = u32::try_from(p)
+                .map_err(|_| ClusterError::Setup(format!("partition {p} does not fit a frame")))?
+                .to_be_bytes();
+            let mut cursor = run.open(p).map_err(ClusterError::Exec)?;
+            start(&mut frame, DATA, tag);
+            while cursor
+                .advance()
+                .map_err(|e| ClusterError::Exec(ExecError::from(e)))?
+            {
+                let (key, value) = (cursor.key(), cursor.value());
+                let len = record::encoded_len(key.len(), value.len());
+                if frame.len() > 5 && frame.len() + len > FRAME_TARGET {
+                    link.send_parts(&[&frame])?;
+                    start(&mut frame, DATA, tag);
+                }
+                record::encode(&mut frame, key, value);
+                records += 1;
+                if frame.len() > FRAME_TARGET {
+                    // One record larger than a frame: all but its last part as pieces.
+                    let encoded = frame.split_off(5);
+                    let mut rest = &encoded[..];
+                    while rest.len() > FRAME_TARGET {
+                        let (piece, tail) = rest.split_at(FRAME_TARGET);
+                        link.send_parts(&[&[PIECE], &tag, piece])?;
+                        rest = tail;
+                    }
+                    link.send_parts(&[&[DATA], &tag, rest])?;
+                    start(&mut frame, DATA, tag);
+                }
+            }
+            if frame.len() > 5 {
+                link.send_parts(&[&frame])?;
+            }
+        }
+    }
+    link.send_parts(&[&[END], &json(&EndFrame { records })?])?;
+    Ok(records)
+}
+
+fn start(frame: &mut Vec<u8>, tag: u8, partition: [u8; 4]) {
+    frame.clear();
+    frame.push(tag);
+    frame.extend_from_slice(&partition);
+}
+
+/// Tells the sender why its transfer cannot be served.
+pub(crate) fn refuse(link: &mut Link, reason: &str) {
+    let _ = link.send_parts(&[&[FAILED], reason.as_bytes()]);
+}
+
+/// Acknowledges a push: the receiver holds the runs.
+pub(crate) fn acknowledge(link: &mut Link) -> Result<(), ClusterError> {
+    link.send_parts(&[&[ACK]])
+}
+
+/// Waits for a push's acknowledgement.
+pub(crate) fn acknowledged(link: &mut Link) -> Result<(), ClusterError> {
+    let peer = link.peer().to_string();
+    match link.recv_frame()? {
+        Some(frame) if frame.first() == Some(&ACK) => Ok(()),
+        Some(frame) if frame.first() == Some(&FAILED) => Err(ClusterError::Protocol {
+            peer,
+            reason: format!("refused the push: {}", String::from_utf8_lossy(&frame[1..])),
+        }),
+        Some(_) => Err(ClusterError::Protocol {
+            peer,
+            reason: "answered a push with something else than an acknowledgement".into(),
+        }),
+        None => Err(ClusterError::Protocol {
+            peer,
+            reason: "closed the connection before acknowledging the push".into(),
+        }),
+    }
+}
+
+/// Receives a transfer of a task's runs of a stage of `partitions` partitions into `host`'s
+/// memory or spill files. Returns the runs (each holding only what was sent).
+pub(crate) fn receive(
+    link: &mut Link,
+    host: &TaskHost,
+    partitions: usize,
+) -> Result<Vec<Run>, ClusterError> {
+    let peer = link.peer().to_string();
+    let bad = |reason: String| ClusterError::Protocol {
+        peer: peer.clone(),
+        reason,
+    };
+    let mut runs: Vec<Run> = Vec::new();
+    let mut writer: Option<Box<dyn RunWriter>> = None;
+    let mut last_partition = 0usize;
+    let mut pieces: Vec<u8> = Vec::new();
+    let mut records = 0u64;
+    loop {
+        let Some(frame) = link.recv_frame()? else {
+            return Err(bad("the transfer ended before its end frame".into()));
+        };
+        let Some((&tag, body)) = frame.split_first() else {
+            return Err(bad("an empty frame".into()));
+        };
+        match tag {
+            RUN => {
+                if let Some(w) = writer.take() {
+                    runs.push(w.finish().map_err(ClusterError::Exec)?);
+                }
+                let header: RunHeader = serde_json::from_slice(body)
+                    .map_err(|e| bad(format!("a bad run header: {e}")))?;
+                writer = Some(
+                    host.run_writer(partitions, header.bytes)
+                        .map_err(ClusterError::Exec)?,
+                );
+                last_partition = 0;
+            }
+            DATA | PIECE => {
+                let Some(w) = writer.as_mut() else {
+                    return Err(bad("records before a run header".into()));
+                };
+                let (partition, data) = match body.split_first_chunk::<4>() {
+                    Some((p, data)) => (u32::from_be_bytes(*p), data),
+                    None => return Err(bad("a data frame without its partition".into())),
+                };
+                let partition = usize::try_from(partition).unwrap_or(usize::MAX);
+                if partition >= partitions || partition < last_partition {
+                    return Err(bad(format!(
+                        "partition {partition} out of order or range (of {partitions})"
+                    )));
+                }
+                last_partition = partition;
+                if tag == PIECE {
+                    pieces.extend_from_slice(data);
+                    continue;
+                }
+                let chunk = if pieces.is_empty() {
+                    Chunk::Frame(frame.slice(5..))
+                } else {
+                    let mut joined = std::mem::take(&mut pieces);
+                    joined.extend_from_slice(data);
+                    Chunk::Joined(joined)
+                };
+                let mut cursor = BytesCursor::new(chunk);
+                while cursor
+                    .advance()
+                    .map_err(|e| bad(format!("a corrupt record: {e}")))?
+                {
+                    w.write(partition, cursor.key(), cursor.value())
+                        .map_err(ClusterError::Exec)?;
+                    records += 1;
+                }
+            }
+            END => {
+                let end: EndFrame = serde_json::from_slice(body)
+                    .map_err(|e| bad(format!("a bad end frame: {e}")))?;
+                if end.records != records || !pieces.is_empty() {
+                    return Err(bad(format!(
+                        "{} records sent, {records} received",
+                        end.records
+                    )));
+                }
+                if let Some(w) = writer.take() {
+                    runs.push(w.finish().map_err(ClusterError::Exec)?);
+                }
+                return Ok(runs);
+            }
+            FAILED => {
+                return Err(bad(format!(
+                    "cannot send: {}",
+                    String::from_utf8_lossy(body)
+                )))
+            }
+            other => return Err(bad(format!("a frame of unknown kind {other:#04x}"))),
+        }
+    }
+}
+
+/// The records of one frame (or of pieces joined), without the frame's tag and partition.
+enum Chunk {
+    Frame(Bytes),
+    Joined(Vec<u8>),
+}
+
+impl AsRef<[u8]> for Chunk {
+    fn as_ref(&self) -> &[u8] {
+        match self {
+            Chunk::Frame(bytes) => bytes,
+            Chunk::Joined(bytes) => bytes,
+        }
+    }
+}
+
+/// A run seen through a set of its partitions: a worker keeps, of each copy of a task's
+/// output it gets, only the partitions it had no copy of.
+#[derive(Debug)]
+pub(crate) struct Only {
+    run: Run,
+    partitions: Arc<BTreeSet<usize>>,
+}
+
+impl Only {
+    /// `run`, showing only `partitions`.
+    pub(crate) fn wrap(run: Run, partitions: Arc<BTreeSet<usize>>) -> Run {
+        Arc::new(Only { run, partitions })
+    }
+}
+
+impl RunSource for Only {
+    fn kind(&self) -> RunKind {
+        self.run.kind()
+    }
+    fn has_records(&self, partition: usize) -> bool {
+        self.partitions.contains(&partition) && self.run.has_records(partition)
+    }
+    fn bytes(&self) -> u64 {
+        self.run.bytes()
+    }
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        if self.partitions.contains(&partition) {
+            self.run.open(partition)
+        } else {
+            Ok(RunCursor::Other(Box::new(BytesCursor::new(
+                Vec::<u8>::new(),
+            ))))
+        }
+    }
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        if self.partitions.contains(&partition) {
+            self.run.partition_bytes(partition)
+        } else {
+            Some(0)
+        }
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ClusterError> {
+    serde_json::to_vec(value).map_err(|e| ClusterError::Setup(format!("cannot serialise: {e}")))
+}
