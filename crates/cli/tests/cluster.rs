@@ -11,6 +11,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
@@ -21,6 +22,8 @@ struct Workers {
     addrs: Vec<String>,
     scratch: Vec<PathBuf>,
     secret: PathBuf,
+    /// Each worker's log lines so far.
+    logs: Vec<Arc<Mutex<Vec<String>>>>,
 }
 
 impl Workers {
@@ -45,6 +48,7 @@ impl Workers {
             addrs: Vec::new(),
             scratch: Vec::new(),
             secret,
+            logs: Vec::new(),
         };
         for i in 0..n {
             let scratch = dir.join(format!("scratch-{i}"));
@@ -71,12 +75,16 @@ impl Workers {
                 .and_then(|rest| rest.split_whitespace().next())
                 .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
                 .to_string();
+            let log = Arc::new(Mutex::new(Vec::new()));
+            let kept = Arc::clone(&log);
             std::thread::spawn(move || {
                 for line in stderr.lines() {
                     let Ok(line) = line else { break };
                     eprintln!("[worker {i}] {line}");
+                    kept.lock().unwrap().push(line);
                 }
             });
+            workers.logs.push(log);
             workers.children.push(child);
             workers.addrs.push(addr);
             workers.scratch.push(scratch);
@@ -99,6 +107,34 @@ impl Workers {
         self.scratch
             .iter()
             .all(|d| fs::read_dir(d).map_or(true, |mut e| e.next().is_none()))
+    }
+
+    /// Waits up to `timeout` for the scratch directories of the workers still running to
+    /// empty; whether they did.
+    fn scratch_empties(&mut self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let mut empty = true;
+            for (child, dir) in self.children.iter_mut().zip(&self.scratch) {
+                let running = matches!(child.try_wait(), Ok(None));
+                if running && fs::read_dir(dir).is_ok_and(|mut e| e.next().is_some()) {
+                    empty = false;
+                }
+            }
+            if empty || Instant::now() > deadline {
+                return empty;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The shuffle address worker `i` logged for its latest job.
+    fn shuffle_addr(&self, i: usize) -> Option<String> {
+        let log = self.logs[i].lock().unwrap();
+        log.iter()
+            .rev()
+            .find_map(|l| l.split("(shuffle at ").nth(1))
+            .map(|rest| rest.trim_end_matches(')').to_string())
     }
 
     fn alive(&mut self) -> usize {
@@ -620,4 +656,219 @@ fn a_worker_killed_mid_job_costs_only_its_work() {
     assert!(out.status.success(), "killed in the reduce phase: {stderr}");
     assert_same_per_key(&expected, &output, "killed in the reduce phase");
     assert_no_staging(dir.path());
+}
+
+/// A small deterministic generator of trial timings (no dependency for a few numbers).
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound.max(1)
+    }
+}
+
+#[test]
+fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    for f in 0..12 {
+        let text: String = (0..1500)
+            .map(|i| format!("k{} {f}\tv{i}\n", i % 37))
+            .collect();
+        fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
+    }
+    write_script(dir.path(), "map.sh", "#!/bin/sh\nsleep 0.2\ncat\n");
+    write_script(dir.path(), "reduce.sh", "#!/bin/sh\nsleep 0.2\ncat\n");
+    let job = |out: &str| {
+        strings(&[
+            "-input",
+            "in",
+            "-output",
+            out,
+            "-mapper",
+            "./map.sh",
+            "-reducer",
+            "./reduce.sh",
+            "-numReduceTasks",
+            "3",
+        ])
+    };
+    let mut args = vec!["streaming".to_string()];
+    args.extend(job("expected"));
+    ok(&sluice(&args, dir.path()), "the job on one machine");
+    let expected = dir.path().join("expected");
+
+    let seed = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(1, |d| d.as_nanos() as u64);
+    eprintln!("kill trials: seed {seed}");
+    let mut rng = Lcg(seed);
+    let (mut completed, mut failed, mut during) = (0, 0, 0);
+    for trial in 0..20 {
+        let mut workers = Workers::start(&dir.path().join(format!("trial-{trial}")), 3);
+        let out = format!("out-{trial}");
+        let mut args = vec!["streaming".to_string()];
+        args.extend(workers.args());
+        args.extend(job(&out));
+        let child = Command::new(SLUICE)
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let victim = rng.next(3) as usize;
+        let delay = Duration::from_millis(rng.next(1500));
+        std::thread::sleep(delay);
+        workers.children[victim].kill().unwrap();
+        workers.children[victim].wait().unwrap();
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = format!("trial {trial} (seed {seed}): worker {victim} killed after {delay:?}");
+        if stderr.contains("lost") {
+            during += 1;
+        }
+        if output.status.success() {
+            completed += 1;
+            assert_same_per_key(&expected, &dir.path().join(&out), &what);
+        } else {
+            failed += 1;
+            let reason = stderr
+                .lines()
+                .filter(|l| l.contains("ERROR"))
+                .collect::<Vec<_>>()
+                .join(" | ");
+            eprintln!("{what}: failed cleanly: {reason}");
+            assert!(
+                !dir.path().join(&out).exists(),
+                "{what}: failed, but left output: {stderr}"
+            );
+        }
+        assert_no_staging(dir.path());
+        assert_eq!(workers.alive(), 2, "{what}: the other workers carry on");
+        assert!(
+            workers.scratch_empties(Duration::from_secs(5)),
+            "{what}: scratch left behind"
+        );
+    }
+    eprintln!(
+        "kill trials: {completed} completed, {failed} failed cleanly; {during} kills landed \
+         while the job ran"
+    );
+    assert!(
+        completed >= 10,
+        "most trials should complete: {completed} of 20"
+    );
+    assert!(
+        during >= 8,
+        "too few kills landed while the job ran: {during} of 20"
+    );
+}
+
+#[test]
+fn a_coordinator_killed_mid_job_leaves_the_workers_clean_and_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut workers = Workers::start(dir.path(), 2);
+    write_input(dir.path());
+    write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 2\ncat\n");
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./slow.sh",
+        "-reducer",
+        "cat",
+    ]));
+    let mut job = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    job.kill().unwrap();
+    job.wait().unwrap();
+    assert!(
+        !dir.path().join("out").exists(),
+        "a killed job committed output"
+    );
+    assert!(
+        workers.scratch_empties(Duration::from_secs(10)),
+        "the job's files stayed on a worker"
+    );
+    assert_eq!(workers.alive(), 2);
+    // The workers take the next job.
+    let mut args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--output",
+        "again",
+    ]);
+    args.extend(workers.args());
+    ok(&sluice(&args, dir.path()), "a job after the killed one");
+}
+
+#[test]
+fn a_shuffle_listener_refuses_peers_without_the_jobs_secret() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = Workers::start(dir.path(), 2);
+    write_input(dir.path());
+    write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 2\ncat\n");
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./slow.sh",
+        "-reducer",
+        "cat",
+    ]));
+    let job = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // While the job runs: garbage, a half handshake and a silent peer at a shuffle port.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let addr = loop {
+        if let Some(addr) = workers.shuffle_addr(0) {
+            break addr;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the worker did not log its shuffle address"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut silent = std::net::TcpStream::connect(&addr).unwrap();
+    for junk in [
+        &b"\x00\x00\x00\x10garbage garbage!"[..],
+        b"SLCN\x01",
+        b"\xff\xff\xff\xff",
+    ] {
+        let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+        let _ = stream.write_all(junk);
+    }
+    let output = job.wait_with_output().unwrap();
+    ok(&output, "the job beside refused peers");
+    let _ = silent.write_all(b"late");
+    assert!(dir.path().join("out/_SUCCESS").exists());
 }

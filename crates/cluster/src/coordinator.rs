@@ -140,8 +140,21 @@ pub fn run_on_workers(
     status.enter(Phase::Planning, 0);
     let net = Net::new()?;
     let mut links = Vec::new();
+    // A worker that cannot be reached is left out, as long as one can: the job runs on
+    // those there are (a secret the workers do not share fails at every one of them).
+    let mut unreachable = Vec::new();
     for name in &workers.workers {
-        links.push(hello(&net, name, secret)?);
+        match hello(&net, name, secret) {
+            Ok(link) => links.push(link),
+            Err(e) => unreachable.push(e),
+        }
+    }
+    if links.is_empty() {
+        let first = unreachable.into_iter().next();
+        return Err(first.unwrap_or_else(|| ClusterError::Setup("no workers were given".into())));
+    }
+    for e in &unreachable {
+        status.attempt_failed(left_out(e));
     }
     let output =
         JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?;
@@ -176,7 +189,7 @@ pub fn run_on_workers(
         spill_codec: job.config.spill_codec.to_string(),
         job_secret: job_secret.to_hex(),
     };
-    let mut run = Run::start(links, &start)?;
+    let mut run = Run::start(links, &start, &status)?;
     let result = run.run(&job, &input, &status);
     let result = result.and_then(|phases| {
         let phase_start = Instant::now();
@@ -234,6 +247,22 @@ pub fn run_on_workers(
         })
         .collect();
     Ok(ClusterReport { report, workers })
+}
+
+/// How the console hears of a worker left out of the job.
+fn left_out(e: &ClusterError) -> AttemptFailure {
+    AttemptFailure {
+        attempt: TaskContext {
+            is_map: true,
+            task: 0,
+            attempt: 0,
+            stage: 1,
+        },
+        task: "a worker".into(),
+        error: format!("left out of the job: {e}"),
+        attempts: 1,
+        retried: true,
+    }
 }
 
 /// Connects to worker `name` and exchanges hellos.
@@ -395,27 +424,43 @@ enum Event {
 
 impl Run {
     /// Starts the job on every worker and tells each the others' shuffle addresses.
-    fn start(links: Vec<(Link, WorkerState)>, start: &JobStart) -> Result<Run, ClusterError> {
+    fn start(
+        links: Vec<(Link, WorkerState)>,
+        start: &JobStart,
+        status: &JobStatus,
+    ) -> Result<Run, ClusterError> {
         let mut workers = Vec::new();
         let mut readers = Vec::new();
         let mut writers = Vec::new();
         let mut shuffles = Vec::new();
+        let mut lost = Vec::new();
         for (mut link, state) in links {
-            link.send(&ToWorker::Start(Box::new(start.clone())))?;
-            match link.recv_within::<ToCoordinator>(START_TIMEOUT)? {
-                Some(ToCoordinator::JobReady { shuffle }) => shuffles.push(shuffle),
-                Some(ToCoordinator::JobFailed { error }) => {
+            let ready = link
+                .send(&ToWorker::Start(Box::new(start.clone())))
+                .and_then(|()| link.recv_within::<ToCoordinator>(START_TIMEOUT));
+            match ready {
+                Ok(Some(ToCoordinator::JobReady { shuffle })) => shuffles.push(shuffle),
+                Ok(Some(ToCoordinator::JobFailed { error })) => {
                     return Err(ClusterError::Worker {
                         worker: state.label(),
                         error,
                     })
                 }
-                other => {
+                // Gone before the job started: the job runs on the others.
+                Ok(None) | Err(ClusterError::Net(_)) => {
+                    lost.push(ClusterError::WorkerLost {
+                        worker: state.label(),
+                        reason: "it went away as the job started".into(),
+                    });
+                    continue;
+                }
+                Ok(Some(other)) => {
                     return Err(ClusterError::Protocol {
                         peer: state.label(),
                         reason: format!("expected the job to be ready, got {other:?}"),
                     })
                 }
+                Err(e) => return Err(e),
             }
             let (reader, writer) = link.split();
             readers.push(reader);
@@ -433,6 +478,15 @@ impl Run {
                 }
             });
         }
+        if workers.is_empty() {
+            return Err(lost
+                .into_iter()
+                .next()
+                .unwrap_or_else(|| ClusterError::Setup("no workers were given".into())));
+        }
+        for e in &lost {
+            status.attempt_failed(left_out(e));
+        }
         let run = Run {
             gone: vec![false; workers.len()],
             shuffles,
@@ -444,14 +498,13 @@ impl Run {
         Ok(run)
     }
 
+    /// Sends `message` to `worker`. A connection that fails is not an error here: its
+    /// reading end reports the worker lost, and whoever waits for the worker handles that.
     fn send(&mut self, worker: usize, message: &ToWorker) -> Result<(), ClusterError> {
-        let label = self.workers[worker].label();
-        self.writers[worker]
-            .send(message)
-            .map_err(|e| ClusterError::WorkerLost {
-                worker: label,
-                reason: e.to_string(),
-            })
+        match self.writers[worker].send(message) {
+            Err(ClusterError::Net(_)) | Ok(()) => Ok(()),
+            Err(e) => Err(e),
+        }
     }
 
     /// The map phase, then each stage; returns the phases' timings.

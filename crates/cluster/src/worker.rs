@@ -214,8 +214,8 @@ impl Session<'_> {
                     let id = start.job_id.clone();
                     match RunningJob::start(self.worker, *start) {
                         Ok(job) => {
-                            (self.worker.log)(&format!("job {id} started"));
                             let shuffle = job.shuffle_addr.to_string();
+                            (self.worker.log)(&format!("job {id} started (shuffle at {shuffle})"));
                             self.job = Some(job);
                             self.send(&ToCoordinator::JobReady { shuffle })?;
                         }
