@@ -6,7 +6,7 @@
 //! here. The secret is a file only its owner can read (`sluice secret FILE` makes one).
 
 use std::io::Write as _;
-use std::net::SocketAddr;
+use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -14,7 +14,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sluice_api::JobStatus;
-use sluice_cluster::{ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettings};
+use std::time::Duration;
+
+use sluice_cluster::{ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettings, YarnSettings};
 use sluice_net::Secret;
 
 use crate::size::human_bytes;
@@ -25,19 +27,30 @@ use crate::{at_least_one, default_threads, parse_size_arg};
 pub(crate) enum ClusterTarget {
     /// Workers started by something else, by address.
     Workers(WorkerList),
+    /// Workers YARN starts for the job, this many.
+    Yarn(usize),
 }
 
-/// Parses `--cluster`: `workers=HOST:PORT,...`.
+/// Workers a YARN job asks for when `--cluster yarn` does not say.
+const DEFAULT_YARN_WORKERS: usize = 2;
+
+/// Parses `--cluster`: `workers=HOST:PORT,...`, `yarn` or `yarn:N`.
 pub(crate) fn parse_cluster(text: &str) -> Result<ClusterTarget, String> {
+    if text == "yarn" {
+        return Ok(ClusterTarget::Yarn(DEFAULT_YARN_WORKERS));
+    }
+    if let Some(n) = text.strip_prefix("yarn:") {
+        return match n.parse::<usize>() {
+            Ok(n) if n > 0 => Ok(ClusterTarget::Yarn(n)),
+            _ => Err(format!(
+                "--cluster {text}: expected yarn:N with N at least 1"
+            )),
+        };
+    }
     match text.split_once('=') {
         Some(("workers", list)) => WorkerList::parse(list).map(ClusterTarget::Workers),
-        _ if text == "yarn" => Err(
-            "--cluster yarn is not available in this build yet; start workers with `sluice \
-             worker` and give --cluster workers=HOST:PORT,..."
-                .into(),
-        ),
         _ => Err(format!(
-            "--cluster {text}: expected workers=HOST:PORT[,HOST:PORT...]"
+            "--cluster {text}: expected workers=HOST:PORT[,HOST:PORT...], yarn or yarn:N"
         )),
     }
 }
@@ -78,11 +91,15 @@ pub(crate) fn write_secret(path: &Path) -> Result<()> {
 /// `sluice worker`'s options.
 #[derive(Args)]
 pub(crate) struct WorkerArgs {
-    /// The address to listen on, e.g. 10.0.0.5:7070 (no default: a worker listens only where
-    /// it is told to). Coordinators connect here; each job's shuffle listens on the same
-    /// address's host at a port of its own.
-    #[arg(long)]
-    listen: SocketAddr,
+    /// The address to listen on for coordinators, e.g. 10.0.0.5:7070 (no default: a worker
+    /// listens only where it is told to). Each job's shuffle listens on the address the
+    /// coordinator reached, at a port of its own.
+    #[arg(long, required_unless_present = "connect", conflicts_with = "connect")]
+    listen: Option<SocketAddr>,
+    /// Instead of listening, connect to the coordinator at HOST:PORT, work for its job, and
+    /// exit (how workers start in YARN containers).
+    #[arg(long, value_name = "HOST:PORT")]
+    connect: Option<String>,
     /// The cluster's secret (a file readable by its owner only) [default: $SLUICE_SECRET_FILE].
     #[arg(long)]
     secret_file: Option<PathBuf>,
@@ -101,15 +118,17 @@ pub(crate) struct WorkerArgs {
     quiet: bool,
 }
 
-/// Runs `sluice worker` until the process is stopped.
+/// Runs `sluice worker`: until the process is stopped (`--listen`), or until the
+/// coordinator is done with it (`--connect`).
 pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let secret = read_secret(args.secret_file.as_deref())?;
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let threads = args.threads.unwrap_or_else(default_threads);
+    let port = args.listen.map_or(0, |a| a.port());
     let scratch = args.scratch.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("sluice-worker-{}", args.listen.port()))
+        std::env::temp_dir().join(format!("sluice-worker-{port}-{}", std::process::id()))
     });
-    let settings = WorkerSettings::new(args.listen, scratch.clone(), memory, threads, secret);
+    let settings = WorkerSettings::new(scratch.clone(), memory, threads, secret);
     let stores: Arc<sluice_cluster::StoresFactory> = Arc::new(|defines, job| {
         let config = crate::stores::store_config(defines).map_err(|e| format!("{e:#}"))?;
         Ok(crate::stores::stores(&config, job))
@@ -123,11 +142,24 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
             );
         }
     });
-    let worker = Worker::bind(settings, stores, Arc::clone(&log))
-        .with_context(|| format!("cannot start a worker on {}", args.listen))?;
+    if let Some(coordinator) = &args.connect {
+        let addr = coordinator
+            .to_socket_addrs()
+            .with_context(|| format!("--connect {coordinator}"))?
+            .next()
+            .with_context(|| format!("--connect {coordinator}: resolves to no address"))?;
+        let result = Worker::connect(addr, settings, stores, log);
+        let _ = std::fs::remove_dir(&scratch);
+        return result.with_context(|| format!("working for the coordinator at {coordinator}"));
+    }
+    let Some(listen) = args.listen else {
+        bail!("give --listen ADDR:PORT or --connect HOST:PORT");
+    };
+    let worker = Worker::bind(listen, settings, stores, Arc::clone(&log))
+        .with_context(|| format!("cannot start a worker on {listen}"))?;
     log(&format!(
         "listening on {} ({threads} threads, {} per job, scratch {})",
-        worker.local_addr(),
+        worker.local_addr().unwrap_or(listen),
         human_bytes(args.memory),
         scratch.display()
     ));
@@ -136,18 +168,204 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
 }
 
 /// Runs `job` on `target`'s workers, with the secret from `secret_file` (else
-/// `SLUICE_SECRET_FILE`).
+/// `SLUICE_SECRET_FILE`; a YARN job without either makes a secret of its own).
 pub(crate) fn run_on(
     target: &ClusterTarget,
     secret_file: Option<&Path>,
     job: ClusterJob<'_>,
+    memory: u64,
+    threads: usize,
     status: Arc<JobStatus>,
 ) -> Result<ClusterReport> {
-    let ClusterTarget::Workers(workers) = target;
-    let secret = read_secret(secret_file)?;
-    Ok(sluice_cluster::run_on_workers(
-        job, workers, &secret, status,
-    )?)
+    match target {
+        ClusterTarget::Workers(workers) => {
+            let secret = read_secret(secret_file)?;
+            Ok(sluice_cluster::run_on_workers(
+                job, workers, &secret, status,
+            )?)
+        }
+        ClusterTarget::Yarn(workers) => {
+            run_on_yarn(*workers, secret_file, job, memory, threads, status)
+        }
+    }
+}
+
+/// Runs `job` on `workers` workers in YARN containers.
+fn run_on_yarn(
+    workers: usize,
+    secret_file: Option<&Path>,
+    job: ClusterJob<'_>,
+    memory: u64,
+    threads: usize,
+    status: Arc<JobStatus>,
+) -> Result<ClusterReport> {
+    let setting = |key: &str| {
+        job.defines
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.trim().to_string())
+    };
+    // The job's own secret unless the user keeps one: YARN starts the workers for this job
+    // alone and hands them the file privately.
+    let own_secret = match secret_file.map(Path::to_path_buf).or_else(|| {
+        std::env::var_os(SECRET_ENV)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    }) {
+        Some(path) => SecretFile::Given(path),
+        None => SecretFile::made()?,
+    };
+    let secret = read_secret(Some(own_secret.path()))?;
+    let listen = coordinator_address(setting("sluice.coordinator.address").as_deref())?;
+    let wait = match setting("sluice.yarn.wait.seconds") {
+        Some(v) => Duration::from_secs(
+            v.parse()
+                .with_context(|| format!("-D sluice.yarn.wait.seconds={v}: expected seconds"))?,
+        ),
+        None => Duration::from_secs(300),
+    };
+    let yarn = YarnSettings {
+        java: java()?,
+        classpath: yarn_classpath()?,
+        binary: std::env::current_exe().context("cannot find the sluice binary to ship")?,
+        secret_file: own_secret.path().to_path_buf(),
+        workers,
+        worker_memory: memory,
+        container_mb: sluice_cluster::container_mb(memory, threads, job.job.memory_per_task as u64),
+        threads,
+        queue: setting("mapreduce.job.queuename"),
+        name: format!("sluice {}", job.job.name),
+        listen,
+        wait,
+    };
+    Ok(sluice_cluster::run_on_yarn(job, &yarn, &secret, status)?)
+}
+
+/// A secret file: the user's, or one made for a job and removed (with its directory) after it.
+enum SecretFile {
+    Given(PathBuf),
+    Made {
+        _dir: tempfile::TempDir,
+        path: PathBuf,
+    },
+}
+
+impl SecretFile {
+    fn made() -> Result<SecretFile> {
+        let dir = tempfile::Builder::new()
+            .prefix("sluice-secret-")
+            .tempdir()
+            .context("cannot make a directory for the job's secret")?;
+        let path = dir.path().join("secret");
+        write_secret(&path)?;
+        Ok(SecretFile::Made { _dir: dir, path })
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            SecretFile::Given(path) | SecretFile::Made { path, .. } => path,
+        }
+    }
+}
+
+/// Where the coordinator listens for YARN's workers: `-D sluice.coordinator.address=HOST[:PORT]`,
+/// else this host's name's address (an address the cluster's nodes reach), any port.
+fn coordinator_address(given: Option<&str>) -> Result<SocketAddr> {
+    if let Some(text) = given {
+        let with_port = if text.contains(':') {
+            text.to_string()
+        } else {
+            format!("{text}:0")
+        };
+        return with_port
+            .to_socket_addrs()
+            .with_context(|| format!("-D sluice.coordinator.address={text}"))?
+            .next()
+            .with_context(|| format!("-D sluice.coordinator.address={text}: no address"));
+    }
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|h| h.trim().to_string())
+        .unwrap_or_else(|_| "localhost".into());
+    let addrs: Vec<SocketAddr> = (host.as_str(), 0)
+        .to_socket_addrs()
+        .map(Iterator::collect)
+        .unwrap_or_default();
+    Ok(addrs
+        .iter()
+        .find(|a| a.is_ipv4() && !a.ip().is_loopback())
+        .or_else(|| addrs.first())
+        .copied()
+        .unwrap_or_else(|| SocketAddr::from(([127, 0, 0, 1], 0))))
+}
+
+/// The `java` to run YARN's submitter: `$JAVA_HOME/bin/java`, else the one on `PATH`.
+fn java() -> Result<PathBuf> {
+    if let Some(home) = std::env::var_os("JAVA_HOME").filter(|h| !h.is_empty()) {
+        let java = PathBuf::from(home).join("bin/java");
+        if java.exists() {
+            return Ok(java);
+        }
+    }
+    Ok(PathBuf::from("java"))
+}
+
+/// The submitter's class path: `HADOOP_CONF_DIR`, Hadoop's client jars
+/// (`SLUICE_YARN_CLASSPATH`, else what `hadoop classpath` prints), and `sluice-yarn.jar`.
+fn yarn_classpath() -> Result<String> {
+    let mut parts = Vec::new();
+    if let Some(conf) = std::env::var_os("HADOOP_CONF_DIR").filter(|c| !c.is_empty()) {
+        parts.push(PathBuf::from(conf).display().to_string());
+    }
+    let hadoop = match std::env::var("SLUICE_YARN_CLASSPATH") {
+        Ok(cp) if !cp.is_empty() => cp,
+        _ => {
+            let out = std::process::Command::new("hadoop")
+                .arg("classpath")
+                .output()
+                .context(
+                    "--cluster yarn needs Hadoop's client classes: put the `hadoop` command on \
+                     PATH, or set SLUICE_YARN_CLASSPATH",
+                )?;
+            if !out.status.success() {
+                bail!(
+                    "`hadoop classpath` failed: {}",
+                    String::from_utf8_lossy(&out.stderr).trim()
+                );
+            }
+            String::from_utf8_lossy(&out.stdout).trim().to_string()
+        }
+    };
+    parts.push(hadoop);
+    parts.push(yarn_jar()?.display().to_string());
+    Ok(parts.join(":"))
+}
+
+/// `sluice-yarn.jar`: `SLUICE_YARN_JAR`, else beside the binary (`../share/sluice/`, the
+/// same directory, or a build tree's `target/yarn/`).
+fn yarn_jar() -> Result<PathBuf> {
+    if let Some(jar) = std::env::var_os("SLUICE_YARN_JAR").filter(|j| !j.is_empty()) {
+        return Ok(PathBuf::from(jar));
+    }
+    let exe = std::env::current_exe().context("cannot find the sluice binary")?;
+    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let candidates = [
+        dir.join("../share/sluice/sluice-yarn.jar"),
+        dir.join("sluice-yarn.jar"),
+        dir.join("../yarn/sluice-yarn.jar"),
+        dir.join("../../yarn/sluice-yarn.jar"),
+    ];
+    candidates
+        .iter()
+        .find(|c| c.exists())
+        .cloned()
+        .with_context(|| {
+            format!(
+                "--cluster yarn needs sluice-yarn.jar (`make yarn` builds it): set \
+                 SLUICE_YARN_JAR, or put it in {}",
+                dir.join("../share/sluice").display()
+            )
+        })
 }
 
 /// Prints each worker's part of a job.

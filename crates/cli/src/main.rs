@@ -160,7 +160,8 @@ pub(crate) struct CommonArgs {
     #[arg(long, value_parser = parse_location)]
     spill_dir: Option<PathBuf>,
     /// Run on a cluster: workers=HOST:PORT[,HOST:PORT...] (workers started with `sluice
-    /// worker`) [default: this machine]. --memory and --threads are then each worker's own.
+    /// worker`), or yarn[:N] (N workers in YARN containers, default 2; HADOOP_CONF_DIR says
+    /// where YARN is) [default: this machine]. --memory and --threads are then each worker's.
     #[arg(long, value_parser = cluster::parse_cluster)]
     cluster: Option<cluster::ClusterTarget>,
     /// The cluster's secret, the file the workers were started with [default:
@@ -413,6 +414,8 @@ fn execute(
                 defines: args.define.clone(),
                 job_id: sluice_cluster::new_job_id(),
             },
+            args.memory,
+            config.threads,
             Arc::clone(&status),
         )
         .map(|report| (report.report.clone(), Some(report))),

@@ -133,13 +133,20 @@ fn run_here_or_on(
         defines: defines.to_vec(),
         job_id: built.job_id().to_string(),
     };
-    crate::cluster::run_on(target, secret.as_deref(), job, Arc::clone(status))
-        .map(|report| report.report)
-        .map_err(|e| match e.downcast::<sluice_cluster::ClusterError>() {
-            Ok(sluice_cluster::ClusterError::Exec(e)) => e,
-            Ok(other) => ExecError::Source(Box::new(other)),
-            Err(other) => ExecError::Source(other.into()),
-        })
+    crate::cluster::run_on(
+        target,
+        secret.as_deref(),
+        job,
+        u64::try_from(config.memory).unwrap_or(u64::MAX),
+        config.threads,
+        Arc::clone(status),
+    )
+    .map(|report| report.report)
+    .map_err(|e| match e.downcast::<sluice_cluster::ClusterError>() {
+        Ok(sluice_cluster::ClusterError::Exec(e)) => e,
+        Ok(other) => ExecError::Source(Box::new(other)),
+        Err(other) => ExecError::Source(other.into()),
+    })
 }
 
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1

@@ -156,6 +156,16 @@ pub fn run_on_workers(
     for e in &unreachable {
         status.attempt_failed(left_out(e));
     }
+    run_linked(job, links, status, started)
+}
+
+/// Runs `job` on the workers at the ends of `links` (greeted already).
+pub(crate) fn run_linked(
+    job: ClusterJob<'_>,
+    links: Vec<(Link, WorkerState)>,
+    status: Arc<JobStatus>,
+    started: Instant,
+) -> Result<ClusterReport, ClusterError> {
     let output =
         JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?;
     let staging = output.committer().staging().ok_or_else(|| {
@@ -268,12 +278,17 @@ fn left_out(e: &ClusterError) -> AttemptFailure {
 /// Connects to worker `name` and exchanges hellos.
 fn hello(net: &Net, name: &str, secret: &Secret) -> Result<(Link, WorkerState), ClusterError> {
     let addr = resolve(name)?;
-    let mut link = connect(net.handle(), addr, secret, CONNECT_TIMEOUT).map_err(|e| {
+    let link = connect(net.handle(), addr, secret, CONNECT_TIMEOUT).map_err(|e| {
         ClusterError::WorkerLost {
             worker: name.to_string(),
             reason: format!("cannot connect: {e}"),
         }
     })?;
+    greet(link, name)
+}
+
+/// Exchanges hellos with the worker at the end of `link`, which messages call `name`.
+pub(crate) fn greet(mut link: Link, name: &str) -> Result<(Link, WorkerState), ClusterError> {
     link.send(&ToWorker::Hello {
         version: PROTOCOL_VERSION,
     })?;
@@ -326,7 +341,7 @@ fn resolve(name: &str) -> Result<SocketAddr, ClusterError> {
 }
 
 /// What the coordinator knows of a worker.
-struct WorkerState {
+pub(crate) struct WorkerState {
     name: String,
     host: String,
     threads: usize,

@@ -23,6 +23,7 @@ mod link;
 pub mod protocol;
 mod segments;
 mod worker;
+mod yarn;
 
 pub use coordinator::{
     new_job_id, run_on_workers, ClusterJob, ClusterReport, WorkerList, WorkerSummary,
@@ -31,3 +32,4 @@ pub use error::ClusterError;
 pub use protocol::ShuffleStats;
 pub use segments::FRAME_TARGET;
 pub use worker::{Log, StoresFactory, Worker, WorkerSettings};
+pub use yarn::{container_mb, run_on_yarn, YarnSettings};

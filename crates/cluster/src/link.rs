@@ -64,6 +64,11 @@ impl Link {
         self.conn.peer()
     }
 
+    /// This end's address.
+    pub(crate) fn local_addr(&self) -> SocketAddr {
+        self.conn.local_addr()
+    }
+
     /// Sends `message` as one JSON frame.
     pub(crate) fn send<T: Serialize>(&mut self, message: &T) -> Result<(), ClusterError> {
         let json = to_json(message)?;

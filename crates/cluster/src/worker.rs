@@ -43,8 +43,6 @@ const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct WorkerSettings {
-    /// The address to listen on for coordinators.
-    pub listen: SocketAddr,
     /// Where jobs' spill files go (a local disk); each job gets a directory of its own.
     pub scratch: PathBuf,
     /// Memory budget of each job's buffers on this worker, in bytes.
@@ -56,17 +54,10 @@ pub struct WorkerSettings {
 }
 
 impl WorkerSettings {
-    /// A worker listening on `listen`, spilling under `scratch`, with `threads` tasks at once
-    /// within `memory` bytes, admitting coordinators that know `secret`.
-    pub fn new(
-        listen: SocketAddr,
-        scratch: PathBuf,
-        memory: usize,
-        threads: usize,
-        secret: Secret,
-    ) -> WorkerSettings {
+    /// A worker spilling under `scratch`, with `threads` tasks at once within `memory` bytes,
+    /// working for coordinators that know `secret`.
+    pub fn new(scratch: PathBuf, memory: usize, threads: usize, secret: Secret) -> WorkerSettings {
         WorkerSettings {
-            listen,
             scratch,
             memory,
             threads,
@@ -83,21 +74,38 @@ pub type StoresFactory = dyn Fn(&[(String, String)], &str) -> Result<Stores, Str
 /// or ended, a task failed, a peer was refused.
 pub type Log = dyn Fn(&str) + Send + Sync;
 
-/// A worker, listening.
+/// A worker: listening for coordinators ([`Worker::bind`], [`Worker::serve`]), or connecting
+/// to one for a single job ([`Worker::connect`], as in a YARN container).
 pub struct Worker {
     settings: WorkerSettings,
     net: Net,
-    listener: Listener,
+    listener: Option<Listener>,
     stores: Arc<StoresFactory>,
     log: Arc<Log>,
 }
 
 impl Worker {
-    /// Binds the worker's address and creates its scratch directory.
+    /// A worker listening on `listen` (only where it is told to), with its scratch directory
+    /// created.
     ///
     /// # Errors
     /// The address cannot be bound; the scratch directory cannot be created.
     pub fn bind(
+        listen: SocketAddr,
+        settings: WorkerSettings,
+        stores: Arc<StoresFactory>,
+        log: Arc<Log>,
+    ) -> Result<Worker, ClusterError> {
+        let mut worker = Worker::new(settings, stores, log)?;
+        let listener = worker
+            .net
+            .handle()
+            .block_on(Listener::bind(listen, worker.settings.secret.clone()))?;
+        worker.listener = Some(listener);
+        Ok(worker)
+    }
+
+    fn new(
         settings: WorkerSettings,
         stores: Arc<StoresFactory>,
         log: Arc<Log>,
@@ -108,38 +116,61 @@ impl Worker {
                 settings.scratch.display()
             ))
         })?;
-        let net = Net::new()?;
-        let listener = net
-            .handle()
-            .block_on(Listener::bind(settings.listen, settings.secret.clone()))?;
         Ok(Worker {
             settings,
-            net,
-            listener,
+            net: Net::new()?,
+            listener: None,
             stores,
             log,
         })
     }
 
-    /// The address coordinators connect to.
-    pub fn local_addr(&self) -> SocketAddr {
-        self.listener.local_addr()
-    }
-
-    /// Serves coordinators, one at a time, until the process ends.
+    /// Connects to the coordinator at `coordinator` and works for it until it is done with
+    /// this worker (the job is over, or its connection ends).
     ///
     /// # Errors
-    /// Only if the listener itself fails; a coordinator's failure ends its session, not the
-    /// worker.
+    /// The coordinator cannot be reached or does not know the secret; the session failed.
+    pub fn connect(
+        coordinator: SocketAddr,
+        settings: WorkerSettings,
+        stores: Arc<StoresFactory>,
+        log: Arc<Log>,
+    ) -> Result<(), ClusterError> {
+        let worker = Worker::new(settings, stores, log)?;
+        let link = crate::link::connect(
+            worker.net.handle(),
+            coordinator,
+            &worker.settings.secret,
+            CONNECT_TIMEOUT,
+        )?;
+        (worker.log)(&format!("connected to coordinator {coordinator}"));
+        worker.session(link)
+    }
+
+    /// The address coordinators connect to (`None` for a worker that connects itself).
+    pub fn local_addr(&self) -> Option<SocketAddr> {
+        self.listener.as_ref().map(Listener::local_addr)
+    }
+
+    /// Serves coordinators, one at a time, until the process ends; peers refused for not
+    /// knowing the secret are logged.
+    ///
+    /// # Errors
+    /// [`ClusterError::Setup`] for a worker that does not listen; the listener failed.
     pub fn serve(&self) -> Result<(), ClusterError> {
+        let Some(listener) = &self.listener else {
+            return Err(ClusterError::Setup("this worker does not listen".into()));
+        };
+        let mut refused = 0;
         loop {
-            let conn = match self.net.handle().block_on(self.listener.accept()) {
-                Ok(conn) => conn,
-                Err(e) => {
-                    (self.log)(&format!("refused a connection: {e}"));
-                    std::thread::sleep(Duration::from_millis(50));
-                    continue;
-                }
+            let accepted = self.net.handle().block_on(async {
+                tokio::time::timeout(Duration::from_secs(1), listener.accept()).await
+            });
+            refused = log_refusals(listener, refused, &*self.log, "");
+            let conn = match accepted {
+                Err(_) => continue,
+                Ok(Ok(conn)) => conn,
+                Ok(Err(e)) => return Err(ClusterError::Net(e)),
             };
             let peer = conn.peer();
             (self.log)(&format!("coordinator {peer} connected"));
@@ -154,6 +185,8 @@ impl Worker {
     /// One coordinator's session: its jobs, one after another, until it disconnects.
     fn session(&self, link: Link) -> Result<(), ClusterError> {
         let peer = link.peer().to_string();
+        // Other workers reach this one's shuffle where the coordinator reached it.
+        let shuffle_ip = link.local_addr().ip();
         let (mut reader, writer) = link.split();
         let writer = Arc::new(Mutex::new(writer));
         match reader.recv::<ToWorker>()? {
@@ -181,6 +214,7 @@ impl Worker {
         })?;
         let mut session = Session {
             worker: self,
+            shuffle_ip,
             writer,
             job: None,
             tasks: Vec::new(),
@@ -194,6 +228,8 @@ impl Worker {
 /// A coordinator's session on this worker.
 struct Session<'a> {
     worker: &'a Worker,
+    /// Where the job's shuffle listens: the address the coordinator reached this worker at.
+    shuffle_ip: std::net::IpAddr,
     writer: Arc<Mutex<LinkWriter>>,
     job: Option<Arc<RunningJob>>,
     tasks: Vec<JoinHandle<()>>,
@@ -212,7 +248,7 @@ impl Session<'_> {
                         continue;
                     }
                     let id = start.job_id.clone();
-                    match RunningJob::start(self.worker, *start) {
+                    match RunningJob::start(self.worker, *start, self.shuffle_ip) {
                         Ok(job) => {
                             let shuffle = job.shuffle_addr.to_string();
                             (self.worker.log)(&format!("job {id} started (shuffle at {shuffle})"));
@@ -457,7 +493,11 @@ struct Counts {
 }
 
 impl RunningJob {
-    fn start(worker: &Worker, start: JobStart) -> Result<Arc<RunningJob>, ClusterError> {
+    fn start(
+        worker: &Worker,
+        start: JobStart,
+        shuffle_ip: std::net::IpAddr,
+    ) -> Result<Arc<RunningJob>, ClusterError> {
         let setup = |what: &str, e: &dyn std::fmt::Display| {
             ClusterError::Setup(format!("job {}: {what}: {e}", start.job_id))
         };
@@ -517,7 +557,7 @@ impl RunningJob {
         let secret =
             Arc::new(Secret::from_hex(&start.job_secret).map_err(|e| setup("bad job secret", &e))?);
         let handle = worker.net.handle().clone();
-        let shuffle_bind = SocketAddr::new(worker.local_addr().ip(), 0);
+        let shuffle_bind = SocketAddr::new(shuffle_ip, 0);
         let listener = handle.block_on(Listener::bind(shuffle_bind, (*secret).clone()))?;
         let shuffle_addr = listener.local_addr();
         let mut cleanup = cleanup;
@@ -943,13 +983,16 @@ impl Drop for DirGuard {
 /// once.
 async fn accept_shuffles(listener: Listener, job: Weak<RunningJob>, slots: usize, log: Arc<Log>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(slots));
+    let mut refused = 0;
     loop {
-        let conn = match listener.accept().await {
-            Ok(conn) => conn,
-            Err(e) => {
-                log(&format!("shuffle: refused a connection: {e}"));
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
+        let accepted = tokio::time::timeout(Duration::from_secs(1), listener.accept()).await;
+        refused = log_refusals(&listener, refused, &*log, "shuffle: ");
+        let conn = match accepted {
+            Err(_) => continue,
+            Ok(Ok(conn)) => conn,
+            Ok(Err(e)) => {
+                log(&format!("shuffle: the listener failed: {e}"));
+                return;
             }
         };
         let Some(job) = job.upgrade() else { return };
@@ -967,6 +1010,20 @@ async fn accept_shuffles(listener: Listener, job: Weak<RunningJob>, slots: usize
             }
         });
     }
+}
+
+/// Logs the peers `listener` refused since it had refused `before`; returns how many it has
+/// refused now.
+fn log_refusals(listener: &Listener, before: u64, log: &Log, prefix: &str) -> u64 {
+    let now = listener.rejected();
+    if now > before {
+        let reasons = listener.rejections();
+        let new = usize::try_from(now - before).unwrap_or(usize::MAX);
+        for reason in reasons.iter().skip(reasons.len().saturating_sub(new)) {
+            log(&format!("{prefix}refused a peer: {reason}"));
+        }
+    }
+    now
 }
 
 /// Whether `id` can name a directory: letters, digits, `_`, `-` and `.`, not only dots.

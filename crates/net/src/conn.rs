@@ -55,6 +55,7 @@ pub(crate) enum Role {
 pub struct Connection {
     reader: FrameReader,
     writer: FrameWriter,
+    local: SocketAddr,
 }
 
 impl Connection {
@@ -74,6 +75,7 @@ impl Connection {
             Role::Client => handshake::client(&mut stream, secret, peer).await?,
             Role::Server => handshake::server(&mut stream, secret, peer).await?,
         }
+        let local = stream.local_addr().map_err(|e| NetError::io(peer, e))?;
         let (read, write) = stream.into_split();
         Ok(Connection {
             reader: FrameReader {
@@ -82,12 +84,18 @@ impl Connection {
                 peer,
             },
             writer: FrameWriter { inner: write, peer },
+            local,
         })
     }
 
     /// The peer's address.
     pub fn peer(&self) -> SocketAddr {
         self.reader.peer
+    }
+
+    /// This end's address: the local interface that reaches the peer.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
     }
 
     /// Sends one frame; returns once it is written to the socket (flushed).
