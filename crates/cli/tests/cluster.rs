@@ -29,6 +29,11 @@ struct Workers {
 impl Workers {
     /// Starts `n` workers with the secret in `dir/secret`, each with 2 threads.
     fn start(dir: &Path, n: usize) -> Workers {
+        Workers::start_with(dir, n, "256MiB")
+    }
+
+    /// Starts `n` workers with `memory` each.
+    fn start_with(dir: &Path, n: usize, memory: &str) -> Workers {
         fs::create_dir_all(dir).unwrap();
         let secret = dir.join("secret");
         if !secret.exists() {
@@ -54,7 +59,7 @@ impl Workers {
             let scratch = dir.join(format!("scratch-{i}"));
             let mut child = Command::new(SLUICE)
                 .args(["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
-                .args(["--memory", "256MiB"])
+                .args(["--memory", memory])
                 .arg("--secret-file")
                 .arg(&workers.secret)
                 .arg("--scratch")
@@ -871,4 +876,64 @@ fn a_shuffle_listener_refuses_peers_without_the_jobs_secret() {
     ok(&output, "the job beside refused peers");
     let _ = silent.write_all(b"late");
     assert!(dir.path().join("out/_SUCCESS").exists());
+}
+
+/// The per-worker shuffle figures of a `--report` file.
+fn shuffle_stats(report: &Path) -> Vec<serde_json::Value> {
+    let text = fs::read_to_string(report).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+    json["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w["shuffle"].clone())
+        .collect()
+}
+
+#[test]
+fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    for f in 0..6 {
+        let text: String = (0..120_000u64)
+            .map(|i| format!("{:016x}\tvalue {i} of file {f}\n", (i * 7919 + f) % 100_003))
+            .collect();
+        fs::write(input.join(format!("f{f}.txt")), text).unwrap();
+    }
+    let base = strings(&["run", "sort", "--quiet", "--input", "in", "--reducers", "4"]);
+    let mut local = base.clone();
+    local.extend(strings(&["--output", "local"]));
+    ok(&sluice(&local, dir.path()), "sort on one machine");
+
+    for (name, memory, fits) in [("roomy", "256MiB", true), ("tight", "24MiB", false)] {
+        let workers = Workers::start_with(&dir.path().join(format!("workers-{name}")), 2, memory);
+        let mut args = base.clone();
+        args.extend(strings(&["--output", name, "--report"]));
+        args.push(format!("{name}.json"));
+        args.extend(workers.args());
+        ok(&sluice(&args, dir.path()), name);
+        assert_same(&dir.path().join("local"), &dir.path().join(name), name);
+        let stats = shuffle_stats(&dir.path().join(format!("{name}.json")));
+        let received: u64 = stats
+            .iter()
+            .map(|s| s["received_bytes"].as_u64().unwrap())
+            .sum();
+        let to_disk: u64 = stats
+            .iter()
+            .map(|s| s["received_to_disk_bytes"].as_u64().unwrap())
+            .sum();
+        assert!(
+            received > 1 << 20,
+            "{name}: the workers pushed little: {stats:?}"
+        );
+        if fits {
+            assert_eq!(to_disk, 0, "{name}: pushed data went to disk: {stats:?}");
+        } else {
+            assert!(
+                to_disk > 0,
+                "{name}: nothing spilled within 24 MiB: {stats:?}"
+            );
+        }
+    }
 }
