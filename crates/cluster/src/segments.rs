@@ -308,3 +308,197 @@ impl RunSource for Only {
 fn json<T: Serialize>(value: &T) -> Result<Vec<u8>, ClusterError> {
     serde_json::to_vec(value).map_err(|e| ClusterError::Setup(format!("cannot serialise: {e}")))
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::collections::BTreeMap;
+    use std::net::SocketAddr;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use sluice_api::{Emit, ExecError, Job, JobStatus, Mapper, Reducer, Stage, Values};
+    use sluice_exec::{HostSettings, TaskHost};
+    use sluice_net::{Listener, Secret};
+    use sluice_shuffle::{MemRunBuilder, MemRunQuota, Run, RunSink};
+    use sluice_sort::SortedCursor;
+    use sluice_spill::MemoryPool;
+
+    use super::*;
+    use crate::link::{connect, Link, Net};
+
+    struct Nothing;
+    impl Mapper for Nothing {
+        fn map(&mut self, _: u64, _: &[u8], _: &mut dyn Emit) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+    impl Reducer for Nothing {
+        fn reduce(
+            &mut self,
+            _: &[u8],
+            _: &mut Values<'_>,
+            _: &mut dyn Emit,
+        ) -> Result<(), ExecError> {
+            Ok(())
+        }
+    }
+
+    const PARTITIONS: usize = 4;
+
+    fn host(dir: &std::path::Path) -> TaskHost {
+        let job = Job::new("t", |_| Nothing).with_stage(Stage::new(PARTITIONS, |_| Nothing));
+        let settings = HostSettings::new(64 << 20, 1, dir.to_path_buf());
+        TaskHost::new(&job, &settings, Arc::new(JobStatus::default())).unwrap()
+    }
+
+    /// A memory run holding `records` (partition, key, value), sorted by the caller.
+    fn run(records: &[(usize, Vec<u8>, Vec<u8>)]) -> Run {
+        let quota = MemRunQuota::new(MemoryPool::new(1 << 30), 1 << 30);
+        let bytes: usize = records.iter().map(|(_, k, v)| k.len() + v.len() + 20).sum();
+        let mut builder = MemRunBuilder::new(PARTITIONS, bytes, quota.try_reserve(bytes).unwrap());
+        for (p, k, v) in records {
+            builder.write(*p, k, v).unwrap();
+        }
+        Arc::new(builder.finish())
+    }
+
+    /// Every record of every run, by partition, in run order.
+    fn contents(runs: &[Run]) -> BTreeMap<usize, Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut all = BTreeMap::new();
+        for p in 0..PARTITIONS {
+            for run in runs {
+                if !run.has_records(p) {
+                    continue;
+                }
+                let mut cursor = run.open(p).unwrap();
+                while cursor.advance().unwrap() {
+                    all.entry(p)
+                        .or_insert_with(Vec::new)
+                        .push((cursor.key().to_vec(), cursor.value().to_vec()));
+                }
+            }
+        }
+        all
+    }
+
+    /// A connected pair of links on loopback: (sender, receiver).
+    fn pair(net: &Net) -> (Link, Link) {
+        let secret = Secret::generate().unwrap();
+        let listener = net
+            .handle()
+            .block_on(Listener::bind(
+                SocketAddr::from(([127, 0, 0, 1], 0)),
+                secret.clone(),
+            ))
+            .unwrap();
+        let addr = listener.local_addr();
+        let handle = net.handle().clone();
+        let accept = std::thread::spawn(move || handle.block_on(listener.accept()).unwrap());
+        let sender = connect(net.handle(), addr, &secret, Duration::from_secs(5)).unwrap();
+        let receiver = Link::new(net.handle().clone(), accept.join().unwrap());
+        (sender, receiver)
+    }
+
+    #[test]
+    fn runs_arrive_whole_even_with_records_larger_than_a_frame() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        let big = vec![7u8; 2 * FRAME_TARGET + 123];
+        let first = run(&[
+            (0, b"a".to_vec(), b"1".to_vec()),
+            (1, b"b".to_vec(), big.clone()),
+            (1, b"c".to_vec(), Vec::new()),
+            (3, b"d".to_vec(), b"4".to_vec()),
+        ]);
+        let second = run(&[
+            (1, b"a".to_vec(), b"x".to_vec()),
+            (2, Vec::new(), b"y".to_vec()),
+        ]);
+        let runs = vec![first, second];
+        let (mut sender, mut receiver) = pair(&net);
+        let wanted = [1usize, 2, 3];
+        let sent = std::thread::scope(|s| {
+            let sending = s.spawn(|| send(&mut sender, &runs, &wanted).unwrap());
+            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            (sending.join().unwrap(), got)
+        });
+        let (records, got) = sent;
+        assert_eq!(records, 5);
+        assert_eq!(got.len(), 2, "one run received per run sent");
+        let mut expected = contents(&runs);
+        expected.remove(&0);
+        assert_eq!(contents(&got), expected);
+        assert_eq!(contents(&got)[&1][0].1.len(), big.len());
+    }
+
+    #[test]
+    fn a_transfer_cut_short_is_an_error_not_a_shorter_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        let (mut sender, mut receiver) = pair(&net);
+        sender.send_parts(&[&[RUN], br#"{"bytes":10}"#]).unwrap();
+        let mut frame = vec![DATA, 0, 0, 0, 1];
+        record::encode(&mut frame, b"k", b"v");
+        sender.send_parts(&[&frame]).unwrap();
+        drop(sender);
+        let err = receive(&mut receiver, &host, PARTITIONS).unwrap_err();
+        assert!(err.to_string().contains("before its end frame"), "{err}");
+    }
+
+    #[test]
+    fn counts_partitions_and_unknown_frames_are_checked() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
+            (vec![vec![DATA, 0, 0, 0, 0]], "before a run header"),
+            (
+                vec![
+                    [&[RUN][..], br#"{"bytes":0}"#].concat(),
+                    vec![DATA, 0, 0, 0, 9],
+                ],
+                "out of order or range",
+            ),
+            (
+                vec![
+                    [&[RUN][..], br#"{"bytes":0}"#].concat(),
+                    [&[END][..], br#"{"records":3}"#].concat(),
+                ],
+                "3 records sent, 0 received",
+            ),
+            (vec![vec![b'?']], "unknown kind"),
+            (
+                vec![[&[FAILED][..], b"no such task"].concat()],
+                "no such task",
+            ),
+        ];
+        for (frames, expected) in cases {
+            let (mut sender, mut receiver) = pair(&net);
+            for frame in &frames {
+                sender.send_parts(&[frame]).unwrap();
+            }
+            let err = receive(&mut receiver, &host, PARTITIONS).unwrap_err();
+            assert!(err.to_string().contains(expected), "{expected}: {err}");
+        }
+    }
+
+    #[test]
+    fn only_shows_its_partitions() {
+        let inner = run(&[
+            (0, b"a".to_vec(), b"1".to_vec()),
+            (2, b"b".to_vec(), b"2".to_vec()),
+        ]);
+        let only = Only::wrap(inner, Arc::new([2usize].into_iter().collect()));
+        assert!(!only.has_records(0));
+        assert!(only.has_records(2));
+        assert_eq!(only.partition_bytes(0), Some(0));
+        assert!(!only.open(0).unwrap().advance().unwrap());
+        let mut c = only.open(2).unwrap();
+        assert!(c.advance().unwrap());
+        assert_eq!((c.key(), c.value()), (&b"b"[..], &b"2"[..]));
+    }
+}
