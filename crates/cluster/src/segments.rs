@@ -364,8 +364,11 @@ mod tests {
         Arc::new(builder.finish())
     }
 
+    /// Records by partition: (key, value) pairs in run order.
+    type Contents = BTreeMap<usize, Vec<(Vec<u8>, Vec<u8>)>>;
+
     /// Every record of every run, by partition, in run order.
-    fn contents(runs: &[Run]) -> BTreeMap<usize, Vec<(Vec<u8>, Vec<u8>)>> {
+    fn contents(runs: &[Run]) -> Contents {
         let mut all = BTreeMap::new();
         for p in 0..PARTITIONS {
             for run in runs {
