@@ -1097,3 +1097,130 @@ fn the_inverted_index_names_the_remote_files_it_read() {
         assert_eq!(files, renamed, "{tag}");
     }
 }
+
+/// `sluice worker`s on loopback, with the stores' settings in their environment as a site's
+/// workers have them; killed when dropped.
+struct StoreWorkers {
+    children: Vec<std::process::Child>,
+    addrs: Vec<String>,
+    secret: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl StoreWorkers {
+    fn start(n: usize) -> StoreWorkers {
+        use std::io::BufRead as _;
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let secret = dir.path().join("secret");
+        assert_ok(
+            &run(&mut sluice(&["secret", secret.to_str().expect("UTF-8")])),
+            "secret",
+        );
+        let mut workers = StoreWorkers {
+            children: Vec::new(),
+            addrs: Vec::new(),
+            secret,
+            _dir: dir,
+        };
+        for i in 0..n {
+            let scratch = workers._dir.path().join(format!("scratch-{i}"));
+            let mut child = sluice(&["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
+                .arg("--secret-file")
+                .arg(&workers.secret)
+                .arg("--scratch")
+                .arg(&scratch)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("a worker starts");
+            let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
+            let mut line = String::new();
+            stderr
+                .read_line(&mut line)
+                .expect("the worker's first line");
+            let addr = line
+                .split("listening on ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
+                .to_string();
+            std::thread::spawn(move || for _ in stderr.lines() {});
+            workers.children.push(child);
+            workers.addrs.push(addr);
+        }
+        workers
+    }
+
+    fn cluster_args(&self) -> Vec<String> {
+        vec![
+            "--cluster".into(),
+            format!("workers={}", self.addrs.join(",")),
+            "--secret-file".into(),
+            self.secret.display().to_string(),
+        ]
+    }
+}
+
+impl Drop for StoreWorkers {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+#[test]
+fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
+    if !stores_required() {
+        return;
+    }
+    let (hdfs_in, s3_in) = remote_corpus();
+    let workers = StoreWorkers::start(2);
+    for (job, args, input) in [
+        ("wordcount", &["-r", "3"][..], &hdfs_in),
+        ("sort", &["-r", "2"][..], &s3_in),
+    ] {
+        let reference = local_reference(job, args, corpus());
+        let path = format!("/out/cluster-{job}");
+        let output = hdfs(&path);
+        let mut full: Vec<String> = ["run", job].iter().map(|s| s.to_string()).collect();
+        full.extend(args.iter().map(|s| s.to_string()));
+        full.extend(["-i", input.as_str(), "-o", output.as_str(), "-q"].map(String::from));
+        full.extend(workers.cluster_args());
+        let full: Vec<&str> = full.iter().map(String::as_str).collect();
+        let done = run(&mut sluice(&full));
+        assert_ok(&done, &format!("{job} on the workers"));
+        let (files, success) = hdfs_files(&path);
+        assert!(success, "{job}: no _SUCCESS");
+        assert_eq!(
+            files, reference,
+            "{job}: the workers' output differs from one machine's"
+        );
+    }
+    // S3 output cannot be written from workers yet: refused before anything is written.
+    let output = s3_url("out/cluster-refused");
+    let mut full = vec![
+        "run",
+        "wordcount",
+        "-i",
+        hdfs_in.as_str(),
+        "-o",
+        output.as_str(),
+        "-q",
+    ];
+    let args = workers.cluster_args();
+    full.extend(args.iter().map(String::as_str));
+    let done = run(&mut sluice(&full));
+    assert!(
+        !done.status.success(),
+        "S3 output from workers was accepted"
+    );
+    assert!(
+        stderr(&done).contains("cannot be written by workers"),
+        "{}",
+        stderr(&done)
+    );
+    let (files, success) = s3_files("out/cluster-refused");
+    assert!(files.is_empty() && !success, "a refused job left {files:?}");
+}
