@@ -403,6 +403,8 @@ struct PhaseState {
     done_on: Vec<Option<usize>>,
     /// Whether each task's first finish was counted in the job's progress.
     counted: Vec<bool>,
+    /// The hosts holding each task's input (map tasks on HDFS), to run it near its data.
+    hosts: Vec<Vec<String>>,
 }
 
 impl PhaseState {
@@ -418,6 +420,7 @@ impl PhaseState {
             running: std::collections::HashMap::new(),
             done_on: vec![None; n],
             counted: vec![false; n],
+            hosts: Vec::new(),
         }
     }
 
@@ -562,6 +565,11 @@ impl Run {
             })
             .collect();
         let mut maps_phase = PhaseState::new(0, maps, job.config.map_attempts);
+        maps_phase.hosts = input
+            .splits
+            .iter()
+            .map(|split| split.hosts(&input.files).to_vec())
+            .collect();
         let stages = &job.job.stages;
         self.send_peers()?;
         if let Some(first) = stages.first() {
@@ -975,6 +983,20 @@ impl Run {
         pending: &VecDeque<usize>,
     ) -> Option<(usize, usize, usize)> {
         if phase.stage == 0 {
+            // A free worker on a host holding a pending task's block takes that task (the
+            // first such, in plan order); otherwise the first pending task goes to any.
+            let local = pending.iter().enumerate().find_map(|(at, &task)| {
+                let hosts = phase.hosts.get(task)?;
+                let w = (0..self.workers.len()).find(|&w| {
+                    self.is_free(w)
+                        && Some(w) != phase.failed_on[task]
+                        && hosts.iter().any(|h| host_matches(h, &self.workers[w].host))
+                })?;
+                Some((at, task, w))
+            });
+            if local.is_some() {
+                return local;
+            }
             let task = *pending.front()?;
             return self
                 .free_worker(phase.failed_on[task])
@@ -983,9 +1005,13 @@ impl Run {
         let owners = self.owners.get(&phase.stage)?;
         pending.iter().enumerate().find_map(|(at, &task)| {
             let w = *owners.get(task)?;
-            let free = !self.gone[w] && self.workers[w].running < self.workers[w].threads;
-            free.then_some((at, task, w))
+            self.is_free(w).then_some((at, task, w))
         })
+    }
+
+    /// Whether worker `w` is in the job and has a free thread.
+    fn is_free(&self, w: usize) -> bool {
+        !self.gone[w] && self.workers[w].running < self.workers[w].threads
     }
 
     /// A worker still in the job with a free thread, preferring one other than `avoid`
@@ -1080,9 +1106,59 @@ impl Run {
     }
 }
 
+/// Whether a block's host (as the name node names it: a host name, or an address) is the
+/// worker's host, by name or by the name's first label.
+fn host_matches(block_host: &str, worker_host: &str) -> bool {
+    if block_host.eq_ignore_ascii_case(worker_host) {
+        return true;
+    }
+    let is_address = |h: &str| h.parse::<std::net::IpAddr>().is_ok();
+    if is_address(block_host) || is_address(worker_host) {
+        return false;
+    }
+    let short = |h: &str| h.split('.').next().unwrap_or(h).to_ascii_lowercase();
+    short(block_host) == short(worker_host)
+}
+
 fn timing(phase: &str, start: Instant) -> PhaseTiming {
     PhaseTiming {
         phase: phase.to_string(),
         seconds: start.elapsed().as_secs_f64(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_hosts_match_workers_by_name_or_short_name_never_by_address_prefix() {
+        assert!(host_matches("dn1.example.org", "dn1.example.org"));
+        assert!(host_matches("DN1.example.org", "dn1"));
+        assert!(host_matches("dn1", "dn1.cluster.local"));
+        assert!(!host_matches("dn1.example.org", "dn2.example.org"));
+        assert!(host_matches("10.0.0.1", "10.0.0.1"));
+        assert!(!host_matches("10.0.0.1", "10.0.0.2"));
+        assert!(!host_matches("10.0.0.1", "10"));
+    }
+
+    #[test]
+    fn worker_lists_need_a_port_on_every_entry() {
+        assert_eq!(
+            WorkerList::parse("h1:7070, h2:7071,").unwrap().workers,
+            vec!["h1:7070".to_string(), "h2:7071".to_string()]
+        );
+        assert!(WorkerList::parse("").is_err());
+        assert!(WorkerList::parse("h1").is_err());
+        assert!(WorkerList::parse("h1:x").is_err());
+        assert!(WorkerList::parse(":7070").is_err());
+    }
+
+    #[test]
+    fn job_ids_are_plain_and_distinct() {
+        let (a, b) = (new_job_id(), new_job_id());
+        assert_ne!(a, b);
+        assert!(a.starts_with("job_"));
+        assert!(a.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
     }
 }
