@@ -105,8 +105,61 @@ fn streaming_matches_hadoop() {
     );
 }
 
+/// The same cases on two `sluice worker`s (`--cluster workers=...`), each case on workers
+/// of its own: every output must still be Hadoop's.
+#[test]
+fn streaming_matches_hadoop_on_workers() {
+    let layout = Layout::new();
+    if !layout.jars_present() {
+        panic!(
+            "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); \
+             to leave out the tests that need Hadoop, run `cargo test -- --skip hadoop`",
+            layout.lib().display()
+        );
+    }
+    let cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
+    let uncached: Vec<&Case> = cases
+        .iter()
+        .filter(|c| hadoop::cached(&layout, c).is_none())
+        .collect();
+    hadoop::run_batch(&layout, &uncached).unwrap();
+    let failed: Mutex<Vec<String>> = Mutex::new(Vec::new());
+    let next = AtomicUsize::new(0);
+    thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(case) = cases.get(i) else { break };
+                let problems = check_case_on(&layout, case, 2);
+                let verdict = if problems.is_empty() { "ok" } else { "DIFFERS" };
+                eprintln!("streaming case on workers {:<40} {verdict}", case.name);
+                if !problems.is_empty() {
+                    failed.lock().unwrap().push(format!(
+                        "=== case {}\n{}",
+                        case.name,
+                        problems.join("\n")
+                    ));
+                }
+            });
+        }
+    });
+    let failed = failed.into_inner().unwrap();
+    assert!(
+        failed.is_empty(),
+        "{} of {} streaming case(s) on workers differ from Hadoop:\n\n{}",
+        failed.len(),
+        cases.len(),
+        failed.join("\n\n")
+    );
+}
+
 /// Runs one case through sluice and compares it with Hadoop's cached result.
 fn check_case(layout: &Layout, case: &Case) -> Vec<String> {
+    check_case_on(layout, case, 0)
+}
+
+/// [`check_case`], on `workers` workers of the case's own (0: on one machine).
+fn check_case_on(layout: &Layout, case: &Case, workers: usize) -> Vec<String> {
     let hadoop = hadoop::cached(layout, case).expect("the Hadoop batch ran every case");
     let mut problems = compare::check_hadoop(case, &hadoop);
     if !problems.is_empty() {
@@ -116,7 +169,7 @@ fn check_case(layout: &Layout, case: &Case) -> Vec<String> {
         .prefix("sluice-streaming-")
         .tempdir()
         .unwrap();
-    let sluice = match run_sluice(case, scratch.path()) {
+    let sluice = match run_sluice(case, scratch.path(), workers) {
         Ok(run) => run,
         Err(e) => return vec![e],
     };
@@ -134,13 +187,20 @@ fn check_case(layout: &Layout, case: &Case) -> Vec<String> {
 
 /// Runs `sluice streaming` on a fresh copy of the case, in an empty working directory (as
 /// Hadoop's local mode runs programs in the working directory of its JVM).
-fn run_sluice(case: &Case, scratch: &Path) -> Result<Run, String> {
+fn run_sluice(case: &Case, scratch: &Path, workers: usize) -> Result<Run, String> {
     let copy = scratch.join("case");
     case.materialize(&copy)?;
     let work = scratch.join("work");
     fs::create_dir_all(&work).unwrap();
     let output = scratch.join("output");
     let mut args = vec!["streaming".to_string()];
+    let _workers = if workers > 0 {
+        let started = Workers::start(&scratch.join("workers"), workers)?;
+        args.extend(started.args());
+        Some(started)
+    } else {
+        None
+    };
     args.extend(hadoop::local_mode_args(&scratch.join("tmp")));
     args.extend(case.resolve_args(&copy, &output));
 
@@ -175,6 +235,89 @@ fn run_sluice(case: &Case, scratch: &Path) -> Result<Run, String> {
         output,
         log,
     })
+}
+
+/// `sluice worker`s on loopback ports for one case, killed when dropped.
+struct Workers {
+    children: Vec<std::process::Child>,
+    addrs: Vec<String>,
+    secret: std::path::PathBuf,
+}
+
+impl Workers {
+    fn start(dir: &Path, n: usize) -> Result<Workers, String> {
+        use std::io::BufRead as _;
+        fs::create_dir_all(dir).unwrap();
+        let secret = dir.join("secret");
+        let made = Command::new(SLUICE)
+            .arg("secret")
+            .arg(&secret)
+            .output()
+            .unwrap();
+        if !made.status.success() {
+            return Err(format!(
+                "sluice secret: {}",
+                String::from_utf8_lossy(&made.stderr)
+            ));
+        }
+        let mut workers = Workers {
+            children: Vec::new(),
+            addrs: Vec::new(),
+            secret,
+        };
+        for i in 0..n {
+            let mut child = Command::new(SLUICE)
+                .args([
+                    "worker",
+                    "--listen",
+                    "127.0.0.1:0",
+                    "--threads",
+                    "2",
+                    "--memory",
+                    "256MiB",
+                ])
+                .arg("--secret-file")
+                .arg(&workers.secret)
+                .arg("--scratch")
+                .arg(dir.join(format!("scratch-{i}")))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+            let mut line = String::new();
+            stderr.read_line(&mut line).unwrap();
+            let addr = line
+                .split("listening on ")
+                .nth(1)
+                .and_then(|rest| rest.split_whitespace().next())
+                .ok_or_else(|| format!("worker {i} did not say where it listens: {line:?}"))?
+                .to_string();
+            thread::spawn(move || for _ in stderr.lines() {});
+            workers.children.push(child);
+            workers.addrs.push(addr);
+        }
+        Ok(workers)
+    }
+
+    fn args(&self) -> Vec<String> {
+        vec![
+            "--cluster".into(),
+            format!("workers={}", self.addrs.join(",")),
+            "--secret-file".into(),
+            self.secret.display().to_string(),
+        ]
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
 }
 
 /// The comparator itself: a difference is found and shown with both sides' lines.
