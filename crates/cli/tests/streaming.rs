@@ -286,6 +286,8 @@ impl Workers {
                 .spawn()
                 .unwrap();
             let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+            // Killed with the others on any return from here.
+            workers.children.push(child);
             let mut line = String::new();
             stderr.read_line(&mut line).unwrap();
             let addr = line
@@ -295,7 +297,6 @@ impl Workers {
                 .ok_or_else(|| format!("worker {i} did not say where it listens: {line:?}"))?
                 .to_string();
             thread::spawn(move || for _ in stderr.lines() {});
-            workers.children.push(child);
             workers.addrs.push(addr);
         }
         Ok(workers)
