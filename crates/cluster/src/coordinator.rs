@@ -1052,6 +1052,18 @@ impl Run {
             if self.gone[w] {
                 continue;
             }
+            if let Ok(Some(ToCoordinator::Progress {
+                counters,
+                user_counters,
+            })) = message
+            {
+                self.workers[w].counters = counters;
+                self.workers[w].user_counters = user_counters;
+                if let Some(status) = status {
+                    self.publish_counters(status);
+                }
+                continue;
+            }
             return match message {
                 Ok(Some(ToCoordinator::JobFailed { error })) => Err(ClusterError::Worker {
                     worker: self.workers[w].label(),
@@ -1089,6 +1101,7 @@ impl Run {
         while waiting > 0 {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
+                Ok((_, Ok(Some(ToCoordinator::Progress { .. })))) => {}
                 Ok((w, Ok(Some(ToCoordinator::Ended { shuffle })))) => {
                     self.workers[w].shuffle = shuffle;
                     waiting -= 1;

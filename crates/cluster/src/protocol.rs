@@ -165,6 +165,14 @@ pub enum ToCoordinator {
         /// The worker's user counters for the job so far.
         user_counters: UserCounters,
     },
+    /// The worker's counters for the job so far, about once a second while it has a job:
+    /// progress between tasks.
+    Progress {
+        /// Its counters, running attempts' input read so far included.
+        counters: CounterValues,
+        /// Its user counters.
+        user_counters: UserCounters,
+    },
     /// A task attempt failed.
     Failed {
         /// Which.

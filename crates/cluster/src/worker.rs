@@ -212,15 +212,18 @@ impl Worker {
             threads: self.settings.threads,
             memory: u64::try_from(self.settings.memory).unwrap_or(u64::MAX),
         })?;
+        let progress = Progress::start(Arc::clone(&writer));
         let mut session = Session {
             worker: self,
             shuffle_ip,
             writer,
             job: None,
             tasks: Vec::new(),
+            progress: &progress,
         };
         let result = session.run(&mut reader);
         session.end_job();
+        progress.stop();
         result
     }
 }
@@ -233,6 +236,62 @@ struct Session<'a> {
     writer: Arc<Mutex<LinkWriter>>,
     job: Option<Arc<RunningJob>>,
     tasks: Vec<JoinHandle<()>>,
+    progress: &'a Progress,
+}
+
+/// Sends the running job's counters to the coordinator about once a second.
+struct Progress {
+    job: Arc<Mutex<Option<Arc<JobStatus>>>>,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Progress {
+    fn start(writer: Arc<Mutex<LinkWriter>>) -> Progress {
+        let job: Arc<Mutex<Option<Arc<JobStatus>>>> = Arc::new(Mutex::new(None));
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let (seen, stopped) = (Arc::clone(&job), Arc::clone(&stop));
+        let thread = std::thread::spawn(move || {
+            while !stopped.load(Ordering::Relaxed) {
+                std::thread::sleep(Duration::from_millis(250));
+                let Some(status) = lock(&seen).clone() else {
+                    continue;
+                };
+                if status.is_cancelled() {
+                    continue;
+                }
+                // Read under the writer's lock, as a task's totals are: never an older total
+                // after a newer one.
+                let mut writer = lock(&writer);
+                let message = ToCoordinator::Progress {
+                    counters: status.counters.snapshot(),
+                    user_counters: status.user_counters(),
+                };
+                if writer.send(&message).is_err() {
+                    return;
+                }
+                drop(writer);
+                std::thread::sleep(Duration::from_millis(750));
+            }
+        });
+        Progress {
+            job,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Reports `status` from now on (`None`: nothing).
+    fn follow(&self, status: Option<Arc<JobStatus>>) {
+        *lock(&self.job) = status;
+    }
+
+    fn stop(mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
 }
 
 impl Session<'_> {
@@ -252,6 +311,7 @@ impl Session<'_> {
                         Ok(job) => {
                             let shuffle = job.shuffle_addr.to_string();
                             (self.worker.log)(&format!("job {id} started (shuffle at {shuffle})"));
+                            self.progress.follow(Some(Arc::clone(job.host.status())));
                             self.job = Some(job);
                             self.send(&ToCoordinator::JobReady { shuffle })?;
                         }
@@ -436,6 +496,7 @@ impl Session<'_> {
         for task in self.tasks.drain(..) {
             let _ = task.join();
         }
+        self.progress.follow(None);
         let Some(job) = self.job.take() else {
             return ShuffleStats::default();
         };
