@@ -906,7 +906,7 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
     local.extend(strings(&["--output", "local"]));
     ok(&sluice(&local, dir.path()), "sort on one machine");
 
-    for (name, memory, fits) in [("roomy", "256MiB", true), ("tight", "24MiB", false)] {
+    for (name, memory, fits) in [("roomy", "256MiB", true), ("tight", "8MiB", false)] {
         let workers = Workers::start_with(&dir.path().join(format!("workers-{name}")), 2, memory);
         let mut args = base.clone();
         args.extend(strings(&["--output", name, "--report"]));
@@ -932,7 +932,7 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
         } else {
             assert!(
                 to_disk > 0,
-                "{name}: nothing spilled within 24 MiB: {stats:?}"
+                "{name}: nothing spilled within 8 MiB: {stats:?}"
             );
         }
     }
