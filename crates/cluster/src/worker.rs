@@ -568,21 +568,27 @@ impl RunningJob {
         let stores = (worker.stores)(&start.defines, &start.job_id)
             .map_err(|e| setup("cannot connect to the job's stores", &e))?;
         // The job's relative paths are the submitter's: its tasks run where it was submitted
-        // (one job at a time runs on a worker, so the process's directory is the job's).
-        let working_dir = match &start.spec {
-            JobSpec::Streaming(spec) => spec.working_dir.clone(),
-            _ => PathBuf::from(&start.working_dir),
+        // (one job at a time runs on a worker, so the process's directory is the job's). A
+        // built-in job whose directory this machine lacks runs where the worker is: its
+        // locations are absolute or remote, or fail to open naming themselves. A streaming
+        // job needs its directory: its programs are found there.
+        let (working_dir, needed) = match &start.spec {
+            JobSpec::Streaming(spec) => (spec.working_dir.clone(), true),
+            _ => (PathBuf::from(&start.working_dir), false),
         };
-        std::env::set_current_dir(&working_dir).map_err(|e| {
-            setup(
-                &format!(
-                    "cannot enter {}, the directory the job was submitted from (give \
-                     absolute paths, on a file system every worker mounts at the same place)",
-                    working_dir.display()
-                ),
-                &e,
-            )
-        })?;
+        if let Err(e) = std::env::set_current_dir(&working_dir) {
+            if needed {
+                return Err(setup(
+                    &format!(
+                        "cannot enter {}, the directory the streaming job was submitted from \
+                         (its programs and relative paths are found there: run it from a \
+                         directory every worker has at the same place)",
+                        working_dir.display()
+                    ),
+                    &e,
+                ));
+            }
+        }
         let status = Arc::new(JobStatus::default());
         let built = start
             .spec
