@@ -7,7 +7,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint build hadoop stores clients
+.PHONY: demo test prereqs fmt lint build hadoop stores yarn clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -37,11 +37,17 @@ hadoop:
 stores:
 	tests/stores/fetch.sh
 
+# sluice's YARN submitter, target/yarn/sluice-yarn.jar (yarn/README.md), and Apache Hadoop's
+# minicluster jars for its tests, which run a real YARN cluster (tests/yarn/README.md).
+yarn:
+	yarn/build.sh
+	tests/yarn/fetch.sh
+
 # The C and Python clients of the shm protocol: the C one must build warning-free, the Python
 # one passes its own tests. (Both are also run against the engine by the Rust conformance suite.)
 clients:
 	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
 
-test: prereqs fmt lint hadoop stores clients
+test: prereqs fmt lint hadoop stores yarn clients
 	$(CARGO) test --workspace --release

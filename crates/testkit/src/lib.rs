@@ -1,11 +1,13 @@
-//! Real storage servers for sluice's tests: an in-JVM HDFS ([`MiniDfs`], Apache Hadoop's
-//! MiniDFSCluster) and an S3-compatible server ([`S3Server`], moto), each started by the test
-//! that needs it and gone when the value is dropped.
+//! Real servers for sluice's tests: an in-JVM HDFS ([`MiniDfs`], Apache Hadoop's
+//! MiniDFSCluster), an S3-compatible server ([`S3Server`], moto) and an in-JVM YARN cluster
+//! with its own HDFS ([`MiniYarn`], MiniYARNCluster and MiniDFSCluster), each started by the
+//! test that needs it and gone when the value is dropped.
 //!
 //! No protocol is spoken here: the servers are the real thing, and what a test checks on them
 //! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
-//! `tests/stores/README.md` for what this needs (`make stores`, `pip install 'moto[server]'`)
-//! and what it costs.
+//! `tests/stores/README.md` for what the storage servers need (`make stores`,
+//! `pip install 'moto[server]'`) and what they cost, and `tests/yarn/README.md` for YARN
+//! (`make yarn`).
 //!
 //! ```no_run
 //! if !sluice_testkit::stores_required() {
@@ -17,12 +19,14 @@
 //! ```
 //!
 //! Servers started from parallel tests do not collide: each listens on ports the system
-//! picks, on 127.0.0.1 only, and keeps its files in a directory of its own. None outlives its
-//! test process: each runs in its own process group, killed when the value is dropped (also
-//! while a failing test unwinds), and each server also stops by itself when its stdin, a pipe
-//! from the test process, reaches end of file, which happens when the test process dies.
+//! picks, and keeps its files in a directory of its own. None outlives its test process: each
+//! runs in its own process group, killed when the value is dropped (also while a failing test
+//! unwinds), and each server also stops by itself when its stdin, a pipe from the test
+//! process, reaches end of file, which happens when the test process dies.
 
+mod java;
 mod minidfs;
+mod miniyarn;
 mod process;
 mod s3;
 
@@ -30,6 +34,7 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
+pub use miniyarn::{yarn_jar, MiniYarn};
 pub use s3::{S3Options, S3Server};
 
 /// The environment variable that lets tests needing the storage servers skip: with
@@ -44,14 +49,28 @@ pub const SKIP_VAR: &str = "SLUICE_SKIP_STORES";
 /// and fails if the servers cannot start (missing jars or moto), saying what to install: a
 /// test of the storage support never passes without having run.
 pub fn stores_required() -> bool {
-    if std::env::var_os(SKIP_VAR).is_some_and(|v| v == "1") {
-        let test = std::thread::current()
-            .name()
-            .unwrap_or("a storage test")
-            .to_owned();
+    required(SKIP_VAR, "a storage test")
+}
+
+/// The environment variable that lets tests needing YARN skip: with `SLUICE_SKIP_YARN=1`
+/// [`yarn_required`] returns false.
+pub const SKIP_YARN_VAR: &str = "SLUICE_SKIP_YARN";
+
+/// Whether a test that needs YARN ([`MiniYarn`], `sluice-yarn.jar`) should run: true unless
+/// `SLUICE_SKIP_YARN=1` is set, in which case it prints `skipped: SLUICE_SKIP_YARN=1` with the
+/// test's name and returns false. As with [`stores_required`], nothing else makes such a test
+/// pass without running: missing jars make it fail, saying to run `make yarn`.
+pub fn yarn_required() -> bool {
+    required(SKIP_YARN_VAR, "a YARN test")
+}
+
+/// False, after saying that the running test is skipped, when `var` is set to `1`.
+fn required(var: &str, what: &str) -> bool {
+    if std::env::var_os(var).is_some_and(|v| v == "1") {
+        let test = std::thread::current().name().unwrap_or(what).to_owned();
         // Written to the process's stderr, not through `eprintln!`, which the test runner
         // captures and shows only for failing tests.
-        let _ = writeln!(std::io::stderr(), "skipped: {SKIP_VAR}=1 ({test})");
+        let _ = writeln!(std::io::stderr(), "skipped: {var}=1 ({test})");
         return false;
     }
     true
@@ -73,4 +92,15 @@ fn stores_target() -> PathBuf {
 /// S3 script.
 fn stores_sources() -> PathBuf {
     repo_root().join("tests/stores")
+}
+
+/// `target/yarn` of the repository: the jars, `sluice-yarn.jar`, the compiled launcher, the
+/// clusters' directories.
+fn yarn_target() -> PathBuf {
+    repo_root().join("target/yarn")
+}
+
+/// `tests/yarn` of the repository: the launcher's source and its logging configuration.
+fn yarn_sources() -> PathBuf {
+    repo_root().join("tests/yarn")
 }

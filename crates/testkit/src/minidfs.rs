@@ -1,12 +1,12 @@
 //! An in-JVM HDFS: Apache Hadoop 3.4.3's MiniDFSCluster, run by `tests/stores/MiniDfs.java`
 //! with the jars `tests/stores/fetch.sh` puts in `target/stores/lib`.
 
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use crate::java::{self, JVM_OPTIONS};
 use crate::process::{server_dir, without_proxies, ServerProcess};
 use crate::{stores_sources, stores_target};
 
@@ -15,14 +15,6 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// A jar that only a finished fetch of the right Hadoop version leaves.
 const MARKER_JAR: &str = "hadoop-minicluster-3.4.3.jar";
-
-/// The JVM options of every JVM the harness starts: IPv4 sockets only, and a small,
-/// quick-starting JVM (the servers hold test data, the shells run one command).
-const JVM_OPTIONS: [&str; 3] = [
-    "-Djava.net.preferIPv4Stack=true",
-    "-XX:+UseSerialGC",
-    "-XX:TieredStopAtLevel=1",
-];
 
 /// How to start a [`MiniDfs`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -234,8 +226,7 @@ fn lib_dir() -> PathBuf {
 }
 
 /// Compiles `tests/stores/MiniDfs.java` into `target/stores/classes/<hash of the source>`,
-/// unless that directory exists. Safe when several test processes do it at once: each compiles
-/// into a scratch directory and renames it into place; the first rename wins.
+/// unless that directory exists (see [`java::compile`]).
 fn compile_launcher() -> Result<PathBuf, String> {
     let lib = lib_dir();
     if !lib.join(".complete").exists() || !lib.join(MARKER_JAR).exists() {
@@ -246,65 +237,10 @@ fn compile_launcher() -> Result<PathBuf, String> {
             lib.display()
         ));
     }
-    let source = stores_sources().join("MiniDfs.java");
-    let text = fs::read(&source).map_err(|e| format!("cannot read {}: {e}", source.display()))?;
-    let classes_root = stores_target().join("classes");
-    let classes = classes_root.join(format!("{:016x}", fnv1a(&text)));
-    if classes.join("MiniDfs.class").exists() {
-        return Ok(classes);
-    }
-    fs::create_dir_all(&classes_root)
-        .map_err(|e| format!("cannot create {}: {e}", classes_root.display()))?;
-    let scratch = tempfile::Builder::new()
-        .prefix(".javac-")
-        .tempdir_in(&classes_root)
-        .map_err(|e| {
-            format!(
-                "cannot create a directory in {}: {e}",
-                classes_root.display()
-            )
-        })?;
-    let out = Command::new("javac")
-        .arg("-nowarn")
-        .arg("-d")
-        .arg(scratch.path())
-        .arg("-cp")
-        .arg(format!("{}/*", lib.display()))
-        .arg(&source)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| {
-            format!(
-                "cannot start javac (a Java 17 JDK is required: \
-                 apt-get install openjdk-17-jdk-headless): {e}"
-            )
-        })?;
-    if !out.status.success() {
-        return Err(format!(
-            "javac failed on {}:\n{}{}",
-            source.display(),
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ));
-    }
-    let compiled = scratch.keep();
-    if fs::rename(&compiled, &classes).is_err() {
-        // Another process put the same classes in place first.
-        let _ = fs::remove_dir_all(&compiled);
-    }
-    if classes.join("MiniDfs.class").exists() {
-        Ok(classes)
-    } else {
-        Err(format!(
-            "cannot put the compiled launcher in {}",
-            classes.display()
-        ))
-    }
-}
-
-/// 64-bit FNV-1a: names a version of the launcher's source.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
+    java::compile(
+        &stores_sources().join("MiniDfs.java"),
+        "MiniDfs",
+        &lib,
+        &stores_target().join("classes"),
+    )
 }

@@ -38,7 +38,12 @@ pub(crate) fn without_proxies(cmd: &mut Command) -> &mut Command {
 /// Makes a directory of its own for a server, `target/stores/run/<prefix>XXXXXX`, first
 /// removing those that test processes which died without cleaning up left there.
 pub(crate) fn server_dir(prefix: &str) -> Result<TempDir, String> {
-    let runs = stores_target().join("run");
+    server_dir_in(&stores_target(), prefix)
+}
+
+/// [`server_dir`] in another harness's directory: `<target>/run/<prefix>XXXXXX`.
+pub(crate) fn server_dir_in(target: &Path, prefix: &str) -> Result<TempDir, String> {
+    let runs = target.join("run");
     fs::create_dir_all(&runs).map_err(|e| format!("cannot create {}: {e}", runs.display()))?;
     remove_orphans(&runs);
     let dir = tempfile::Builder::new()
