@@ -7,159 +7,19 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
+
+use sluice_testkit::Workers;
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
-/// Workers on loopback ports, killed when dropped.
-struct Workers {
-    children: Vec<Child>,
-    addrs: Vec<String>,
-    scratch: Vec<PathBuf>,
-    secret: PathBuf,
-    /// Each worker's log lines so far.
-    logs: Vec<Arc<Mutex<Vec<String>>>>,
-}
-
-impl Workers {
-    /// Starts `n` workers with the secret in `dir/secret`, each with 2 threads.
-    fn start(dir: &Path, n: usize) -> Workers {
-        Workers::start_with(dir, n, "256MiB")
-    }
-
-    /// Starts `n` workers with `memory` each.
-    fn start_with(dir: &Path, n: usize, memory: &str) -> Workers {
-        fs::create_dir_all(dir).unwrap();
-        let secret = dir.join("secret");
-        if !secret.exists() {
-            let out = Command::new(SLUICE)
-                .arg("secret")
-                .arg(&secret)
-                .output()
-                .unwrap();
-            assert!(
-                out.status.success(),
-                "{}",
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        let mut workers = Workers {
-            children: Vec::new(),
-            addrs: Vec::new(),
-            scratch: Vec::new(),
-            secret,
-            logs: Vec::new(),
-        };
-        for i in 0..n {
-            let scratch = dir.join(format!("scratch-{i}"));
-            let mut child = Command::new(SLUICE)
-                .args(["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
-                .args(["--memory", memory])
-                .arg("--secret-file")
-                .arg(&workers.secret)
-                .arg("--scratch")
-                .arg(&scratch)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            // The worker says where it listens first; the rest of its log is drained (and
-            // kept for failures) by a thread.
-            let mut stderr = BufReader::new(child.stderr.take().unwrap());
-            let mut line = String::new();
-            stderr.read_line(&mut line).unwrap();
-            let addr = line
-                .split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
-                .to_string();
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let kept = Arc::clone(&log);
-            std::thread::spawn(move || {
-                for line in stderr.lines() {
-                    let Ok(line) = line else { break };
-                    eprintln!("[worker {i}] {line}");
-                    kept.lock().unwrap().push(line);
-                }
-            });
-            workers.logs.push(log);
-            workers.children.push(child);
-            workers.addrs.push(addr);
-            workers.scratch.push(scratch);
-        }
-        workers
-    }
-
-    /// `--cluster workers=...` and the secret.
-    fn args(&self) -> Vec<String> {
-        vec![
-            "--cluster".into(),
-            format!("workers={}", self.addrs.join(",")),
-            "--secret-file".into(),
-            self.secret.display().to_string(),
-        ]
-    }
-
-    /// Whether every worker's scratch directory is empty (jobs leave nothing behind).
-    fn scratch_is_empty(&self) -> bool {
-        self.scratch
-            .iter()
-            .all(|d| fs::read_dir(d).map_or(true, |mut e| e.next().is_none()))
-    }
-
-    /// Waits up to `timeout` for the scratch directories of the workers still running to
-    /// empty; whether they did.
-    fn scratch_empties(&mut self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let mut empty = true;
-            for (child, dir) in self.children.iter_mut().zip(&self.scratch) {
-                let running = matches!(child.try_wait(), Ok(None));
-                if running && fs::read_dir(dir).is_ok_and(|mut e| e.next().is_some()) {
-                    empty = false;
-                }
-            }
-            if empty || Instant::now() > deadline {
-                return empty;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    /// The shuffle address worker `i` logged for its latest job.
-    fn shuffle_addr(&self, i: usize) -> Option<String> {
-        let log = self.logs[i].lock().unwrap();
-        log.iter()
-            .rev()
-            .find_map(|l| l.split("(shuffle at ").nth(1))
-            .map(|rest| rest.trim_end_matches(')').to_string())
-    }
-
-    fn alive(&mut self) -> usize {
-        let mut alive = 0;
-        for child in &mut self.children {
-            if matches!(child.try_wait(), Ok(None)) {
-                alive += 1;
-            }
-        }
-        alive
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
+/// Workers on loopback ports, each with 2 threads and 256 MiB unless told otherwise.
+fn start_workers(dir: &Path, n: usize) -> Workers {
+    Workers::start(Path::new(SLUICE), dir, n, "256MiB", |_| {})
 }
 
 fn sluice(args: &[String], cwd: &Path) -> Output {
@@ -303,7 +163,7 @@ fn both(dir: &Path, workers: &Workers, args: &[String], name: &str) -> (PathBuf,
 #[test]
 fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 3);
+    let workers = start_workers(dir.path(), 3);
     write_input(dir.path());
     for (job, extra) in [
         ("wordcount", vec!["--reducers", "3"]),
@@ -348,7 +208,7 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
 #[test]
 fn terasort_on_workers_is_sorted_as_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 2);
+    let workers = start_workers(dir.path(), 2);
     ok(
         &sluice(
             &strings(&[
@@ -405,7 +265,7 @@ fn write_programs(dir: &Path) {
 #[test]
 fn streaming_jobs_run_on_workers_as_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 3);
+    let workers = start_workers(dir.path(), 3);
     write_input(dir.path());
     write_programs(dir.path());
     for (name, reducers, reducer) in [("streaming", "2", "./reduce.sh"), ("maponly", "0", "NONE")] {
@@ -451,7 +311,7 @@ fn streaming_jobs_run_on_workers_as_on_one_machine() {
 #[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 2);
+    let workers = start_workers(dir.path(), 2);
     write_input(dir.path());
     write_programs(dir.path());
     let mut args = vec!["streaming".to_string()];
@@ -491,7 +351,7 @@ fn assert_no_staging(dir: &Path) {
 #[test]
 fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 2);
+    let workers = start_workers(dir.path(), 2);
     write_input(dir.path());
     // A coordinator with another secret.
     let other = dir.path().join("other-secret");
@@ -508,7 +368,7 @@ fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
         "--output",
         "out",
         "--cluster",
-        &format!("workers={}", workers.addrs.join(",")),
+        &format!("workers={}", workers.addrs().join(",")),
         "--secret-file",
         other.to_str().unwrap(),
     ]);
@@ -522,13 +382,13 @@ fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
     assert!(!dir.path().join("out").exists());
     // Garbage, a silent peer and a half-written frame at a worker's port.
     for junk in [&b"GET / HTTP/1.1\r\n\r\n"[..], b"", b"SLCN\x01\x00\x00"] {
-        let mut stream = std::net::TcpStream::connect(&workers.addrs[0]).unwrap();
+        let mut stream = std::net::TcpStream::connect(&workers.addrs()[0]).unwrap();
         stream.write_all(junk).unwrap();
         drop(stream);
     }
     // A secret file others may read is refused before anything is sent.
     let open = dir.path().join("open-secret");
-    fs::copy(&workers.secret, &open).unwrap();
+    fs::copy(workers.secret(), &open).unwrap();
     fs::set_permissions(&open, fs::Permissions::from_mode(0o644)).unwrap();
     let mut args = strings(&[
         "run",
@@ -541,7 +401,7 @@ fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
     ]);
     args.extend(strings(&[
         "--cluster",
-        &format!("workers={}", workers.addrs.join(",")),
+        &format!("workers={}", workers.addrs().join(",")),
         "--secret-file",
         open.to_str().unwrap(),
     ]));
@@ -589,8 +449,7 @@ fn kill_during(
         .spawn()
         .unwrap();
     std::thread::sleep(delay);
-    workers.children[1].kill().unwrap();
-    workers.children[1].wait().unwrap();
+    workers.kill(1);
     let started = Instant::now();
     let output = job.wait_with_output().unwrap();
     assert!(
@@ -609,7 +468,7 @@ fn write_script(dir: &Path, name: &str, text: &str) {
 #[test]
 fn a_worker_killed_mid_job_costs_only_its_work() {
     let dir = tempfile::tempdir().unwrap();
-    let mut workers = Workers::start(dir.path(), 3);
+    let mut workers = start_workers(dir.path(), 3);
     write_input(dir.path());
     // Slow programs, so that the kill lands while tasks run: in the map phase, then in the
     // reduce phase (the maps are quick there).
@@ -641,14 +500,14 @@ fn a_worker_killed_mid_job_costs_only_its_work() {
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
     assert_same_per_key(&expected, &output, "killed in the map phase");
     assert_eq!(workers.alive(), 2, "the other workers carry on");
-    for (i, scratch) in workers.scratch.iter().enumerate() {
+    for (i, scratch) in workers.scratch().iter().enumerate() {
         let empty = fs::read_dir(scratch).map_or(true, |mut e| e.next().is_none());
         assert!(i == 1 || empty, "worker {i} kept the job's files");
     }
 
     // Killed while the reduce tasks run: the map outputs it held are made again on the
     // others, then the partitions it had not finished run there.
-    let mut workers = Workers::start(&dir.path().join("second"), 3);
+    let mut workers = start_workers(&dir.path().join("second"), 3);
     let (out, output) = kill_during(
         dir.path(),
         &mut workers,
@@ -715,7 +574,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
     let mut rng = Lcg(seed);
     let (mut completed, mut failed, mut during) = (0, 0, 0);
     for trial in 0..20 {
-        let mut workers = Workers::start(&dir.path().join(format!("trial-{trial}")), 3);
+        let mut workers = start_workers(&dir.path().join(format!("trial-{trial}")), 3);
         let out = format!("out-{trial}");
         let mut args = vec!["streaming".to_string()];
         args.extend(workers.args());
@@ -730,8 +589,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         let victim = rng.next(3) as usize;
         let delay = Duration::from_millis(rng.next(1500));
         std::thread::sleep(delay);
-        workers.children[victim].kill().unwrap();
-        workers.children[victim].wait().unwrap();
+        workers.kill(victim);
         let output = child.wait_with_output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         let what = format!("trial {trial} (seed {seed}): worker {victim} killed after {delay:?}");
@@ -778,7 +636,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
 #[test]
 fn a_coordinator_killed_mid_job_leaves_the_workers_clean_and_ready() {
     let dir = tempfile::tempdir().unwrap();
-    let mut workers = Workers::start(dir.path(), 2);
+    let mut workers = start_workers(dir.path(), 2);
     write_input(dir.path());
     write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 2\ncat\n");
     let mut args = vec!["streaming".to_string()];
@@ -829,7 +687,7 @@ fn a_coordinator_killed_mid_job_leaves_the_workers_clean_and_ready() {
 #[test]
 fn a_shuffle_listener_refuses_peers_without_the_jobs_secret() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = Workers::start(dir.path(), 2);
+    let workers = start_workers(dir.path(), 2);
     write_input(dir.path());
     write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 2\ncat\n");
     let mut args = vec!["streaming".to_string()];
@@ -907,7 +765,13 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
     ok(&sluice(&local, dir.path()), "sort on one machine");
 
     for (name, memory, fits) in [("roomy", "256MiB", true), ("tight", "8MiB", false)] {
-        let workers = Workers::start_with(&dir.path().join(format!("workers-{name}")), 2, memory);
+        let workers = Workers::start(
+            Path::new(SLUICE),
+            &dir.path().join(format!("workers-{name}")),
+            2,
+            memory,
+            |_| {},
+        );
         let mut args = base.clone();
         args.extend(strings(&["--output", name, "--report"]));
         args.push(format!("{name}.json"));

@@ -1098,85 +1098,24 @@ fn the_inverted_index_names_the_remote_files_it_read() {
     }
 }
 
-/// `sluice worker`s on loopback, with the stores' settings in their environment as a site's
-/// workers have them; killed when dropped.
-struct StoreWorkers {
-    children: Vec<std::process::Child>,
-    addrs: Vec<String>,
-    secret: PathBuf,
-    _dir: tempfile::TempDir,
-}
-
-impl StoreWorkers {
-    fn start(n: usize) -> StoreWorkers {
-        use std::io::BufRead as _;
-        let dir = tempfile::tempdir().expect("a temporary directory");
-        let secret = dir.path().join("secret");
-        assert_ok(
-            &run(&mut sluice(&["secret", secret.to_str().expect("UTF-8")])),
-            "secret",
-        );
-        let mut workers = StoreWorkers {
-            children: Vec::new(),
-            addrs: Vec::new(),
-            secret,
-            _dir: dir,
-        };
-        for i in 0..n {
-            let scratch = workers._dir.path().join(format!("scratch-{i}"));
-            let mut child = sluice(&["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
-                .arg("--secret-file")
-                .arg(&workers.secret)
-                .arg("--scratch")
-                .arg(&scratch)
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .expect("a worker starts");
-            let mut stderr = std::io::BufReader::new(child.stderr.take().expect("stderr"));
-            let mut line = String::new();
-            stderr
-                .read_line(&mut line)
-                .expect("the worker's first line");
-            let addr = line
-                .split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
-                .to_string();
-            std::thread::spawn(move || for _ in stderr.lines() {});
-            workers.children.push(child);
-            workers.addrs.push(addr);
-        }
-        workers
-    }
-
-    fn cluster_args(&self) -> Vec<String> {
-        vec![
-            "--cluster".into(),
-            format!("workers={}", self.addrs.join(",")),
-            "--secret-file".into(),
-            self.secret.display().to_string(),
-        ]
-    }
-}
-
-impl Drop for StoreWorkers {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
 #[test]
 fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
     if !stores_required() {
         return;
     }
     let (hdfs_in, s3_in) = remote_corpus();
-    let workers = StoreWorkers::start(2);
+    // Workers with the stores' settings in their environment, as a site's workers have them.
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let workers =
+        sluice_testkit::Workers::start(Path::new(SLUICE), scratch.path(), 2, "256MiB", |cmd| {
+            let configured = sluice(&[]);
+            for (key, value) in configured.get_envs() {
+                match value {
+                    Some(value) => cmd.env(key, value),
+                    None => cmd.env_remove(key),
+                };
+            }
+        });
     for (job, args, input) in [
         ("wordcount", &["-r", "3"][..], &hdfs_in),
         ("sort", &["-r", "2"][..], &s3_in),
@@ -1187,7 +1126,7 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
         let mut full: Vec<String> = ["run", job].iter().map(|s| s.to_string()).collect();
         full.extend(args.iter().map(|s| s.to_string()));
         full.extend(["-i", input.as_str(), "-o", output.as_str(), "-q"].map(String::from));
-        full.extend(workers.cluster_args());
+        full.extend(workers.args());
         let full: Vec<&str> = full.iter().map(String::as_str).collect();
         let done = run(&mut sluice(&full));
         assert_ok(&done, &format!("{job} on the workers"));
@@ -1209,7 +1148,7 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
         output.as_str(),
         "-q",
     ];
-    let args = workers.cluster_args();
+    let args = workers.args();
     full.extend(args.iter().map(String::as_str));
     let done = run(&mut sluice(&full));
     assert!(

@@ -195,7 +195,13 @@ fn run_sluice(case: &Case, scratch: &Path, workers: usize) -> Result<Run, String
     let output = scratch.join("output");
     let mut args = vec!["streaming".to_string()];
     let _workers = if workers > 0 {
-        let started = Workers::start(&scratch.join("workers"), workers)?;
+        let started = sluice_testkit::Workers::start(
+            Path::new(SLUICE),
+            &scratch.join("workers"),
+            workers,
+            "256MiB",
+            |_| {},
+        );
         args.extend(started.args());
         Some(started)
     } else {
@@ -235,90 +241,6 @@ fn run_sluice(case: &Case, scratch: &Path, workers: usize) -> Result<Run, String
         output,
         log,
     })
-}
-
-/// `sluice worker`s on loopback ports for one case, killed when dropped.
-struct Workers {
-    children: Vec<std::process::Child>,
-    addrs: Vec<String>,
-    secret: std::path::PathBuf,
-}
-
-impl Workers {
-    fn start(dir: &Path, n: usize) -> Result<Workers, String> {
-        use std::io::BufRead as _;
-        fs::create_dir_all(dir).unwrap();
-        let secret = dir.join("secret");
-        let made = Command::new(SLUICE)
-            .arg("secret")
-            .arg(&secret)
-            .output()
-            .unwrap();
-        if !made.status.success() {
-            return Err(format!(
-                "sluice secret: {}",
-                String::from_utf8_lossy(&made.stderr)
-            ));
-        }
-        let mut workers = Workers {
-            children: Vec::new(),
-            addrs: Vec::new(),
-            secret,
-        };
-        for i in 0..n {
-            let mut child = Command::new(SLUICE)
-                .args([
-                    "worker",
-                    "--listen",
-                    "127.0.0.1:0",
-                    "--threads",
-                    "2",
-                    "--memory",
-                    "256MiB",
-                ])
-                .arg("--secret-file")
-                .arg(&workers.secret)
-                .arg("--scratch")
-                .arg(dir.join(format!("scratch-{i}")))
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-            // Killed with the others on any return from here.
-            workers.children.push(child);
-            let mut line = String::new();
-            stderr.read_line(&mut line).unwrap();
-            let addr = line
-                .split("listening on ")
-                .nth(1)
-                .and_then(|rest| rest.split_whitespace().next())
-                .ok_or_else(|| format!("worker {i} did not say where it listens: {line:?}"))?
-                .to_string();
-            thread::spawn(move || for _ in stderr.lines() {});
-            workers.addrs.push(addr);
-        }
-        Ok(workers)
-    }
-
-    fn args(&self) -> Vec<String> {
-        vec![
-            "--cluster".into(),
-            format!("workers={}", self.addrs.join(",")),
-            "--secret-file".into(),
-            self.secret.display().to_string(),
-        ]
-    }
-}
-
-impl Drop for Workers {
-    fn drop(&mut self) {
-        for child in &mut self.children {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
 }
 
 /// The comparator itself: a difference is found and shown with both sides' lines.

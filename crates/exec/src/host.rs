@@ -18,7 +18,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sluice_api::{ExecError, Job, JobStatus, TaskContext};
+use sluice_api::{ExecError, Job, JobStatus, Stage, TaskContext};
 use sluice_format::Codec;
 use sluice_io::{JobCommitter, Split, Storage, StoredInput};
 use sluice_shuffle::{
@@ -282,17 +282,7 @@ impl TaskHost {
         runs: &[Run],
         committer: &dyn JobCommitter,
     ) -> Result<Vec<Run>, ExecError> {
-        let index = ctx
-            .stage
-            .checked_sub(1)
-            .ok_or_else(|| ExecError::Config("reduce stages are numbered from 1".to_string()))?;
-        let stage = job.stages.get(index).ok_or_else(|| {
-            ExecError::Config(format!(
-                "stage {} of a job of {} stage(s)",
-                ctx.stage,
-                job.stages.len()
-            ))
-        })?;
+        let (index, stage) = reduce_stage(job, ctx)?;
         let own = RunCatalog::new();
         let target = match job.stages.get(index + 1) {
             Some(next) => ReduceTarget::Stage(next, &own),
@@ -425,23 +415,29 @@ impl TaskHost {
         runs: &[Run],
         committer: &dyn JobCommitter,
     ) -> Result<(), ExecError> {
-        let index = ctx
-            .stage
-            .checked_sub(1)
-            .ok_or_else(|| ExecError::Config("reduce stages are numbered from 1".to_string()))?;
-        let stage = job.stages.get(index).ok_or_else(|| {
-            ExecError::Config(format!(
-                "stage {} of a job of {} stage(s)",
-                ctx.stage,
-                job.stages.len()
-            ))
-        })?;
+        let (index, stage) = reduce_stage(job, ctx)?;
         let target = match job.stages.get(index + 1) {
             Some(next) => ReduceTarget::Stage(next, self.collecting(index + 1)?),
             None => ReduceTarget::Files(committer),
         };
         reduce_task(ctx, runs, stage, &target, job, &self.shared)
     }
+}
+
+/// The stage a reduce task's context names: its index (0-based) and the stage.
+fn reduce_stage<'a>(job: &'a Job, ctx: &TaskContext) -> Result<(usize, &'a Stage), ExecError> {
+    let index = ctx
+        .stage
+        .checked_sub(1)
+        .ok_or_else(|| ExecError::Config("reduce stages are numbered from 1".to_string()))?;
+    let stage = job.stages.get(index).ok_or_else(|| {
+        ExecError::Config(format!(
+            "stage {} of a job of {} stage(s)",
+            ctx.stage,
+            job.stages.len()
+        ))
+    })?;
+    Ok((index, stage))
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {

@@ -1,7 +1,8 @@
 //! Real servers for sluice's tests: an in-JVM HDFS ([`MiniDfs`], Apache Hadoop's
 //! MiniDFSCluster), an S3-compatible server ([`S3Server`], moto) and an in-JVM YARN cluster
 //! with its own HDFS ([`MiniYarn`], MiniYARNCluster and MiniDFSCluster), each started by the
-//! test that needs it and gone when the value is dropped.
+//! test that needs it and gone when the value is dropped; and `sluice worker` processes for
+//! the tests of cluster mode ([`Workers`]).
 //!
 //! No protocol is spoken here: the servers are the real thing, and what a test checks on them
 //! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
@@ -29,6 +30,7 @@ mod minidfs;
 mod miniyarn;
 mod process;
 mod s3;
+mod workers;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -36,6 +38,7 @@ use std::path::{Path, PathBuf};
 pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
 pub use s3::{S3Options, S3Server};
+pub use workers::Workers;
 
 /// The environment variable that lets tests needing the storage servers skip: with
 /// `SLUICE_SKIP_STORES=1` [`stores_required`] returns false.
