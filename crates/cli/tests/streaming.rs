@@ -40,8 +40,8 @@ const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 /// A sluice run taking longer than this is killed and reported (Hadoop takes seconds per case).
 const TIMEOUT: Duration = Duration::from_secs(120);
 
-#[test]
-fn streaming_matches_hadoop() {
+/// Where Hadoop's jars and cached results are; panics when the jars are missing.
+fn hadoop_layout() -> Layout {
     let layout = Layout::new();
     if !layout.jars_present() {
         // Never a pass without Hadoop: leaving the test out is done by name
@@ -52,6 +52,12 @@ fn streaming_matches_hadoop() {
             layout.lib().display()
         );
     }
+    layout
+}
+
+#[test]
+fn streaming_matches_hadoop() {
+    let layout = hadoop_layout();
     let mut cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
     if let Ok(only) = std::env::var("SLUICE_STREAMING_CASES") {
         let names: Vec<&str> = only.split(',').map(str::trim).collect();
@@ -109,14 +115,7 @@ fn streaming_matches_hadoop() {
 /// of its own: every output must still be Hadoop's.
 #[test]
 fn streaming_matches_hadoop_on_workers() {
-    let layout = Layout::new();
-    if !layout.jars_present() {
-        panic!(
-            "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); \
-             to leave out the tests that need Hadoop, run `cargo test -- --skip hadoop`",
-            layout.lib().display()
-        );
-    }
+    let layout = hadoop_layout();
     let cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
     let uncached: Vec<&Case> = cases
         .iter()

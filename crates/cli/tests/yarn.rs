@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use sluice_testkit::{yarn_jar, yarn_required, MiniYarn};
+use sluice_testkit::{without_proxies, yarn_jar, yarn_required, MiniYarn};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -35,17 +35,7 @@ fn sluice(args: &[&str], cwd: &Path) -> Output {
         .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
         .env("SLUICE_YARN_JAR", yarn_jar())
         .stdin(Stdio::null());
-    for var in [
-        "http_proxy",
-        "https_proxy",
-        "all_proxy",
-        "HTTP_PROXY",
-        "HTTPS_PROXY",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(var);
-    }
-    cmd.output().unwrap()
+    without_proxies(&mut cmd).output().unwrap()
 }
 
 fn ok(out: &Output, what: &str) {

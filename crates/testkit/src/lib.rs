@@ -37,6 +37,7 @@ use std::path::{Path, PathBuf};
 
 pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
+pub use process::without_proxies;
 pub use s3::{S3Options, S3Server};
 pub use workers::Workers;
 

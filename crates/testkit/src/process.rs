@@ -28,7 +28,7 @@ const PROXY_VARS: [&str; 6] = [
 
 /// Removes the proxy variables from `cmd`'s environment: everything the harness talks to is on
 /// 127.0.0.1.
-pub(crate) fn without_proxies(cmd: &mut Command) -> &mut Command {
+pub fn without_proxies(cmd: &mut Command) -> &mut Command {
     for var in PROXY_VARS {
         cmd.env_remove(var);
     }
