@@ -336,15 +336,20 @@ pub fn local_path(option: &str, location: &str) -> Result<PathBuf, StreamingErro
 
 /// Short usage, printed by `-help` and after a usage error.
 pub const USAGE: &str = "\
-Usage: sluice streaming [GENERIC OPTIONS] [STREAMING OPTIONS]
+Usage: sluice streaming [CLUSTER OPTIONS] [GENERIC OPTIONS] [STREAMING OPTIONS]
 
 Runs a Hadoop Streaming job natively: the same options, the same -D keys, the same output.
+
+Cluster options (sluice's own, first; without them the job runs on this machine):
+  --cluster workers=HOST:PORT,...   run on workers started with `sluice worker`
+  --cluster yarn[:N]                run on N workers in YARN containers (default 2)
+  --secret-file <file>              the cluster's secret (default: $SLUICE_SECRET_FILE)
 
 Generic options (before the streaming options):
   -D <name=value>           set a job configuration property
   -conf <file.xml>          read properties from a Hadoop configuration file
   -files <f1,f2,...>        files placed in each task's working directory (path#name renames)
-  -fs file:///              accepted; sluice reads and writes local files
+  -fs <uri>                 the default file system (file:///, hdfs://nn:8020, s3a://bucket)
 
 Streaming options:
   -input <path>             input file, directory or glob; repeatable, comma-separated lists
