@@ -223,3 +223,74 @@ fn a_streaming_job_on_yarn_writes_what_it_writes_on_one_machine_and_fails_cleanl
     let listing = String::from_utf8_lossy(&listed.stdout);
     assert!(!listing.contains("/streaming/failed"), "{listing}");
 }
+
+#[test]
+fn terasort_on_yarn_sorts_as_on_one_machine() {
+    if !yarn_required() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // TeraGen writes the rows to the cluster's HDFS (a plain path is on fs.defaultFS).
+    ok(
+        &sluice(
+            &[
+                "run", "teragen", "-q", "--rows", "30000", "--maps", "3", "--output", "/tera/in",
+            ],
+            dir.path(),
+        ),
+        "teragen",
+    );
+    let rows = hdfs_files("/tera/in", dir.path());
+    let local_in = dir.path().join("tera-in");
+    fs::create_dir_all(&local_in).unwrap();
+    for (name, bytes) in &rows {
+        fs::write(local_in.join(name), bytes).unwrap();
+    }
+    let reference = dir.path().join("tera-local");
+    ok(
+        &sluice(
+            &[
+                "run",
+                "terasort",
+                "-q",
+                "-i",
+                &local(&local_in),
+                "-r",
+                "3",
+                "-o",
+                &local(&reference),
+            ],
+            dir.path(),
+        ),
+        "terasort on one machine",
+    );
+    let mut args = vec![
+        "run",
+        "terasort",
+        "-i",
+        "/tera/in",
+        "-r",
+        "3",
+        "-o",
+        "/tera/out",
+    ];
+    args.extend(ON_YARN);
+    let out = sluice(&args, dir.path());
+    ok(&out, "terasort on YARN");
+    assert_eq!(files(&reference), hdfs_files("/tera/out", dir.path()));
+    ok(
+        &sluice(
+            &[
+                "run",
+                "teravalidate",
+                "-q",
+                "-i",
+                "/tera/out",
+                "-o",
+                "/tera/report",
+            ],
+            dir.path(),
+        ),
+        "teravalidate",
+    );
+}
