@@ -104,6 +104,21 @@ impl Link {
         self.handle.block_on(self.conn.recv())
     }
 
+    /// The next frame, within `timeout`.
+    pub(crate) fn recv_frame_within(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Option<bytes::Bytes>, ClusterError> {
+        let peer = self.peer();
+        self.handle
+            .block_on(async { tokio::time::timeout(timeout, self.conn.recv()).await })
+            .map_err(|_| ClusterError::Protocol {
+                peer: peer.to_string(),
+                reason: format!("sent nothing for {} s", timeout.as_secs()),
+            })?
+            .map_err(ClusterError::from)
+    }
+
     /// Halves for receiving on one thread while others send.
     pub(crate) fn split(self) -> (LinkReader, LinkWriter) {
         let peer = self.conn.peer();

@@ -15,6 +15,11 @@
 //!  'X' reason                the sender cannot send
 //! ```
 //!
+//! The flow is credit-based: the receiver grants frames (`'C'` and a big-endian `u32`),
+//! [`WINDOW`] of them first, and more as it has taken them in; a sender out of credit waits.
+//! So a receiver whose disk is slow, or whose merge lags, slows its senders down frame by
+//! frame, and never holds more than a window of frames in flight per transfer.
+//!
 //! A push is answered with 'A' once the receiver holds the runs (or 'X'); only then does the
 //! sender count the partitions as delivered. A receiver keeps the first copy of a task's
 //! partition it gets and drops later ones (a task run again after its worker was lost pushes
@@ -43,6 +48,13 @@ const PIECE: u8 = b'P';
 const END: u8 = b'E';
 const FAILED: u8 = b'X';
 const ACK: u8 = b'A';
+const CREDIT: u8 = b'C';
+
+/// Frames a sender may have in flight before the receiver grants more.
+pub const WINDOW: u32 = 8;
+
+/// How long a sender waits for credit.
+const CREDIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
 
 #[derive(Serialize, Deserialize)]
 struct RunHeader {
@@ -54,12 +66,71 @@ struct EndFrame {
     records: u64,
 }
 
-/// Sends `partitions` (ascending) of every run of `runs`; returns the records sent.
+/// The sending end of a transfer: frames go out as the receiver's credit allows.
+struct Sender<'a> {
+    link: &'a mut Link,
+    credit: u64,
+}
+
+impl Sender<'_> {
+    fn send_parts(&mut self, parts: &[&[u8]]) -> Result<(), ClusterError> {
+        while self.credit == 0 {
+            let peer = self.link.peer().to_string();
+            // A receiver that grants nothing for this long is stuck: the transfer fails (a
+            // push is then pulled instead).
+            let Some(frame) = self.link.recv_frame_within(CREDIT_TIMEOUT)? else {
+                return Err(ClusterError::Protocol {
+                    peer,
+                    reason: "closed the connection in the middle of a transfer".into(),
+                });
+            };
+            match frame.split_first() {
+                Some((&CREDIT, grant)) => self.credit += u64::from(read_credit(grant, &peer)?),
+                Some((&FAILED, reason)) => {
+                    return Err(ClusterError::Protocol {
+                        peer,
+                        reason: format!(
+                            "stopped the transfer: {}",
+                            String::from_utf8_lossy(reason)
+                        ),
+                    })
+                }
+                _ => {
+                    return Err(ClusterError::Protocol {
+                        peer,
+                        reason: "answered with something else than credit".into(),
+                    })
+                }
+            }
+        }
+        self.credit -= 1;
+        self.link.send_parts(parts)
+    }
+}
+
+fn read_credit(grant: &[u8], peer: &str) -> Result<u32, ClusterError> {
+    <[u8; 4]>::try_from(grant)
+        .map(u32::from_be_bytes)
+        .map_err(|_| ClusterError::Protocol {
+            peer: peer.to_string(),
+            reason: format!("a credit frame of {} bytes", grant.len()),
+        })
+}
+
+/// Grants `frames` more frames to the sender at the other end of `link`.
+fn grant(link: &mut Link, frames: u32) -> Result<(), ClusterError> {
+    link.send_parts(&[&[CREDIT], &frames.to_be_bytes()])
+}
+
+/// Sends `partitions` (ascending) of every run of `runs`, as the receiver's credit allows;
+/// returns the records sent.
 pub(crate) fn send(
     link: &mut Link,
     runs: &[Run],
     partitions: &[usize],
 ) -> Result<u64, ClusterError> {
+    let mut sender = Sender { link, credit: 0 };
+    let link = &mut sender;
     let mut records = 0u64;
     let mut frame = Vec::with_capacity(FRAME_TARGET + 1024);
     for run in runs {
@@ -132,7 +203,12 @@ pub(crate) fn acknowledge(link: &mut Link) -> Result<(), ClusterError> {
 /// Waits for a push's acknowledgement.
 pub(crate) fn acknowledged(link: &mut Link) -> Result<(), ClusterError> {
     let peer = link.peer().to_string();
-    match link.recv_frame()? {
+    // Credit the receiver granted for frames never sent comes first.
+    let mut answer = link.recv_frame()?;
+    while answer.as_ref().and_then(|f| f.first()) == Some(&CREDIT) {
+        answer = link.recv_frame()?;
+    }
+    match answer {
         Some(frame) if frame.first() == Some(&ACK) => Ok(()),
         Some(frame) if frame.first() == Some(&FAILED) => Err(ClusterError::Protocol {
             peer,
@@ -166,10 +242,18 @@ pub(crate) fn receive(
     let mut last_partition = 0usize;
     let mut pieces: Vec<u8> = Vec::new();
     let mut records = 0u64;
+    grant(link, WINDOW)?;
+    let mut taken = 0u32;
     loop {
         let Some(frame) = link.recv_frame()? else {
             return Err(bad("the transfer ended before its end frame".into()));
         };
+        // Half a window taken in: that much more may come.
+        taken += 1;
+        if taken == WINDOW / 2 {
+            grant(link, taken)?;
+            taken = 0;
+        }
         let Some((&tag, body)) = frame.split_first() else {
             return Err(bad("an empty frame".into()));
         };
@@ -435,6 +519,43 @@ mod tests {
         expected.remove(&0);
         assert_eq!(contents(&got), expected);
         assert_eq!(contents(&got)[&1][0].1.len(), big.len());
+    }
+
+    #[test]
+    fn a_sender_sends_no_more_frames_than_it_was_granted() {
+        let net = Net::new().unwrap();
+        let records: Vec<(usize, Vec<u8>, Vec<u8>)> = (0..6u8)
+            .map(|i| (1, vec![i], vec![i; FRAME_TARGET / 2 + 10]))
+            .collect();
+        let runs = vec![run(&records)];
+        let (mut sender, mut receiver) = pair(&net);
+        std::thread::scope(|s| {
+            let sending = s.spawn(|| send(&mut sender, &runs, &[1]).unwrap());
+            grant(&mut receiver, 2).unwrap();
+            let wait = Duration::from_millis(300);
+            for _ in 0..2 {
+                assert!(receiver.recv_frame_within(wait).unwrap().is_some());
+            }
+            assert!(
+                receiver.recv_frame_within(wait).is_err(),
+                "a frame came without credit"
+            );
+            grant(&mut receiver, 100).unwrap();
+            let mut frames = 2;
+            loop {
+                let frame = receiver
+                    .recv_frame_within(Duration::from_secs(5))
+                    .unwrap()
+                    .unwrap();
+                frames += 1;
+                if frame[0] == END {
+                    break;
+                }
+            }
+            // A run header, a data frame per record (each over half a frame), the end.
+            assert_eq!(frames, 1 + 6 + 1);
+            assert_eq!(sending.join().unwrap(), 6);
+        });
     }
 
     #[test]
