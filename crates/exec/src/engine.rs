@@ -70,8 +70,12 @@ pub fn run_job(
     status.enter(Phase::Planning, 0);
     let settings = HostSettings::new(config.memory, config.threads, spill_parent(config))
         .with_spill_codec(config.spill_codec);
-    let host = TaskHost::new(job, &settings, Arc::clone(&status))?;
+    // A job that cannot run is refused before its output is touched; the spill directory
+    // comes after the output's set-up, which makes the output's parent (where spills go by
+    // default).
+    TaskHost::check(job, &settings)?;
     let output = JobOutput::set_up(&config.stores, &config.output)?;
+    let host = TaskHost::new(job, &settings, Arc::clone(&status))?;
     let storage = &config.stores;
     let input = InputPlan::new(job, config, storage)?;
     status.set_input_bytes_total(input.bytes());

@@ -123,14 +123,7 @@ impl TaskHost {
         settings: &HostSettings,
         status: Arc<JobStatus>,
     ) -> Result<TaskHost, ExecError> {
-        if job.stages.iter().any(|s| s.partitions == 0) {
-            return Err(ExecError::Config(
-                "a stage needs at least 1 partition".into(),
-            ));
-        }
-        let shares = settings.threads.max(1).saturating_add(settings.serving);
-        let memory = MemoryPlan::new(settings.memory, shares, job.memory_per_task)?;
-        memory.check_partitions(job)?;
+        let memory = TaskHost::plan(job, settings)?;
         let spills = LocalSpills::new(
             SpillDir::create_in(&settings.spill_parent)?.with_write_chunk(memory.write_chunk),
             settings.spill_codec,
@@ -162,6 +155,28 @@ impl TaskHost {
             memory,
             budget: settings.memory,
         })
+    }
+
+    /// Checks that `job` can run under `settings` (a budget large enough for the threads, a
+    /// stage's partitions within what a task's share can track), without creating anything:
+    /// what [`TaskHost::new`] checks first.
+    ///
+    /// # Errors
+    /// As [`TaskHost::new`]'s configuration errors.
+    pub fn check(job: &Job, settings: &HostSettings) -> Result<(), ExecError> {
+        TaskHost::plan(job, settings).map(drop)
+    }
+
+    fn plan(job: &Job, settings: &HostSettings) -> Result<MemoryPlan, ExecError> {
+        if job.stages.iter().any(|s| s.partitions == 0) {
+            return Err(ExecError::Config(
+                "a stage needs at least 1 partition".into(),
+            ));
+        }
+        let shares = settings.threads.max(1).saturating_add(settings.serving);
+        let memory = MemoryPlan::new(settings.memory, shares, job.memory_per_task)?;
+        memory.check_partitions(job)?;
+        Ok(memory)
     }
 
     /// The job's live status: counters, cancellation.
