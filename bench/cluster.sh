@@ -22,6 +22,7 @@
 #   --work DIR         inputs (kept for the next run), results (default bench/scratch)
 #   --sluice PATH      the sluice binary (default target/release/sluice, built if missing)
 #   --skip-hadoop      sluice alone
+#   --skip-local       leave out the reference runs of sluice as one process (no cluster)
 #   --no-drop-caches   keep the page cache between runs (default: dropped before every run)
 #   -h, --help         print this help
 #
@@ -40,6 +41,8 @@
 #   sluice    `sluice worker --listen SUBNET.(10+I):7070 --memory M --threads T` per host;
 #             jobs from a coordinator in slc-h1: `sluice run terasort|wordcount --cluster
 #             workers=... --secret-file F --reducers R --report r.json`
+#   local     for reference, the same job as one sluice process in slc-h1 (`--memory M
+#             --threads CORES`, no --cluster): what distributing it costs on this machine
 #   hadoop    Hadoop 3.4.2 (jars fetched by Maven from bench/cluster/pom.xml into
 #             target/bench-cluster/lib): a ResourceManager in slc-h1 and a NodeManager with the
 #             MapReduce shuffle service in every host, storage file:///; TeraSort and WordCount
@@ -63,8 +66,9 @@
 # GNU time at /usr/bin/time; for Hadoop, Java 17 and Maven (about 120 MB of jars the first
 # time, kept in ~/.m2). Disk: the inputs plus about three times the TeraGen rows in --work.
 #
-# How long: on 2 cores with the defaults about 15 minutes: inputs 1 minute the first time,
-# sluice's 6 jobs under a minute, YARN's start about 30 s, Hadoop's 6 jobs 1-2 minutes each.
+# How long: on 2 cores with the defaults about 15 minutes: inputs under a minute the first
+# time, sluice's 12 jobs (cluster and one process) under a minute with their checks, YARN's
+# start about 20 s, Hadoop's TeraSort about 1 minute a run and its word count about 3.
 #
 # Cleanup: on exit (also on error or Ctrl-C) the script stops every process it started and
 # every process left in its namespaces, deletes the namespaces (and with them the veths, the
@@ -90,6 +94,7 @@ job_timeout=1800
 work=$script_dir/scratch
 sluice=${SLUICE:-}
 skip_hadoop=false
+run_local=true
 drop_caches=true
 
 usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
@@ -113,6 +118,7 @@ while [ $# -gt 0 ]; do
         --work) work=$2; shift 2 ;;
         --sluice) sluice=$2; shift 2 ;;
         --skip-hadoop) skip_hadoop=true; shift ;;
+        --skip-local) run_local=false; shift ;;
         --no-drop-caches) drop_caches=false; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "cluster.sh: unknown option $1 (--help lists them)" >&2; exit 2 ;;
@@ -526,9 +532,30 @@ sluice_run() {
             if [ "$k" = 1 ]; then mv "$out" "$run/wordcount-sluice"; else rm -rf "$out"; fi ;;
     esac
 }
+# The same job in one sluice process (no cluster) in slc-h1, with one worker's budget and
+# every core: what the distribution costs on this machine.
+local_run() {
+    local job=$1 k=$2 dir=$run/runs/$1-local-$2 out=$run/out-local-$1-$2
+    log "sluice $job on one process, run $k"
+    local input
+    case $job in
+        terasort) input=$tera_in ;;
+        wordcount) input=$text_in ;;
+    esac
+    : > "$run/no-pids"
+    measured "$dir" local "$job" "$run/no-pids" \
+        "$sluice" run "$job" --input "file://$input" --output "file://$out" \
+        --reducers "$reducers" --memory "$memory" --threads "$(nproc)" --report "$dir/report.json"
+    case $job in
+        terasort) validate_terasort "$out" "$dir" ;;
+    esac
+    rm -rf "$out"
+}
 for k in $(seq 1 "$runs"); do
     if $run_terasort; then sluice_run terasort "$k"; fi
     if $run_wordcount; then sluice_run wordcount "$k"; fi
+    if $run_local && $run_terasort; then local_run terasort "$k"; fi
+    if $run_local && $run_wordcount; then local_run wordcount "$k"; fi
 done
 
 # --- Hadoop ----------------------------------------------------------------------------------

@@ -166,7 +166,16 @@ def load_run(path, setup):
         }
     run["procs"] = procs
     run["hosts"] = []
-    if run["system"] == "sluice":
+    if run["system"] == "local":
+        with open(os.path.join(path, "report.json")) as f:
+            report = json.load(f)
+        run["phases"] = {p["phase"]: p["seconds"] for p in report["phases"]}
+        run["shuffle_bytes"] = 0
+        run["shuffle_seconds"] = 0
+        run["master_cpu"] = 0.0
+        run["output"] = report["counters"]["output_bytes"]
+        run["spilled"] = report["counters"]["spilled_bytes"]
+    elif run["system"] == "sluice":
         with open(os.path.join(path, "report.json")) as f:
             report = json.load(f)
         run["phases"] = {p["phase"]: p["seconds"] for p in report["phases"]}
@@ -228,6 +237,8 @@ def load_run(path, setup):
     run["cpu_total"] = sum(h["cpu"] for h in run["hosts"]) + run["client_cpu"] + run["master_cpu"]
     run["link_bytes"] = sum(n["out"] for n in run["net"])
     run["busiest_link_bytes"] = max(max(n["out"], n["in"]) for n in run["net"])
+    if run["system"] == "local":
+        run["busiest_link_bytes"] = 0
     run["peak_link"] = max(max(n["peak_out"], n["peak_in"]) for n in run["net"])
     return run
 
@@ -288,11 +299,12 @@ def main():
     p(f"**Job time** (wall time of the coordinator / job client process, median of {n}; "
       f"{cores} cores for everything):")
     p()
-    p("| job | sluice (s) | Hadoop on YARN (s) | Hadoop / sluice | Hadoop's job alone (s) | all runs, sluice | all runs, Hadoop |")
-    p("|---|---:|---:|---:|---:|---|---|")
+    p("| job | sluice (s) | Hadoop on YARN (s) | Hadoop / sluice | Hadoop's job alone (s) | sluice as one process (s) | all runs, sluice | all runs, Hadoop | all runs, one process |")
+    p("|---|---:|---:|---:|---:|---:|---|---|---|")
     for job in jobs:
         s = runs.get((job, "sluice"), [])
         h = runs.get((job, "hadoop"), [])
+        lo = runs.get((job, "local"), [])
         sm = statistics.median(r["wall"] for r in s) if s else None
         hm = statistics.median(r["wall"] for r in h) if h else None
         ratio = f"{hm / sm:.1f}x" if sm and hm else "-"
@@ -300,10 +312,13 @@ def main():
         all_s = " / ".join(f"{r['wall']:.2f}" for r in s)
         all_h = " / ".join(f"{r['wall']:.2f}" for r in h)
         hj = statistics.median(r["job_seconds"] for r in h) if h else None
-        p(f"| {job} | {fmt(sm)} | {fmt(hm)} | {ratio} | {fmt(hj)} | {all_s} | {all_h} |")
+        lm = statistics.median(r["wall"] for r in lo) if lo else None
+        all_l = " / ".join(f"{r['wall']:.2f}" for r in lo)
+        p(f"| {job} | {fmt(sm)} | {fmt(hm)} | {ratio} | {fmt(hj)} | {fmt(lm)} | {all_s} | {all_h} | {all_l} |")
     p()
     p("Hadoop's job alone: from its submission to its end in the job history (without the client "
-      "JVM's start, and for TeraSort without the client's sampling of the input).")
+      "JVM's start, and for TeraSort without the client's sampling of the input). sluice as one "
+      "process: the same job without --cluster, one worker's budget, every core of the machine.")
     p()
     p(f"**Shuffle and links** (the median run of each; link figures from the veths' counters, "
       f"wire bytes with headers; the measured link rate is {link_mbit:.0f} Mbit/s; MB = 10^6 bytes):")
@@ -373,7 +388,11 @@ def main():
     for key in sorted(runs):
         for r in runs[key]:
             extra = ""
-            if r["system"] == "sluice":
+            if r["system"] == "local":
+                ph = r["phases"]
+                extra = (f"one process; map {ph.get('map', 0):.2f} s, reduce {ph.get('reduce', 0):.2f} s, "
+                         f"commit {ph.get('commit', 0):.2f} s; spilled {mb(r['spilled'])} MB")
+            elif r["system"] == "sluice":
                 ph = r["phases"]
                 rep_w = sum(h["write"] for h in r["hosts"])
                 proc_w = sum(h["proc_write"] for h in r["hosts"])
