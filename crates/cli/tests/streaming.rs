@@ -40,6 +40,25 @@ const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 /// A sluice run taking longer than this is killed and reported (Hadoop takes seconds per case).
 const TIMEOUT: Duration = Duration::from_secs(120);
 
+/// Runs through Hadoop the cases whose results are not cached yet. The tests of this file run
+/// at once and share the cache: one runs the batch while the others wait, then find it
+/// cached.
+fn run_hadoop_once(layout: &Layout, cases: &[Case]) {
+    static BATCH: Mutex<()> = Mutex::new(());
+    let _one_at_a_time = BATCH.lock().unwrap_or_else(|e| e.into_inner());
+    let uncached: Vec<&Case> = cases
+        .iter()
+        .filter(|c| hadoop::cached(layout, c).is_none())
+        .collect();
+    eprintln!(
+        "{} case(s), {} cached, {} to run through Hadoop",
+        cases.len(),
+        cases.len() - uncached.len(),
+        uncached.len()
+    );
+    hadoop::run_batch(layout, &uncached).unwrap();
+}
+
 /// Where Hadoop's jars and cached results are; panics when the jars are missing.
 fn hadoop_layout() -> Layout {
     let layout = Layout::new();
@@ -67,17 +86,7 @@ fn streaming_matches_hadoop() {
         cases.retain(|c| names.contains(&c.name.as_str()));
     }
 
-    let uncached: Vec<&Case> = cases
-        .iter()
-        .filter(|c| hadoop::cached(&layout, c).is_none())
-        .collect();
-    eprintln!(
-        "{} case(s), {} cached, {} to run through Hadoop",
-        cases.len(),
-        cases.len() - uncached.len(),
-        uncached.len()
-    );
-    hadoop::run_batch(&layout, &uncached).unwrap();
+    run_hadoop_once(&layout, &cases);
 
     let reports: Mutex<Vec<(usize, Vec<String>)>> = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
@@ -117,11 +126,7 @@ fn streaming_matches_hadoop() {
 fn streaming_matches_hadoop_on_workers() {
     let layout = hadoop_layout();
     let cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
-    let uncached: Vec<&Case> = cases
-        .iter()
-        .filter(|c| hadoop::cached(&layout, c).is_none())
-        .collect();
-    hadoop::run_batch(&layout, &uncached).unwrap();
+    run_hadoop_once(&layout, &cases);
     let failed: Mutex<Vec<String>> = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
     thread::scope(|s| {
