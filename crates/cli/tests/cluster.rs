@@ -566,6 +566,19 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
     args.extend(job("expected"));
     ok(&sluice(&args, dir.path()), "the job on one machine");
     let expected = dir.path().join("expected");
+    // How long the job takes on workers, undisturbed: the kills land within that.
+    let baseline = {
+        let mut workers = start_workers(&dir.path().join("baseline"), 3);
+        let mut args = vec!["streaming".to_string()];
+        args.extend(workers.args());
+        args.extend(job("baseline"));
+        let started = Instant::now();
+        ok(&sluice(&args, dir.path()), "the job on workers");
+        let took = started.elapsed();
+        assert_eq!(workers.alive(), 3);
+        took
+    };
+    let window = u64::try_from(baseline.as_millis() * 9 / 10).unwrap_or(u64::MAX);
 
     let seed = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -587,7 +600,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
             .spawn()
             .unwrap();
         let victim = rng.next(3) as usize;
-        let delay = Duration::from_millis(rng.next(1500));
+        let delay = Duration::from_millis(rng.next(window));
         std::thread::sleep(delay);
         workers.kill(victim);
         let output = child.wait_with_output().unwrap();
@@ -628,8 +641,8 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         "most trials should complete: {completed} of 20"
     );
     assert!(
-        during >= 8,
-        "too few kills landed while the job ran: {during} of 20"
+        during >= 5,
+        "too few kills landed while the job ran: {during} of 20 (the job takes {baseline:?})"
     );
 }
 
