@@ -571,7 +571,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         let mut workers = start_workers(&dir.path().join("baseline"), 3);
         let mut args = vec!["streaming".to_string()];
         args.extend(workers.args());
-        args.extend(job("baseline"));
+        args.extend(job("baseline-out"));
         let started = Instant::now();
         ok(&sluice(&args, dir.path()), "the job on workers");
         let took = started.elapsed();
