@@ -497,7 +497,7 @@ for i in $(seq 1 "$hosts"); do
     mkdir -p "$run/scratch-h$i"
     in_host "$i" "$sluice" worker --listen "$(addr "$i"):7070" --secret-file "$run/secret" \
         --scratch "$run/scratch-h$i" --memory "$memory" --threads "$threads" \
-        > "$run/worker-h$i.log" 2>&1 &
+        > "$run/h$i-worker.log" 2>&1 &
     started_pids+=($!)
     disown $!
     echo "h$i $!" >> "$run/sluice-pids"
@@ -505,11 +505,11 @@ for i in $(seq 1 "$hosts"); do
 done
 for i in $(seq 1 "$hosts"); do
     for _ in $(seq 1 300); do
-        grep -q "listening on" "$run/worker-h$i.log" && break
+        grep -q "listening on" "$run/h$i-worker.log" && break
         sleep 0.1
     done
-    grep -q "listening on" "$run/worker-h$i.log" \
-        || { cat "$run/worker-h$i.log" >&2; die "the worker of slc-h$i did not start"; }
+    grep -q "listening on" "$run/h$i-worker.log" \
+        || { cat "$run/h$i-worker.log" >&2; die "the worker of slc-h$i did not start"; }
 done
 log "sluice workers: $workers"
 
