@@ -308,6 +308,124 @@ fn streaming_jobs_run_on_workers_as_on_one_machine() {
     assert!(workers.scratch_is_empty());
 }
 
+/// Every line of every part file in `dir`, sorted.
+fn sorted_lines(dir: &Path) -> Vec<String> {
+    let mut lines: Vec<String> = files(dir)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("part-"))
+        .flat_map(|(_, bytes)| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    lines.sort();
+    lines
+}
+
+#[test]
+fn a_streaming_jobs_files_reach_workers_that_do_not_share_the_submitting_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(&dir.path().join("workers"), 3);
+    let input = write_input(dir.path());
+    // What the job is submitted with, moved (below) into a directory only the submitting
+    // process sees: a file system mounted in a mount namespace of its own. The workers see
+    // an empty directory where the job was submitted from, as another machine would.
+    let private = dir.path().join("private");
+    fs::create_dir_all(private.join("lib/sub")).unwrap();
+    let mapper = r#"#!/bin/sh
+tag="$(cat dict.txt)|$shipped_greeting|$(cat lib/sub/x.txt)|$(wc -c < lib/big.bin | tr -d ' ')"
+awk -v t="$tag" '{ print $0 "\t" t }'
+"#;
+    fs::write(private.join("map.sh"), mapper).unwrap();
+    fs::set_permissions(private.join("map.sh"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::write(private.join("dict.txt"), "from-dict\n").unwrap();
+    fs::write(private.join("lib/sub/x.txt"), "from-dir\n").unwrap();
+    // Shipped in several frames.
+    let big: Vec<u8> = (0..3_500_001u32).map(|i| (i % 251) as u8).collect();
+    fs::write(private.join("lib/big.bin"), big).unwrap();
+    fs::write(
+        private.join("job.xml"),
+        "<configuration><property><name>shipped.greeting</name>\
+         <value>from-conf</value></property></configuration>",
+    )
+    .unwrap();
+    let submit = dir.path().join("submit");
+    fs::create_dir_all(&submit).unwrap();
+    let out = dir.path().join("out");
+
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-conf",
+        "job.xml",
+        "-files",
+        "map.sh,dict.txt,lib",
+        "-input",
+        &input.display().to_string(),
+        "-output",
+        &out.display().to_string(),
+        "-mapper",
+        "map.sh",
+        "-reducer",
+        "cat",
+        "-numReduceTasks",
+        "2",
+    ]));
+    let script = r#"set -e
+mount -t tmpfs shipped "$1"
+# Moved across file systems: copied in here, gone from where the workers could see it.
+mv "$2"/* "$1"/
+cd "$1"
+shift 2
+exec "$@""#;
+    let output = Command::new("unshare")
+        .args([
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--propagation",
+            "private",
+            "sh",
+            "-c",
+            script,
+            "sh",
+        ])
+        .arg(&submit)
+        .arg(&private)
+        .arg(SLUICE)
+        .args(&args)
+        .output()
+        .expect("unshare (util-linux) runs the submitting process in a mount namespace");
+    ok(
+        &output,
+        "the job submitted from a directory the workers cannot see",
+    );
+    assert_eq!(
+        fs::read_dir(&submit).unwrap().count(),
+        0,
+        "the workers saw the submitting directory's files"
+    );
+    assert_eq!(fs::read_dir(&private).unwrap().count(), 0);
+
+    // Every input line, its key and value as they were, tagged by the shipped files.
+    let mut expected: Vec<String> = fs::read_dir(&input)
+        .unwrap()
+        .flat_map(|e| {
+            fs::read_to_string(e.unwrap().path())
+                .unwrap()
+                .lines()
+                .map(|line| format!("{line}\tfrom-dict|from-conf|from-dir|3500001"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    expected.sort();
+    assert_eq!(sorted_lines(&out), expected);
+    assert!(workers.scratch_is_empty());
+}
+
 #[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();

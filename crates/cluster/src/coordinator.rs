@@ -2,7 +2,8 @@
 //!
 //! ```text
 //!  connect + hello (cluster secret) ─► set up the output ─► plan the splits
-//!   ─► Start (spec, inputs, staging, job secret) ─► JobReady (shuffle address) ─► Peers
+//!   ─► Start (spec, inputs, staging, job secret), the job's files
+//!   ─► JobReady (shuffle address) ─► Peers
 //!   ─► map tasks, each worker kept busy with as many as it has threads
 //!   ─► per stage: Seal ─► reduce tasks (each reads its partition from every worker) ─► Release
 //!   ─► commit ─► End
@@ -13,6 +14,7 @@
 
 use std::collections::{BTreeSet, VecDeque};
 use std::net::{SocketAddr, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,13 +24,15 @@ use sluice_api::{
     PhaseTiming, TaskContext, UserCounters,
 };
 use sluice_exec::{InputPlan, JobOutput};
+use sluice_io::Location;
 use sluice_net::Secret;
 use sluice_spec::JobSpec;
 
 use crate::link::{connect, Link, LinkWriter, Net};
 use crate::protocol::{
-    InputFile, JobStart, ShuffleStats, ToCoordinator, ToWorker, PROTOCOL_VERSION,
+    InputFile, JobStart, ShippedEntry, ShuffleStats, ToCoordinator, ToWorker, PROTOCOL_VERSION,
 };
+use crate::shipping;
 use crate::ClusterError;
 
 /// How long the coordinator waits to reach a worker.
@@ -178,6 +182,21 @@ pub(crate) fn run_linked(
     let input = InputPlan::new(job.job, job.config, &job.config.stores)?;
     status.set_input_bytes_total(input.bytes());
     let job_secret = Secret::generate()?;
+    let working_dir = std::env::current_dir()
+        .map_err(|e| ClusterError::Setup(format!("cannot read the current directory: {e}")))?;
+    // The output goes to the workers absolute: a worker may run in another directory, and a
+    // part file must not land anywhere else. Inputs keep the names the job gives them (a job
+    // may see them: an inverted index, a streaming program's `mapreduce_map_input_file`);
+    // a relative one is opened where the job was submitted, or fails naming itself.
+    let absolute = |location: &Location| match location.as_local_path() {
+        Some(path) if path.is_relative() => Location::from_path(working_dir.join(path)).to_string(),
+        _ => location.to_string(),
+    };
+    let named = job
+        .spec
+        .local_files()
+        .map_err(|e| ClusterError::Setup(format!("cannot read the job's command line: {e}")))?;
+    let files = shipping::list(&named)?;
     let start = JobStart {
         job_id: job.job_id.clone(),
         spec: job.spec.clone(),
@@ -190,16 +209,14 @@ pub(crate) fn run_linked(
                 len: f.status.len,
             })
             .collect(),
-        output: output.location().to_string(),
-        staging: staging.to_string(),
-        working_dir: std::env::current_dir()
-            .map_err(|e| ClusterError::Setup(format!("cannot read the current directory: {e}")))?
-            .display()
-            .to_string(),
+        output: absolute(output.location()),
+        staging: absolute(&staging),
+        working_dir: working_dir.display().to_string(),
         spill_codec: job.config.spill_codec.to_string(),
         job_secret: job_secret.to_hex(),
+        files: files.iter().map(|(entry, _)| entry.clone()).collect(),
     };
-    let mut run = Run::start(links, &start, &status)?;
+    let mut run = Run::start(links, &start, &files, &status)?;
     let result = run.run(&job, &input, &status);
     let result = result.and_then(|phases| {
         let phase_start = Instant::now();
@@ -445,6 +462,7 @@ impl Run {
     fn start(
         links: Vec<(Link, WorkerState)>,
         start: &JobStart,
+        files: &[(ShippedEntry, PathBuf)],
         status: &JobStatus,
     ) -> Result<Run, ClusterError> {
         let mut workers = Vec::new();
@@ -455,6 +473,7 @@ impl Run {
         for (mut link, state) in links {
             let ready = link
                 .send(&ToWorker::Start(Box::new(start.clone())))
+                .and_then(|()| shipping::send(&mut link, files))
                 .and_then(|()| link.recv_within::<ToCoordinator>(START_TIMEOUT));
             match ready {
                 Ok(Some(ToCoordinator::JobReady { shuffle })) => shuffles.push(shuffle),

@@ -22,6 +22,7 @@ mod error;
 mod link;
 pub mod protocol;
 mod segments;
+mod shipping;
 mod worker;
 mod yarn;
 

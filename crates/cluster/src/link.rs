@@ -152,6 +152,11 @@ impl LinkReader {
             None => Ok(None),
         }
     }
+
+    /// The next frame as it came; `None` when the peer closed the connection.
+    pub(crate) fn recv_frame(&mut self) -> Result<Option<bytes::Bytes>, NetError> {
+        self.handle.block_on(self.reader.recv())
+    }
 }
 
 /// The sending half of a [`Link`].

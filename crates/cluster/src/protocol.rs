@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use sluice_api::{CounterValues, UserCounters};
 use sluice_spec::JobSpec;
 
+pub use crate::shipping::ShippedEntry;
+
 /// Version of these messages; a worker refuses a coordinator of another.
 pub const PROTOCOL_VERSION: u32 = 1;
 
@@ -48,9 +50,13 @@ pub struct JobStart {
     pub spill_codec: String,
     /// The job's secret (hex): the worker's shuffle listener admits only peers that know it.
     pub job_secret: String,
-    /// The directory the job was submitted from: relative local paths (inputs, output, a
-    /// streaming job's programs) name files there, on every worker as on the submitter.
+    /// The directory the job was submitted from: a streaming job's programs are looked for
+    /// there, when a worker has it.
     pub working_dir: String,
+    /// The local files the job's command line names, shipped to the worker: their bytes
+    /// follow this message (see the `shipping` module).
+    #[serde(default)]
+    pub files: Vec<ShippedEntry>,
 }
 
 /// A message from the coordinator to a worker.
@@ -62,7 +68,8 @@ pub enum ToWorker {
         /// [`PROTOCOL_VERSION`] of the coordinator.
         version: u32,
     },
-    /// Get ready to run a job's tasks; the worker answers [`ToCoordinator::JobReady`].
+    /// Get ready to run a job's tasks; the worker answers [`ToCoordinator::JobReady`]. The
+    /// bytes of the files the job ships follow, as frames of their own.
     Start(Box<JobStart>),
     /// The shuffle addresses of the job's workers, by worker number (`None` for a worker
     /// lost); the last list replaces the earlier.

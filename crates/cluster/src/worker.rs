@@ -23,6 +23,7 @@ use sluice_io::{FileStatus, JobCommitter, Location, Split, StoredInput, Stores};
 use sluice_net::{Listener, Secret};
 use sluice_shuffle::{Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
+use sluice_streaming::ShippedFiles;
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 
@@ -31,6 +32,7 @@ use crate::protocol::{
     JobStart, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker, PROTOCOL_VERSION,
 };
 use crate::segments::{self, Only};
+use crate::shipping::Incoming;
 use crate::ClusterError;
 
 /// How long a worker waits to connect to another.
@@ -300,14 +302,21 @@ impl Session<'_> {
             self.tasks.retain(|t| !t.is_finished());
             match message {
                 ToWorker::Start(start) => {
+                    let mut start = *start;
+                    let mut files = Incoming::new(reader, std::mem::take(&mut start.files));
                     if self.job.is_some() {
+                        files.drain()?;
                         self.send(&ToCoordinator::JobFailed {
                             error: "a job is running on this worker already".into(),
                         })?;
                         continue;
                     }
                     let id = start.job_id.clone();
-                    match RunningJob::start(self.worker, *start, self.shuffle_ip) {
+                    let started =
+                        RunningJob::start(self.worker, start, self.shuffle_ip, &mut files);
+                    // Whatever happened, the connection reads on after the files.
+                    files.drain()?;
+                    match started {
                         Ok(job) => {
                             let shuffle = job.shuffle_addr.to_string();
                             (self.worker.log)(&format!("job {id} started (shuffle at {shuffle})"));
@@ -558,37 +567,56 @@ impl RunningJob {
         worker: &Worker,
         start: JobStart,
         shuffle_ip: std::net::IpAddr,
+        files: &mut Incoming<'_>,
     ) -> Result<Arc<RunningJob>, ClusterError> {
+        let mut start = start;
+        let job_id = start.job_id.clone();
         let setup = |what: &str, e: &dyn std::fmt::Display| {
-            ClusterError::Setup(format!("job {}: {what}: {e}", start.job_id))
+            ClusterError::Setup(format!("job {job_id}: {what}: {e}"))
         };
         if !is_plain_id(&start.job_id) {
             return Err(setup("a job id that is not a plain name", &start.job_id));
         }
-        let stores = (worker.stores)(&start.defines, &start.job_id)
-            .map_err(|e| setup("cannot connect to the job's stores", &e))?;
-        // The job's relative paths are the submitter's: its tasks run where it was submitted
-        // (one job at a time runs on a worker, so the process's directory is the job's). A
-        // built-in job whose directory this machine lacks runs where the worker is: its
-        // locations are absolute or remote, or fail to open naming themselves. A streaming
-        // job needs its directory: its programs are found there.
-        let (working_dir, needed) = match &start.spec {
-            JobSpec::Streaming(spec) => (spec.working_dir.clone(), true),
-            _ => (PathBuf::from(&start.working_dir), false),
+        let dir = worker.settings.scratch.join(&start.job_id);
+        std::fs::create_dir_all(&dir)
+            .map_err(|e| setup(&format!("cannot create {}", dir.display()), &e))?;
+        let mut cleanup = DirGuard(Some(dir.clone()));
+        // The files the job's command line names are used from their copies here, whether
+        // or not this machine shares the submitter's disk: the job runs alike on both.
+        let shipped = if files.is_empty() {
+            ShippedFiles::default()
+        } else {
+            files.receive(&dir.join("shipped"))?
         };
+        // Local locations came absolute; the process's directory matters to a streaming job
+        // only (one job at a time runs on a worker, so it is the job's): its programs are
+        // looked for where it was submitted, when this machine has that directory, and
+        // in a directory of its own otherwise.
+        let working_dir = match &mut start.spec {
+            JobSpec::Streaming(spec) => {
+                spec.shipped = shipped;
+                if !spec.working_dir.is_dir() {
+                    let own = dir.join("submitted");
+                    std::fs::create_dir_all(&own)
+                        .map_err(|e| setup(&format!("cannot create {}", own.display()), &e))?;
+                    spec.working_dir = own;
+                }
+                Some(spec.working_dir.clone())
+            }
+            _ => None,
+        };
+        let working_dir = working_dir.unwrap_or_else(|| PathBuf::from(&start.working_dir));
+        // A built-in job whose directory this machine lacks runs where the worker is.
         if let Err(e) = std::env::set_current_dir(&working_dir) {
-            if needed {
+            if matches!(start.spec, JobSpec::Streaming(_)) {
                 return Err(setup(
-                    &format!(
-                        "cannot enter {}, the directory the streaming job was submitted from \
-                         (its programs and relative paths are found there: run it from a \
-                         directory every worker has at the same place)",
-                        working_dir.display()
-                    ),
+                    &format!("cannot enter {}", working_dir.display()),
                     &e,
                 ));
             }
         }
+        let stores = (worker.stores)(&start.defines, &start.job_id)
+            .map_err(|e| setup("cannot connect to the job's stores", &e))?;
         let status = Arc::new(JobStatus::default());
         let built = start
             .spec
@@ -598,14 +626,10 @@ impl RunningJob {
             .spill_codec
             .parse()
             .map_err(|e| setup("bad spill codec", &e))?;
-        let dir = worker.settings.scratch.join(&start.job_id);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| setup(&format!("cannot create {}", dir.display()), &e))?;
         let settings =
             HostSettings::new(worker.settings.memory, worker.settings.threads, dir.clone())
                 .with_serving(worker.settings.threads)
                 .with_spill_codec(codec);
-        let cleanup = DirGuard(Some(dir.clone()));
         let host = TaskHost::new(built.job(), &settings, status)?;
         let output = Location::parse(&start.output).map_err(|e| setup("bad output", &e))?;
         let staging = Location::parse(&start.staging).map_err(|e| setup("bad staging", &e))?;
@@ -627,7 +651,6 @@ impl RunningJob {
         let shuffle_bind = SocketAddr::new(shuffle_ip, 0);
         let listener = handle.block_on(Listener::bind(shuffle_bind, (*secret).clone()))?;
         let shuffle_addr = listener.local_addr();
-        let mut cleanup = cleanup;
         let job = Arc::new(RunningJob {
             id: start.job_id,
             built,

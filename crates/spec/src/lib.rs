@@ -168,6 +168,19 @@ pub enum SpecError {
 }
 
 impl JobSpec {
+    /// The local files the job reads from the machine it is submitted from, besides its
+    /// input, as its description names them: a streaming job's `-conf`, `-files` and `-file`
+    /// paths (see [`StreamingSpec::local_files`]); none for the built-in jobs.
+    ///
+    /// # Errors
+    /// [`SpecError::Streaming`] for a streaming command line that does not parse.
+    pub fn local_files(&self) -> Result<Vec<String>, SpecError> {
+        match self {
+            JobSpec::Streaming(spec) => spec.local_files(),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// Builds the job. `status` is the job's live status: a streaming job's programs report
     /// counters and status lines there; the built-in jobs do not use it.
     ///

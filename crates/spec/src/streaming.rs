@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sluice_api::JobStatus;
 use sluice_io::Stores;
-use sluice_streaming::{Action, StreamingJob, Submission};
+use sluice_streaming::{Action, ShippedFiles, StreamingJob, Submission};
 
 use crate::{hex, SpecError};
 
@@ -34,6 +34,12 @@ pub struct StreamingSpec {
     /// The job's id (`job_<digits>_<digits>`), the same in every process that builds it: the
     /// programs see it.
     pub job_id: String,
+    /// Copies, in this process's machine, of the local files the command line names, when they
+    /// were shipped here from the submitting machine (see
+    /// [`sluice_streaming::StreamingArgs::local_files`]). Set by the process that rebuilds the
+    /// job; never part of the description sent.
+    #[serde(skip)]
+    pub shipped: ShippedFiles,
 }
 
 impl StreamingSpec {
@@ -44,12 +50,14 @@ impl StreamingSpec {
             working_dir,
             path,
             job_id,
+            ..
         } = Submission::current();
         StreamingSpec {
             args,
             working_dir,
             path,
             job_id,
+            shipped: ShippedFiles::default(),
         }
     }
 
@@ -60,7 +68,17 @@ impl StreamingSpec {
             working_dir: self.working_dir.clone(),
             path: self.path.clone(),
             job_id: self.job_id.clone(),
+            shipped: self.shipped.clone(),
         }
+    }
+
+    /// The local files and directories the job reads from the machine it is submitted from
+    /// (`-conf`, `-files`, `-file`), as the command line names them.
+    ///
+    /// # Errors
+    /// [`SpecError::Streaming`] for a command line that does not parse.
+    pub fn local_files(&self) -> Result<Vec<String>, SpecError> {
+        Ok(sluice_streaming::parse_shipped_args(&self.args, &self.shipped)?.local_files())
     }
 
     /// Builds the job: parses the command line and builds it as submitted. The job gets a
@@ -95,7 +113,7 @@ impl StreamingSpec {
                 current,
             });
         }
-        let args = sluice_streaming::parse_args(&self.args)?;
+        let args = sluice_streaming::parse_shipped_args(&self.args, &self.shipped)?;
         if args.action != Action::Run {
             return Err(SpecError::NotAJob);
         }

@@ -14,7 +14,7 @@ use sluice_sort::{KeyComparator, KeyOrder};
 use super::aggregate::AggregateReducer;
 use super::command::looks_like_java_class;
 use super::conf::{env_var_name, JobConf};
-use super::options::{local_path, StreamingArgs};
+use super::options::StreamingArgs;
 use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
 use super::scratch::Scratch;
 use super::submission::{is_job_id, Submission};
@@ -708,7 +708,7 @@ fn make_context(
         .collect();
     for entry in &args.files {
         let (path, name) = entry_name(entry);
-        let source = std::path::absolute(local_path("-files", path)?)
+        let source = std::path::absolute(submission.shipped.locate("-files", path)?)
             .map_err(setup(format!("-files {entry}: bad path")))?;
         if !source.exists() {
             return Err(usage(format!(

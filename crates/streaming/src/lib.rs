@@ -47,7 +47,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use job::{build, build_with, StreamingJob};
-pub use submission::Submission;
+pub use submission::{ShippedFiles, Submission};
 
 /// Hadoop's id of the task of an attempt of job `job_id`: `task_<digits>_0001_m_000003` for
 /// `job_<digits>_0001`.
@@ -60,7 +60,7 @@ pub fn task_id(job_id: &str, attempt: &sluice_api::TaskContext) -> String {
 pub fn attempt_id(job_id: &str, attempt: &sluice_api::TaskContext) -> String {
     task::task_ids(job_id, attempt.is_map, attempt.task, attempt.attempt).1
 }
-pub use options::{parse_args, Action, StreamingArgs, INFO, USAGE};
+pub use options::{parse_args, parse_shipped_args, Action, StreamingArgs, INFO, USAGE};
 
 use sluice_api::{ClientError, ExecError};
 

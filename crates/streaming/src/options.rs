@@ -4,6 +4,7 @@
 use std::path::PathBuf;
 
 use super::conf::JobConf;
+use super::submission::ShippedFiles;
 use super::StreamingError;
 use sluice_io::Location;
 
@@ -37,6 +38,8 @@ pub struct StreamingArgs {
     /// `-file` and `-files` entries: a path, optionally `#name` for the name it gets in the
     /// task's working directory.
     pub files: Vec<String>,
+    /// `-conf` files, as given (their settings are in `conf`).
+    pub conf_files: Vec<String>,
     /// `-inputformat` class.
     pub input_format: Option<String>,
     /// `-outputformat` class.
@@ -56,6 +59,25 @@ pub struct StreamingArgs {
 }
 
 impl StreamingArgs {
+    /// The local files and directories the job reads from the machine it is submitted from,
+    /// as the command line names them: `-conf` files, then `-files`/`-file` paths (without
+    /// their `#name`), each once. A job whose tasks run elsewhere ships them there (see
+    /// [`ShippedFiles`]).
+    pub fn local_files(&self) -> Vec<String> {
+        let entries = self.files.iter().map(|entry| {
+            entry
+                .split_once('#')
+                .map_or(entry.as_str(), |(path, _)| path)
+        });
+        let mut files: Vec<String> = Vec::new();
+        for file in self.conf_files.iter().map(String::as_str).chain(entries) {
+            if !files.iter().any(|f| f == file) {
+                files.push(file.to_string());
+            }
+        }
+        files
+    }
+
     /// The `-output` location: a local path, `file:`, `hdfs://` or `s3://` URI, a plain path
     /// on the default file system (`-fs`, `-D fs.defaultFS`) as in Hadoop.
     ///
@@ -119,6 +141,18 @@ const REFUSED: &[(&str, &str)] = &[
 /// [`StreamingError::Usage`] naming the offending option: unknown options, missing values,
 /// malformed `-D`/`-cmdenv` settings, options sluice cannot honour.
 pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
+    parse_shipped_args(args, &ShippedFiles::default())
+}
+
+/// [`parse_args`] on a machine the job's local files were shipped to: `-conf` files are read
+/// from their copies in `shipped`.
+///
+/// # Errors
+/// As [`parse_args`].
+pub fn parse_shipped_args(
+    args: &[String],
+    shipped: &ShippedFiles,
+) -> Result<StreamingArgs, StreamingError> {
     let mut parsed = StreamingArgs::default();
     let mut i = 0;
     let usage = |m: String| StreamingError::Usage(m);
@@ -155,7 +189,8 @@ pub fn parse_args(args: &[String]) -> Result<StreamingArgs, StreamingError> {
             }
             "-conf" => {
                 let file = value("-conf")?;
-                parsed.conf.load_xml(&local_path("-conf", &file)?)?;
+                parsed.conf.load_xml(&shipped.locate("-conf", &file)?)?;
+                parsed.conf_files.push(file);
             }
             "-jt" => {
                 let jt = value("-jt")?;
@@ -447,6 +482,47 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn local_files_are_the_conf_files_then_the_shipped_paths_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("site.xml");
+        std::fs::write(
+            &conf,
+            "<configuration><property><name>a.b</name><value>1</value></property></configuration>",
+        )
+        .unwrap();
+        let conf = conf.display().to_string();
+        let parsed = parse_args(&args(&[
+            "-conf",
+            &conf,
+            "-files",
+            "lib/map.py#m,dict.txt",
+            "-file",
+            "lib/map.py",
+            "-mapper",
+            "m",
+        ]))
+        .unwrap();
+        assert_eq!(
+            parsed.local_files(),
+            [conf.as_str(), "lib/map.py", "dict.txt"]
+        );
+        assert_eq!(parsed.conf.get("a.b"), Some("1"));
+
+        // Shipped: the copy is read, not the path named.
+        let copy = dir.path().join("copy.xml");
+        std::fs::write(
+            &copy,
+            "<configuration><property><name>a.b</name><value>2</value></property></configuration>",
+        )
+        .unwrap();
+        let mut shipped = ShippedFiles::default();
+        shipped.insert("elsewhere/site.xml", &copy);
+        let parsed = parse_shipped_args(&args(&["-conf", "elsewhere/site.xml"]), &shipped).unwrap();
+        assert_eq!(parsed.conf.get("a.b"), Some("2"));
+        assert_eq!(parsed.conf_files, ["elsewhere/site.xml"]);
     }
 
     #[test]

@@ -3,7 +3,10 @@
 //! them from the current process; [`build_with`](crate::job::build_with) takes them as given,
 //! so that another process can rebuild the same job.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+
+use super::StreamingError;
 
 /// The job's surroundings at submission, which its programs and their lookup depend on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,6 +25,9 @@ pub struct Submission {
     /// The job's id in Hadoop's form, `job_<digits>_<digits>`: its programs see it
     /// (`mapreduce_job_id`, task and attempt ids), and its scratch directory is named by it.
     pub job_id: String,
+    /// Local files of the command line that were shipped to this machine from the one the
+    /// job was submitted from; the others are opened where the command line names them.
+    pub shipped: ShippedFiles,
 }
 
 impl Submission {
@@ -31,6 +37,38 @@ impl Submission {
             working_dir: std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
             path: std::env::var("PATH").ok(),
             job_id: new_job_id(),
+            shipped: ShippedFiles::default(),
+        }
+    }
+}
+
+/// Copies, on this machine, of the local files a command line names (`-files`, `-file`,
+/// `-conf`; see [`StreamingArgs::local_files`](crate::StreamingArgs::local_files)), made
+/// when the job's tasks run on another machine than the one it was submitted from: each path
+/// as written on the command line, and where its copy is here.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShippedFiles(BTreeMap<String, PathBuf>);
+
+impl ShippedFiles {
+    /// Records that the file (or directory) the command line names `given` is at `here`.
+    pub fn insert(&mut self, given: impl Into<String>, here: impl Into<PathBuf>) {
+        self.0.insert(given.into(), here.into());
+    }
+
+    /// Whether nothing was shipped.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Where the file the command line names `given` (as `option`'s value) is opened: its
+    /// shipped copy, else the local path it names.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] naming `option` if `given` names no local path.
+    pub fn locate(&self, option: &str, given: &str) -> Result<PathBuf, StreamingError> {
+        match self.0.get(given) {
+            Some(here) => Ok(here.clone()),
+            None => crate::options::local_path(option, given),
         }
     }
 }
@@ -57,6 +95,23 @@ pub fn is_job_id(id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn shipped_copies_are_opened_in_place_of_the_named_files() {
+        let mut shipped = ShippedFiles::default();
+        assert!(shipped.is_empty());
+        shipped.insert("lib/map.py", "/copies/0/map.py");
+        assert_eq!(
+            shipped.locate("-files", "lib/map.py").unwrap(),
+            PathBuf::from("/copies/0/map.py")
+        );
+        // Not shipped: the path the command line names, URIs made paths.
+        assert_eq!(
+            shipped.locate("-files", "file:///data/dict.txt").unwrap(),
+            PathBuf::from("/data/dict.txt")
+        );
+        assert!(shipped.locate("-conf", "hdfs://nn/x.xml").is_err());
+    }
 
     #[test]
     fn new_job_ids_have_the_form_of_job_ids() {
