@@ -839,6 +839,8 @@ impl Run {
     ) -> Result<Option<usize>, ClusterError> {
         let mut pending: VecDeque<usize> = todo.into();
         let mut lost = None;
+        // Running tasks that said they are delivering their output: their threads are free.
+        let mut delivering: BTreeSet<usize> = BTreeSet::new();
         loop {
             while lost.is_none() {
                 let Some((at, task, w)) = self.next_placement(phase, &pending) else {
@@ -859,6 +861,14 @@ impl Run {
                 return Err(ClusterError::Setup("every worker was lost".into()));
             }
             match self.next_event(Some(status))? {
+                Event::Message(w, ToCoordinator::Ran { task })
+                    if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) =>
+                {
+                    if delivering.insert(task.task) {
+                        let worker = &mut self.workers[w];
+                        worker.running = worker.running.saturating_sub(1);
+                    }
+                }
                 Event::Message(
                     w,
                     ToCoordinator::Done {
@@ -871,7 +881,9 @@ impl Run {
                     phase.done_on[task.task] = Some(w);
                     let first_time = !std::mem::replace(&mut phase.counted[task.task], true);
                     let worker = &mut self.workers[w];
-                    worker.running = worker.running.saturating_sub(1);
+                    if !delivering.remove(&task.task) {
+                        worker.running = worker.running.saturating_sub(1);
+                    }
                     if phase.stage == 0 {
                         worker.map_tasks += 1;
                     } else {
@@ -894,7 +906,9 @@ impl Run {
                 ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
                     phase.running.remove(&task.task);
                     let worker = &mut self.workers[w];
-                    worker.running = worker.running.saturating_sub(1);
+                    if !delivering.remove(&task.task) {
+                        worker.running = worker.running.saturating_sub(1);
+                    }
                     worker.failed += 1;
                     let label = worker.label();
                     let index = task.task;
@@ -968,6 +982,7 @@ impl Run {
                         .collect();
                     for task in ran {
                         phase.running.remove(&task);
+                        delivering.remove(&task);
                         pending.push_back(task);
                     }
                     // Its counters go with it: the work they count is done again.

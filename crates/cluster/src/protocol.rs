@@ -18,7 +18,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 1;
+pub const PROTOCOL_VERSION: u32 = 2;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -163,7 +163,14 @@ pub enum ToCoordinator {
         /// Tasks whose output this worker lacks.
         missing: Vec<usize>,
     },
-    /// A task attempt succeeded.
+    /// A task attempt has computed its output and is delivering it (keeping it, pushing it
+    /// to the owners of its partitions): its thread is free for another task. Its
+    /// [`ToCoordinator::Done`] (or `Failed`) follows.
+    Ran {
+        /// Which.
+        task: TaskRef,
+    },
+    /// A task attempt succeeded: its output is delivered.
     Done {
         /// Which.
         task: TaskRef,

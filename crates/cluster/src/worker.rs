@@ -373,8 +373,8 @@ impl Session<'_> {
                         attempt,
                     };
                     let log = Arc::clone(&self.worker.log);
-                    self.spawn(job, task_ref, move |job| {
-                        job.run_map(task, attempt, split, &*log)
+                    self.spawn(job, task_ref, move |job, ran| {
+                        job.run_map(task, attempt, split, &*log, ran)
                     });
                 }
                 ToWorker::Reduce {
@@ -389,8 +389,8 @@ impl Session<'_> {
                         attempt,
                     };
                     let log = Arc::clone(&self.worker.log);
-                    self.spawn(job, task_ref, move |job| {
-                        job.run_reduce(stage, partition, attempt, &*log)
+                    self.spawn(job, task_ref, move |job, ran| {
+                        job.run_reduce(stage, partition, attempt, &*log, ran)
                     });
                 }
                 ToWorker::Seal { stage, holders } => {
@@ -448,7 +448,7 @@ impl Session<'_> {
         &mut self,
         job: Arc<RunningJob>,
         task: TaskRef,
-        run: impl FnOnce(&RunningJob) -> Result<(), ExecError> + Send + 'static,
+        run: impl FnOnce(&RunningJob, &dyn Fn()) -> Result<(), ExecError> + Send + 'static,
     ) {
         let writer = Arc::clone(&self.writer);
         let log = Arc::clone(&self.worker.log);
@@ -459,7 +459,14 @@ impl Session<'_> {
                 attempt: task.attempt,
                 stage: task.stage.max(1),
             };
-            let result = run(&job);
+            // Once the output is computed, the coordinator may start another task while this
+            // one pushes it: the link carries one task's output while the next one computes.
+            let ran = || {
+                if let Err(e) = lock(&writer).send(&ToCoordinator::Ran { task }) {
+                    log(&format!("cannot report task {task:?}: {e}"));
+                }
+            };
+            let result = run(&job, &ran);
             let status = job.host.status();
             match &result {
                 Ok(()) => status.commit_attempt(&ctx),
@@ -692,6 +699,7 @@ impl RunningJob {
         attempt: usize,
         split: Split,
         log: &Log,
+        ran: &dyn Fn(),
     ) -> Result<(), ExecError> {
         let file = self.inputs.get(split.file).ok_or_else(|| {
             ExecError::Config(format!(
@@ -713,6 +721,7 @@ impl RunningJob {
         if job.stages.is_empty() {
             return Ok(());
         }
+        ran();
         self.deliver(1, task, runs, log)
     }
 
@@ -722,6 +731,7 @@ impl RunningJob {
         partition: usize,
         attempt: usize,
         log: &Log,
+        ran: &dyn Fn(),
     ) -> Result<(), ExecError> {
         let index = stage
             .checked_sub(1)
@@ -740,6 +750,7 @@ impl RunningJob {
         if stage >= job.stages.len() {
             return Ok(());
         }
+        ran();
         self.deliver(stage + 1, partition, out, log)
     }
 
