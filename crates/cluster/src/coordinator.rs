@@ -864,7 +864,13 @@ impl Run {
                 Event::Message(w, ToCoordinator::Ran { task })
                     if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) =>
                 {
-                    if delivering.insert(task.task) {
+                    // At most as many tasks deliver at once on a worker as it has threads:
+                    // beyond that, pushes only queue up behind each other.
+                    let on_w = delivering
+                        .iter()
+                        .filter(|t| phase.running.get(t) == Some(&w))
+                        .count();
+                    if on_w < self.workers[w].threads && delivering.insert(task.task) {
                         let worker = &mut self.workers[w];
                         worker.running = worker.running.saturating_sub(1);
                     }
