@@ -63,6 +63,15 @@ enum Command {
         /// The file to create; it must not exist.
         file: PathBuf,
     },
+    /// Internal: kills the streaming programs of process PARENT left running when it ends
+    /// (announced on standard input).
+    #[command(name = "__reap", hide = true)]
+    Reap {
+        /// The process whose programs these are (for the message).
+        parent: u32,
+        /// The value of `SLUICE_REAPER_TOKEN` in its programs' environment.
+        token: String,
+    },
     /// Internal: the watcher that cleans up after a job killed while writing to HDFS or S3.
     #[cfg(feature = "remote")]
     #[command(name = "__cleanup", hide = true)]
@@ -248,6 +257,9 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let cli = Cli::parse();
+    if matches!(cli.command, Command::Streaming { .. } | Command::Worker(_)) {
+        start_reaper();
+    }
     if let Command::Streaming { args } = &cli.command {
         return streaming::run(args).unwrap_or_else(|error| {
             eprintln!("sluice: error: {error:#}");
@@ -274,12 +286,35 @@ fn main() -> ExitCode {
     }
 }
 
+/// Makes the streaming programs this process starts die with it, whatever ends it (see
+/// `sluice_streaming::orphans`); without a reaper they would only end when their pipes close.
+fn start_reaper() {
+    let started =
+        std::env::current_exe().and_then(|exe| sluice_streaming::orphans::start_reaper(&exe));
+    if let Err(e) = started {
+        eprintln!(
+            "sluice: warning: cannot start the process that stops this one's programs if it is \
+             killed: {e}"
+        );
+    }
+}
+
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(job) => run_builtin(job),
         Command::Streaming { .. } => Ok(()),
         Command::Worker(args) => cluster::run_worker(&args),
         Command::Secret { file } => cluster::write_secret(&file),
+        Command::Reap { parent, token } => {
+            let killed = sluice_streaming::orphans::serve_reaper(std::io::stdin().lock(), &token);
+            if killed > 0 {
+                eprintln!(
+                    "sluice: process {parent} ended with programs still running; killed them \
+                     ({killed} signals sent)"
+                );
+            }
+            Ok(())
+        }
         #[cfg(feature = "remote")]
         Command::Cleanup { journal } => stores::run_watcher(&journal),
         Command::Gen(GenData::Random(args)) => random::run(&args),

@@ -715,6 +715,47 @@ fn interrupted_job_kills_its_programs_and_leaves_no_output() {
     assert!(!is_running(child));
 }
 
+/// sluice killed outright (SIGKILL: no code of its own runs) while a mapper runs: the mapper
+/// and the process it started in its group die with it, although neither reads the pipes
+/// whose closing would otherwise end them.
+#[test]
+fn killed_sluice_takes_its_programs_with_it() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let (child_file, group_file) = (s.arg("child.txt"), s.arg("group.txt"));
+    let mapper = s.script(
+        "long.sh",
+        &format!(
+            "sleep 300 </dev/null >/dev/null 2>&1 &\n\
+             echo $! > {child_file}\n\
+             echo $$ > {group_file}.tmp\n\
+             mv {group_file}.tmp {group_file}\n\
+             exec sleep 300 </dev/null\n"
+        ),
+    );
+    let mut running = s.start(&[
+        "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
+    ]);
+    wait_for_file(&s.path("group.txt"));
+    let group = pids_in(&s.path("group.txt"))[0];
+    let child = pids_in(&s.path("child.txt"))[0];
+    assert!(is_running(group) && is_running(child));
+    running.child.kill().unwrap();
+    let run = running.finish(SHORT_DEADLINE);
+    assert_eq!(run.code, None, "killed by a signal");
+    let gone = eventually(|| group_members(group).is_empty());
+    // Whatever the outcome, leave no 300 s sleeps behind.
+    let _ = Command::new("kill")
+        .args(["-9", "--", &format!("-{group}")])
+        .status();
+    assert!(
+        gone,
+        "processes of the mapper's group {group} outlived the killed sluice"
+    );
+    assert!(!is_running(child));
+}
+
 /// `reporter:counter:` lines from the mappers of three map tasks (one per input file) add up in
 /// sluice's counter block; malformed counter lines count for nothing; and the counters of an
 /// attempt that failed (one task's first attempt reports for all of its lines, then exits 1)

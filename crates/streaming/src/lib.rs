@@ -19,6 +19,7 @@
 //! * [`command`]: splitting a command line and finding its program (no shell).
 //! * [`protocol`]: the `-io` framings (text, rawbytes, typedbytes, keyonlytext).
 //! * `process`: one program run — feeder and reader threads, stderr, timeout, cleanup.
+//! * [`orphans`]: the reaper that kills a process's programs when the process dies.
 //! * `task`: the mappers and reducers that run programs, and native identity stand-ins.
 //! * `aggregate`: `-reducer aggregate` (Hadoop's value aggregators).
 //! * [`keys`]: the configuration keys honoured, refused and ignored.
@@ -34,6 +35,7 @@ pub mod job;
 pub mod keys;
 mod nline;
 pub mod options;
+pub mod orphans;
 mod outcome;
 mod process;
 mod program;

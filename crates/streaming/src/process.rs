@@ -17,7 +17,8 @@
 //! (`sluice_shm`, `docs/shm-protocol.md`): the same threads write into and read from the rings,
 //! the program's stdin is then `/dev/null` and its stdout goes to its log. The program runs
 //! in a process group of its own; when the task ends — normally or not — the whole group is
-//! killed, so no grandchild is left behind.
+//! killed, so no grandchild is left behind. Should this process itself be killed first, its
+//! reaper kills the group (`orphans`).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -260,6 +261,8 @@ impl GroupGuard {
         let exit_fd = rustix::process::Pid::from_raw(pid).and_then(|pid| {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         });
+        // Should this process die before reaping it, the reaper kills the group.
+        super::orphans::announce(pid, true);
         Ok(GroupGuard {
             child: Mutex::new(child),
             pgid: nix::unistd::Pid::from_raw(pid),
@@ -326,6 +329,8 @@ impl GroupGuard {
         let mut child = self.lock();
         if !self.reaped.load(Ordering::SeqCst) {
             let _ = nix::sys::signal::killpg(self.pgid, nix::sys::signal::Signal::SIGKILL);
+            // Withdrawn while the pid is still reserved: once reaped, it may name a stranger.
+            super::orphans::announce(self.pgid.as_raw(), false);
         }
         let status = child.wait();
         self.reaped.store(true, Ordering::SeqCst);
@@ -485,6 +490,10 @@ fn command(spec: &ProgramSpec, shm: bool, log: &mut TaskLog) -> Result<Command, 
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
+    // Marks the program, and what it starts, as this process's for the reaper.
+    if let Some((name, value)) = super::orphans::token() {
+        command.env(name, value);
+    }
     if shm {
         if spec.shm.input {
             command.stdin(Stdio::null());
