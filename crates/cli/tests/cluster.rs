@@ -640,6 +640,216 @@ fn a_worker_killed_mid_job_costs_only_its_work() {
     assert_no_staging(dir.path());
 }
 
+/// Whether process `pid` runs (a zombie does not: it runs nothing and holds nothing but its
+/// number, until whoever inherited it reaps it).
+fn is_running(pid: u32) -> bool {
+    let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // The state follows the parenthesised command, which may hold spaces.
+    let state = stat
+        .rfind(')')
+        .and_then(|i| stat[i + 1..].split_whitespace().next());
+    !matches!(state, Some("Z" | "X") | None)
+}
+
+/// The processes (not zombies) whose command line is exactly `words`.
+fn processes_running(words: &[&str]) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<&[u8]> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .collect();
+        if args.len() == words.len()
+            && args.iter().zip(words).all(|(a, w)| *a == w.as_bytes())
+            && is_running(pid)
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// Polls `done` for up to five seconds (a killed process takes a moment to go).
+fn within_5s(done: impl Fn() -> bool) -> bool {
+    within(Duration::from_secs(5), done)
+}
+
+/// Polls `done` for up to `limit`; whether it came true.
+fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    while Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    done()
+}
+
+/// The entries of a directory, by name.
+fn entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The programs a `hold.sh` mapper recorded: (its worker's pid, its own pid = its process
+/// group, the pid of the process it started in the background), a line each.
+fn held_programs(file: &Path) -> Vec<(u32, u32, u32)> {
+    fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let n: Vec<u32> = l
+                .split_whitespace()
+                .filter_map(|w| w.parse().ok())
+                .collect();
+            (n.len() == 3).then(|| (n[0], n[1], n[2]))
+        })
+        .collect()
+}
+
+/// Kills (when dropped, however the test ends) the process groups a `hold.sh` recorded.
+struct KillHeld(PathBuf);
+
+impl Drop for KillHeld {
+    fn drop(&mut self) {
+        for (_, group, child) in held_programs(&self.0) {
+            let _ = Command::new("kill")
+                .args(["-9", "--", &format!("-{group}"), &child.to_string()])
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+}
+
+/// A worker killed outright (SIGKILL) while its programs run: the programs, and what they
+/// started in their process groups, die with it, although they read no pipe whose closing
+/// would end them. Its job directory stays in its scratch directory; a worker started on that
+/// directory again removes it. And a worker starting on a scratch directory shared with a
+/// running worker leaves the running worker's job directory alone.
+#[test]
+fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut workers = start_workers(dir.path(), 2);
+    write_input(dir.path());
+    let record = dir.path().join("programs.txt");
+    let _cleanup = KillHeld(record.clone());
+    // `$PPID` is the worker (programs are its children); the program runs in a group of its
+    // own, whose id is its pid; the background `sleep` is in that group.
+    write_script(
+        dir.path(),
+        "hold.sh",
+        &format!(
+            "#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\n\
+             echo \"$PPID $$ $!\" >> {}\nexec sleep 600 </dev/null\n",
+            record.display()
+        ),
+    );
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./hold.sh",
+        "-reducer",
+        "cat",
+    ]));
+    let mut job = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let (w0, w1) = (workers.pid(0), workers.pid(1));
+    let on = |worker: u32| -> Vec<(u32, u32)> {
+        held_programs(&record)
+            .into_iter()
+            .filter(|(w, _, _)| *w == worker)
+            .map(|(_, group, child)| (group, child))
+            .collect()
+    };
+    // 5 map tasks, 2 at once on each worker.
+    assert!(
+        within(Duration::from_secs(30), || on(w0).len() == 2
+            && on(w1).len() == 2),
+        "the programs did not start on both workers: {:?}",
+        held_programs(&record)
+    );
+    let scratch = workers.scratch().to_vec();
+    let live = entries(&scratch[0]);
+    assert_eq!(live.len(), 1, "worker 0's job directory: {live:?}");
+
+    // A worker started on worker 0's scratch directory leaves its running job's alone.
+    let sharing = workers.add(&scratch[0], |_| {});
+    assert_eq!(
+        entries(&scratch[0]),
+        live,
+        "a running worker's job directory went"
+    );
+    assert!(
+        !workers.log(sharing).iter().any(|l| l.contains("removed")),
+        "{:?}",
+        workers.log(sharing)
+    );
+
+    workers.kill(1);
+    for (group, child) in on(w1) {
+        assert!(
+            within_5s(|| !is_running(group) && !is_running(child)),
+            "program {group} (or its child {child}) outlived its killed worker"
+        );
+    }
+    let stale = entries(&scratch[1]);
+    assert_eq!(
+        stale.len(),
+        1,
+        "the killed worker's job directory: {stale:?}"
+    );
+
+    // The job is abandoned (its maps would sleep for ten minutes): worker 0 ends its tasks.
+    job.kill().unwrap();
+    job.wait().unwrap();
+    for (group, child) in on(w0) {
+        assert!(
+            within_5s(|| !is_running(group) && !is_running(child)),
+            "program {group} (or its child {child}) outlived its abandoned job"
+        );
+    }
+
+    // Worker 1 again, on its scratch directory: what the killed one left goes, and is said.
+    workers.restart(1, |_| {});
+    assert_eq!(entries(&scratch[1]), Vec::<String>::new());
+    let removed = scratch[1].join(&stale[0]).display().to_string();
+    assert!(
+        workers
+            .log(1)
+            .iter()
+            .any(|l| l.contains("removed") && l.contains(&removed)),
+        "the removal is not logged: {:?}",
+        workers.log(1)
+    );
+    assert!(workers.scratch_empties(Duration::from_secs(10)));
+}
+
 /// A small deterministic generator of trial timings (no dependency for a few numbers).
 struct Lcg(u64);
 
@@ -664,8 +874,18 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
             .collect();
         fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
-    write_script(dir.path(), "map.sh", "#!/bin/sh\nsleep 0.2\ncat\n");
-    write_script(dir.path(), "reduce.sh", "#!/bin/sh\nsleep 0.2\ncat\n");
+    // Each program also starts a process in its group that no pipe ends (its task kills the
+    // group when it is done with the program; the reaper of a killed worker does): found by
+    // its command line, unique to this run of the test.
+    let marker = format!("600.{}", std::process::id());
+    for name in ["map.sh", "reduce.sh"] {
+        write_script(
+            dir.path(),
+            name,
+            &format!("#!/bin/sh\nsleep {marker} </dev/null >/dev/null 2>&1 &\nsleep 0.2\ncat\n"),
+        );
+    }
+    let left_running = || processes_running(&["sleep", &marker]);
     let job = |out: &str| {
         strings(&[
             "-input",
@@ -745,9 +965,24 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         }
         assert_no_staging(dir.path());
         assert_eq!(workers.alive(), 2, "{what}: the other workers carry on");
+        // No program of any worker outlives the job, the killed worker's included.
+        let survived = within_5s(|| left_running().is_empty());
+        let survivors = left_running();
+        for pid in &survivors {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        assert!(survived, "{what}: programs left running: {survivors:?}");
+        // The killed worker started again on its scratch directory removes what it left
+        // there: then every worker's scratch directory must empty.
+        workers.restart(victim, |_| {});
         assert!(
             workers.scratch_empties(Duration::from_secs(5)),
-            "{what}: scratch left behind"
+            "{what}: scratch left behind: {:?}",
+            workers
+                .scratch()
+                .iter()
+                .map(|d| entries(d))
+                .collect::<Vec<_>>()
         );
     }
     eprintln!(

@@ -21,6 +21,7 @@ mod coordinator;
 mod error;
 mod link;
 pub mod protocol;
+mod scratch;
 mod segments;
 mod shipping;
 mod worker;

@@ -6,7 +6,9 @@
 //! time: for the job it builds the job from its spec, opens its spill directory under the
 //! scratch directory, attaches to the output's committer, and opens a shuffle listener of the
 //! job's own (admitting only the job's secret). When the job ends — or the coordinator's
-//! connection drops — its tasks are cancelled and everything it left is removed.
+//! connection drops — its tasks are cancelled and everything it left is removed. A worker
+//! killed outright removes nothing: the next worker started on its scratch directory does
+//! (see `scratch`).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
@@ -31,6 +33,7 @@ use crate::link::{connect, Link, LinkWriter, Net};
 use crate::protocol::{
     JobStart, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker, PROTOCOL_VERSION,
 };
+use crate::scratch::{self, is_plain_id, JobDir};
 use crate::segments::{self, Only};
 use crate::shipping::Incoming;
 use crate::ClusterError;
@@ -122,6 +125,14 @@ impl Worker {
                 settings.scratch.display()
             ))
         })?;
+        // What workers killed on this scratch directory left behind (a live worker's
+        // directories are locked, and kept).
+        for dir in scratch::remove_stale(&settings.scratch) {
+            log(&format!(
+                "removed {}, left by a worker that is no longer running",
+                dir.display()
+            ));
+        }
         Ok(Worker {
             settings,
             net: Net::new()?,
@@ -553,7 +564,9 @@ struct RunningJob {
     io_start: (u64, u64),
     shuffle_addr: SocketAddr,
     accept: Mutex<Option<AbortHandle>>,
-    dir: PathBuf,
+    /// The job's directory (the host's spill directory is inside): removed, then unlocked,
+    /// when the job is dropped. Last, so that it goes after everything that writes in it.
+    _dir: JobDir,
 }
 
 /// The shuffle addresses of the job's workers (`None`: lost), and this worker's number.
@@ -588,16 +601,22 @@ impl RunningJob {
         if !is_plain_id(&start.job_id) {
             return Err(setup("a job id that is not a plain name", &start.job_id));
         }
-        let dir = worker.settings.scratch.join(&start.job_id);
-        std::fs::create_dir_all(&dir)
-            .map_err(|e| setup(&format!("cannot create {}", dir.display()), &e))?;
-        let mut cleanup = DirGuard(Some(dir.clone()));
+        // Removed (by its drop) if the job fails to start.
+        let dir = JobDir::create(&worker.settings.scratch, &start.job_id).map_err(|e| {
+            setup(
+                &format!(
+                    "cannot make a directory in {}",
+                    worker.settings.scratch.display()
+                ),
+                &e,
+            )
+        })?;
         // The files the job's command line names are used from their copies here, whether
         // or not this machine shares the submitter's disk: the job runs alike on both.
         let shipped = if files.is_empty() {
             ShippedFiles::default()
         } else {
-            files.receive(&dir.join("shipped"))?
+            files.receive(&dir.path().join("shipped"))?
         };
         // Local locations came absolute; the process's directory matters to a streaming job
         // only (one job at a time runs on a worker, so it is the job's): its programs are
@@ -607,7 +626,7 @@ impl RunningJob {
             JobSpec::Streaming(spec) => {
                 spec.shipped = shipped;
                 if !spec.working_dir.is_dir() {
-                    let own = dir.join("submitted");
+                    let own = dir.path().join("submitted");
                     std::fs::create_dir_all(&own)
                         .map_err(|e| setup(&format!("cannot create {}", own.display()), &e))?;
                     spec.working_dir = own;
@@ -637,10 +656,13 @@ impl RunningJob {
             .spill_codec
             .parse()
             .map_err(|e| setup("bad spill codec", &e))?;
-        let settings =
-            HostSettings::new(worker.settings.memory, worker.settings.threads, dir.clone())
-                .with_serving(worker.settings.threads)
-                .with_spill_codec(codec);
+        let settings = HostSettings::new(
+            worker.settings.memory,
+            worker.settings.threads,
+            dir.path().to_path_buf(),
+        )
+        .with_serving(worker.settings.threads)
+        .with_spill_codec(codec);
         let host = TaskHost::new(built.job(), &settings, status)?;
         let output = Location::parse(&start.output).map_err(|e| setup("bad output", &e))?;
         let staging = Location::parse(&start.staging).map_err(|e| setup("bad staging", &e))?;
@@ -679,7 +701,7 @@ impl RunningJob {
             io_start: process_io(),
             shuffle_addr,
             accept: Mutex::new(None),
-            dir: cleanup.0.take().unwrap_or_default(),
+            _dir: dir,
         });
         let accept = handle.spawn(accept_shuffles(
             listener,
@@ -1078,19 +1100,7 @@ impl Drop for RunningJob {
         if let BuiltJob::Streaming(streaming) = &self.built {
             streaming.cleanup(false);
         }
-        // The spill directory inside is the host's, removed with it; this is its parent.
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// Removes a directory unless disarmed (`.0.take()`).
-struct DirGuard(Option<PathBuf>);
-
-impl Drop for DirGuard {
-    fn drop(&mut self) {
-        if let Some(dir) = &self.0 {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        // The job's directory goes with its field, `dir`.
     }
 }
 
@@ -1139,16 +1149,6 @@ fn log_refusals(listener: &Listener, before: u64, log: &Log, prefix: &str) -> u6
         }
     }
     now
-}
-
-/// Whether `id` can name a directory: letters, digits, `_`, `-` and `.`, not only dots.
-fn is_plain_id(id: &str) -> bool {
-    !id.is_empty()
-        && id.len() <= 128
-        && id.chars().any(|c| c != '.')
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.'))
 }
 
 /// This machine's name, as the coordinator shows it.

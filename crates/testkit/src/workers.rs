@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 /// Workers started for a test, killed (and waited for) when dropped.
 pub struct Workers {
+    binary: PathBuf,
+    memory: String,
     children: Vec<Child>,
     addrs: Vec<String>,
     scratch: Vec<PathBuf>,
@@ -47,6 +49,8 @@ impl Workers {
             );
         }
         let mut workers = Workers {
+            binary: binary.to_path_buf(),
+            memory: memory.to_string(),
             children: Vec::new(),
             addrs: Vec::new(),
             scratch: Vec::new(),
@@ -54,51 +58,110 @@ impl Workers {
             logs: Vec::new(),
         };
         for i in 0..n {
-            let scratch = dir.join(format!("scratch-{i}"));
-            let mut command = Command::new(binary);
-            command
-                .args(["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
-                .args(["--memory", memory])
-                .arg("--secret-file")
-                .arg(&workers.secret)
-                .arg("--scratch")
-                .arg(&scratch)
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            configure(&mut command);
-            let mut child = command
-                .spawn()
-                .unwrap_or_else(|e| panic!("worker {i} does not start: {e}"));
-            let stderr = child.stderr.take();
-            // Killed with the others, whatever happens next.
-            workers.children.push(child);
-            let mut stderr =
-                BufReader::new(stderr.unwrap_or_else(|| panic!("worker {i}: no stderr")));
-            // The worker says where it listens first; the rest of its log is kept (and shown
-            // with a failing test's output) by a thread.
-            let mut line = String::new();
-            let _ = stderr.read_line(&mut line);
-            let addr = line
+            workers.add(&dir.join(format!("scratch-{i}")), &configure);
+        }
+        workers
+    }
+
+    /// Starts one more worker, as [`Workers::start`] does, on `scratch` (which may be another
+    /// worker's: they then share it); returns its number.
+    ///
+    /// # Panics
+    /// When the worker does not start or does not say where it listens.
+    pub fn add(&mut self, scratch: &Path, configure: impl Fn(&mut Command)) -> usize {
+        let i = self.children.len();
+        let (child, addr, log) = self.spawn(i, scratch, &configure);
+        self.children.push(child);
+        self.addrs.push(addr);
+        self.scratch.push(scratch.to_path_buf());
+        self.logs.push(log);
+        i
+    }
+
+    /// Kills worker `i` if it runs, and starts a new one in its place: on its scratch
+    /// directory, at a new address.
+    ///
+    /// # Panics
+    /// When the new worker does not start or does not say where it listens.
+    pub fn restart(&mut self, i: usize, configure: impl Fn(&mut Command)) {
+        self.kill(i);
+        let scratch = self.scratch[i].clone();
+        let (child, addr, log) = self.spawn(i, &scratch, &configure);
+        self.children[i] = child;
+        self.addrs[i] = addr;
+        self.logs[i] = log;
+    }
+
+    /// Starts worker number `i` on `scratch`: its process, address and log.
+    fn spawn(
+        &self,
+        i: usize,
+        scratch: &Path,
+        configure: &dyn Fn(&mut Command),
+    ) -> (Child, String, Arc<Mutex<Vec<String>>>) {
+        let mut command = Command::new(&self.binary);
+        command
+            .args(["worker", "--listen", "127.0.0.1:0", "--threads", "2"])
+            .args(["--memory", &self.memory])
+            .arg("--secret-file")
+            .arg(&self.secret)
+            .arg("--scratch")
+            .arg(scratch)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        configure(&mut command);
+        let mut child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("worker {i} does not start: {e}"));
+        let stderr = child.stderr.take();
+        // Killed if what follows fails, so that no worker outlives its test.
+        let mut guard = KillOnDrop(Some(child));
+        let mut stderr = BufReader::new(stderr.unwrap_or_else(|| panic!("worker {i}: no stderr")));
+        // The worker says where it listens once it is ready (after anything it removed from
+        // its scratch directory); the rest of its log is kept (and shown with a failing
+        // test's output) by a thread.
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let mut addr = None;
+        let mut line = String::new();
+        while addr.is_none() {
+            line.clear();
+            if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+                panic!("worker {i} did not say where it listens");
+            }
+            eprintln!("[worker {i}] {}", line.trim_end());
+            log.lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .push(line.trim_end().to_string());
+            addr = line
                 .split("listening on ")
                 .nth(1)
                 .and_then(|rest| rest.split_whitespace().next())
-                .unwrap_or_else(|| panic!("worker {i} did not say where it listens: {line:?}"))
-                .to_string();
-            let log = Arc::new(Mutex::new(Vec::new()));
-            let kept = Arc::clone(&log);
-            std::thread::spawn(move || {
-                for line in stderr.lines() {
-                    let Ok(line) = line else { break };
-                    eprintln!("[worker {i}] {line}");
-                    kept.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-                }
-            });
-            workers.addrs.push(addr);
-            workers.scratch.push(scratch);
-            workers.logs.push(log);
+                .map(str::to_string);
         }
-        workers
+        let kept = Arc::clone(&log);
+        std::thread::spawn(move || {
+            for line in stderr.lines() {
+                let Ok(line) = line else { break };
+                eprintln!("[worker {i}] {line}");
+                kept.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+            }
+        });
+        let child = guard.0.take().unwrap_or_else(|| panic!("worker {i}: lost"));
+        (child, addr.unwrap_or_default(), log)
+    }
+
+    /// Worker `i`'s process id.
+    pub fn pid(&self, i: usize) -> u32 {
+        self.children[i].id()
+    }
+
+    /// What worker `i` has logged so far, a line each.
+    pub fn log(&self, i: usize) -> Vec<String> {
+        self.logs[i]
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// `--cluster workers=... --secret-file FILE`, for a job on these workers.
@@ -151,7 +214,9 @@ impl Workers {
     }
 
     /// Waits up to `timeout` for the scratch directories of the workers still running to
-    /// empty; whether they did.
+    /// empty; whether they did. A killed worker's directory is not looked at (nothing of it
+    /// runs to clean it): [`Workers::restart`] it first, since a worker starting on a scratch
+    /// directory removes what killed workers left there.
     pub fn scratch_empties(&mut self, timeout: Duration) -> bool {
         let deadline = Instant::now() + timeout;
         loop {
@@ -176,6 +241,18 @@ impl Workers {
             .rev()
             .find_map(|l| l.split("(shuffle at ").nth(1))
             .map(|rest| rest.trim_end_matches(')').to_string())
+    }
+}
+
+/// Kills a worker being started unless its start completes (`.0.take()`).
+struct KillOnDrop(Option<Child>);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.0 {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 }
 
