@@ -374,7 +374,8 @@ pub(crate) fn print_workers(report: &ClusterReport) {
         let s = &w.shuffle;
         eprintln!(
             "  worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
-             pushed={} received={} (to disk {}) pulled={} disk read={} written={}",
+             pushed={} received={} (to disk {}) pulled={} disk read={} written={} \
+             memory budget={} peak reserved={} peak resident={}",
             w.host,
             w.worker,
             w.map_tasks,
@@ -387,6 +388,10 @@ pub(crate) fn print_workers(report: &ClusterReport) {
             human_bytes(s.pulled_bytes),
             human_bytes(s.disk_read_bytes),
             human_bytes(s.disk_write_bytes),
+            human_bytes(w.memory_budget),
+            human_bytes(w.peak_memory_reserved),
+            w.peak_rss_bytes
+                .map_or_else(|| "unknown".to_string(), human_bytes),
         );
     }
 }

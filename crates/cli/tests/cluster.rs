@@ -1114,6 +1114,29 @@ fn shuffle_stats(report: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
+/// Panics unless the `--report` file says, for every worker, how much of its budget the job
+/// reserved at its peak (something, within the budget) and its peak resident memory, and
+/// gives the largest worker's peak as the job's.
+fn assert_memory_reported(report: &Path, name: &str) {
+    let json: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(report).unwrap()).unwrap();
+    let workers = json["workers"].as_array().unwrap();
+    let mut largest = 0;
+    for w in workers {
+        let budget = w["memory_budget"].as_u64().unwrap();
+        let peak = w["peak_memory_reserved"].as_u64().unwrap();
+        let rss = w["peak_rss_bytes"].as_u64().unwrap();
+        assert!(peak > 0 && peak <= budget, "{name}: {w}");
+        assert!(rss > 0, "{name}: {w}");
+        largest = largest.max(peak);
+    }
+    assert_eq!(
+        json["peak_memory_reserved"].as_u64(),
+        Some(largest),
+        "{name}: {json}"
+    );
+}
+
 #[test]
 fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
     let dir = tempfile::tempdir().unwrap();
@@ -1144,6 +1167,7 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
         args.extend(workers.args());
         ok(&sluice(&args, dir.path()), name);
         assert_same(&dir.path().join("local"), &dir.path().join(name), name);
+        assert_memory_reported(&dir.path().join(format!("{name}.json")), name);
         let stats = shuffle_stats(&dir.path().join(format!("{name}.json")));
         let received: u64 = stats
             .iter()

@@ -105,12 +105,27 @@ pub struct WorkerSummary {
     pub counters: CounterValues,
     /// What its shuffle did, and its local disk traffic during the job.
     pub shuffle: ShuffleStats,
+    /// Its memory budget for the job's buffers, in bytes.
+    pub memory_budget: u64,
+    /// The most bytes the job reserved at once from that budget (as on one machine: what
+    /// tasks hold outside their buffers counted throughout); 0 for a worker lost before the
+    /// end, which did not say.
+    pub peak_memory_reserved: u64,
+    /// Its process's peak resident set size during the job, where the worker could tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub peak_rss_bytes: Option<u64>,
 }
 
 /// A cluster job's report: the job's, and each worker's part.
+///
+/// In `report`, `threads` and `memory_budget` are the sums of the workers'; each worker
+/// reserves only from its own budget, so `peak_memory_reserved` is the largest of the
+/// workers' peaks (compare each worker's with its own budget in `workers`), and
+/// `forced_memory` is not reported (0).
 #[derive(Debug, Clone, serde::Serialize)]
 pub struct ClusterReport {
-    /// As a job on one machine reports it (threads and memory: the sums of the workers').
+    /// As a job on one machine reports it, with the sums and the largest peak described
+    /// above.
     #[serde(flatten)]
     pub report: JobReport,
     /// Per worker.
@@ -253,7 +268,12 @@ pub(crate) fn run_linked(
             .iter()
             .map(|w| usize::try_from(w.memory).unwrap_or(usize::MAX))
             .fold(0usize, usize::saturating_add),
-        peak_memory_reserved: 0,
+        peak_memory_reserved: run
+            .workers
+            .iter()
+            .map(|w| usize::try_from(w.peak_memory_reserved).unwrap_or(usize::MAX))
+            .max()
+            .unwrap_or(0),
         forced_memory: 0,
         counters,
         user_counters,
@@ -271,6 +291,9 @@ pub(crate) fn run_linked(
             failed_attempts: w.failed,
             counters: w.counters.clone(),
             shuffle: w.shuffle,
+            memory_budget: w.memory,
+            peak_memory_reserved: w.peak_memory_reserved,
+            peak_rss_bytes: w.peak_rss_bytes,
         })
         .collect();
     Ok(ClusterReport { report, workers })
@@ -329,6 +352,8 @@ pub(crate) fn greet(mut link: Link, name: &str) -> Result<(Link, WorkerState), C
                 counters: CounterValues::default(),
                 user_counters: UserCounters::new(),
                 shuffle: ShuffleStats::default(),
+                peak_memory_reserved: 0,
+                peak_rss_bytes: None,
             },
         )),
         Some(ToCoordinator::Hello { version, .. }) => Err(ClusterError::Protocol {
@@ -371,6 +396,9 @@ pub(crate) struct WorkerState {
     counters: CounterValues,
     user_counters: UserCounters,
     shuffle: ShuffleStats,
+    /// Said by the worker when the job ended.
+    peak_memory_reserved: u64,
+    peak_rss_bytes: Option<u64>,
 }
 
 impl WorkerState {
@@ -1142,8 +1170,18 @@ impl Run {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
                 Ok((_, Ok(Some(ToCoordinator::Progress { .. })))) => {}
-                Ok((w, Ok(Some(ToCoordinator::Ended { shuffle })))) => {
-                    self.workers[w].shuffle = shuffle;
+                Ok((
+                    w,
+                    Ok(Some(ToCoordinator::Ended {
+                        shuffle,
+                        peak_memory_reserved,
+                        peak_rss_bytes,
+                    })),
+                )) => {
+                    let worker = &mut self.workers[w];
+                    worker.shuffle = shuffle;
+                    worker.peak_memory_reserved = peak_memory_reserved;
+                    worker.peak_rss_bytes = peak_rss_bytes;
                     waiting -= 1;
                 }
                 Ok((_, Ok(Some(_)))) => {}

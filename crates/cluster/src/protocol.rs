@@ -205,6 +205,15 @@ pub enum ToCoordinator {
     Ended {
         /// What the worker's shuffle did for the job.
         shuffle: ShuffleStats,
+        /// The most bytes the job reserved at once from the worker's budget, what its tasks
+        /// hold outside their buffers included (as `JobReport::peak_memory_reserved`).
+        #[serde(default)]
+        peak_memory_reserved: u64,
+        /// The worker process's peak resident set size during the job (`VmHWM`, reset when
+        /// the job started where the kernel allows it, else the process's lifetime peak);
+        /// `None` where the system does not tell.
+        #[serde(default)]
+        peak_rss_bytes: Option<u64>,
     },
 }
 

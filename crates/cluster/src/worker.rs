@@ -433,8 +433,12 @@ impl Session<'_> {
                     }
                 }
                 ToWorker::End => {
-                    let shuffle = self.end_job();
-                    self.send(&ToCoordinator::Ended { shuffle })?;
+                    let ended = self.end_job();
+                    self.send(&ToCoordinator::Ended {
+                        shuffle: ended.shuffle,
+                        peak_memory_reserved: ended.peak_memory_reserved,
+                        peak_rss_bytes: ended.peak_rss_bytes,
+                    })?;
                 }
                 ToWorker::Hello { .. } => {
                     return Err(ClusterError::Protocol {
@@ -519,8 +523,8 @@ impl Session<'_> {
     }
 
     /// Cancels the running job's tasks, waits for them, and removes what the job left;
-    /// returns what its shuffle did.
-    fn end_job(&mut self) -> ShuffleStats {
+    /// returns what its shuffle did and the memory it took.
+    fn end_job(&mut self) -> Ended {
         if let Some(job) = &self.job {
             job.host.status().cancel();
         }
@@ -529,16 +533,29 @@ impl Session<'_> {
         }
         self.progress.follow(None);
         let Some(job) = self.job.take() else {
-            return ShuffleStats::default();
+            return Ended::default();
         };
         let id = job.id.clone();
         job.stop_serving();
-        let stats = job.stats();
+        let ended = Ended {
+            shuffle: job.stats(),
+            peak_memory_reserved: u64::try_from(job.host.peak_memory_reserved())
+                .unwrap_or(u64::MAX),
+            peak_rss_bytes: peak_rss_bytes(),
+        };
         // The last reference goes when the serving threads finish their transfers.
         drop(job);
         (self.worker.log)(&format!("job {id} ended"));
-        stats
+        ended
     }
+}
+
+/// What a worker tells of a job that ended (see [`ToCoordinator::Ended`]).
+#[derive(Debug, Default)]
+struct Ended {
+    shuffle: ShuffleStats,
+    peak_memory_reserved: u64,
+    peak_rss_bytes: Option<u64>,
 }
 
 /// A job on this worker.
@@ -647,6 +664,7 @@ impl RunningJob {
         }
         let stores = (worker.stores)(&start.defines, &start.job_id)
             .map_err(|e| setup("cannot connect to the job's stores", &e))?;
+        reset_peak_rss();
         let status = Arc::new(JobStatus::default());
         let built = start
             .spec
@@ -1077,6 +1095,21 @@ fn bytes_of(runs: &[Run], partitions: &[usize]) -> u64 {
                 .map(move |p| r.partition_bytes(*p).unwrap_or(0))
         })
         .sum()
+}
+
+/// This process's peak resident set size (`VmHWM` of `/proc/self/status`), if known.
+fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Starts this process's peak resident set size afresh from its current size, so that the
+/// peak read when a job ends is the job's (`/proc/self/clear_refs`, Linux 4.0 on). Where
+/// that is refused the peak stays the process's since it started.
+fn reset_peak_rss() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
 }
 
 /// The bytes this process read from and wrote to storage (`/proc/self/io`), or zeros where
