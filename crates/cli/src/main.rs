@@ -261,12 +261,16 @@ fn main() -> ExitCode {
         start_reaper();
     }
     if let Command::Streaming { args } = &cli.command {
-        return streaming::run(args).unwrap_or_else(|error| {
+        let code = streaming::run(args).unwrap_or_else(|error| {
             eprintln!("sluice: error: {error:#}");
             ExitCode::from(1)
         });
+        sluice_streaming::orphans::stop_reaper();
+        return code;
     }
-    match run(cli) {
+    let result = run(cli);
+    sluice_streaming::orphans::stop_reaper();
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("sluice: error: {error:#}");

@@ -102,6 +102,15 @@ pub(crate) fn announce(pgid: i32, running: bool) {
     }
 }
 
+/// Lets the reaper go as this process ends as it means to (every program reaped): it then
+/// exits at once, rather than looking for programs being started for two seconds while it
+/// holds this process's standard error open (a caller reading that to its end would wait).
+pub fn stop_reaper() {
+    if let Some(mut pipe) = lock().take() {
+        let _ = pipe.write_all(b"=\n");
+    }
+}
+
 fn lock() -> std::sync::MutexGuard<'static, Option<ChildStdin>> {
     REAPER.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -111,7 +120,11 @@ fn lock() -> std::sync::MutexGuard<'static, Option<ChildStdin>> {
 /// whose environment has [`TOKEN_VAR`] set to `token`. Returns how many groups and processes
 /// it signalled (those already gone not counted). Lines it does not understand are skipped.
 pub fn serve_reaper(input: impl BufRead, token: &str) -> usize {
-    let mut killed = kill_groups(input);
+    let (mut killed, ended) = kill_groups(input);
+    if ended {
+        // The process ended as it meant to ([`stop_reaper`]): no program is being started.
+        return killed;
+    }
     let mark = format!("{TOKEN_VAR}={token}").into_bytes();
     let start = Instant::now();
     for at in SWEEPS {
@@ -158,11 +171,13 @@ fn kill_marked(mark: &[u8]) -> usize {
 }
 
 /// Reads the announcements to their end, then kills the groups still announced; returns how
-/// many it signalled.
-fn kill_groups(input: impl BufRead) -> usize {
+/// many it signalled, and whether the process said it ended as it meant to (a line `=`).
+fn kill_groups(input: impl BufRead) -> (usize, bool) {
     let mut groups = BTreeSet::new();
+    let mut ended = false;
     for line in input.split(b'\n') {
         let Ok(line) = line else { break };
+        ended |= line == b"=";
         if let Some((running, pgid)) = parse(&line) {
             if running {
                 groups.insert(pgid);
@@ -171,7 +186,7 @@ fn kill_groups(input: impl BufRead) -> usize {
             }
         }
     }
-    groups
+    let killed = groups
         .into_iter()
         .filter(|pgid| {
             nix::sys::signal::killpg(
@@ -180,7 +195,8 @@ fn kill_groups(input: impl BufRead) -> usize {
             )
             .is_ok()
         })
-        .count()
+        .count();
+    (killed, ended)
 }
 
 /// `+PGID` or `-PGID`: whether the group runs, and its id; `None` for anything else (ids below
@@ -202,6 +218,13 @@ fn parse(line: &[u8]) -> Option<(bool, i32)> {
 mod tests {
     use super::*;
     use std::os::unix::process::CommandExt;
+
+    #[test]
+    fn a_process_that_ends_as_meant_lets_the_reaper_go_at_once() {
+        let started = Instant::now();
+        assert_eq!(serve_reaper(&b"+4000000\n-4000000\n=\n"[..], "none"), 0);
+        assert!(started.elapsed() < Duration::from_secs(1));
+    }
 
     #[test]
     fn only_well_formed_group_ids_are_taken() {
@@ -292,7 +315,7 @@ mod tests {
         let mut kept = start();
         let kept_grandchild = grandchild(&mut kept);
         let input = format!("+{}\n+{}\nnoise\n-{}\n", killed.id(), kept.id(), kept.id());
-        assert_eq!(kill_groups(input.as_bytes()), 1);
+        assert_eq!(kill_groups(input.as_bytes()), (1, false));
         let _ = killed.wait();
         assert!(dies(killed_grandchild), "the program's own child lives on");
         assert!(
