@@ -10,7 +10,27 @@
 //! ```
 //!
 //! A failed attempt is retried (on another worker when there is one) up to the job's
-//! attempts; a worker lost ends the job, which then commits nothing.
+//! attempts. A worker lost is not a failure of its tasks; what it held is made again on the
+//! others, the cheapest way that is still possible:
+//!
+//! * **in place**, while the lineage of what it held is still kept: a map task's output (its
+//!   split is always there to read again), and a first stage's partitions, finished or not
+//!   (their input, the map outputs, is kept until the stage ends). A loss in a later stage
+//!   costs nothing when the worker owned none of the stage's unfinished partitions, nor a
+//!   finished one whose output the next stage reads.
+//! * **by starting the job again** from its map phase on the workers left otherwise: a lost
+//!   partition of stage `k > 1` needs stage `k`'s input, made by stage `k - 1`'s tasks from
+//!   their own input, let go (`Release`) once they had read it — and that input went partly
+//!   with the same worker, back to the map outputs. Keeping every stage's input and outputs
+//!   until the job ends would let only the lost lineage run again, but it would hold all the
+//!   job's intermediate data at once (memory first, then disk) on every worker for every job,
+//!   to save work only when a worker is lost late in a job of several stages; a job that starts
+//!   again costs the time of its first try, only then. The try's workers drop it (`End`) and
+//!   its staging area is aborted with the part files it holds; the next try runs under a job
+//!   id (`JOB_2`, ...), a staging area (made afresh) and a shuffle secret of its own, so
+//!   nothing of the first try reaches it and the output is committed once. Each new try
+//!   follows a worker lost (or, rarely, a holder that could not be reached), so a job is tried
+//!   at most as many times as it has workers.
 
 use std::collections::{BTreeSet, VecDeque};
 use std::net::{SocketAddr, ToSocketAddrs};
@@ -147,8 +167,9 @@ pub fn new_job_id() -> String {
 ///
 /// # Errors
 /// A worker cannot be reached or does not authenticate; the job cannot be set up on one; a
-/// task fails its last attempt; a worker is lost; the output cannot be committed. Nothing is
-/// then visible at the output, and the workers drop what the job left.
+/// task fails its last attempt; every worker is lost (or the job was tried once per worker);
+/// the output cannot be committed. Nothing is then visible at the output, and the workers
+/// drop what the job left.
 pub fn run_on_workers(
     job: ClusterJob<'_>,
     workers: &WorkerList,
@@ -185,34 +206,19 @@ pub(crate) fn run_linked(
     status: Arc<JobStatus>,
     started: Instant,
 ) -> Result<ClusterReport, ClusterError> {
-    let output =
-        JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?;
-    let staging = output.committer().staging().ok_or_else(|| {
-        ClusterError::Setup(format!(
-            "the output {} is on a store whose part files cannot be written by workers yet \
-             (HDFS and shared local directories can)",
-            output.location()
-        ))
-    })?;
+    let first = set_up_output(&job)?;
+    let (location, staging) = (first.location().to_string(), staging_of(&first)?);
+    let mut output = Some(first);
     let input = InputPlan::new(job.job, job.config, &job.config.stores)?;
     status.set_input_bytes_total(input.bytes());
-    let job_secret = Secret::generate()?;
     let working_dir = std::env::current_dir()
         .map_err(|e| ClusterError::Setup(format!("cannot read the current directory: {e}")))?;
-    // The output goes to the workers absolute: a worker may run in another directory, and a
-    // part file must not land anywhere else. Inputs keep the names the job gives them (a job
-    // may see them: an inverted index, a streaming program's `mapreduce_map_input_file`);
-    // a relative one is opened where the job was submitted, or fails naming itself.
-    let absolute = |location: &Location| match location.as_local_path() {
-        Some(path) if path.is_relative() => Location::from_path(working_dir.join(path)).to_string(),
-        _ => location.to_string(),
-    };
     let named = job
         .spec
         .local_files()
         .map_err(|e| ClusterError::Setup(format!("cannot read the job's command line: {e}")))?;
     let files = shipping::list(&named)?;
-    let start = JobStart {
+    let mut start = JobStart {
         job_id: job.job_id.clone(),
         spec: job.spec.clone(),
         defines: job.defines.clone(),
@@ -224,18 +230,91 @@ pub(crate) fn run_linked(
                 len: f.status.len,
             })
             .collect(),
-        output: absolute(output.location()),
-        staging: absolute(&staging),
+        output: absolute(&location, &working_dir),
+        staging: absolute(&staging, &working_dir),
         working_dir: working_dir.display().to_string(),
         spill_codec: job.config.spill_codec.to_string(),
-        job_secret: job_secret.to_hex(),
+        job_secret: Secret::generate()?.to_hex(),
         files: files.iter().map(|(entry, _)| entry.clone()).collect(),
     };
     let mut run = Run::start(links, &start, &files, &status)?;
-    let result = run.run(&job, &input, &status);
+    // Each try but the first follows a worker lost (or a holder that could not be reached),
+    // so as many tries as workers are enough, and the retries end.
+    let tries = run.workers.len();
+    let mut tried = 1;
+    let result = loop {
+        let stage = match run.run(&job, &input, &status) {
+            Ok(Outcome::Done(phases)) => break Ok(phases),
+            Ok(Outcome::Restart { stage }) => stage,
+            Err(e) => break Err(e),
+        };
+        let left = run.alive().len();
+        let stages = job.job.stages.len();
+        let retried = tried < tries && left > 0 && !status.is_cancelled();
+        status.attempt_failed(AttemptFailure {
+            attempt: TaskContext {
+                is_map: false,
+                task: 0,
+                attempt: tried - 1,
+                stage,
+            },
+            task: format!("job {}", job.job_id),
+            error: if retried {
+                format!(
+                    "a worker was lost in stage {stage} of {stages}, and with it input that only \
+                     the stages before could make again: the job runs again from its map phase \
+                     on the {left} worker(s) left"
+                )
+            } else {
+                format!(
+                    "a worker was lost in stage {stage} of {stages}, and with it input that only \
+                     the stages before could make again"
+                )
+            },
+            attempts: tries,
+            retried,
+        });
+        if !retried {
+            break Err(ClusterError::WorkerLost {
+                worker: run
+                    .last_lost
+                    .map_or_else(|| "a worker".into(), |w| run.workers[w].label()),
+                reason: format!(
+                    "during stage {stage} of {stages}, after {tried} tries of the job \
+                     ({left} worker(s) left)"
+                ),
+            });
+        }
+        // The workers drop the try, and its part files go with its staging area: the next
+        // try starts from nothing, under a job id, a staging area and a secret of its own,
+        // so nothing a worker of this try still sends can reach it.
+        let stale = run.end();
+        // Aborted as it drops, before the next is set up where it was.
+        output = None;
+        let next = match set_up_output(&job) {
+            Ok(next) => output.insert(next),
+            Err(e) => break Err(e),
+        };
+        tried += 1;
+        start.job_id = format!("{}_{tried}", job.job_id);
+        start.staging = match staging_of(next) {
+            Ok(staging) => absolute(&staging, &working_dir),
+            Err(e) => break Err(e),
+        };
+        start.job_secret = match Secret::generate() {
+            Ok(secret) => secret.to_hex(),
+            Err(e) => break Err(e.into()),
+        };
+        if let Err(e) = run.restart(&start, &files, &stale) {
+            break Err(e);
+        }
+    };
     let result = result.and_then(|phases| {
         let phase_start = Instant::now();
         status.enter(Phase::Commit, 1);
+        let output = output
+            .take()
+            .ok_or_else(|| ClusterError::Setup("the job's output was not set up".into()))?;
         let location = output.commit().map_err(ExecError::from)?;
         let mut phases = phases;
         phases.push(timing("commit", phase_start));
@@ -297,6 +376,43 @@ pub(crate) fn run_linked(
         })
         .collect();
     Ok(ClusterReport { report, workers })
+}
+
+/// The job's output, set up: its committer, with a staging area of its own.
+fn set_up_output(job: &ClusterJob<'_>) -> Result<JobOutput, ClusterError> {
+    Ok(JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?)
+}
+
+/// `location` as workers get it: a relative local path made absolute from `working_dir` (a
+/// worker may run in another directory, and a part file must not land anywhere else).
+/// Inputs keep the names the job gives them (a job may see them: an inverted index, a
+/// streaming program's `mapreduce_map_input_file`); a relative one is opened where the job
+/// was submitted, or fails naming itself.
+fn absolute(location: &str, working_dir: &std::path::Path) -> String {
+    match Location::parse(location) {
+        Ok(parsed) => match parsed.as_local_path() {
+            Some(path) if path.is_relative() => {
+                Location::from_path(working_dir.join(path)).to_string()
+            }
+            _ => location.to_string(),
+        },
+        Err(_) => location.to_string(),
+    }
+}
+
+/// Where `output`'s committer stages part files, for workers to attach to.
+fn staging_of(output: &JobOutput) -> Result<String, ClusterError> {
+    output
+        .committer()
+        .staging()
+        .map(|s| s.to_string())
+        .ok_or_else(|| {
+            ClusterError::Setup(format!(
+                "the output {} is on a store whose part files cannot be written by workers yet \
+                 (HDFS and shared local directories can)",
+                output.location()
+            ))
+        })
 }
 
 /// How the console hears of a worker left out of the job.
@@ -415,6 +531,8 @@ struct Run {
     workers: Vec<WorkerState>,
     /// `gone[w]`: worker `w`'s connection ended; nothing more comes from it.
     gone: Vec<bool>,
+    /// The worker whose loss was seen last.
+    last_lost: Option<usize>,
     /// Each worker's shuffle address for the job.
     shuffles: Vec<String>,
     /// The owner of each partition, by stage (1-based).
@@ -477,6 +595,19 @@ impl PhaseState {
     }
 }
 
+/// How a try of the job ended.
+#[derive(Debug)]
+enum Outcome {
+    /// Every stage is done: the phases' timings.
+    Done(Vec<PhaseTiming>),
+    /// A worker lost took input of stage `stage` (1-based) that only the stages before it
+    /// could make again, and they have let theirs go: the job must start again.
+    Restart {
+        /// The stage.
+        stage: usize,
+    },
+}
+
 /// What the next message from the workers is.
 enum Event {
     /// Worker `.0` said `.1`.
@@ -501,7 +632,7 @@ impl Run {
         for (mut link, state) in links {
             let ready = link
                 .send(&ToWorker::Start(Box::new(start.clone())))
-                .and_then(|()| shipping::send(&mut link, files))
+                .and_then(|()| shipping::send(files, &mut |frame| link.send_parts(&[frame])))
                 .and_then(|()| link.recv_within::<ToCoordinator>(START_TIMEOUT));
             match ready {
                 Ok(Some(ToCoordinator::JobReady { shuffle })) => shuffles.push(shuffle),
@@ -554,6 +685,7 @@ impl Run {
         }
         let run = Run {
             gone: vec![false; workers.len()],
+            last_lost: None,
             shuffles,
             owners: std::collections::HashMap::new(),
             workers,
@@ -572,20 +704,24 @@ impl Run {
         }
     }
 
-    /// The map phase, then each stage; returns the phases' timings.
+    /// The map phase, then each stage; returns the phases' timings, or that the job must
+    /// start again.
     ///
     /// A worker lost during the map phase costs the map tasks it ran or held the output of,
-    /// which run again on the others. One lost during the first stage's reduce tasks costs
-    /// the map tasks whose output it held (the stage's input is reopened on the others and
-    /// they run again there), then the stage's unfinished partitions run on the others. A
-    /// worker lost during a later stage ends the job: its input was the first stage's output,
-    /// released by then.
+    /// which run again on the others. One lost during the first stage costs the map tasks
+    /// whose output it held (the stage's input is reopened on the others and they run again
+    /// there), then the partitions it owned run on the others: those not finished, and, when
+    /// a stage follows, the finished ones too (their output went with it). A worker lost
+    /// during a later stage that owned none of the stage's partitions (or only finished
+    /// partitions of the last stage) costs nothing; one that owned others took input that
+    /// only the earlier stages could make again, and they have let theirs go: the try ends
+    /// with [`Outcome::Restart`].
     fn run(
         &mut self,
         job: &ClusterJob<'_>,
         input: &InputPlan,
         status: &Arc<JobStatus>,
-    ) -> Result<Vec<PhaseTiming>, ClusterError> {
+    ) -> Result<Outcome, ClusterError> {
         let mut phases = Vec::new();
         let phase_start = Instant::now();
         let maps: Vec<PhaseTask> = input
@@ -650,26 +786,38 @@ impl Run {
             status.enter(Phase::Reduce, reduce_phase.tasks.len() as u64);
             let mut todo: Vec<usize> = (0..reduce_phase.tasks.len()).collect();
             let mut sealed_before = false;
+            let mut seal = true;
             loop {
-                self.complete_input(number, &mut producers, sealed_before, status)?;
-                sealed_before = true;
-                let Some(lost) = self.phase(&mut reduce_phase, todo, status)? else {
-                    break;
-                };
-                if number != stages.len() || number > 1 {
-                    // The output of this stage's finished tasks on the lost worker, or this
-                    // stage's own input, could only be made again from input released by now.
-                    return Err(ClusterError::WorkerLost {
-                        worker: self.workers[lost].label(),
-                        reason: format!(
-                            "during stage {number} of {}: only the map phase and the reduce \
-                             phase of a one-stage job can do without a worker",
-                            stages.len()
-                        ),
-                    });
+                if seal {
+                    if !self.complete_input(number, &mut producers, sealed_before, status)? {
+                        return Ok(Outcome::Restart { stage: number });
+                    }
+                    sealed_before = true;
                 }
-                // The last stage's finished partitions are committed; the others run again
-                // once the stage's input is whole again on the workers left.
+                let owners = self.owners.get(&number).cloned().unwrap_or_default();
+                if !self.phase(&mut reduce_phase, todo, status)? {
+                    break;
+                }
+                let redo = orphaned(
+                    &owners,
+                    &self.gone,
+                    &reduce_phase.done_on,
+                    number == stages.len(),
+                );
+                if redo.is_empty() {
+                    // What the lost worker held of this stage is not needed: the stage's
+                    // input is still sealed on the owners of its other partitions.
+                    seal = false;
+                } else if number == 1 {
+                    // The stage's input is made whole again on the partitions' new owners
+                    // (map tasks are rerun from the job's input), then they run there.
+                    for p in &redo {
+                        reduce_phase.done_on[*p] = None;
+                    }
+                    seal = true;
+                } else {
+                    return Ok(Outcome::Restart { stage: number });
+                }
                 todo = reduce_phase.unfinished();
             }
             producers.push(reduce_phase);
@@ -683,19 +831,21 @@ impl Run {
             };
             phases.push(timing(&name, phase_start));
         }
-        Ok(phases)
+        Ok(Outcome::Done(phases))
     }
 
     /// Makes stage `stage`'s input whole on every worker left and seals it: each worker
     /// pulls what did not arrive of its partitions; tasks whose output is gone with a lost
     /// worker run again (stage 1 only: the map tasks), then the stage is sealed again.
+    /// Returns whether it is sealed: `false` when a later stage's input went with a worker
+    /// (the tasks that made it read input released by now).
     fn complete_input(
         &mut self,
         stage: usize,
         producers: &mut [PhaseState],
         sealed_before: bool,
         status: &Arc<JobStatus>,
-    ) -> Result<(), ClusterError> {
+    ) -> Result<bool, ClusterError> {
         let mut reopen = sealed_before;
         loop {
             if reopen {
@@ -710,22 +860,15 @@ impl Run {
                 .iter()
                 .map(|w| w.filter(|w| !self.gone[*w]))
                 .collect();
-            let (missing, lost) = self.seal(stage, holders)?;
+            let (missing, lost) = self.seal(stage, holders, status)?;
             if missing.is_empty() && !lost {
-                return Ok(());
+                return Ok(true);
             }
             if missing.is_empty() {
                 continue;
             }
             if stage > 1 {
-                return Err(ClusterError::WorkerLost {
-                    worker: "a worker".into(),
-                    reason: format!(
-                        "the output of {} task(s) making stage {stage}'s input went with it, \
-                         and only map tasks can run again",
-                        missing.len()
-                    ),
-                });
+                return Ok(false);
             }
             // Workers that had all they needed sealed the stage: it takes the runs again.
             for w in self.alive() {
@@ -819,6 +962,7 @@ impl Run {
         &mut self,
         stage: usize,
         holders: Vec<Option<usize>>,
+        status: &JobStatus,
     ) -> Result<(BTreeSet<usize>, bool), ClusterError> {
         let alive = self.alive();
         for &w in &alive {
@@ -846,7 +990,8 @@ impl Run {
                     missing.extend(m);
                 }
                 Event::Message(w, other) => return Err(self.unexpected(w, &other)),
-                Event::Lost(w, _) => {
+                Event::Lost(w, reason) => {
+                    status.attempt_failed(self.lost(w, stage, &reason));
                     waiting.remove(&w);
                     lost = true;
                     self.reassign(w)?;
@@ -857,32 +1002,33 @@ impl Run {
     }
 
     /// Runs `todo` of a phase's tasks, keeping every worker as busy as it has threads.
-    /// Returns the worker lost during a reduce stage, once the attempts still running have
-    /// ended (the caller recovers); a worker lost during the map phase is recovered here.
+    /// Returns whether a worker was lost during a reduce stage, once the attempts still
+    /// running have ended (the caller recovers); a worker lost during the map phase is
+    /// recovered here.
     fn phase(
         &mut self,
         phase: &mut PhaseState,
         todo: Vec<usize>,
         status: &Arc<JobStatus>,
-    ) -> Result<Option<usize>, ClusterError> {
+    ) -> Result<bool, ClusterError> {
         let mut pending: VecDeque<usize> = todo.into();
-        let mut lost = None;
+        let mut lost = false;
         // Running tasks that said they are delivering their output: their threads are free.
         let mut delivering: BTreeSet<usize> = BTreeSet::new();
         loop {
-            while lost.is_none() {
-                let Some((at, task, w)) = self.next_placement(phase, &pending) else {
-                    break;
-                };
-                pending.remove(at);
-                let attempt = phase.next_attempt[task];
-                phase.next_attempt[task] += 1;
-                let message = (phase.tasks[task].message)(attempt);
-                self.send(w, &message)?;
-                self.workers[w].running += 1;
-                phase.running.insert(task, w);
+            // Once a worker is lost, nothing more starts: the caller recovers first.
+            if !lost {
+                while let Some((at, task, w)) = self.next_placement(phase, &pending) {
+                    pending.remove(at);
+                    let attempt = phase.next_attempt[task];
+                    phase.next_attempt[task] += 1;
+                    let message = (phase.tasks[task].message)(attempt);
+                    self.send(w, &message)?;
+                    self.workers[w].running += 1;
+                    phase.running.insert(task, w);
+                }
             }
-            if phase.running.is_empty() && (pending.is_empty() || lost.is_some()) {
+            if phase.running.is_empty() && (pending.is_empty() || lost) {
                 return Ok(lost);
             }
             if phase.running.is_empty() && self.alive().is_empty() {
@@ -946,7 +1092,7 @@ impl Run {
                     worker.failed += 1;
                     let label = worker.label();
                     let index = task.task;
-                    if lost.is_some() {
+                    if lost {
                         // Reading from the lost worker fails the reduce tasks that ran: not
                         // their fault, and not counted against their attempts.
                         pending.push_back(index);
@@ -995,18 +1141,7 @@ impl Run {
                             reason: format!("{reason}; no worker is left"),
                         });
                     }
-                    status.attempt_failed(AttemptFailure {
-                        attempt: TaskContext {
-                            is_map: phase.stage == 0,
-                            task: 0,
-                            attempt: 0,
-                            stage: phase.stage.max(1),
-                        },
-                        task: format!("worker {}", self.workers[w].label()),
-                        error: format!("lost: {reason}"),
-                        attempts: 1,
-                        retried: true,
-                    });
+                    status.attempt_failed(self.lost(w, phase.stage, &reason));
                     // What ran there runs again elsewhere.
                     let ran: Vec<usize> = phase
                         .running
@@ -1026,10 +1161,27 @@ impl Run {
                     self.publish_counters(status);
                     self.reassign(w)?;
                     if phase.stage > 0 {
-                        lost = Some(w);
+                        lost = true;
                     }
                 }
             }
+        }
+    }
+
+    /// How the console hears of worker `w` lost during `stage` (0: the map phase) for
+    /// `reason`: not a failure of its tasks, whose work is done again.
+    fn lost(&self, w: usize, stage: usize, reason: &str) -> AttemptFailure {
+        AttemptFailure {
+            attempt: TaskContext {
+                is_map: stage == 0,
+                task: 0,
+                attempt: 0,
+                stage: stage.max(1),
+            },
+            task: format!("worker {}", self.workers[w].label()),
+            error: format!("lost: {reason}"),
+            attempts: 1,
+            retried: true,
         }
     }
 
@@ -1140,10 +1292,12 @@ impl Run {
                 Ok(Some(message)) => Ok(Event::Message(w, message)),
                 Ok(None) => {
                     self.gone[w] = true;
+                    self.last_lost = Some(w);
                     Ok(Event::Lost(w, "it closed the connection".into()))
                 }
                 Err(e) => {
                     self.gone[w] = true;
+                    self.last_lost = Some(w);
                     Ok(Event::Lost(w, e.to_string()))
                 }
             };
@@ -1157,19 +1311,19 @@ impl Run {
         }
     }
 
-    /// Tells every worker the job is over and waits (a while) for them to clean up.
-    fn end(&mut self) {
-        let mut waiting = 0;
+    /// Tells every worker the job is over and waits (a while) for them to clean up; returns
+    /// those still in the job that did not say they had.
+    fn end(&mut self) -> Vec<usize> {
+        let mut waiting = BTreeSet::new();
         for w in 0..self.workers.len() {
             if !self.gone[w] && self.send(w, &ToWorker::End).is_ok() {
-                waiting += 1;
+                waiting.insert(w);
             }
         }
         let deadline = Instant::now() + END_TIMEOUT;
-        while waiting > 0 {
+        while !waiting.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             match self.events.recv_timeout(left) {
-                Ok((_, Ok(Some(ToCoordinator::Progress { .. })))) => {}
                 Ok((
                     w,
                     Ok(Some(ToCoordinator::Ended {
@@ -1177,24 +1331,113 @@ impl Run {
                         peak_memory_reserved,
                         peak_rss_bytes,
                     })),
-                )) => {
+                )) if waiting.remove(&w) => {
                     let worker = &mut self.workers[w];
                     worker.shuffle = shuffle;
                     worker.peak_memory_reserved = peak_memory_reserved;
                     worker.peak_rss_bytes = peak_rss_bytes;
-                    waiting -= 1;
                 }
                 Ok((_, Ok(Some(_)))) => {}
                 // A connection that ended has nothing more to say.
-                Ok((w, _)) if !self.gone[w] => {
+                Ok((w, _)) => {
                     self.gone[w] = true;
-                    waiting -= 1;
+                    waiting.remove(&w);
                 }
-                Ok(_) => {}
-                Err(_) => return,
+                Err(_) => break,
             }
         }
+        waiting.into_iter().collect()
     }
+
+    /// Starts the job again as `start` on the workers left, after [`Run::end`] (`stale`: the
+    /// workers that did not say they had dropped the last try, left out now): each sets it
+    /// up afresh, and the coordinator forgets what it knew of the last try.
+    fn restart(
+        &mut self,
+        start: &JobStart,
+        files: &[(ShippedEntry, PathBuf)],
+        stale: &[usize],
+    ) -> Result<(), ClusterError> {
+        for &w in stale {
+            self.gone[w] = true;
+        }
+        let mut waiting = BTreeSet::new();
+        for w in self.alive() {
+            let writer = &mut self.writers[w];
+            let sent = writer
+                .send(&ToWorker::Start(Box::new(start.clone())))
+                .and_then(|()| shipping::send(files, &mut |frame| writer.send_frame(frame)));
+            // A connection that failed is reported lost by its reading end.
+            match sent {
+                Ok(()) | Err(ClusterError::Net(_)) => {}
+                Err(e) => return Err(e),
+            }
+            waiting.insert(w);
+        }
+        let deadline = Instant::now() + START_TIMEOUT;
+        while !waiting.is_empty() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (w, message) = match self.events.recv_timeout(left) {
+                Ok(event) => event,
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    return Err(ClusterError::Setup(format!(
+                        "{} worker(s) did not set the job up again within {}s",
+                        waiting.len(),
+                        START_TIMEOUT.as_secs()
+                    )))
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    return Err(ClusterError::Setup("every worker connection ended".into()))
+                }
+            };
+            if !waiting.contains(&w) {
+                continue;
+            }
+            match message {
+                Ok(Some(ToCoordinator::JobReady { shuffle })) => {
+                    self.shuffles[w] = shuffle;
+                    waiting.remove(&w);
+                }
+                Ok(Some(ToCoordinator::Progress { .. })) => {}
+                Ok(Some(ToCoordinator::JobFailed { error })) => {
+                    return Err(ClusterError::Worker {
+                        worker: self.workers[w].label(),
+                        error,
+                    })
+                }
+                Ok(Some(other)) => return Err(self.unexpected(w, &other)),
+                Ok(None) | Err(_) => {
+                    self.gone[w] = true;
+                    waiting.remove(&w);
+                }
+            }
+        }
+        if self.alive().is_empty() {
+            return Err(ClusterError::Setup("every worker was lost".into()));
+        }
+        self.owners.clear();
+        for worker in &mut self.workers {
+            // The workers count the new try from zero.
+            worker.running = 0;
+            worker.counters = CounterValues::default();
+            worker.user_counters = UserCounters::new();
+        }
+        Ok(())
+    }
+}
+
+/// The partitions of a stage that must run again once workers are `gone`: those not
+/// finished whose owner (`owners[p]`, where the partition's input is) is gone, and, unless
+/// the stage is the `last` (whose finished partitions are committed), those finished on a
+/// worker gone (`done_on[p]`), whose output — the next stage's input — went with it.
+fn orphaned(owners: &[usize], gone: &[bool], done_on: &[Option<usize>], last: bool) -> Vec<usize> {
+    let is_gone = |w: usize| gone.get(w).copied().unwrap_or(false);
+    (0..owners.len())
+        .filter(|&p| match done_on.get(p).copied().flatten() {
+            None => is_gone(owners[p]),
+            Some(on) => !last && is_gone(on),
+        })
+        .collect()
 }
 
 /// Whether a block's host (as the name node names it: a host name, or an address) is the
@@ -1231,6 +1474,22 @@ mod tests {
         assert!(host_matches("10.0.0.1", "10.0.0.1"));
         assert!(!host_matches("10.0.0.1", "10.0.0.2"));
         assert!(!host_matches("10.0.0.1", "10"));
+    }
+
+    #[test]
+    fn partitions_run_again_where_their_input_or_output_went_with_a_worker() {
+        // Worker 1 is gone. Partition 0 finished on worker 0; 1 finished on worker 1; 2 and
+        // 3 did not finish, 2 owned by worker 1 and 3 by worker 2; 4 finished on worker 2,
+        // though owned by worker 1 when the phase began (it moved before it ran).
+        let owners = [0, 1, 1, 2, 1];
+        let gone = [false, true, false];
+        let done_on = [Some(0), Some(1), None, None, Some(2)];
+        // Last stage: the finished partitions are committed; 2 lost its input.
+        assert_eq!(orphaned(&owners, &gone, &done_on, true), vec![2]);
+        // A stage follows: 1's output, the next stage's input, went with worker 1.
+        assert_eq!(orphaned(&owners, &gone, &done_on, false), vec![1, 2]);
+        // No worker gone: nothing runs again.
+        assert!(orphaned(&owners, &[false; 3], &done_on, false).is_empty());
     }
 
     #[test]

@@ -171,6 +171,11 @@ impl LinkWriter {
         let json = to_json(message)?;
         Ok(self.handle.block_on(self.writer.send(&json))?)
     }
+
+    /// Sends `bytes` as one frame.
+    pub(crate) fn send_frame(&mut self, bytes: &[u8]) -> Result<(), ClusterError> {
+        Ok(self.handle.block_on(self.writer.send(bytes))?)
+    }
 }
 
 fn to_json<T: Serialize>(message: &T) -> Result<Vec<u8>, ClusterError> {

@@ -19,7 +19,7 @@ use std::path::{Component, Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use sluice_streaming::ShippedFiles;
 
-use crate::link::{Link, LinkReader};
+use crate::link::LinkReader;
 use crate::ClusterError;
 
 /// Bytes of a file in one frame.
@@ -121,14 +121,15 @@ fn add(
     Ok(())
 }
 
-/// Sends the bytes of the files in `entries` (after the `Start` that lists them).
+/// Sends the bytes of the files in `entries` (after the `Start` that lists them), each frame
+/// through `send_frame`.
 ///
 /// # Errors
 /// [`ClusterError::Setup`] naming the file if it cannot be read or changed length since it
-/// was listed; [`ClusterError::Net`] if the worker cannot be reached.
+/// was listed; what `send_frame` returns (the worker cannot be reached).
 pub(crate) fn send(
-    link: &mut Link,
     entries: &[(ShippedEntry, PathBuf)],
+    send_frame: &mut dyn FnMut(&[u8]) -> Result<(), ClusterError>,
 ) -> Result<(), ClusterError> {
     let mut buffer = vec![0u8; CHUNK];
     for (entry, path) in entries.iter().filter(|(e, _)| !e.dir) {
@@ -152,7 +153,7 @@ pub(crate) fn send(
                     entry.len
                 )));
             }
-            link.send_parts(&[&buffer[..n]])?;
+            send_frame(&buffer[..n])?;
             left -= n as u64;
         }
     }

@@ -411,7 +411,12 @@ impl Session<'_> {
                 ToWorker::Seal { stage, holders } => {
                     let job = self.job()?;
                     match job.seal(stage, &holders, &*self.worker.log) {
-                        Ok(missing) => self.send(&ToCoordinator::Sealed { stage, missing })?,
+                        Ok(missing) => {
+                            if missing.is_empty() {
+                                (self.worker.log)(&format!("job {}: stage {stage} sealed", job.id));
+                            }
+                            self.send(&ToCoordinator::Sealed { stage, missing })?;
+                        }
                         Err(e) => self.send(&ToCoordinator::JobFailed {
                             error: error_chain(&e),
                         })?,
