@@ -850,6 +850,156 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     assert!(workers.scratch_empties(Duration::from_secs(10)));
 }
 
+/// Input for `grep 'w[0-9]+'` with many distinct matches, so that its second stage (sorting
+/// the counts, one partition) has work to do; returns the job's output as computed here:
+/// `count<TAB>match` lines by decreasing count, ties by the match's bytes.
+fn write_grep_input(dir: &Path) -> String {
+    let input = dir.join("in");
+    fs::create_dir_all(&input).unwrap();
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    for f in 0..8u64 {
+        let mut text = String::new();
+        for i in 0..40_000u64 {
+            let n = f * 40_000 + i;
+            let words = [
+                format!("w{}", n % 150_000),
+                format!("w{}", 1_000_000 + n % 170_000),
+                format!("w{}", n % 11),
+            ];
+            text.push_str(&format!(
+                "{} and {} or {} end\n",
+                words[0], words[1], words[2]
+            ));
+            for word in words {
+                *counts.entry(word).or_default() += 1;
+            }
+        }
+        fs::write(input.join(format!("part-{f}.txt")), text).unwrap();
+    }
+    let mut lines: Vec<(u64, String)> = counts.into_iter().map(|(m, c)| (c, m)).collect();
+    lines.sort_by(|x, y| {
+        y.0.cmp(&x.0)
+            .then_with(|| x.1.as_bytes().cmp(y.1.as_bytes()))
+    });
+    lines.iter().map(|(c, m)| format!("{c}\t{m}\n")).collect()
+}
+
+#[test]
+fn a_worker_killed_in_the_second_stage_of_a_two_stage_job_costs_no_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = write_grep_input(dir.path());
+    let job = |out: &str| {
+        strings(&[
+            "run",
+            "grep",
+            "--input",
+            "in",
+            "--pattern",
+            "w[0-9]+",
+            "--reducers",
+            "3",
+            "--split-size",
+            "256KiB",
+            "--output",
+            out,
+        ])
+    };
+    ok(&sluice(&job("local"), dir.path()), "grep on one machine");
+    let local = fs::read_to_string(dir.path().join("local/part-r-00000")).unwrap();
+    assert!(
+        local == expected,
+        "grep on one machine differs from the counts made here"
+    );
+
+    // Worker 0 owns stage 2's only partition: losing it loses stage 2's input, made by stage
+    // 1's tasks from input let go by then, so the job runs again from its map phase. Worker
+    // 1 owns none: stage 2 carries on without it.
+    for (victim, again) in [(0, true), (1, false)] {
+        let mut workers = start_workers(&dir.path().join(format!("victim-{victim}")), 3);
+        let out = format!("killed-{victim}");
+        let mut args = job(&out);
+        args.extend(workers.args());
+        let mut child = Command::new(SLUICE)
+            .args(&args)
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Stage 2 has begun once its owner has sealed its input; its one task, sorting
+        // 320,000 counts, takes far longer than a poll. That the kill landed in the stage is
+        // checked below: the coordinator reports the loss.
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while !workers.logged(0, "stage 2 sealed") {
+            assert!(
+                child.try_wait().unwrap().is_none(),
+                "the job ended before stage 2"
+            );
+            assert!(Instant::now() < deadline, "stage 2 did not begin");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        workers.kill(victim);
+        let output = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        let what = format!("worker {victim} killed in stage 2");
+        assert!(output.status.success(), "{what}: {stderr}");
+        assert!(
+            stderr.contains("lost"),
+            "{what}: the loss was not seen: {stderr}"
+        );
+        assert_eq!(
+            stderr.contains("runs again from its map phase"),
+            again,
+            "{what}: {stderr}"
+        );
+        let got = fs::read_to_string(dir.path().join(&out).join("part-r-00000")).unwrap();
+        assert!(
+            got == expected,
+            "{what}: the output differs from the counts made here"
+        );
+        assert_same(&dir.path().join("local"), &dir.path().join(&out), &what);
+        assert!(dir.path().join(&out).join("_SUCCESS").exists());
+        assert_no_staging(dir.path());
+        assert_eq!(workers.alive(), 2, "{what}: the other workers carry on");
+        assert!(
+            workers.scratch_empties(Duration::from_secs(5)),
+            "{what}: scratch left behind"
+        );
+    }
+
+    // On two workers, the second try runs on one; when that one is lost too, the job fails
+    // and neither try leaves anything behind.
+    let mut workers = start_workers(&dir.path().join("both"), 2);
+    let mut args = job("killed-both");
+    args.extend(workers.args());
+    let mut child = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    for (victim, sign) in [(0, "stage 2 sealed"), (1, "_2 started")] {
+        while !workers.logged(victim, sign) {
+            assert!(child.try_wait().unwrap().is_none(), "the job ended early");
+            assert!(
+                Instant::now() < deadline,
+                "no {sign:?} from worker {victim}"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
+        workers.kill(victim);
+    }
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "every worker lost: {stderr}");
+    assert!(stderr.contains("runs again from its map phase"), "{stderr}");
+    assert!(stderr.contains("no output was written"), "{stderr}");
+    assert!(!dir.path().join("killed-both").exists());
+    assert_no_staging(dir.path());
+}
+
 /// A small deterministic generator of trial timings (no dependency for a few numbers).
 struct Lcg(u64);
 

@@ -234,6 +234,12 @@ impl Workers {
         }
     }
 
+    /// Whether worker `i` logged a line containing `text`.
+    pub fn logged(&self, i: usize, text: &str) -> bool {
+        let log = self.logs[i].lock().unwrap_or_else(|e| e.into_inner());
+        log.iter().any(|l| l.contains(text))
+    }
+
     /// The shuffle address worker `i` logged for its latest job.
     pub fn shuffle_addr(&self, i: usize) -> Option<String> {
         let log = self.logs[i].lock().unwrap_or_else(|e| e.into_inner());
