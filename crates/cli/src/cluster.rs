@@ -113,6 +113,10 @@ pub(crate) struct WorkerArgs {
     /// Tasks run at once [default: number of cores].
     #[arg(long, short = 't', value_parser = at_least_one)]
     threads: Option<usize>,
+    /// Ports each job's shuffle may listen on, FIRST-LAST (e.g. 7100-7199, one per job at a
+    /// time; for a firewall) [default: a port the system picks].
+    #[arg(long, value_name = "FIRST-LAST")]
+    shuffle_ports: Option<sluice_cluster::PortRange>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     quiet: bool,
@@ -128,7 +132,10 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let scratch = args.scratch.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("sluice-worker-{port}-{}", std::process::id()))
     });
-    let settings = WorkerSettings::new(scratch.clone(), memory, threads, secret);
+    let mut settings = WorkerSettings::new(scratch.clone(), memory, threads, secret);
+    if let Some(ports) = args.shuffle_ports {
+        settings = settings.with_shuffle_ports(ports);
+    }
     let stores: Arc<sluice_cluster::StoresFactory> = Arc::new(|defines, job| {
         let config = crate::stores::store_config(defines).map_err(|e| format!("{e:#}"))?;
         Ok(crate::stores::stores(&config, job))
@@ -218,6 +225,12 @@ fn run_on_yarn(
     };
     let secret = read_secret(Some(own_secret.path()))?;
     let listen = coordinator_address(setting("sluice.coordinator.address").as_deref())?;
+    let shuffle_ports = setting("sluice.shuffle.ports")
+        .map(|v| {
+            v.parse::<sluice_cluster::PortRange>()
+                .map_err(|e| anyhow::anyhow!("-D sluice.shuffle.ports={e}"))
+        })
+        .transpose()?;
     let wait = match setting("sluice.yarn.wait.seconds") {
         Some(v) => Duration::from_secs(
             v.parse()
@@ -238,6 +251,7 @@ fn run_on_yarn(
         name: format!("sluice {}", job.job.name),
         listen,
         wait,
+        shuffle_ports,
     };
     Ok(sluice_cluster::run_on_yarn(job, &yarn, &secret, status)?)
 }

@@ -427,6 +427,73 @@ exec "$@""#;
 }
 
 #[test]
+fn shuffles_listen_on_the_ports_they_are_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    // A port the system picks is held by another program: the shuffles take the next ones.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let first = held.local_addr().unwrap().port();
+    let last = first.saturating_add(8);
+    let range = format!("{first}-{last}");
+    let mut workers = Workers::start(
+        Path::new(SLUICE),
+        &dir.path().join("w"),
+        0,
+        "256MiB",
+        |_| {},
+    );
+    for i in 0..2 {
+        workers.add(&dir.path().join(format!("w/scratch-{i}")), |c| {
+            c.args(["--shuffle-ports", &range]);
+        });
+    }
+    let mut args = strings(&["run", "wordcount", "--input", "in", "--output", "cluster"]);
+    args.extend(workers.args());
+    ok(
+        &sluice(&args, dir.path()),
+        "word count on workers with shuffle ports",
+    );
+    let ok_local = sluice(
+        &strings(&["run", "wordcount", "--input", "in", "--output", "local"]),
+        dir.path(),
+    );
+    ok(&ok_local, "word count on one machine");
+    assert_same(
+        &dir.path().join("local"),
+        &dir.path().join("cluster"),
+        "wordcount",
+    );
+    let mut ports = Vec::new();
+    for i in 0..2 {
+        let addr = workers
+            .shuffle_addr(i)
+            .expect("the worker logs its shuffle's address");
+        let port: u16 = addr.rsplit(':').next().unwrap().parse().unwrap();
+        assert!(
+            port > first && port <= last,
+            "worker {i}'s shuffle at {addr}, not in {range}"
+        );
+        ports.push(port);
+    }
+    assert_ne!(ports[0], ports[1]);
+    drop(held);
+
+    // A worker refuses a range that is not one.
+    let out = sluice(
+        &strings(&[
+            "worker",
+            "--listen",
+            "127.0.0.1:0",
+            "--shuffle-ports",
+            "90-80",
+        ]),
+        dir.path(),
+    );
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("90-80"));
+}
+
+#[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();
     let workers = start_workers(dir.path(), 2);

@@ -22,7 +22,7 @@ use sluice_api::{ExecError, JobStatus, TaskContext};
 use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
 use sluice_io::{FileStatus, JobCommitter, Location, Split, StoredInput, Stores};
-use sluice_net::{Listener, Secret};
+use sluice_net::{Listener, NetError, Secret};
 use sluice_shuffle::{Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
 use sluice_streaming::ShippedFiles;
@@ -60,6 +60,8 @@ pub struct WorkerSettings {
     pub threads: usize,
     /// The secret coordinators must know.
     pub secret: Secret,
+    /// The ports a job's shuffle may listen on (`None`: one the system picks).
+    pub shuffle_ports: Option<PortRange>,
 }
 
 impl WorkerSettings {
@@ -71,7 +73,67 @@ impl WorkerSettings {
             memory,
             threads,
             secret,
+            shuffle_ports: None,
         }
+    }
+
+    /// The same, its jobs' shuffles listening on a port of `ports` (for a firewall).
+    pub fn with_shuffle_ports(mut self, ports: PortRange) -> WorkerSettings {
+        self.shuffle_ports = Some(ports);
+        self
+    }
+}
+
+/// Ports from `first` to `last`, both included: where a worker's jobs' shuffles may listen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PortRange {
+    first: u16,
+    last: u16,
+}
+
+impl PortRange {
+    /// The ports from `first` to `last`.
+    ///
+    /// # Errors
+    /// A message if the range is empty or holds port 0 (which asks the system for one).
+    pub fn new(first: u16, last: u16) -> Result<PortRange, String> {
+        if first == 0 || last < first {
+            return Err(format!(
+                "{first}-{last}: expected FIRST-LAST with 0 < FIRST <= LAST"
+            ));
+        }
+        Ok(PortRange { first, last })
+    }
+
+    /// The ports, in order.
+    pub fn ports(&self) -> std::ops::RangeInclusive<u16> {
+        self.first..=self.last
+    }
+}
+
+impl std::str::FromStr for PortRange {
+    type Err = String;
+
+    /// `FIRST-LAST` (`7100-7199`), or one port.
+    fn from_str(text: &str) -> Result<PortRange, String> {
+        let port = |t: &str| {
+            t.trim()
+                .parse::<u16>()
+                .map_err(|e| format!("{text}: {t:?} is not a port: {e}"))
+        };
+        match text.split_once('-') {
+            Some((first, last)) => PortRange::new(port(first)?, port(last)?),
+            None => {
+                let only = port(text)?;
+                PortRange::new(only, only)
+            }
+        }
+    }
+}
+
+impl std::fmt::Display for PortRange {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}-{}", self.first, self.last)
     }
 }
 
@@ -704,8 +766,7 @@ impl RunningJob {
         let secret =
             Arc::new(Secret::from_hex(&start.job_secret).map_err(|e| setup("bad job secret", &e))?);
         let handle = worker.net.handle().clone();
-        let shuffle_bind = SocketAddr::new(shuffle_ip, 0);
-        let listener = handle.block_on(Listener::bind(shuffle_bind, (*secret).clone()))?;
+        let listener = bind_shuffle(&handle, shuffle_ip, worker.settings.shuffle_ports, &secret)?;
         let shuffle_addr = listener.local_addr();
         let job = Arc::new(RunningJob {
             id: start.job_id,
@@ -1144,6 +1205,32 @@ impl Drop for RunningJob {
 
 /// Accepts the job's shuffle connections and serves each on a blocking thread, `slots` at
 /// once.
+/// A listener for a job's shuffle at `ip`: on a port the system picks, or on the first free
+/// one of `ports`.
+fn bind_shuffle(
+    handle: &Handle,
+    ip: std::net::IpAddr,
+    ports: Option<PortRange>,
+    secret: &Secret,
+) -> Result<Listener, ClusterError> {
+    let Some(range) = ports else {
+        let any = SocketAddr::new(ip, 0);
+        return Ok(handle.block_on(Listener::bind(any, secret.clone()))?);
+    };
+    for port in range.ports() {
+        match handle.block_on(Listener::bind(SocketAddr::new(ip, port), secret.clone())) {
+            Ok(listener) => return Ok(listener),
+            // In use (another job, another program): the next one.
+            Err(NetError::Bind { source, .. })
+                if source.kind() == std::io::ErrorKind::AddrInUse => {}
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(ClusterError::Setup(format!(
+        "no port of {range} (--shuffle-ports) is free on {ip} for the job's shuffle"
+    )))
+}
+
 async fn accept_shuffles(listener: Listener, job: Weak<RunningJob>, slots: usize, log: Arc<Log>) {
     let slots = Arc::new(tokio::sync::Semaphore::new(slots));
     let mut refused = 0;
@@ -1211,4 +1298,40 @@ fn error_chain(e: &dyn std::error::Error) -> String {
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn port_ranges_are_first_to_last_and_never_port_0() {
+        let range: PortRange = "7100-7102".parse().unwrap();
+        assert_eq!(range.ports().collect::<Vec<_>>(), [7100, 7101, 7102]);
+        assert_eq!(range.to_string(), "7100-7102");
+        let one: PortRange = "7100".parse().unwrap();
+        assert_eq!(one.ports().count(), 1);
+        for bad in ["0-10", "20-10", "x-10", "7100-", "70000", ""] {
+            assert!(bad.parse::<PortRange>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_shuffle_takes_the_first_free_port_of_its_range_and_says_when_none_is() {
+        let runtime = tokio::runtime::Runtime::new().unwrap();
+        let handle = runtime.handle().clone();
+        let ip: std::net::IpAddr = [127, 0, 0, 1].into();
+        let secret = Secret::generate().unwrap();
+        // Two ports the system picks, held by others: a range of one of them is full.
+        let taken = std::net::TcpListener::bind((ip, 0)).unwrap();
+        let port = taken.local_addr().unwrap().port();
+        let range = PortRange::new(port, port).unwrap();
+        let error = bind_shuffle(&handle, ip, Some(range), &secret)
+            .err()
+            .expect("the only port is taken");
+        assert!(error.to_string().contains("--shuffle-ports"), "{error}");
+        drop(taken);
+        let listener = bind_shuffle(&handle, ip, Some(range), &secret).unwrap();
+        assert_eq!(listener.local_addr().port(), port);
+    }
 }

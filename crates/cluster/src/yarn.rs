@@ -60,6 +60,8 @@ pub struct YarnSettings {
     pub listen: SocketAddr,
     /// How long to wait for every worker to connect.
     pub wait: Duration,
+    /// The ports the workers' shuffles may listen on (`sluice worker --shuffle-ports`).
+    pub shuffle_ports: Option<crate::PortRange>,
 }
 
 /// Memory a container needs beyond a worker's budget, in MiB: the binary, thread stacks,
@@ -99,7 +101,7 @@ impl Submitter {
         if let Some(queue) = &yarn.queue {
             command.arg("--queue").arg(queue);
         }
-        let worker_args = [
+        let mut worker_args = vec![
             "--connect".to_string(),
             coordinator.to_string(),
             "--memory".to_string(),
@@ -107,6 +109,9 @@ impl Submitter {
             "--threads".to_string(),
             yarn.threads.to_string(),
         ];
+        if let Some(ports) = yarn.shuffle_ports {
+            worker_args.extend(["--shuffle-ports".to_string(), ports.to_string()]);
+        }
         for arg in worker_args {
             command.arg("--worker-arg").arg(arg);
         }
