@@ -1326,9 +1326,9 @@ mod tests {
         let taken = std::net::TcpListener::bind((ip, 0)).unwrap();
         let port = taken.local_addr().unwrap().port();
         let range = PortRange::new(port, port).unwrap();
-        let error = bind_shuffle(&handle, ip, Some(range), &secret)
-            .err()
-            .expect("the only port is taken");
+        let Err(error) = bind_shuffle(&handle, ip, Some(range), &secret) else {
+            panic!("bound the only port of the range, which another program holds");
+        };
         assert!(error.to_string().contains("--shuffle-ports"), "{error}");
         drop(taken);
         let listener = bind_shuffle(&handle, ip, Some(range), &secret).unwrap();
