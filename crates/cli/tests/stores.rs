@@ -1099,7 +1099,7 @@ fn the_inverted_index_names_the_remote_files_it_read() {
 }
 
 #[test]
-fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
+fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_and_s3_from_their_workers() {
     if !stores_required() {
         return;
     }
@@ -1137,11 +1137,15 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
             "{job}: the workers' output differs from one machine's"
         );
     }
-    // S3 output cannot be written from workers yet: refused before anything is written.
-    let output = s3_url("out/cluster-refused");
+    // S3 output from the workers: each committed task leaves a manifest of its upload, which
+    // the coordinator completes at job commit.
+    let reference = local_reference("wordcount", &["-r", "3"], corpus());
+    let output = s3_url("out/cluster-s3");
     let mut full = vec![
         "run",
         "wordcount",
+        "-r",
+        "3",
         "-i",
         hdfs_in.as_str(),
         "-o",
@@ -1151,15 +1155,24 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_from_their_workers() {
     let args = workers.args();
     full.extend(args.iter().map(String::as_str));
     let done = run(&mut sluice(&full));
-    assert!(
-        !done.status.success(),
-        "S3 output from workers was accepted"
+    assert_ok(&done, "wordcount from HDFS to S3 on the workers");
+    let (files, success) = s3_files("out/cluster-s3");
+    assert!(success, "no _SUCCESS");
+    assert_eq!(
+        files, reference,
+        "the workers' S3 output differs from one machine's"
     );
-    assert!(
-        stderr(&done).contains("cannot be written by workers"),
-        "{}",
-        stderr(&done)
-    );
-    let (files, success) = s3_files("out/cluster-refused");
-    assert!(files.is_empty() && !success, "a refused job left {files:?}");
+    let left: Vec<String> = s3()
+        .list_objects(BUCKET, "out/.cluster-s3")
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    assert!(left.is_empty(), "the job's manifests were left: {left:?}");
+    let open: Vec<String> = s3()
+        .list_multipart_uploads(BUCKET)
+        .into_iter()
+        .map(|(key, _)| key)
+        .filter(|key| key.contains("cluster-s3"))
+        .collect();
+    assert!(open.is_empty(), "uploads left open: {open:?}");
 }

@@ -408,8 +408,9 @@ fn staging_of(output: &JobOutput) -> Result<String, ClusterError> {
         .map(|s| s.to_string())
         .ok_or_else(|| {
             ClusterError::Setup(format!(
-                "the output {} is on a store whose part files cannot be written by workers yet \
-                 (HDFS and shared local directories can)",
+                "the output {} cannot be written by workers (an S3 output at the bucket's \
+                 root has no place beside it for their manifests; HDFS, S3 and shared local \
+                 directories otherwise can)",
                 output.location()
             ))
         })

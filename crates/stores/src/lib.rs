@@ -183,10 +183,6 @@ impl RemoteStores for RemoteConnector {
         output: &Location,
         staging: &Location,
     ) -> Result<Box<dyn JobCommitter>, IoError> {
-        // Refused before connecting: no credentials or bucket would change the answer.
-        if output.scheme() == Scheme::S3 {
-            return Err(s3_not_attachable(output));
-        }
         match self.connect(output)? {
             #[cfg(feature = "hdfs")]
             Connected::Hdfs(storage) => Ok(Box::new(HdfsRenameCommitter::attach(
@@ -195,20 +191,12 @@ impl RemoteStores for RemoteConnector {
                 staging,
             )?)),
             #[cfg(feature = "s3")]
-            Connected::S3(_) => Err(s3_not_attachable(output)),
+            Connected::S3(storage) => Ok(Box::new(S3MagicCommitter::attach(
+                (*storage).clone(),
+                output,
+                staging,
+            )?)),
         }
-    }
-}
-
-/// The error for attaching to a job whose output is on S3.
-fn s3_not_attachable(output: &Location) -> IoError {
-    IoError::UnsupportedScheme {
-        location: output.to_string(),
-        scheme: output.scheme_name().to_string(),
-        reason: "S3 output cannot be written from other processes yet: a task's committed part \
-                 file is a multipart upload that only the process that set up the job knows of \
-                 and completes"
-            .to_string(),
     }
 }
 
@@ -236,23 +224,38 @@ pub(crate) fn is_plain_name(name: &str) -> bool {
 mod tests {
     use super::*;
 
+    #[cfg(feature = "s3")]
     #[test]
-    fn attaching_to_an_s3_output_is_refused_before_connecting() {
-        // No credentials or endpoint: a refusal that needed a connection would say so instead.
-        let connector = RemoteConnector::new(StoreConfig::from_parts([], []), "job_1");
-        let output = Location::parse("s3a://bkt/out").unwrap();
-        let staging = Location::parse("s3a://bkt/.out.sluice-tmp-1-a").unwrap();
-        match connector.attach_committer(&output, &staging) {
-            Err(IoError::UnsupportedScheme { scheme, reason, .. }) => {
-                assert_eq!(scheme, "s3a");
-                assert!(
-                    reason.contains("cannot be written from other processes"),
-                    "{reason}"
-                );
+    fn s3_tasks_attach_only_to_the_staging_prefix_beside_their_output() {
+        // Connecting makes a client; nothing is sent until a request.
+        let connector = RemoteConnector::new(
+            StoreConfig::from_parts(
+                [
+                    ("fs.s3a.endpoint", "http://127.0.0.1:9"),
+                    ("fs.s3a.access.key", "k"),
+                    ("fs.s3a.secret.key", "s"),
+                ],
+                [],
+            ),
+            "job_1_0001",
+        );
+        let output = Location::parse("s3a://bkt/dir/out").unwrap();
+        let owner = connector.committer(&output).unwrap();
+        assert_eq!(owner.staging(), None, "no staging before the job is set up");
+        let staging = Location::parse("s3a://bkt/dir/.out.sluice-pending-job_1_0001").unwrap();
+        assert!(connector.attach_committer(&output, &staging).is_ok());
+        for bad in [
+            "s3a://bkt/.out.sluice-pending-job_1_0001",
+            "s3a://bkt/dir/.other.sluice-pending-job_1_0001",
+            "s3a://bkt/dir/.out.sluice-tmp-1-a",
+            "s3a://bkt/dir/out/x",
+        ] {
+            let staging = Location::parse(bad).unwrap();
+            match connector.attach_committer(&output, &staging) {
+                Err(IoError::Write { .. }) => {}
+                Err(other) => panic!("{bad}: expected a refusal of the prefix, got {other:?}"),
+                Ok(_) => panic!("{bad}: attached"),
             }
-            Err(other) => panic!("expected a refusal, got {other:?}"),
-            Ok(_) => panic!("attached to an S3 output"),
         }
-        assert!(connector.connected.lock().unwrap().is_empty());
     }
 }

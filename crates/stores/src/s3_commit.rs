@@ -36,8 +36,12 @@ const CONCURRENT_COMPLETIONS: usize = 16;
 ///   them: readers that wait for `_SUCCESS` never take a partial output. If completing fails,
 ///   the files completed so far are deleted and the rest aborted.
 ///
-/// Its tasks run in the job's own process only ([`JobCommitter::staging`] is `None`): what a
-/// committed task leaves is an open upload known to this committer alone.
+/// Its tasks may run in other processes (a cluster's workers), through committers attached to
+/// its staging prefix ([`S3MagicCommitter::attach`]): there a committed task's upload is
+/// recorded as a manifest, `STAGING/NAME.ATTEMPT.pending` (the upload's key, id and parts),
+/// which the job commit reads and completes as its own, keeping one attempt of each part file
+/// and aborting the others. The staging prefix is a hidden sibling of the output,
+/// `.NAME.sluice-pending-JOB`, removed at job commit or abort.
 #[derive(Debug)]
 pub struct S3MagicCommitter {
     storage: S3Storage,
@@ -46,7 +50,15 @@ pub struct S3MagicCommitter {
     uploads: Arc<Mutex<Uploads>>,
     job_id: String,
     journal: Option<Arc<Journal>>,
+    /// Where attached committers leave their committed tasks' manifests (`None` for an
+    /// output without a parent, the bucket itself: its tasks run in this process only).
+    staging: Option<Location>,
+    /// Whether this committer is attached to a job another process owns.
+    attached: bool,
 }
+
+/// The suffix of a committed task's manifest in the staging prefix.
+const PENDING: &str = ".pending";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum State {
@@ -69,6 +81,13 @@ impl S3MagicCommitter {
     /// A committer of output at `output` in `storage`'s bucket; nothing is touched until
     /// [`JobCommitter::setup_job`].
     pub fn new(storage: S3Storage, output: &Location, job_id: &str) -> S3MagicCommitter {
+        let staging = match (output.parent(), output.file_name()) {
+            (Some(parent), Some(name)) if is_plain_name(job_id) => Some(parent.join(format!(
+                ".{}.sluice-pending-{job_id}",
+                name.to_string_lossy()
+            ))),
+            _ => None,
+        };
         S3MagicCommitter {
             storage,
             output: output.clone(),
@@ -76,7 +95,56 @@ impl S3MagicCommitter {
             uploads: Arc::default(),
             job_id: job_id.to_string(),
             journal: None,
+            staging,
+            attached: false,
         }
+    }
+
+    /// A committer for task attempts of a job that another process set up at `output` with
+    /// its staging prefix `staging` ([`JobCommitter::staging`]): its committed tasks are
+    /// manifests in `staging`, which that process's job commit completes. It cannot commit or
+    /// set up the job; aborting it (or dropping it) aborts its uncommitted uploads only.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if `staging` is not the staging prefix of a job writing `output`.
+    pub fn attach(
+        storage: S3Storage,
+        output: &Location,
+        staging: &Location,
+    ) -> Result<S3MagicCommitter, IoError> {
+        let fits = match (output.parent(), output.file_name(), staging.file_name()) {
+            (Some(parent), Some(name), Some(staging_name)) => {
+                let prefix = format!(".{}.sluice-pending-", name.to_string_lossy());
+                staging.parent().as_ref() == Some(&parent)
+                    && staging_name
+                        .to_str()
+                        .and_then(|n| n.strip_prefix(&prefix))
+                        .is_some_and(is_plain_name)
+            }
+            _ => false,
+        };
+        if !fits {
+            return Err(write_error(
+                staging,
+                io_error(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "not the staging prefix of output {output} (a hidden \
+                         .NAME.sluice-pending-JOB beside it)"
+                    ),
+                ),
+            ));
+        }
+        Ok(S3MagicCommitter {
+            storage,
+            output: output.clone(),
+            state: State::Running,
+            uploads: Arc::default(),
+            job_id: String::new(),
+            journal: None,
+            staging: Some(staging.clone()),
+            attached: true,
+        })
     }
 
     /// The same committer, recording what its commit publishes in `journal` (see
@@ -101,6 +169,10 @@ impl S3MagicCommitter {
 
     fn misuse(&self) -> IoError {
         let what = match self.state {
+            State::Running if self.attached => {
+                "the job's output is committed by the process that set it up (this committer \
+                 is attached to it, for its tasks)"
+            }
             State::New => "the job's output is not set up",
             State::Running => "the job's output is set up already",
             State::Committed => "the job's output is committed already",
@@ -154,6 +226,85 @@ impl S3MagicCommitter {
             }
         }
         first_error.map_or(Ok(()), |e| Err(write_error(&self.output, e)))
+    }
+
+    /// The manifests attached committers left in the staging prefix: each part file's
+    /// committed upload (the lowest attempt's, when several attempts committed), the uploads
+    /// of the other attempts, and the manifests' locations.
+    #[allow(clippy::type_complexity)]
+    fn pending_manifests(
+        &self,
+    ) -> Result<
+        (
+            BTreeMap<String, PendingUpload>,
+            Vec<PendingUpload>,
+            Vec<Location>,
+        ),
+        IoError,
+    > {
+        let mut chosen: BTreeMap<String, (u32, PendingUpload)> = BTreeMap::new();
+        let mut others = Vec::new();
+        let mut manifests = Vec::new();
+        let Some(staging) = &self.staging else {
+            return Ok((BTreeMap::new(), others, manifests));
+        };
+        for file in self.storage.list(staging)? {
+            if file.is_dir {
+                continue;
+            }
+            let location = file.location.clone();
+            let Some(stem) = location
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(PENDING))
+                .map(str::to_string)
+            else {
+                continue;
+            };
+            manifests.push(location.clone());
+            let (name, attempt) = match stem.rsplit_once('.') {
+                Some((name, attempt)) => (name.to_string(), attempt.parse::<u32>().ok()),
+                None => (stem.clone(), None),
+            };
+            let bad = |what: String| {
+                write_error(&location, io_error(std::io::ErrorKind::InvalidData, what))
+            };
+            let Some(attempt) = attempt.filter(|_| is_plain_name(&name)) else {
+                return Err(bad("not a manifest of a part file's attempt".into()));
+            };
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut self.storage.open_range(&location, 0, file.len)?,
+                &mut bytes,
+            )
+            .map_err(|e| bad(e.to_string()))?;
+            let upload: PendingUpload =
+                serde_json::from_slice(&bytes).map_err(|e| bad(e.to_string()))?;
+            // The manifest names its upload: it must be the part file's own key.
+            let expected = self.storage.path(&self.output.join(&name))?;
+            if upload.key != expected.as_ref() {
+                let key = upload.key.clone();
+                return Err(bad(format!("its upload is for {key}, not {name}")));
+            }
+            match chosen.get(&name) {
+                Some((kept, _)) if *kept <= attempt => others.push(upload),
+                _ => {
+                    if let Some((_, replaced)) = chosen.insert(name, (attempt, upload)) {
+                        others.push(replaced);
+                    }
+                }
+            }
+        }
+        let chosen = chosen.into_iter().map(|(n, (_, u))| (n, u)).collect();
+        Ok((chosen, others, manifests))
+    }
+
+    /// Deletes the manifests in the staging prefix (best effort: they hold no data, and a
+    /// failure here is not the job's).
+    fn remove_manifests(&self, manifests: &[Location]) {
+        for manifest in manifests {
+            let _ = self.storage.delete(manifest);
+        }
     }
 
     /// Completes the committed uploads and writes `_SUCCESS`; on failure takes back what was
@@ -231,7 +382,7 @@ impl JobCommitter for S3MagicCommitter {
     }
 
     fn setup_job(&mut self) -> Result<(), IoError> {
-        if self.state != State::New {
+        if self.state != State::New || self.attached {
             return Err(self.misuse());
         }
         if self.storage.status(&self.output)?.is_some() {
@@ -271,6 +422,26 @@ impl JobCommitter for S3MagicCommitter {
                     io_error(std::io::ErrorKind::NotFound, "the attempt wrote no file"),
                 )
             })?;
+        if self.attached {
+            drop(uploads);
+            // Handed to the job's owner: a manifest it reads at job commit.
+            let manifest = self
+                .staging
+                .as_ref()
+                .ok_or_else(|| self.misuse())?
+                .join(format!("{}.{}{PENDING}", part.name, part.attempt));
+            let json = serde_json::to_vec(&upload).map_err(|e| {
+                write_error(
+                    &manifest,
+                    io_error(std::io::ErrorKind::Other, e.to_string()),
+                )
+            })?;
+            if let Err(e) = self.storage.put(&manifest, json) {
+                let _ = self.abort_all(vec![upload]);
+                return Err(e);
+            }
+            return Ok(());
+        }
         let replaced = uploads.committed.insert(part.name.to_string(), upload);
         drop(uploads);
         if let Some(old) = replaced {
@@ -288,15 +459,34 @@ impl JobCommitter for S3MagicCommitter {
     }
 
     fn commit_job(&mut self) -> Result<(), IoError> {
-        if self.state != State::Running {
+        if self.state != State::Running || self.attached {
             return Err(self.misuse());
         }
         self.state = State::Aborted;
-        let (leftover, committed) = {
+        let (mut leftover, mut committed) = {
             let mut uploads = lock(&self.uploads);
             let leftover: Vec<PendingUpload> = uploads.written.drain().map(|(_, u)| u).collect();
             (leftover, std::mem::take(&mut uploads.committed))
         };
+        // What tasks committed elsewhere; a part file committed here too keeps this one.
+        let (elsewhere, others, manifests) = match self.pending_manifests() {
+            Ok(found) => found,
+            Err(e) => {
+                leftover.extend(committed.into_values());
+                let _ = self.abort_all(leftover);
+                return Err(e);
+            }
+        };
+        leftover.extend(others);
+        for (name, upload) in elsewhere {
+            match committed.entry(name) {
+                std::collections::btree_map::Entry::Occupied(_) => leftover.push(upload),
+                std::collections::btree_map::Entry::Vacant(slot) => {
+                    slot.insert(upload);
+                }
+            }
+        }
+        self.remove_manifests(&manifests);
         self.abort_all(leftover)?;
         // Someone may have written to the output meanwhile.
         if self.storage.status(&self.output)?.is_some() {
@@ -316,13 +506,22 @@ impl JobCommitter for S3MagicCommitter {
             State::Committed => Err(self.misuse()),
             _ => {
                 self.state = State::Aborted;
-                let open = {
+                let mut open = {
                     let mut uploads = lock(&self.uploads);
                     let mut open: Vec<PendingUpload> =
                         uploads.written.drain().map(|(_, u)| u).collect();
                     open.extend(std::mem::take(&mut uploads.committed).into_values());
                     open
                 };
+                // The job's owner also aborts what its attached committers committed (an
+                // attached one leaves that to it).
+                if !self.attached {
+                    if let Ok((elsewhere, others, manifests)) = self.pending_manifests() {
+                        open.extend(elsewhere.into_values());
+                        open.extend(others);
+                        self.remove_manifests(&manifests);
+                    }
+                }
                 self.abort_all(open)?;
                 note(self.journal.as_deref(), JournalEntry::Done);
                 Ok(())
@@ -330,12 +529,12 @@ impl JobCommitter for S3MagicCommitter {
         }
     }
 
-    /// Always `None`: a committed task is an upload left open, recorded in this committer's
-    /// memory for the job commit to complete, so tasks can only run in the job's own process.
-    /// (Running them elsewhere needs the pending uploads handed to the owner, as S3A's magic
-    /// committer does with `.pending` files.)
+    /// The staging prefix where attached committers leave their committed tasks' manifests,
+    /// while the job runs.
     fn staging(&self) -> Option<Location> {
-        None
+        (self.state == State::Running)
+            .then(|| self.staging.clone())
+            .flatten()
     }
 }
 

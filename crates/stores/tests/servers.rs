@@ -246,6 +246,143 @@ fn hdfs_attached_committers_write_the_tasks_the_owner_commits() {
 }
 
 #[test]
+fn s3_attached_committers_hand_their_tasks_to_the_owner() {
+    if !stores_required() {
+        return;
+    }
+    let server = S3Server::start_with(S3Options::default()).expect("S3 server starts");
+    server.create_bucket("bkt");
+    let config = StoreConfig::from_parts(
+        [],
+        [
+            ("AWS_ACCESS_KEY_ID", server.access_key()),
+            ("AWS_SECRET_ACCESS_KEY", server.secret_key()),
+            ("AWS_REGION", server.region()),
+            ("AWS_ENDPOINT_URL", server.endpoint()),
+        ],
+    );
+    // The owner and the workers do not share a connection, as processes would not.
+    let owner_stores =
+        Stores::with_remote(Arc::new(RemoteConnector::new(config.clone(), "job_1_0001")));
+    let worker_stores = Stores::with_remote(Arc::new(RemoteConnector::new(config, "job_1_0001")));
+    let output = Location::parse("s3://bkt/jobs/out").expect("a location");
+    let mut owner = owner_stores.committer(&output).expect("a committer");
+    owner.setup_job().expect("set up");
+    let staging = owner.staging().expect("staged once set up");
+    assert_eq!(
+        staging.to_string(),
+        "s3://bkt/jobs/.out.sluice-pending-job_1_0001"
+    );
+
+    let first = worker_stores
+        .attach_committer(&output, &staging)
+        .expect("attaches");
+    let second = worker_stores
+        .attach_committer(&output, &staging)
+        .expect("attaches");
+    let big = data((6 << 20) + 5);
+    fn write<'a>(
+        committer: &dyn JobCommitter,
+        name: &'a str,
+        attempt: u32,
+        bytes: &[u8],
+    ) -> PartAttempt<'a> {
+        let part = PartAttempt::new(name, attempt);
+        let mut writer = committer.create_part(part, 1 << 20).expect("a part");
+        writer.write_all(bytes).expect("writes");
+        writer.finish().expect("finishes");
+        part
+    }
+    // part-00000 committed twice (its first worker was thought lost): attempt 1 is kept.
+    let p = write(&*first, "part-00000", 3, b"attempt three");
+    first.commit_task(p).expect("task commits");
+    let p = write(&*second, "part-00000", 1, &big);
+    second.commit_task(p).expect("task commits");
+    let p = write(&*second, "part-00001", 0, b"one");
+    second.commit_task(p).expect("task commits");
+    // Written, not committed: aborted by the attached committer's drop.
+    write(&*first, "part-00002", 0, b"never committed");
+    // The owner's own task.
+    let p = write(&*owner, "part-00003", 0, b"three");
+    owner.commit_task(p).expect("task commits");
+
+    let mut first = first;
+    for result in [first.setup_job(), first.commit_job()] {
+        match result {
+            Err(e @ IoError::Write { .. }) => assert!(
+                std::error::Error::source(&e)
+                    .is_some_and(|s| s.to_string().contains("process that set it up")),
+                "{e:?}"
+            ),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+    drop(first);
+    drop(second);
+    assert!(
+        server.list_objects("bkt", "jobs/out").is_empty(),
+        "visible before commit"
+    );
+    let manifests: Vec<String> = server
+        .list_objects("bkt", "jobs/.out.sluice-pending-job_1_0001/")
+        .into_iter()
+        .map(|(key, _)| key.rsplit('/').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        manifests,
+        [
+            "part-00000.1.pending",
+            "part-00000.3.pending",
+            "part-00001.0.pending"
+        ]
+    );
+
+    owner.commit_job().expect("job commits");
+    let files: Vec<String> = server
+        .list_objects("bkt", "jobs/")
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    assert_eq!(
+        files,
+        [
+            "jobs/out/_SUCCESS",
+            "jobs/out/part-00000",
+            "jobs/out/part-00001",
+            "jobs/out/part-00003"
+        ]
+    );
+    assert_eq!(server.get_object("bkt", "jobs/out/part-00000"), big);
+    assert_eq!(server.get_object("bkt", "jobs/out/part-00001"), b"one");
+    assert!(
+        server.list_multipart_uploads("bkt").is_empty(),
+        "uploads left open: {:?}",
+        server.list_multipart_uploads("bkt")
+    );
+
+    // An owner's abort aborts what attached committers committed, and removes the manifests.
+    let output = Location::parse("s3://bkt/jobs/aborted").expect("a location");
+    let mut owner = owner_stores.committer(&output).expect("a committer");
+    owner.setup_job().expect("set up");
+    let staging = owner.staging().expect("set up");
+    let attached = worker_stores
+        .attach_committer(&output, &staging)
+        .expect("attaches");
+    let p = write(&*attached, "part-00000", 0, b"zero");
+    attached.commit_task(p).expect("task commits");
+    drop(attached);
+    owner.abort_job().expect("job aborts");
+    let left: Vec<String> = server
+        .list_objects("bkt", "jobs/")
+        .into_iter()
+        .map(|(key, _)| key)
+        .filter(|key| key.contains("aborted"))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+    assert!(server.list_multipart_uploads("bkt").is_empty());
+}
+
+#[test]
 fn s3_listings_page_and_hide_and_uploads_stay_invisible_until_commit() {
     if !stores_required() {
         return;
