@@ -294,3 +294,133 @@ fn terasort_on_yarn_sorts_as_on_one_machine() {
         "teravalidate",
     );
 }
+
+/// The `sluice worker` processes working for the coordinator at `coordinator`.
+fn workers_of(coordinator: &str) -> Vec<i32> {
+    let mut found = Vec::new();
+    for entry in fs::read_dir("/proc").unwrap().flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|n| n.parse().ok()) else {
+            continue;
+        };
+        let Ok(cmdline) = fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        if args.iter().any(|a| a == "worker") && args.iter().any(|a| a == coordinator) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
+    if !yarn_required() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    let mut expected = Vec::new();
+    for f in 0..32 {
+        let lines: Vec<String> = (0..50)
+            .map(|i| format!("k{}\tf{f} line {i}", i % 7))
+            .collect();
+        fs::write(input.join(format!("f{f:02}.txt")), lines.join("\n") + "\n").unwrap();
+        expected.extend(lines);
+    }
+    expected.sort();
+    // Each map task takes a second: the job outlasts a container's replacement.
+    let slow = dir.path().join("slow.sh");
+    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    // The coordinator's port, chosen here: its workers are found by it.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let coordinator = format!("127.0.0.1:{port}");
+    let address = format!("sluice.coordinator.address={coordinator}");
+    let output = dir.path().join("out");
+    let (input_uri, output_uri) = (local(&input), local(&output));
+    let args = [
+        "streaming",
+        "--cluster",
+        "yarn:2",
+        "-D",
+        &address,
+        "-D",
+        "sluice.memory=128MiB",
+        "-D",
+        "sluice.threads=2",
+        "-files",
+        slow.to_str().unwrap(),
+        "-input",
+        &input_uri,
+        "-output",
+        &output_uri,
+        "-mapper",
+        "slow.sh",
+        "-reducer",
+        "cat",
+        "-numReduceTasks",
+        "2",
+    ];
+    let yarn = yarn();
+    let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
+    let mut cmd = Command::new(SLUICE);
+    cmd.args(args)
+        .current_dir(dir.path())
+        .env("HADOOP_CONF_DIR", yarn.conf_dir())
+        .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
+        .env("SLUICE_YARN_JAR", yarn_jar())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let child = without_proxies(&mut cmd).spawn().unwrap();
+    // Both workers at work for two seconds, then one is killed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let victim = loop {
+        let found = workers_of(&coordinator);
+        if found.len() == 2 {
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            break found[0];
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the workers did not start"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    let _ = Command::new("kill")
+        .args(["-9", &victim.to_string()])
+        .status();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the job failed:\n{stderr}");
+    assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
+    // Every input line once, as the identity job writes it.
+    let mut lines: Vec<String> = files(&output)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("part-"))
+        .flat_map(|(_, bytes)| {
+            String::from_utf8(bytes)
+                .unwrap()
+                .lines()
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    lines.sort();
+    assert_eq!(lines, expected);
+    // Three workers of 2 threads and 128 MiB took part: the two started, and the replacement
+    // that joined the running job.
+    assert!(
+        stderr.contains(" 6 threads, memory budget 384.0 MiB"),
+        "the replacement did not join: {stderr}"
+    );
+}

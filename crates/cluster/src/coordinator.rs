@@ -48,7 +48,7 @@ use sluice_io::Location;
 use sluice_net::Secret;
 use sluice_spec::JobSpec;
 
-use crate::link::{connect, Link, LinkWriter, Net};
+use crate::link::{connect, Link, LinkReader, LinkWriter, Net};
 use crate::protocol::{
     InputFile, JobStart, ShippedEntry, ShuffleStats, ToCoordinator, ToWorker, PROTOCOL_VERSION,
 };
@@ -196,13 +196,21 @@ pub fn run_on_workers(
     for e in &unreachable {
         status.attempt_failed(left_out(e));
     }
-    run_linked(job, links, status, started)
+    run_linked(job, links, None, status, started)
 }
+
+/// Workers that connected after the job started (greeted), to join it: on YARN, the
+/// replacements of lost containers.
+pub(crate) type Joiners = mpsc::Receiver<(Link, WorkerState)>;
+
+/// How long a worker joining a running job may take to set it up.
+const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Runs `job` on the workers at the ends of `links` (greeted already).
 pub(crate) fn run_linked(
     job: ClusterJob<'_>,
     links: Vec<(Link, WorkerState)>,
+    joiners: Option<Joiners>,
     status: Arc<JobStatus>,
     started: Instant,
 ) -> Result<ClusterReport, ClusterError> {
@@ -238,6 +246,7 @@ pub(crate) fn run_linked(
         files: files.iter().map(|(entry, _)| entry.clone()).collect(),
     };
     let mut run = Run::start(links, &start, &files, &status)?;
+    run.joiners = joiners;
     // Each try but the first follows a worker lost (or a holder that could not be reached),
     // so as many tries as workers are enough, and the retries end.
     let tries = run.workers.len();
@@ -416,6 +425,17 @@ fn staging_of(output: &JobOutput) -> Result<String, ClusterError> {
         })
 }
 
+/// Reads what worker `index` says, for the coordinator's loop, until its connection ends.
+fn spawn_reader(index: usize, mut reader: LinkReader, send: mpsc::Sender<Received>) {
+    std::thread::spawn(move || loop {
+        let event = reader.recv::<ToCoordinator>();
+        let last = !matches!(event, Ok(Some(_)));
+        if send.send((index, event)).is_err() || last {
+            return;
+        }
+    });
+}
+
 /// How the console hears of a worker left out of the job.
 fn left_out(e: &ClusterError) -> AttemptFailure {
     AttemptFailure {
@@ -540,6 +560,14 @@ struct Run {
     owners: std::collections::HashMap<usize, Vec<usize>>,
     writers: Vec<LinkWriter>,
     events: mpsc::Receiver<Received>,
+    /// Where the workers' readers send what they hear (for those that join later).
+    sender: mpsc::Sender<Received>,
+    /// Workers waiting to join the running job.
+    joiners: Option<Joiners>,
+    /// The job as the workers were last started with it, and its shipped files: what a
+    /// joining worker is started with.
+    start: JobStart,
+    files: Vec<(ShippedEntry, PathBuf)>,
 }
 
 /// One task of a phase: what to send for an attempt, and how messages name it.
@@ -665,15 +693,8 @@ impl Run {
             workers.push(state);
         }
         let (send, events) = mpsc::channel();
-        for (index, mut reader) in readers.into_iter().enumerate() {
-            let send = send.clone();
-            std::thread::spawn(move || loop {
-                let event = reader.recv::<ToCoordinator>();
-                let last = !matches!(event, Ok(Some(_)));
-                if send.send((index, event)).is_err() || last {
-                    return;
-                }
-            });
+        for (index, reader) in readers.into_iter().enumerate() {
+            spawn_reader(index, reader, send.clone());
         }
         if workers.is_empty() {
             return Err(lost
@@ -692,6 +713,10 @@ impl Run {
             workers,
             writers,
             events,
+            sender: send,
+            joiners: None,
+            start: start.clone(),
+            files: files.to_vec(),
         };
         Ok(run)
     }
@@ -1263,6 +1288,7 @@ impl Run {
             if status.is_some_and(|s| s.is_cancelled()) {
                 return Err(ClusterError::Exec(ExecError::Cancelled));
             }
+            self.admit_joiners(status)?;
             let (w, message) = match self.events.recv_timeout(Duration::from_millis(200)) {
                 Ok(event) => event,
                 Err(mpsc::RecvTimeoutError::Timeout) => continue,
@@ -1303,6 +1329,79 @@ impl Run {
                 }
             };
         }
+    }
+
+    /// Starts the job on the workers waiting to join it, and makes them part of it: they
+    /// take tasks from now on (and partitions, should another worker be lost). One that
+    /// cannot start the job is left out, as a worker gone before the start is.
+    fn admit_joiners(&mut self, status: Option<&Arc<JobStatus>>) -> Result<(), ClusterError> {
+        let arrived: Vec<(Link, WorkerState)> = match &self.joiners {
+            Some(joiners) => joiners.try_iter().collect(),
+            None => return Ok(()),
+        };
+        for (link, state) in arrived {
+            let label = state.label();
+            match self.admit(link, state) {
+                Ok(()) => {}
+                Err(ClusterError::Net(e)) => {
+                    if let Some(status) = status {
+                        status.attempt_failed(left_out(&ClusterError::WorkerLost {
+                            worker: label,
+                            reason: format!("it went away as it joined the job: {e}"),
+                        }));
+                    }
+                }
+                Err(e @ ClusterError::Worker { .. }) | Err(e @ ClusterError::Protocol { .. }) => {
+                    if let Some(status) = status {
+                        status.attempt_failed(left_out(&e));
+                    }
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
+    }
+
+    /// Starts the job on the worker at the end of `link` and adds it to the run.
+    fn admit(&mut self, mut link: Link, state: WorkerState) -> Result<(), ClusterError> {
+        link.send(&ToWorker::Start(Box::new(self.start.clone())))?;
+        shipping::send(&self.files, &mut |frame| link.send_parts(&[frame]))?;
+        let shuffle = loop {
+            match link.recv_within::<ToCoordinator>(JOIN_TIMEOUT)? {
+                Some(ToCoordinator::JobReady { shuffle }) => break shuffle,
+                Some(ToCoordinator::Progress { .. }) => {}
+                Some(ToCoordinator::JobFailed { error }) => {
+                    return Err(ClusterError::Worker {
+                        worker: state.label(),
+                        error,
+                    })
+                }
+                other => {
+                    return Err(ClusterError::Protocol {
+                        peer: state.label(),
+                        reason: format!("expected the job to be ready, got {other:?}"),
+                    })
+                }
+            }
+        };
+        let (reader, writer) = link.split();
+        let w = self.workers.len();
+        spawn_reader(w, reader, self.sender.clone());
+        self.workers.push(state);
+        self.writers.push(writer);
+        self.gone.push(false);
+        self.shuffles.push(shuffle);
+        self.send_peers()?;
+        let mut tables: Vec<(usize, Vec<usize>)> = self
+            .owners
+            .iter()
+            .map(|(stage, owners)| (*stage, owners.clone()))
+            .collect();
+        tables.sort();
+        for (stage, owners) in tables {
+            self.send(w, &ToWorker::Owners { stage, owners })?;
+        }
+        Ok(())
     }
 
     fn unexpected(&self, w: usize, message: &ToCoordinator) -> ClusterError {
@@ -1362,6 +1461,8 @@ impl Run {
         for &w in stale {
             self.gone[w] = true;
         }
+        // Workers joining from now on join this try.
+        self.start = start.clone();
         let mut waiting = BTreeSet::new();
         for w in self.alive() {
             let writer = &mut self.writers[w];

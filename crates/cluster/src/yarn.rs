@@ -240,9 +240,17 @@ pub fn run_on_yarn(
             return Err(e);
         }
     };
-    // Late containers (replacements) find no one listening, and exit.
-    drop(listener);
-    let result = run_linked(job, links, Arc::clone(&status), started);
+    // Containers started later (replacements of lost ones) join the running job.
+    let (joined, joiners) = std::sync::mpsc::channel();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let accepting = {
+        let stop = Arc::clone(&stop);
+        let handle = net.handle().clone();
+        std::thread::spawn(move || accept_joiners(&handle, &listener, &joined, &stop))
+    };
+    let result = run_linked(job, links, Some(joiners), Arc::clone(&status), started);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let _ = accepting.join();
     // The workers exit once the job is over; the application then ends by itself.
     submitter.finish(if result.is_ok() {
         Duration::from_secs(60)
@@ -250,6 +258,32 @@ pub fn run_on_yarn(
         Duration::ZERO
     });
     result
+}
+
+/// Accepts and greets workers that connect once the job runs, and hands them to the
+/// coordinator through `joined`, until `stop` (or the coordinator is gone). A worker that
+/// does not greet properly is dropped.
+fn accept_joiners(
+    handle: &tokio::runtime::Handle,
+    listener: &Listener,
+    joined: &std::sync::mpsc::Sender<(Link, crate::coordinator::WorkerState)>,
+    stop: &std::sync::atomic::AtomicBool,
+) {
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        let accepted = handle.block_on(async {
+            tokio::time::timeout(Duration::from_millis(200), listener.accept()).await
+        });
+        let Ok(Ok(conn)) = accepted else {
+            continue;
+        };
+        let name = conn.peer().to_string();
+        let link = Link::new(handle.clone(), conn);
+        if let Ok(greeted) = greet(link, &name) {
+            if joined.send(greeted).is_err() {
+                return;
+            }
+        }
+    }
 }
 
 /// Accepts workers until `yarn.workers` have connected and said hello.
