@@ -388,7 +388,8 @@ pub(crate) fn print_workers(report: &ClusterReport) {
         let s = &w.shuffle;
         eprintln!(
             "  worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
-             pushed={} received={} (to disk {}) pulled={} disk read={} written={} \
+             pushed={} in {} pushes over {} connections received={} (to disk {}) pulled={} \
+             disk read={} written={} \
              memory budget={} peak reserved={} peak resident={}",
             w.host,
             w.worker,
@@ -397,6 +398,8 @@ pub(crate) fn print_workers(report: &ClusterReport) {
             w.failed_attempts,
             human_bytes(w.counters.map_input_bytes),
             human_bytes(s.pushed_bytes),
+            s.pushes,
+            s.push_connections,
             human_bytes(s.received_bytes),
             human_bytes(s.received_to_disk_bytes),
             human_bytes(s.pulled_bytes),

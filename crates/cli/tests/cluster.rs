@@ -494,6 +494,50 @@ fn shuffles_listen_on_the_ports_they_are_given() {
 }
 
 #[test]
+fn pushes_to_a_worker_share_kept_connections() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(&dir.path().join("w"), 2);
+    let input = dir.path().join("many");
+    fs::create_dir_all(&input).unwrap();
+    for f in 0..40 {
+        let text: String = (0..200).map(|i| format!("w{} w{f}\n", i % 23)).collect();
+        fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
+    }
+    let report = dir.path().join("report.json");
+    let mut args = strings(&["run", "wordcount", "-r", "4", "--input", "many", "--output"]);
+    args.extend(["cluster".to_string(), "--report".to_string()]);
+    args.push(report.display().to_string());
+    args.extend(workers.args());
+    ok(
+        &sluice(&args, dir.path()),
+        "word count of 40 files on 2 workers",
+    );
+    let local = strings(&["run", "wordcount", "-r", "4", "-i", "many", "-o", "local"]);
+    ok(&sluice(&local, dir.path()), "the same on one machine");
+    assert_same(
+        &dir.path().join("local"),
+        &dir.path().join("cluster"),
+        "wordcount",
+    );
+    let stats = shuffle_stats(&report);
+    let pushes: u64 = stats.iter().map(|s| s["pushes"].as_u64().unwrap()).sum();
+    assert!(
+        pushes >= 30,
+        "each task pushes to the other worker: {stats:?}"
+    );
+    for s in &stats {
+        // One connection per task thread (2) at most, whatever the number of pushes.
+        let connections = s["push_connections"].as_u64().unwrap();
+        assert!(
+            (1..=2).contains(&connections),
+            "{connections} connections for {} pushes: {stats:?}",
+            s["pushes"]
+        );
+        assert_eq!(s["failed_pushes"].as_u64(), Some(0), "{stats:?}");
+    }
+}
+
+#[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();
     let workers = start_workers(dir.path(), 2);

@@ -7,9 +7,11 @@
 //!   secret; every frame is one JSON [`ToWorker`] or [`ToCoordinator`] message;
 //! * **shuffle**: for each job a worker listens on an address of its own, opened only with
 //!   the job's secret (which the coordinator made for the job and sent over the control
-//!   connection). Its first frame is a JSON [`ShuffleRequest`]: a task's output pushed to the
+//!   connection). A request is a JSON [`ShuffleRequest`] frame: a task's output pushed to the
 //!   worker that owns its partitions, or pulled from the worker that ran the task; the
-//!   records follow as described in the `segments` module.
+//!   records follow as described in the `segments` module. A connection carries requests one
+//!   after another: a pushing worker keeps it for its next push to the same worker (one per
+//!   task thread), and the listener closes it after 30 s without a request.
 
 use serde::{Deserialize, Serialize};
 use sluice_api::{CounterValues, UserCounters};
@@ -225,6 +227,12 @@ pub struct ShuffleStats {
     pub pushed_bytes: u64,
     /// Pushes that failed (their partitions were pulled instead).
     pub failed_pushes: u64,
+    /// Pushes made.
+    #[serde(default)]
+    pub pushes: u64,
+    /// Connections opened for them (a connection is kept for the next push to its worker).
+    #[serde(default)]
+    pub push_connections: u64,
     /// Bytes of records received by pushes.
     pub received_bytes: u64,
     /// Of those, bytes that had to go to a spill file (no room in memory).
@@ -248,7 +256,8 @@ pub struct TaskRef {
     pub attempt: usize,
 }
 
-/// The first frame on a connection to a worker's shuffle listener.
+/// A request on a connection to a worker's shuffle listener (the first frame, and the frame
+/// after each transfer).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ShuffleRequest {

@@ -648,6 +648,10 @@ struct RunningJob {
     io_start: (u64, u64),
     shuffle_addr: SocketAddr,
     accept: Mutex<Option<AbortHandle>>,
+    /// Connections to other workers' shuffles kept from earlier pushes, by address.
+    idle: Mutex<HashMap<SocketAddr, Vec<Link>>>,
+    /// Tasks the worker runs at once.
+    threads: usize,
     /// The job's directory (the host's spill directory is inside): removed, then unlocked,
     /// when the job is dropped. Last, so that it goes after everything that writes in it.
     _dir: JobDir,
@@ -665,6 +669,8 @@ struct Peers {
 struct Counts {
     pushed_bytes: AtomicU64,
     failed_pushes: AtomicU64,
+    pushes: AtomicU64,
+    push_connections: AtomicU64,
     received_bytes: AtomicU64,
     received_to_disk_bytes: AtomicU64,
     pulled_bytes: AtomicU64,
@@ -785,6 +791,8 @@ impl RunningJob {
             io_start: process_io(),
             shuffle_addr,
             accept: Mutex::new(None),
+            idle: Mutex::new(HashMap::new()),
+            threads: worker.settings.threads.max(1),
             _dir: dir,
         });
         let accept = handle.spawn(accept_shuffles(
@@ -920,7 +928,10 @@ impl RunningJob {
         Ok(())
     }
 
-    /// Pushes `partitions` of `runs` to the worker at `addr`; returns the bytes sent.
+    /// Pushes `partitions` of `runs` to the worker at `addr`; returns the bytes sent. A
+    /// connection kept from an earlier push there is used first; if that fails (the receiver
+    /// may have closed it meanwhile), the push is made again on a new one: a receiver keeps
+    /// the first copy of a task's partition, so a repeat is harmless.
     fn push(
         &self,
         addr: SocketAddr,
@@ -929,7 +940,28 @@ impl RunningJob {
         partitions: &[usize],
         runs: &[Run],
     ) -> Result<u64, ClusterError> {
-        let mut link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;
+        self.counts.pushes.fetch_add(1, Ordering::Relaxed);
+        let kept = lock(&self.idle).get_mut(&addr).and_then(Vec::pop);
+        if let Some(link) = kept {
+            if let Ok(bytes) = self.push_on(link, addr, stage, task, partitions, runs) {
+                return Ok(bytes);
+            }
+        }
+        let link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;
+        self.counts.push_connections.fetch_add(1, Ordering::Relaxed);
+        self.push_on(link, addr, stage, task, partitions, runs)
+    }
+
+    /// [`RunningJob::push`] over `link`, kept afterwards for the next push to `addr`.
+    fn push_on(
+        &self,
+        mut link: Link,
+        addr: SocketAddr,
+        stage: usize,
+        task: usize,
+        partitions: &[usize],
+        runs: &[Run],
+    ) -> Result<u64, ClusterError> {
         link.send(&ShuffleRequest::Push {
             job_id: self.id.clone(),
             stage,
@@ -938,6 +970,12 @@ impl RunningJob {
         })?;
         segments::send(&mut link, runs, partitions)?;
         segments::acknowledged(&mut link)?;
+        let mut idle = lock(&self.idle);
+        let kept = idle.entry(addr).or_default();
+        // As many as may push there at once: one per task thread.
+        if kept.len() < self.threads {
+            kept.push(link);
+        }
         Ok(bytes_of(runs, partitions))
     }
 
@@ -977,18 +1015,15 @@ impl RunningJob {
 
     /// Serves one connection to the job's shuffle listener: a push to take in, or a pull
     /// to answer.
-    fn serve_shuffle(&self, mut link: Link) -> Result<(), ClusterError> {
+    fn serve_shuffle(&self, link: &mut Link, request: ShuffleRequest) -> Result<(), ClusterError> {
         let peer = link.peer().to_string();
-        let Some(request) = link.recv_within::<ShuffleRequest>(REQUEST_TIMEOUT)? else {
-            return Ok(());
-        };
         let (job_id, stage) = match &request {
             ShuffleRequest::Push { job_id, stage, .. }
             | ShuffleRequest::Pull { job_id, stage, .. } => (job_id, *stage),
         };
         if *job_id != self.id {
             let reason = format!("asks for job {job_id}, this listener is job {}'s", self.id);
-            segments::refuse(&mut link, &reason);
+            segments::refuse(link, &reason);
             return Err(ClusterError::Protocol { peer, reason });
         }
         let Some(partitions) = stage
@@ -997,7 +1032,7 @@ impl RunningJob {
             .map(|s| s.partitions)
         else {
             let reason = format!("asks for stage {stage}, which the job does not have");
-            segments::refuse(&mut link, &reason);
+            segments::refuse(link, &reason);
             return Err(ClusterError::Protocol { peer, reason });
         };
         match request {
@@ -1006,7 +1041,7 @@ impl RunningJob {
                 partitions: sent,
                 ..
             } => {
-                let runs = segments::receive(&mut link, &self.host, partitions)?;
+                let runs = segments::receive(link, &self.host, partitions)?;
                 let bytes = bytes_of(&runs, &sent);
                 let to_disk: u64 = runs
                     .iter()
@@ -1014,7 +1049,7 @@ impl RunningJob {
                     .map(|r| bytes_of(std::slice::from_ref(r), &sent))
                     .sum();
                 if let Err(e) = self.accept(stage, task, &sent, runs) {
-                    segments::refuse(&mut link, &e.chain());
+                    segments::refuse(link, &e.chain());
                     return Err(ClusterError::Exec(e));
                 }
                 self.counts
@@ -1023,7 +1058,7 @@ impl RunningJob {
                 self.counts
                     .received_to_disk_bytes
                     .fetch_add(to_disk, Ordering::Relaxed);
-                segments::acknowledge(&mut link)
+                segments::acknowledge(link)
             }
             ShuffleRequest::Pull {
                 task,
@@ -1032,10 +1067,10 @@ impl RunningJob {
             } => {
                 let runs = lock(&self.outputs).get(&(stage, task)).cloned();
                 match runs {
-                    Some(runs) => segments::send(&mut link, &runs, &wanted).map(drop),
+                    Some(runs) => segments::send(link, &runs, &wanted).map(drop),
                     None => {
                         let reason = format!("holds no output of task {task} for stage {stage}");
-                        segments::refuse(&mut link, &reason);
+                        segments::refuse(link, &reason);
                         Err(ClusterError::Protocol { peer, reason })
                     }
                 }
@@ -1143,6 +1178,8 @@ impl RunningJob {
         ShuffleStats {
             pushed_bytes: c.pushed_bytes.load(Ordering::Relaxed),
             failed_pushes: c.failed_pushes.load(Ordering::Relaxed),
+            pushes: c.pushes.load(Ordering::Relaxed),
+            push_connections: c.push_connections.load(Ordering::Relaxed),
             received_bytes: c.received_bytes.load(Ordering::Relaxed),
             received_to_disk_bytes: c.received_to_disk_bytes.load(Ordering::Relaxed),
             pulled_bytes: c.pulled_bytes.load(Ordering::Relaxed),
@@ -1245,20 +1282,56 @@ async fn accept_shuffles(listener: Listener, job: Weak<RunningJob>, slots: usize
                 return;
             }
         };
-        let Some(job) = job.upgrade() else { return };
-        let Ok(permit) = Arc::clone(&slots).acquire_owned().await else {
+        if job.strong_count() == 0 {
+            return;
+        }
+        let (handle, job, slots, log) = (
+            Handle::current(),
+            Weak::clone(&job),
+            Arc::clone(&slots),
+            Arc::clone(&log),
+        );
+        tokio::task::spawn_blocking(move || serve_connection(&handle, conn, &job, &slots, &*log));
+    }
+}
+
+/// Serves the requests that come over one connection to a job's shuffle, one after another
+/// (a pushing worker keeps its connection for its next push), each while holding one of the
+/// listener's `slots`; until the peer closes it, stays idle for [`REQUEST_TIMEOUT`], or the
+/// job ends (the job is not kept alive by an idle connection).
+fn serve_connection(
+    handle: &Handle,
+    conn: sluice_net::Connection,
+    job: &Weak<RunningJob>,
+    slots: &Arc<tokio::sync::Semaphore>,
+    log: &Log,
+) {
+    let mut link = Link::new(handle.clone(), conn);
+    let peer = link.peer();
+    let mut first = true;
+    loop {
+        let request = match link.recv_within::<ShuffleRequest>(REQUEST_TIMEOUT) {
+            Ok(Some(request)) => request,
+            // Closed, or idle: a kept connection's end is no failure.
+            Ok(None) => return,
+            Err(e) => {
+                if first {
+                    if let Some(job) = job.upgrade() {
+                        log(&format!("job {}: shuffle with {peer} failed: {e}", job.id));
+                    }
+                }
+                return;
+            }
+        };
+        first = false;
+        let Ok(_permit) = handle.block_on(Arc::clone(slots).acquire_owned()) else {
             return;
         };
-        let handle = Handle::current();
-        let log = Arc::clone(&log);
-        tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            let link = Link::new(handle, conn);
-            let peer = link.peer();
-            if let Err(e) = job.serve_shuffle(link) {
-                log(&format!("job {}: shuffle with {peer} failed: {e}", job.id));
-            }
-        });
+        let Some(job) = job.upgrade() else { return };
+        if let Err(e) = job.serve_shuffle(&mut link, request) {
+            log(&format!("job {}: shuffle with {peer} failed: {e}", job.id));
+            return;
+        }
     }
 }
 
