@@ -321,18 +321,25 @@ struct Session<'a> {
 /// Sends the running job's counters to the coordinator about once a second.
 struct Progress {
     job: Arc<Mutex<Option<Arc<JobStatus>>>>,
-    stop: Arc<std::sync::atomic::AtomicBool>,
+    /// Dropped to stop the thread at once (it waits on the other end between reports).
+    stop: Option<std::sync::mpsc::Sender<()>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Progress {
     fn start(writer: Arc<Mutex<LinkWriter>>) -> Progress {
         let job: Arc<Mutex<Option<Arc<JobStatus>>>> = Arc::new(Mutex::new(None));
-        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let (seen, stopped) = (Arc::clone(&job), Arc::clone(&stop));
+        let (stop, stopped) = std::sync::mpsc::channel::<()>();
+        let seen = Arc::clone(&job);
+        // Waits `pause`; whether to go on (the session has not ended meanwhile).
+        let wait = move |pause: Duration| {
+            matches!(
+                stopped.recv_timeout(pause),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout)
+            )
+        };
         let thread = std::thread::spawn(move || {
-            while !stopped.load(Ordering::Relaxed) {
-                std::thread::sleep(Duration::from_millis(250));
+            while wait(Duration::from_millis(250)) {
                 let Some(status) = lock(&seen).clone() else {
                     continue;
                 };
@@ -350,12 +357,14 @@ impl Progress {
                     return;
                 }
                 drop(writer);
-                std::thread::sleep(Duration::from_millis(750));
+                if !wait(Duration::from_millis(750)) {
+                    return;
+                }
             }
         });
         Progress {
             job,
-            stop,
+            stop: Some(stop),
             thread: Some(thread),
         }
     }
@@ -366,7 +375,7 @@ impl Progress {
     }
 
     fn stop(mut self) {
-        self.stop.store(true, Ordering::Relaxed);
+        drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
