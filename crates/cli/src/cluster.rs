@@ -385,30 +385,35 @@ fn yarn_jar() -> Result<PathBuf> {
 /// Prints each worker's part of a job.
 pub(crate) fn print_workers(report: &ClusterReport) {
     for w in &report.workers {
-        let s = &w.shuffle;
-        eprintln!(
-            "  worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
-             pushed={} in {} pushes over {} connections received={} (to disk {}) pulled={} \
-             disk read={} written={} \
-             memory budget={} peak reserved={} peak resident={}",
-            w.host,
-            w.worker,
-            w.map_tasks,
-            w.reduce_tasks,
-            w.failed_attempts,
-            human_bytes(w.counters.map_input_bytes),
-            human_bytes(s.pushed_bytes),
-            s.pushes,
-            s.push_connections,
-            human_bytes(s.received_bytes),
-            human_bytes(s.received_to_disk_bytes),
-            human_bytes(s.pulled_bytes),
-            human_bytes(s.disk_read_bytes),
-            human_bytes(s.disk_write_bytes),
-            human_bytes(w.memory_budget),
-            human_bytes(w.peak_memory_reserved),
-            w.peak_rss_bytes
-                .map_or_else(|| "unknown".to_string(), human_bytes),
-        );
+        eprintln!("  {}", worker_line(w));
     }
+}
+
+/// One worker's part of a job, on one line: `worker HOST (ADDRESS): map tasks=...`.
+pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
+    let s = &w.shuffle;
+    format!(
+        "worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
+         pushed={} in {} pushes over {} connections received={} (to disk {}) pulled={} \
+         disk read={} written={} \
+         memory budget={} peak reserved={} peak resident={}",
+        w.host,
+        w.worker,
+        w.map_tasks,
+        w.reduce_tasks,
+        w.failed_attempts,
+        human_bytes(w.counters.map_input_bytes),
+        human_bytes(s.pushed_bytes),
+        s.pushes,
+        s.push_connections,
+        human_bytes(s.received_bytes),
+        human_bytes(s.received_to_disk_bytes),
+        human_bytes(s.pulled_bytes),
+        human_bytes(s.disk_read_bytes),
+        human_bytes(s.disk_write_bytes),
+        human_bytes(w.memory_budget),
+        human_bytes(w.peak_memory_reserved),
+        w.peak_rss_bytes
+            .map_or_else(|| "unknown".to_string(), human_bytes),
+    )
 }

@@ -121,9 +121,9 @@ fn run_here_or_on(
     config: &JobConfig,
     defines: &[(String, String)],
     status: &Arc<JobStatus>,
-) -> Result<JobReport, ExecError> {
+) -> Result<(JobReport, Vec<sluice_cluster::WorkerSummary>), ExecError> {
     let Some((target, secret)) = cluster else {
-        return run_job(&built.job, config, Arc::clone(status));
+        return run_job(&built.job, config, Arc::clone(status)).map(|report| (report, Vec::new()));
     };
     let job_spec = sluice_spec::JobSpec::Streaming(spec.clone());
     let job = sluice_cluster::ClusterJob {
@@ -141,7 +141,7 @@ fn run_here_or_on(
         config.threads,
         Arc::clone(status),
     )
-    .map(|report| report.report)
+    .map(|report| (report.report, report.workers))
     .map_err(|e| match e.downcast::<sluice_cluster::ClusterError>() {
         Ok(sluice_cluster::ClusterError::Exec(e)) => e,
         Ok(other) => ExecError::Source(Box::new(other)),
@@ -283,8 +283,16 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let kept_logs = built.cleanup(keep_logs);
     let output = parsed.output.as_deref().unwrap_or_default();
     match result {
-        Ok(report) => {
+        Ok((report, workers)) => {
             report_success(console, &built, &report, output);
+            // On workers, each one's part, after the job's own lines.
+            for worker in &workers {
+                let line = crate::cluster::worker_line(worker);
+                match console.layout {
+                    Layout::Hadoop => console::log("INFO", SLUICE, &line),
+                    Layout::Sluice => eprintln!("  {line}"),
+                }
+            }
             if let Some(dir) = kept_logs {
                 say(
                     console,

@@ -300,9 +300,14 @@ fn streaming_jobs_run_on_workers_as_on_one_machine() {
         args.extend(base(&cluster).into_iter().skip(1));
         let out = sluice(&args, dir.path());
         ok(&out, &format!("{name} on the workers"));
-        // Hadoop's console, as wrappers parse it.
+        // Hadoop's console, as wrappers parse it, then each worker's part.
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains("completed successfully"), "{stderr}");
+        assert_eq!(
+            stderr.matches("INFO sluice.Job: worker ").count(),
+            3,
+            "a line per worker: {stderr}"
+        );
         assert_same_per_key(&local, &cluster, name);
     }
     assert!(workers.scratch_is_empty());

@@ -423,4 +423,14 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
         stderr.contains(" 6 threads, memory budget 384.0 MiB"),
         "the replacement did not join: {stderr}"
     );
+    let workers: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.contains("INFO sluice.Job: worker "))
+        .collect();
+    assert_eq!(workers.len(), 3, "{stderr}");
+    assert!(
+        !workers[2].contains("map tasks=0 "),
+        "the replacement ran no map task: {}",
+        workers[2]
+    );
 }
