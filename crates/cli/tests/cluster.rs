@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
-use sluice_testkit::Workers;
+use sluice_testkit::{sorted_part_lines, Workers};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -313,23 +313,6 @@ fn streaming_jobs_run_on_workers_as_on_one_machine() {
     assert!(workers.scratch_is_empty());
 }
 
-/// Every line of every part file in `dir`, sorted.
-fn sorted_lines(dir: &Path) -> Vec<String> {
-    let mut lines: Vec<String> = files(dir)
-        .into_iter()
-        .filter(|(name, _)| name.starts_with("part-"))
-        .flat_map(|(_, bytes)| {
-            String::from_utf8(bytes)
-                .unwrap()
-                .lines()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    lines.sort();
-    lines
-}
-
 #[test]
 fn a_streaming_jobs_files_reach_workers_that_do_not_share_the_submitting_directory() {
     let dir = tempfile::tempdir().unwrap();
@@ -427,7 +410,7 @@ exec "$@""#;
         })
         .collect();
     expected.sort();
-    assert_eq!(sorted_lines(&out), expected);
+    assert_eq!(sorted_part_lines(&out), expected);
     assert!(workers.scratch_is_empty());
 }
 
@@ -853,6 +836,23 @@ impl Drop for KillHeld {
     }
 }
 
+/// Starts `sluice streaming` on `workers` in `dir`: input `in`, output `out`, `mapper`, and
+/// `cat` as the reducer; its console goes nowhere.
+fn spawn_streaming(workers: &Workers, dir: &Path, mapper: &str) -> std::process::Child {
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input", "in", "-output", "out", "-mapper", mapper, "-reducer", "cat",
+    ]));
+    Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// A worker killed outright (SIGKILL) while its programs run: the programs, and what they
 /// started in their process groups, die with it, although they read no pipe whose closing
 /// would end them. Its job directory stays in its scratch directory; a worker started on that
@@ -876,25 +876,7 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
             record.display()
         ),
     );
-    let mut args = vec!["streaming".to_string()];
-    args.extend(workers.args());
-    args.extend(strings(&[
-        "-input",
-        "in",
-        "-output",
-        "out",
-        "-mapper",
-        "./hold.sh",
-        "-reducer",
-        "cat",
-    ]));
-    let mut job = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut job = spawn_streaming(&workers, dir.path(), "./hold.sh");
     let (w0, w1) = (workers.pid(0), workers.pid(1));
     let on = |worker: u32| -> Vec<(u32, u32)> {
         held_programs(&record)
@@ -1276,25 +1258,7 @@ fn a_coordinator_killed_mid_job_leaves_the_workers_clean_and_ready() {
     let mut workers = start_workers(dir.path(), 2);
     write_input(dir.path());
     write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 2\ncat\n");
-    let mut args = vec!["streaming".to_string()];
-    args.extend(workers.args());
-    args.extend(strings(&[
-        "-input",
-        "in",
-        "-output",
-        "out",
-        "-mapper",
-        "./slow.sh",
-        "-reducer",
-        "cat",
-    ]));
-    let mut job = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut job = spawn_streaming(&workers, dir.path(), "./slow.sh");
     std::thread::sleep(Duration::from_millis(800));
     job.kill().unwrap();
     job.wait().unwrap();

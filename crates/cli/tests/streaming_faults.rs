@@ -671,6 +671,22 @@ fn background_process_holding_stdout_does_not_hold_up_the_job() {
     }
 }
 
+/// A mapper that starts a background `sleep` in its process group, writes that process's pid
+/// to `child_file`, then its own (its group's id) to `group_file` (whole, by a rename), and
+/// sleeps without reading its input.
+fn long_mapper(s: &Scratch, child_file: &str, group_file: &str) -> String {
+    s.script(
+        "long.sh",
+        &format!(
+            "sleep 300 </dev/null >/dev/null 2>&1 &\n\
+             echo $! > {child_file}\n\
+             echo $$ > {group_file}.tmp\n\
+             mv {group_file}.tmp {group_file}\n\
+             exec sleep 300 </dev/null\n"
+        ),
+    )
+}
+
 /// Ctrl-C (SIGINT to sluice) while a mapper runs: sluice exits non-zero, writes no output, and
 /// kills the mapper's whole process group — the mapper and the process it started in the
 /// background. The mapper writes its pid (its process group's id) only after it has started
@@ -681,16 +697,7 @@ fn interrupted_job_kills_its_programs_and_leaves_no_output() {
     let input = s.write("input.txt", ABC);
     let out = s.arg("out");
     let (child_file, group_file) = (s.arg("child.txt"), s.arg("group.txt"));
-    let mapper = s.script(
-        "long.sh",
-        &format!(
-            "sleep 300 </dev/null >/dev/null 2>&1 &\n\
-             echo $! > {child_file}\n\
-             echo $$ > {group_file}.tmp\n\
-             mv {group_file}.tmp {group_file}\n\
-             exec sleep 300\n"
-        ),
-    );
+    let mapper = long_mapper(&s, &child_file, &group_file);
     let running = s.start(&[
         "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
     ]);
@@ -724,16 +731,7 @@ fn killed_sluice_takes_its_programs_with_it() {
     let input = s.write("input.txt", ABC);
     let out = s.arg("out");
     let (child_file, group_file) = (s.arg("child.txt"), s.arg("group.txt"));
-    let mapper = s.script(
-        "long.sh",
-        &format!(
-            "sleep 300 </dev/null >/dev/null 2>&1 &\n\
-             echo $! > {child_file}\n\
-             echo $$ > {group_file}.tmp\n\
-             mv {group_file}.tmp {group_file}\n\
-             exec sleep 300 </dev/null\n"
-        ),
-    );
+    let mapper = long_mapper(&s, &child_file, &group_file);
     let mut running = s.start(&[
         "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
     ]);

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use sluice_testkit::{without_proxies, yarn_jar, yarn_required, MiniYarn};
+use sluice_testkit::{sorted_part_lines, without_proxies, yarn_jar, yarn_required, MiniYarn};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -404,19 +404,7 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
     assert!(out.status.success(), "the job failed:\n{stderr}");
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
     // Every input line once, as the identity job writes it.
-    let mut lines: Vec<String> = files(&output)
-        .into_iter()
-        .filter(|(name, _)| name.starts_with("part-"))
-        .flat_map(|(_, bytes)| {
-            String::from_utf8(bytes)
-                .unwrap()
-                .lines()
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    lines.sort();
-    assert_eq!(lines, expected);
+    assert_eq!(sorted_part_lines(&output), expected);
     // Three workers of 2 threads and 128 MiB took part: the two started, and the replacement
     // that joined the running job.
     assert!(

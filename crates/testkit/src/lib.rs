@@ -28,6 +28,7 @@
 mod java;
 mod minidfs;
 mod miniyarn;
+mod outputs;
 mod process;
 mod s3;
 mod workers;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 
 pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
+pub use outputs::sorted_part_lines;
 pub use process::without_proxies;
 pub use s3::{S3Options, S3Server};
 pub use workers::Workers;
