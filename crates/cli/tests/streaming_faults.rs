@@ -962,7 +962,15 @@ fn process_outside_the_group_holding_stdout_times_out() {
     let input = s.write("input.txt", ABC);
     let out = s.arg("out");
     let pids = s.arg("pids.txt");
-    let mapper = format!("sh -c 'setsid sleep 30 & echo $! > {pids}; cat'");
+    // The pid is written from inside the new session, and the mapper reads its input only
+    // then: otherwise a fast mapper can end, and its group be killed, before `setsid` ran.
+    let mapper = s.script(
+        "escape.sh",
+        &format!(
+            "setsid sh -c 'echo $$ > {pids}; exec sleep 30' &\n\
+             while [ ! -s {pids} ]; do sleep 0.01; done\ncat\n"
+        ),
+    );
     let run = s.start(&[
         "-D",
         "mapreduce.task.timeout=1000",
