@@ -394,7 +394,8 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
     let s = &w.shuffle;
     format!(
         "worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
-         pushed={} in {} pushes over {} connections received={} (to disk {}) pulled={} \
+         pushed={} in {} pushes ({} outputs batched) over {} connections \
+         received={} (to disk {}) pulled={} \
          disk read={} written={} \
          memory budget={} peak reserved={} peak resident={}",
         w.host,
@@ -405,6 +406,7 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
         human_bytes(w.counters.map_input_bytes),
         human_bytes(s.pushed_bytes),
         s.pushes,
+        s.batched_outputs,
         s.push_connections,
         human_bytes(s.received_bytes),
         human_bytes(s.received_to_disk_bytes),

@@ -481,38 +481,66 @@ fn shuffles_listen_on_the_ports_they_are_given() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("90-80"));
 }
 
+/// Runs word count over `input` (a directory below `dir`) on `workers` and on one machine,
+/// checks the outputs are the same, and returns each worker's shuffle figures.
+fn wordcount_on_workers(
+    dir: &Path,
+    workers: &Workers,
+    input: &str,
+    reducers: &str,
+) -> Vec<serde_json::Value> {
+    let report = dir.join("report.json");
+    let mut args = strings(&[
+        "run",
+        "wordcount",
+        "-r",
+        reducers,
+        "--input",
+        input,
+        "--output",
+    ]);
+    args.extend(["cluster".to_string(), "--report".to_string()]);
+    args.push(report.display().to_string());
+    args.extend(workers.args());
+    ok(&sluice(&args, dir), "word count on workers");
+    let local = strings(&[
+        "run",
+        "wordcount",
+        "-r",
+        reducers,
+        "-i",
+        input,
+        "-o",
+        "local",
+    ]);
+    ok(&sluice(&local, dir), "the same on one machine");
+    assert_same(&dir.join("local"), &dir.join("cluster"), "wordcount");
+    shuffle_stats(&report)
+}
+
+fn sum(stats: &[serde_json::Value], field: &str) -> u64 {
+    stats.iter().map(|s| s[field].as_u64().unwrap()).sum()
+}
+
 #[test]
 fn pushes_to_a_worker_share_kept_connections() {
     let dir = tempfile::tempdir().unwrap();
     let workers = start_workers(&dir.path().join("w"), 2);
     let input = dir.path().join("many");
     fs::create_dir_all(&input).unwrap();
-    for f in 0..40 {
-        let text: String = (0..200).map(|i| format!("w{} w{f}\n", i % 23)).collect();
+    // Each task's output for the other worker is over 64 KiB: pushed on its own, at once.
+    for f in 0..20 {
+        let text: String = (0..16_000)
+            .map(|i| format!("w{f}x{i} w{}\n", i % 23))
+            .collect();
         fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
-    let report = dir.path().join("report.json");
-    let mut args = strings(&["run", "wordcount", "-r", "4", "--input", "many", "--output"]);
-    args.extend(["cluster".to_string(), "--report".to_string()]);
-    args.push(report.display().to_string());
-    args.extend(workers.args());
-    ok(
-        &sluice(&args, dir.path()),
-        "word count of 40 files on 2 workers",
-    );
-    let local = strings(&["run", "wordcount", "-r", "4", "-i", "many", "-o", "local"]);
-    ok(&sluice(&local, dir.path()), "the same on one machine");
-    assert_same(
-        &dir.path().join("local"),
-        &dir.path().join("cluster"),
-        "wordcount",
-    );
-    let stats = shuffle_stats(&report);
-    let pushes: u64 = stats.iter().map(|s| s["pushes"].as_u64().unwrap()).sum();
+    let stats = wordcount_on_workers(dir.path(), &workers, "many", "4");
     assert!(
-        pushes >= 30,
+        sum(&stats, "pushes") >= 15,
         "each task pushes to the other worker: {stats:?}"
     );
+    assert_eq!(sum(&stats, "batched_outputs"), 0, "{stats:?}");
     for s in &stats {
         // One connection per task thread (2) at most, whatever the number of pushes.
         let connections = s["push_connections"].as_u64().unwrap();
@@ -523,6 +551,39 @@ fn pushes_to_a_worker_share_kept_connections() {
         );
         assert_eq!(s["failed_pushes"].as_u64(), Some(0), "{stats:?}");
     }
+}
+
+#[test]
+fn small_outputs_for_a_worker_are_pushed_in_batches() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(&dir.path().join("w"), 3);
+    let input = dir.path().join("small");
+    fs::create_dir_all(&input).unwrap();
+    let files = 300u64;
+    for f in 0..files {
+        let text: String = (0..20).map(|i| format!("w{} w{f}\n", i % 7)).collect();
+        fs::write(input.join(format!("f{f:03}.txt")), text).unwrap();
+    }
+    let stats = wordcount_on_workers(dir.path(), &workers, "small", "4");
+    // Every task has output (empty or not) for two other workers; held back, each worker's
+    // go in a batch per owner when the maps are done (or when 256 are held).
+    let batched = sum(&stats, "batched_outputs");
+    // A batch of one (what is left of a worker's outputs for an owner after a full batch of
+    // 256 went) is not counted.
+    assert!(
+        batched + 6 >= 2 * files,
+        "{batched} of {} batched: {stats:?}",
+        2 * files
+    );
+    let pushes = sum(&stats, "pushes");
+    assert!(
+        (6..=12).contains(&pushes),
+        "{pushes} pushes for {} outputs: {stats:?}",
+        2 * files
+    );
+    assert_eq!(sum(&stats, "failed_pushes"), 0, "{stats:?}");
+    // Sealing pulled nothing: what was held back arrived before.
+    assert_eq!(sum(&stats, "pulled_bytes"), 0, "{stats:?}");
 }
 
 #[test]

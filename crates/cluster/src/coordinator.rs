@@ -5,7 +5,8 @@
 //!   ─► Start (spec, inputs, staging, job secret), the job's files
 //!   ─► JobReady (shuffle address) ─► Peers
 //!   ─► map tasks, each worker kept busy with as many as it has threads
-//!   ─► per stage: Seal ─► reduce tasks (each reads its partition from every worker) ─► Release
+//!   ─► per stage: Flush (held-back pushes) ─► Seal
+//!       ─► reduce tasks (each reads its partition from every worker) ─► Release
 //!   ─► commit ─► End
 //! ```
 //!
@@ -880,6 +881,9 @@ impl Run {
                 }
             }
             reopen = true;
+            // Small outputs held back to be pushed together go first, so that no worker
+            // pulls what is about to arrive.
+            let lost_flushing = self.flush(stage, status)?;
             let made_by = &producers[stage - 1];
             let holders: Vec<Option<usize>> = made_by
                 .done_on
@@ -887,6 +891,7 @@ impl Run {
                 .map(|w| w.filter(|w| !self.gone[*w]))
                 .collect();
             let (missing, lost) = self.seal(stage, holders, status)?;
+            let lost = lost || lost_flushing;
             if missing.is_empty() && !lost {
                 return Ok(true);
             }
@@ -979,6 +984,35 @@ impl Run {
             )?;
         }
         Ok(())
+    }
+
+    /// Asks every worker still in the job to push what it holds back of stage `stage`'s
+    /// input, and waits until they have; returns whether a worker was lost meanwhile (its
+    /// partitions then have new owners).
+    fn flush(&mut self, stage: usize, status: &JobStatus) -> Result<bool, ClusterError> {
+        let alive = self.alive();
+        for &w in &alive {
+            self.send(w, &ToWorker::Flush { stage })?;
+        }
+        let mut waiting: BTreeSet<usize> = alive.into_iter().collect();
+        let mut lost = false;
+        while !waiting.is_empty() {
+            match self.next_event(None)? {
+                Event::Message(w, ToCoordinator::Flushed { stage: s })
+                    if s == stage && waiting.contains(&w) =>
+                {
+                    waiting.remove(&w);
+                }
+                Event::Message(w, other) => return Err(self.unexpected(w, &other)),
+                Event::Lost(w, reason) => {
+                    status.attempt_failed(self.lost(w, stage, &reason));
+                    waiting.remove(&w);
+                    lost = true;
+                    self.reassign(w)?;
+                }
+            }
+        }
+        Ok(lost)
     }
 
     /// Asks every worker still in the job to complete and seal stage `stage`'s input;

@@ -20,7 +20,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -102,6 +102,14 @@ pub enum ToWorker {
         /// Length of the split.
         len: u64,
     },
+    /// Every task making stage `stage`'s input has run: push what is still held back for
+    /// other workers (small outputs waiting to be batched), then answer
+    /// [`ToCoordinator::Flushed`]. Sent to every worker before any is asked to seal, so that
+    /// nothing sealing pulls is still on its way.
+    Flush {
+        /// The stage (1-based).
+        stage: usize,
+    },
     /// Every task making stage `stage`'s input has run: fetch what did not arrive of the
     /// partitions this worker owns (from `holders`), then seal the stage here. The worker
     /// answers [`ToCoordinator::Sealed`].
@@ -156,6 +164,12 @@ pub enum ToCoordinator {
     JobReady {
         /// `host:port` of the worker's shuffle listener for this job.
         shuffle: String,
+    },
+    /// The answer to [`ToWorker::Flush`]: what was held back for stage `stage` has been
+    /// pushed (or its push failed: it will be pulled).
+    Flushed {
+        /// The stage.
+        stage: usize,
     },
     /// The answer to [`ToWorker::Seal`]: sealed, unless some tasks' output could not be
     /// had (their worker was lost): those run again, then the stage is sealed again.
@@ -227,9 +241,12 @@ pub struct ShuffleStats {
     pub pushed_bytes: u64,
     /// Pushes that failed (their partitions were pulled instead).
     pub failed_pushes: u64,
-    /// Pushes made.
+    /// Pushes made (transfers: a batch of small outputs is one).
     #[serde(default)]
     pub pushes: u64,
+    /// Task outputs pushed in a batch with others to the same worker.
+    #[serde(default)]
+    pub batched_outputs: u64,
     /// Connections opened for them (a connection is kept for the next push to its worker).
     #[serde(default)]
     pub push_connections: u64,
@@ -261,16 +278,15 @@ pub struct TaskRef {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ShuffleRequest {
-    /// Here comes task `task`'s output for `partitions` of stage `stage` (1-based).
+    /// Here come some tasks' outputs for stage `stage` (1-based), one after the other: one
+    /// task's, or several small ones batched.
     Push {
         /// The job's id, checked against the listener's.
         job_id: String,
-        /// The stage the output is input of.
+        /// The stage the outputs are input of.
         stage: usize,
-        /// The task that made it.
-        task: usize,
-        /// The partitions sent (ascending); those without records have none.
-        partitions: Vec<usize>,
+        /// The tasks, in the order their outputs follow.
+        tasks: Vec<PushedTask>,
     },
     /// Send task `task`'s output for `partitions` of stage `stage`.
     Pull {
@@ -283,4 +299,13 @@ pub enum ShuffleRequest {
         /// The partitions wanted (ascending).
         partitions: Vec<usize>,
     },
+}
+
+/// One task's output in a [`ShuffleRequest::Push`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PushedTask {
+    /// The task that made it.
+    pub task: usize,
+    /// The partitions sent (ascending); those without records have none.
+    pub partitions: Vec<usize>,
 }

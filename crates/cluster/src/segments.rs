@@ -4,9 +4,12 @@
 //!
 //! A task's output is one or more sorted runs. A transfer sends the records of some of their
 //! partitions, run by run, so that each run arrives sorted and becomes a run of the receiver's
-//! (in memory when its share for held runs has room, else a local spill file):
+//! (in memory when its share for held runs has room, else a local spill file). One transfer
+//! may carry several tasks' outputs, one after the other: a push batches the small outputs
+//! bound for one worker, so that many small tasks cost one transfer, not one each.
 //!
 //! ```text
+//!  'T' {"task":N}            task N's output follows (its runs, up to the next 'T' or 'E')
 //!  'R' {"bytes":N}           a run begins; its records to follow take N bytes encoded
 //!  'D' partition records...  whole records of one partition (u32 big-endian partition)
 //!  'P' partition piece       part of a record too large for a frame; its last part comes in
@@ -42,6 +45,7 @@ use crate::ClusterError;
 /// Bytes of records a data frame carries, about.
 pub const FRAME_TARGET: usize = 1 << 20;
 
+const TASK: u8 = b'T';
 const RUN: u8 = b'R';
 const DATA: u8 = b'D';
 const PIECE: u8 = b'P';
@@ -55,6 +59,11 @@ pub const WINDOW: u32 = 8;
 
 /// How long a sender waits for credit.
 const CREDIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
+
+#[derive(Serialize, Deserialize)]
+struct TaskHeader {
+    task: usize,
+}
 
 #[derive(Serialize, Deserialize)]
 struct RunHeader {
@@ -122,17 +131,50 @@ fn grant(link: &mut Link, frames: u32) -> Result<(), ClusterError> {
     link.send_parts(&[&[CREDIT], &frames.to_be_bytes()])
 }
 
-/// Sends `partitions` (ascending) of every run of `runs`, as the receiver's credit allows;
-/// returns the records sent.
-pub(crate) fn send(
-    link: &mut Link,
-    runs: &[Run],
-    partitions: &[usize],
-) -> Result<u64, ClusterError> {
+/// Some partitions of one task's output, to send.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct TaskOutput<'a> {
+    /// The task that made the runs.
+    pub task: usize,
+    /// The task's output.
+    pub runs: &'a [Run],
+    /// The partitions to send, ascending.
+    pub partitions: &'a [usize],
+}
+
+/// One task's output as received: runs holding only what was sent.
+#[derive(Debug)]
+pub(crate) struct ReceivedOutput {
+    /// The task that made the runs.
+    pub task: usize,
+    /// The runs, in the sender's order.
+    pub runs: Vec<Run>,
+}
+
+/// Sends `outputs`, each task's partitions of every one of its runs, as the receiver's
+/// credit allows; returns the records sent.
+pub(crate) fn send(link: &mut Link, outputs: &[TaskOutput<'_>]) -> Result<u64, ClusterError> {
     let mut sender = Sender { link, credit: 0 };
     let link = &mut sender;
     let mut records = 0u64;
     let mut frame = Vec::with_capacity(FRAME_TARGET + 1024);
+    for output in outputs {
+        link.send_parts(&[&[TASK], &json(&TaskHeader { task: output.task })?])?;
+        records += send_runs(link, output.runs, output.partitions, &mut frame)?;
+    }
+    link.send_parts(&[&[END], &json(&EndFrame { records })?])?;
+    Ok(records)
+}
+
+/// Sends `partitions` (ascending) of every run of `runs`, in `frame`-sized data frames;
+/// returns the records sent.
+fn send_runs(
+    link: &mut Sender<'_>,
+    runs: &[Run],
+    partitions: &[usize],
+    frame: &mut Vec<u8>,
+) -> Result<u64, ClusterError> {
+    let mut records = 0u64;
     for run in runs {
         let wanted: Vec<usize> = partitions
             .iter()
@@ -149,7 +191,7 @@ pub(crate) fn send(
                 .map_err(|_| ClusterError::Setup(format!("partition {p} does not fit a frame")))?
                 .to_be_bytes();
             let mut cursor = run.open(p).map_err(ClusterError::Exec)?;
-            start(&mut frame, DATA, tag);
+            start(frame, DATA, tag);
             while cursor
                 .advance()
                 .map_err(|e| ClusterError::Exec(ExecError::from(e)))?
@@ -157,10 +199,10 @@ pub(crate) fn send(
                 let (key, value) = (cursor.key(), cursor.value());
                 let len = record::encoded_len(key.len(), value.len());
                 if frame.len() > 5 && frame.len() + len > FRAME_TARGET {
-                    link.send_parts(&[&frame])?;
-                    start(&mut frame, DATA, tag);
+                    link.send_parts(&[frame])?;
+                    start(frame, DATA, tag);
                 }
-                record::encode(&mut frame, key, value);
+                record::encode(frame, key, value);
                 records += 1;
                 if frame.len() > FRAME_TARGET {
                     // One record larger than a frame: all but its last part as pieces.
@@ -172,15 +214,14 @@ pub(crate) fn send(
                         rest = tail;
                     }
                     link.send_parts(&[&[DATA], &tag, rest])?;
-                    start(&mut frame, DATA, tag);
+                    start(frame, DATA, tag);
                 }
             }
             if frame.len() > 5 {
-                link.send_parts(&[&frame])?;
+                link.send_parts(&[frame])?;
             }
         }
     }
-    link.send_parts(&[&[END], &json(&EndFrame { records })?])?;
     Ok(records)
 }
 
@@ -225,19 +266,20 @@ pub(crate) fn acknowledged(link: &mut Link) -> Result<(), ClusterError> {
     }
 }
 
-/// Receives a transfer of a task's runs of a stage of `partitions` partitions into `host`'s
-/// memory or spill files. Returns the runs (each holding only what was sent).
+/// Receives a transfer of tasks' runs of a stage of `partitions` partitions into `host`'s
+/// memory or spill files. Returns each task's runs (each holding only what was sent), in
+/// the order sent.
 pub(crate) fn receive(
     link: &mut Link,
     host: &TaskHost,
     partitions: usize,
-) -> Result<Vec<Run>, ClusterError> {
+) -> Result<Vec<ReceivedOutput>, ClusterError> {
     let peer = link.peer().to_string();
     let bad = |reason: String| ClusterError::Protocol {
         peer: peer.clone(),
         reason,
     };
-    let mut runs: Vec<Run> = Vec::new();
+    let mut outputs: Vec<ReceivedOutput> = Vec::new();
     let mut writer: Option<Box<dyn RunWriter>> = None;
     let mut last_partition = 0usize;
     let mut pieces: Vec<u8> = Vec::new();
@@ -258,9 +300,25 @@ pub(crate) fn receive(
             return Err(bad("an empty frame".into()));
         };
         match tag {
+            TASK => {
+                finish_run(&mut writer, &mut outputs)?;
+                if !pieces.is_empty() {
+                    return Err(bad("a record cut short by the next task".into()));
+                }
+                let header: TaskHeader = serde_json::from_slice(body)
+                    .map_err(|e| bad(format!("a bad task header: {e}")))?;
+                outputs.push(ReceivedOutput {
+                    task: header.task,
+                    runs: Vec::new(),
+                });
+            }
             RUN => {
-                if let Some(w) = writer.take() {
-                    runs.push(w.finish().map_err(ClusterError::Exec)?);
+                if outputs.is_empty() {
+                    return Err(bad("a run before its task".into()));
+                }
+                finish_run(&mut writer, &mut outputs)?;
+                if !pieces.is_empty() {
+                    return Err(bad("a record cut short by the next run".into()));
                 }
                 let header: RunHeader = serde_json::from_slice(body)
                     .map_err(|e| bad(format!("a bad run header: {e}")))?;
@@ -315,10 +373,8 @@ pub(crate) fn receive(
                         end.records
                     )));
                 }
-                if let Some(w) = writer.take() {
-                    runs.push(w.finish().map_err(ClusterError::Exec)?);
-                }
-                return Ok(runs);
+                finish_run(&mut writer, &mut outputs)?;
+                return Ok(outputs);
             }
             FAILED => {
                 return Err(bad(format!(
@@ -329,6 +385,17 @@ pub(crate) fn receive(
             other => return Err(bad(format!("a frame of unknown kind {other:#04x}"))),
         }
     }
+}
+
+/// Adds the run `writer` was writing, if any, to the last task's runs.
+fn finish_run(
+    writer: &mut Option<Box<dyn RunWriter>>,
+    outputs: &mut [ReceivedOutput],
+) -> Result<(), ClusterError> {
+    if let (Some(w), Some(output)) = (writer.take(), outputs.last_mut()) {
+        output.runs.push(w.finish().map_err(ClusterError::Exec)?);
+    }
+    Ok(())
 }
 
 /// The records of one frame (or of pieces joined), without the frame's tag and partition.
@@ -508,17 +575,78 @@ mod tests {
         let (mut sender, mut receiver) = pair(&net);
         let wanted = [1usize, 2, 3];
         let sent = std::thread::scope(|s| {
-            let sending = s.spawn(|| send(&mut sender, &runs, &wanted).unwrap());
+            let output = TaskOutput {
+                task: 7,
+                runs: &runs,
+                partitions: &wanted,
+            };
+            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
             let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
             (sending.join().unwrap(), got)
         });
-        let (records, got) = sent;
+        let (records, mut got) = sent;
         assert_eq!(records, 5);
+        assert_eq!(got.len(), 1, "one task sent");
+        assert_eq!(got[0].task, 7);
+        let got = got.remove(0).runs;
         assert_eq!(got.len(), 2, "one run received per run sent");
         let mut expected = contents(&runs);
         expected.remove(&0);
         assert_eq!(contents(&got), expected);
         assert_eq!(contents(&got)[&1][0].1.len(), big.len());
+    }
+
+    #[test]
+    fn a_batch_of_tasks_arrives_as_each_task_s_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        let first = vec![run(&[
+            (0, b"a".to_vec(), b"1".to_vec()),
+            (2, b"b".to_vec(), b"2".to_vec()),
+        ])];
+        let empty: Vec<Run> = vec![run(&[])];
+        let third = vec![
+            run(&[(2, b"c".to_vec(), b"3".to_vec())]),
+            run(&[(3, b"d".to_vec(), b"4".to_vec())]),
+        ];
+        let (mut sender, mut receiver) = pair(&net);
+        let wanted = [2usize, 3];
+        let outputs = [
+            TaskOutput {
+                task: 4,
+                runs: &first,
+                partitions: &wanted,
+            },
+            TaskOutput {
+                task: 9,
+                runs: &empty,
+                partitions: &wanted,
+            },
+            TaskOutput {
+                task: 1,
+                runs: &third,
+                partitions: &wanted,
+            },
+        ];
+        let (records, got) = std::thread::scope(|s| {
+            let sending = s.spawn(move || send(&mut sender, &outputs).unwrap());
+            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            (sending.join().unwrap(), got)
+        });
+        assert_eq!(records, 3);
+        let tasks: Vec<usize> = got.iter().map(|o| o.task).collect();
+        assert_eq!(tasks, [4, 9, 1]);
+        let b = (b"b".to_vec(), b"2".to_vec());
+        assert_eq!(contents(&got[0].runs), BTreeMap::from([(2, vec![b])]));
+        assert_eq!(contents(&got[1].runs), BTreeMap::new());
+        let c = (b"c".to_vec(), b"3".to_vec());
+        let d = (b"d".to_vec(), b"4".to_vec());
+        assert_eq!(
+            contents(&got[2].runs),
+            BTreeMap::from([(2, vec![c]), (3, vec![d])])
+        );
+        assert_eq!(got[2].runs.len(), 2, "the third task's two runs stay two");
     }
 
     #[test]
@@ -530,7 +658,12 @@ mod tests {
         let runs = vec![run(&records)];
         let (mut sender, mut receiver) = pair(&net);
         std::thread::scope(|s| {
-            let sending = s.spawn(|| send(&mut sender, &runs, &[1]).unwrap());
+            let output = TaskOutput {
+                task: 0,
+                runs: &runs,
+                partitions: &[1],
+            };
+            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
             grant(&mut receiver, 2).unwrap();
             let wait = Duration::from_millis(300);
             for _ in 0..2 {
@@ -552,8 +685,9 @@ mod tests {
                     break;
                 }
             }
-            // A run header, a data frame per record (each over half a frame), the end.
-            assert_eq!(frames, 1 + 6 + 1);
+            // A task header, a run header, a data frame per record (each over half a
+            // frame), the end.
+            assert_eq!(frames, 1 + 1 + 6 + 1);
             assert_eq!(sending.join().unwrap(), 6);
         });
     }
@@ -564,6 +698,7 @@ mod tests {
         let host = host(dir.path());
         let net = Net::new().unwrap();
         let (mut sender, mut receiver) = pair(&net);
+        sender.send_parts(&[&[TASK], br#"{"task":0}"#]).unwrap();
         sender.send_parts(&[&[RUN], br#"{"bytes":10}"#]).unwrap();
         let mut frame = vec![DATA, 0, 0, 0, 1];
         record::encode(&mut frame, b"k", b"v");
@@ -578,21 +713,31 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let host = host(dir.path());
         let net = Net::new().unwrap();
+        let task = [&[TASK][..], br#"{"task":0}"#].concat();
+        let run = [&[RUN][..], br#"{"bytes":0}"#].concat();
         let cases: Vec<(Vec<Vec<u8>>, &str)> = vec![
             (vec![vec![DATA, 0, 0, 0, 0]], "before a run header"),
+            (vec![run.clone()], "a run before its task"),
             (
-                vec![
-                    [&[RUN][..], br#"{"bytes":0}"#].concat(),
-                    vec![DATA, 0, 0, 0, 9],
-                ],
+                vec![task.clone(), run.clone(), vec![DATA, 0, 0, 0, 9]],
                 "out of order or range",
             ),
             (
                 vec![
-                    [&[RUN][..], br#"{"bytes":0}"#].concat(),
+                    task.clone(),
+                    run.clone(),
                     [&[END][..], br#"{"records":3}"#].concat(),
                 ],
                 "3 records sent, 0 received",
+            ),
+            (
+                vec![
+                    task.clone(),
+                    run.clone(),
+                    vec![PIECE, 0, 0, 0, 1, 0, 0],
+                    task.clone(),
+                ],
+                "cut short by the next task",
             ),
             (vec![vec![b'?']], "unknown kind"),
             (

@@ -31,16 +31,30 @@ use tokio::task::AbortHandle;
 
 use crate::link::{connect, Link, LinkWriter, Net};
 use crate::protocol::{
-    JobStart, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker, PROTOCOL_VERSION,
+    JobStart, PushedTask, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker,
+    PROTOCOL_VERSION,
 };
 use crate::scratch::{self, is_plain_id, JobDir};
-use crate::segments::{self, Only};
+use crate::segments::{self, Only, TaskOutput};
 use crate::shipping::Incoming;
 use crate::ClusterError;
 
 /// Bytes of a task's output to push from which its thread is counted free while it pushes
 /// (about 30 ms at 1 Gbit/s).
 const FREE_WHILE_PUSHING: u64 = 4 << 20;
+
+/// Bytes of a task's output for one worker below which it is held back and pushed in a batch
+/// with other small outputs for that worker: a push costs a request and a round trip to
+/// acknowledge it, as much as sending some 10 KB at 1 Gbit/s over a 0.1 ms link, and each
+/// push is a run of the receiver's to track.
+const SMALL_PUSH: u64 = 64 << 10;
+
+/// Bytes of held-back outputs for one worker at which they are pushed, without waiting for
+/// the end of the stage's tasks.
+const BATCH_BYTES: u64 = 1 << 20;
+
+/// Held-back outputs for one worker at which they are pushed, however small.
+const BATCH_OUTPUTS: usize = 256;
 
 /// How long a worker waits to connect to another.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -479,6 +493,11 @@ impl Session<'_> {
                         job.run_reduce(stage, partition, attempt, &*log, ran)
                     });
                 }
+                ToWorker::Flush { stage } => {
+                    let job = self.job()?;
+                    job.flush(stage, &*self.worker.log);
+                    self.send(&ToCoordinator::Flushed { stage })?;
+                }
                 ToWorker::Seal { stage, holders } => {
                     let job = self.job()?;
                     match job.seal(stage, &holders, &*self.worker.log) {
@@ -659,11 +678,38 @@ struct RunningJob {
     accept: Mutex<Option<AbortHandle>>,
     /// Connections to other workers' shuffles kept from earlier pushes, by address.
     idle: Mutex<HashMap<SocketAddr, Vec<Link>>>,
+    /// Small outputs held back to be pushed together, by (stage, owner).
+    held: Mutex<HashMap<(usize, usize), Batch>>,
     /// Tasks the worker runs at once.
     threads: usize,
     /// The job's directory (the host's spill directory is inside): removed, then unlocked,
     /// when the job is dropped. Last, so that it goes after everything that writes in it.
     _dir: JobDir,
+}
+
+/// Small task outputs for one worker, held back to be pushed in one transfer.
+#[derive(Debug, Default)]
+struct Batch {
+    outputs: Vec<HeldOutput>,
+    bytes: u64,
+}
+
+/// Some partitions of a task's output, to push.
+#[derive(Debug, Clone)]
+struct HeldOutput {
+    task: usize,
+    partitions: Vec<usize>,
+    runs: Vec<Run>,
+}
+
+impl HeldOutput {
+    fn as_sent(&self) -> TaskOutput<'_> {
+        TaskOutput {
+            task: self.task,
+            runs: &self.runs,
+            partitions: &self.partitions,
+        }
+    }
 }
 
 /// The shuffle addresses of the job's workers (`None`: lost), and this worker's number.
@@ -679,6 +725,7 @@ struct Counts {
     pushed_bytes: AtomicU64,
     failed_pushes: AtomicU64,
     pushes: AtomicU64,
+    batched_outputs: AtomicU64,
     push_connections: AtomicU64,
     received_bytes: AtomicU64,
     received_to_disk_bytes: AtomicU64,
@@ -801,6 +848,7 @@ impl RunningJob {
             shuffle_addr,
             accept: Mutex::new(None),
             idle: Mutex::new(HashMap::new()),
+            held: Mutex::new(HashMap::new()),
             threads: worker.settings.threads.max(1),
             _dir: dir,
         });
@@ -880,9 +928,12 @@ impl RunningJob {
     }
 
     /// Keeps task `task`'s output `runs` (input of `stage`) for pulls, takes this worker's
-    /// own partitions of it, and pushes the others' to their owners. A push that fails is
-    /// logged: its owner pulls the partitions when the stage is sealed. Calls `ran` first
-    /// when there is much to push: the task's thread is then free for another.
+    /// own partitions of it, and pushes the others' to their owners: at once when large,
+    /// held back to go with others when small (see [`SMALL_PUSH`]; what is held goes when a
+    /// batch is full, or at the latest when the coordinator asks for a flush before sealing
+    /// the stage). A push that fails is logged: its owner pulls the partitions when the
+    /// stage is sealed. Calls `ran` first when there is much to push: the task's thread is
+    /// then free for another.
     fn deliver(
         &self,
         stage: usize,
@@ -902,42 +953,125 @@ impl RunningJob {
         for (partition, owner) in owners.iter().enumerate() {
             by_owner.entry(*owner).or_default().push(partition);
         }
-        let to_push: u64 = by_owner
-            .iter()
-            .filter(|(owner, _)| **owner != peers.me)
-            .map(|(_, partitions)| bytes_of(&runs, partitions))
-            .sum();
-        // A small output is pushed before the next task would get going: saying so costs
-        // the coordinator a message per task for nothing.
-        if to_push >= FREE_WHILE_PUSHING {
-            ran();
-        }
+        let mut to_push = Vec::new();
+        let mut pushing = 0u64;
         for (owner, partitions) in by_owner {
             if owner == peers.me {
                 self.accept(stage, task, &partitions, runs.clone())?;
                 continue;
             }
-            let Some(addr) = peers.addrs.get(owner).copied().flatten() else {
-                continue;
+            // Even an empty output is sent (in a batch): the owner then knows it has it,
+            // and need not ask for it when sealing.
+            let bytes = bytes_of(&runs, &partitions);
+            let output = HeldOutput {
+                task,
+                partitions,
+                runs: runs.clone(),
             };
-            match self.push(addr, stage, task, &partitions, &runs) {
-                Ok(bytes) => {
-                    self.counts.pushed_bytes.fetch_add(bytes, Ordering::Relaxed);
+            if bytes < SMALL_PUSH {
+                if let Some(full) = self.hold(stage, owner, output, bytes) {
+                    to_push.push((owner, full));
                 }
-                Err(e) => {
-                    self.counts.failed_pushes.fetch_add(1, Ordering::Relaxed);
-                    log(&format!(
-                        "job {}: pushing task {task}'s output to worker {owner} ({addr}) \
-                         failed; it will be pulled: {e}",
-                        self.id
-                    ));
-                }
+            } else {
+                pushing += bytes;
+                to_push.push((owner, vec![output]));
             }
+        }
+        // A small output is pushed before the next task would get going: saying so costs
+        // the coordinator a message per task for nothing.
+        if pushing >= FREE_WHILE_PUSHING {
+            ran();
+        }
+        for (owner, outputs) in to_push {
+            self.push_to(stage, owner, &peers, &outputs, log);
         }
         Ok(())
     }
 
-    /// Pushes `partitions` of `runs` to the worker at `addr`; returns the bytes sent. A
+    /// Holds `output` (`bytes` of it) back for `owner`; returns the batch for `owner` if
+    /// that made it full (it is then no longer held).
+    fn hold(
+        &self,
+        stage: usize,
+        owner: usize,
+        output: HeldOutput,
+        bytes: u64,
+    ) -> Option<Vec<HeldOutput>> {
+        let mut held = lock(&self.held);
+        let batch = held.entry((stage, owner)).or_default();
+        batch.outputs.push(output);
+        batch.bytes += bytes;
+        if batch.bytes >= BATCH_BYTES || batch.outputs.len() >= BATCH_OUTPUTS {
+            held.remove(&(stage, owner)).map(|b| b.outputs)
+        } else {
+            None
+        }
+    }
+
+    /// Pushes what is held back for stage `stage`'s owners, a batch per owner, as many at
+    /// once as the worker has task threads.
+    fn flush(&self, stage: usize, log: &Log) {
+        let batches: Vec<(usize, Vec<HeldOutput>)> = {
+            let mut held = lock(&self.held);
+            let owners: Vec<usize> = held
+                .keys()
+                .filter(|(s, _)| *s == stage)
+                .map(|(_, owner)| *owner)
+                .collect();
+            owners
+                .into_iter()
+                .filter_map(|owner| held.remove(&(stage, owner)).map(|b| (owner, b.outputs)))
+                .collect()
+        };
+        let peers = lock(&self.peers).clone();
+        for group in batches.chunks(self.threads) {
+            std::thread::scope(|scope| {
+                for (owner, outputs) in group {
+                    let peers = &peers;
+                    scope.spawn(move || self.push_to(stage, *owner, peers, outputs, log));
+                }
+            });
+        }
+    }
+
+    /// Pushes `outputs` of stage `stage` to worker `owner`, counting it; a failure is logged
+    /// (the owner pulls what did not arrive when it seals the stage).
+    fn push_to(
+        &self,
+        stage: usize,
+        owner: usize,
+        peers: &Peers,
+        outputs: &[HeldOutput],
+        log: &Log,
+    ) {
+        // A lost owner's partitions have another owner by now, who pulls them.
+        let Some(addr) = peers.addrs.get(owner).copied().flatten() else {
+            return;
+        };
+        if outputs.len() > 1 {
+            let batched = u64::try_from(outputs.len()).unwrap_or(u64::MAX);
+            self.counts
+                .batched_outputs
+                .fetch_add(batched, Ordering::Relaxed);
+        }
+        match self.push(addr, stage, outputs) {
+            Ok(bytes) => {
+                self.counts.pushed_bytes.fetch_add(bytes, Ordering::Relaxed);
+            }
+            Err(e) => {
+                self.counts.failed_pushes.fetch_add(1, Ordering::Relaxed);
+                let tasks: Vec<String> = outputs.iter().map(|o| o.task.to_string()).collect();
+                log(&format!(
+                    "job {}: pushing the output of task {} to worker {owner} ({addr}) \
+                     failed; it will be pulled: {e}",
+                    self.id,
+                    tasks.join(", ")
+                ));
+            }
+        }
+    }
+
+    /// Pushes `outputs` to the worker at `addr` in one transfer; returns the bytes sent. A
     /// connection kept from an earlier push there is used first; if that fails (the receiver
     /// may have closed it meanwhile), the push is made again on a new one: a receiver keeps
     /// the first copy of a task's partition, so a repeat is harmless.
@@ -945,20 +1079,18 @@ impl RunningJob {
         &self,
         addr: SocketAddr,
         stage: usize,
-        task: usize,
-        partitions: &[usize],
-        runs: &[Run],
+        outputs: &[HeldOutput],
     ) -> Result<u64, ClusterError> {
         self.counts.pushes.fetch_add(1, Ordering::Relaxed);
         let kept = lock(&self.idle).get_mut(&addr).and_then(Vec::pop);
         if let Some(link) = kept {
-            if let Ok(bytes) = self.push_on(link, addr, stage, task, partitions, runs) {
+            if let Ok(bytes) = self.push_on(link, addr, stage, outputs) {
                 return Ok(bytes);
             }
         }
         let link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;
         self.counts.push_connections.fetch_add(1, Ordering::Relaxed);
-        self.push_on(link, addr, stage, task, partitions, runs)
+        self.push_on(link, addr, stage, outputs)
     }
 
     /// [`RunningJob::push`] over `link`, kept afterwards for the next push to `addr`.
@@ -967,17 +1099,21 @@ impl RunningJob {
         mut link: Link,
         addr: SocketAddr,
         stage: usize,
-        task: usize,
-        partitions: &[usize],
-        runs: &[Run],
+        outputs: &[HeldOutput],
     ) -> Result<u64, ClusterError> {
         link.send(&ShuffleRequest::Push {
             job_id: self.id.clone(),
             stage,
-            task,
-            partitions: partitions.to_vec(),
+            tasks: outputs
+                .iter()
+                .map(|o| PushedTask {
+                    task: o.task,
+                    partitions: o.partitions.clone(),
+                })
+                .collect(),
         })?;
-        segments::send(&mut link, runs, partitions)?;
+        let sent: Vec<TaskOutput<'_>> = outputs.iter().map(HeldOutput::as_sent).collect();
+        segments::send(&mut link, &sent)?;
         segments::acknowledged(&mut link)?;
         let mut idle = lock(&self.idle);
         let kept = idle.entry(addr).or_default();
@@ -985,7 +1121,10 @@ impl RunningJob {
         if kept.len() < self.threads {
             kept.push(link);
         }
-        Ok(bytes_of(runs, partitions))
+        Ok(outputs
+            .iter()
+            .map(|o| bytes_of(&o.runs, &o.partitions))
+            .sum())
     }
 
     /// Takes `runs`, a copy of task `task`'s `partitions` of stage `stage`, into this
@@ -1045,28 +1184,34 @@ impl RunningJob {
             return Err(ClusterError::Protocol { peer, reason });
         };
         match request {
-            ShuffleRequest::Push {
-                task,
-                partitions: sent,
-                ..
-            } => {
-                let runs = segments::receive(link, &self.host, partitions)?;
-                let bytes = bytes_of(&runs, &sent);
-                let to_disk: u64 = runs
-                    .iter()
-                    .filter(|r| r.kind() == RunKind::Stored)
-                    .map(|r| bytes_of(std::slice::from_ref(r), &sent))
-                    .sum();
-                if let Err(e) = self.accept(stage, task, &sent, runs) {
-                    segments::refuse(link, &e.chain());
-                    return Err(ClusterError::Exec(e));
+            ShuffleRequest::Push { tasks, .. } => {
+                let received = segments::receive(link, &self.host, partitions)?;
+                let announced = tasks.iter().map(|t| t.task);
+                if !received.iter().map(|r| r.task).eq(announced) {
+                    let reason = "sent other tasks than it announced".to_string();
+                    segments::refuse(link, &reason);
+                    return Err(ClusterError::Protocol { peer, reason });
                 }
-                self.counts
-                    .received_bytes
-                    .fetch_add(bytes, Ordering::Relaxed);
-                self.counts
-                    .received_to_disk_bytes
-                    .fetch_add(to_disk, Ordering::Relaxed);
+                for (output, pushed) in received.into_iter().zip(&tasks) {
+                    let sent = &pushed.partitions;
+                    let bytes = bytes_of(&output.runs, sent);
+                    let to_disk: u64 = output
+                        .runs
+                        .iter()
+                        .filter(|r| r.kind() == RunKind::Stored)
+                        .map(|r| bytes_of(std::slice::from_ref(r), sent))
+                        .sum();
+                    if let Err(e) = self.accept(stage, output.task, sent, output.runs) {
+                        segments::refuse(link, &e.chain());
+                        return Err(ClusterError::Exec(e));
+                    }
+                    self.counts
+                        .received_bytes
+                        .fetch_add(bytes, Ordering::Relaxed);
+                    self.counts
+                        .received_to_disk_bytes
+                        .fetch_add(to_disk, Ordering::Relaxed);
+                }
                 segments::acknowledge(link)
             }
             ShuffleRequest::Pull {
@@ -1076,7 +1221,14 @@ impl RunningJob {
             } => {
                 let runs = lock(&self.outputs).get(&(stage, task)).cloned();
                 match runs {
-                    Some(runs) => segments::send(link, &runs, &wanted).map(drop),
+                    Some(runs) => {
+                        let output = TaskOutput {
+                            task,
+                            runs: &runs,
+                            partitions: &wanted,
+                        };
+                        segments::send(link, &[output]).map(drop)
+                    }
                     None => {
                         let reason = format!("holds no output of task {task} for stage {stage}");
                         segments::refuse(link, &reason);
@@ -1168,13 +1320,21 @@ impl RunningJob {
             task,
             partitions: partitions.to_vec(),
         })?;
-        segments::receive(&mut link, &self.host, count)
+        let received = segments::receive(&mut link, &self.host, count)?;
+        match <[_; 1]>::try_from(received) {
+            Ok([output]) if output.task == task => Ok(output.runs),
+            _ => Err(ClusterError::Protocol {
+                peer: addr.to_string(),
+                reason: format!("answered a pull of task {task}'s output with another"),
+            }),
+        }
     }
 
     /// Lets go of stage `stage`'s input, and of the outputs kept for it.
     fn release(&self, stage: usize) {
         lock(&self.outputs).retain(|(s, _), _| *s != stage);
         lock(&self.received).retain(|(s, _), _| *s != stage);
+        lock(&self.held).retain(|(s, _), _| *s != stage);
         if let Some(index) = stage.checked_sub(1) {
             self.host.release(index);
         }
@@ -1188,6 +1348,7 @@ impl RunningJob {
             pushed_bytes: c.pushed_bytes.load(Ordering::Relaxed),
             failed_pushes: c.failed_pushes.load(Ordering::Relaxed),
             pushes: c.pushes.load(Ordering::Relaxed),
+            batched_outputs: c.batched_outputs.load(Ordering::Relaxed),
             push_connections: c.push_connections.load(Ordering::Relaxed),
             received_bytes: c.received_bytes.load(Ordering::Relaxed),
             received_to_disk_bytes: c.received_to_disk_bytes.load(Ordering::Relaxed),
