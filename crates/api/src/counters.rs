@@ -165,6 +165,9 @@ pub struct JobStatus {
     failures: Mutex<Vec<AttemptFailure>>,
     /// The last status line a task reported (`reporter:status:`).
     task_status: Mutex<String>,
+    /// What the front end should tell the user as it happens (e.g. why YARN stopped a
+    /// worker's container), in order.
+    notes: Mutex<Vec<String>>,
 }
 
 /// A task attempt that failed.
@@ -287,6 +290,16 @@ impl JobStatus {
     /// Takes the failed attempts recorded since the last call.
     pub fn take_failures(&self) -> Vec<AttemptFailure> {
         std::mem::take(&mut *lock(&self.failures))
+    }
+
+    /// Records something the user should be told while the job runs (one line, or a few).
+    pub fn note(&self, text: impl Into<String>) {
+        lock(&self.notes).push(text.into());
+    }
+
+    /// Takes the notes recorded since the last call, oldest first.
+    pub fn take_notes(&self) -> Vec<String> {
+        std::mem::take(&mut *lock(&self.notes))
     }
 
     /// Records the latest status line a task reported.

@@ -393,13 +393,16 @@ pub(crate) fn print_workers(report: &ClusterReport) {
 pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
     let s = &w.shuffle;
     format!(
-        "worker {} ({}): map tasks={} reduce tasks={} failed attempts={} input={} \
+        "worker {} ({}{}): map tasks={} reduce tasks={} failed attempts={} input={} \
          pushed={} in {} pushes ({} outputs batched) over {} connections \
          received={} (to disk {}) pulled={} \
          disk read={} written={} \
          memory budget={} peak reserved={} peak resident={}",
         w.host,
         w.worker,
+        w.container
+            .as_ref()
+            .map_or_else(String::new, |c| format!(", {c}")),
         w.map_tasks,
         w.reduce_tasks,
         w.failed_attempts,

@@ -23,6 +23,8 @@ pub(crate) const JOB: &str = "mapreduce.Job";
 pub(crate) const STREAM_JOB: &str = "streaming.StreamJob";
 /// The logger of sluice's additions (its summary, where the task logs are).
 pub(crate) const SLUICE: &str = "sluice.Job";
+/// The logger name of what the cluster manager says about a job's workers.
+pub(crate) const CLUSTER: &str = "sluice.Cluster";
 
 /// The line Hadoop Streaming prints, outside the log layout, when it exits non-zero.
 pub(crate) const FAILED_LINE: &str = "Streaming Command Failed!";
@@ -152,6 +154,9 @@ struct MonitorState {
 
 impl MonitorState {
     fn print_failures(&self) {
+        for note in self.status.take_notes() {
+            log("INFO", CLUSTER, &note);
+        }
         for failure in self.status.take_failures() {
             print_failure(&self.job_id, &failure);
             if !failure.retried {

@@ -403,6 +403,22 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the job failed:\n{stderr}");
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
+    // Why, as YARN saw it: the master relays the container's end, which names the container
+    // the lost worker's messages name too.
+    let ended = stderr
+        .lines()
+        .find(|l| l.contains("INFO sluice.Cluster: YARN: container ") && l.contains(" ended "))
+        .unwrap_or_else(|| panic!("the container's end is not reported: {stderr}"));
+    assert!(ended.contains("exit status 137"), "{ended}");
+    assert!(ended.contains("a replacement is asked for"), "{ended}");
+    let container = ended.split_whitespace().nth(6).unwrap();
+    assert!(container.starts_with("container_"), "{ended}");
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains(&format!(", {container})")) && l.contains("lost")),
+        "the lost worker is not named by its container {container}: {stderr}"
+    );
     // Every input line once, as the identity job writes it.
     assert_eq!(sorted_part_lines(&output), expected);
     // Three workers of 2 threads and 128 MiB took part: the two started, and the replacement

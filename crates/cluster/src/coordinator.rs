@@ -116,6 +116,9 @@ pub struct WorkerSummary {
     pub worker: String,
     /// Its host name.
     pub host: String,
+    /// The YARN container it ran in, if it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
     /// Task attempts it ran to success: map tasks, then reduce tasks.
     pub map_tasks: usize,
     /// Reduce task attempts it ran to success.
@@ -375,6 +378,7 @@ pub(crate) fn run_linked(
         .map(|w| WorkerSummary {
             worker: w.name.clone(),
             host: w.host.clone(),
+            container: w.container.clone(),
             map_tasks: w.map_tasks,
             reduce_tasks: w.reduce_tasks,
             failed_attempts: w.failed,
@@ -476,11 +480,13 @@ pub(crate) fn greet(mut link: Link, name: &str) -> Result<(Link, WorkerState), C
             host,
             threads,
             memory,
+            container,
         }) if version == PROTOCOL_VERSION => Ok((
             link,
             WorkerState {
                 name: name.to_string(),
                 host,
+                container,
                 threads: threads.max(1),
                 memory,
                 running: 0,
@@ -524,6 +530,8 @@ fn resolve(name: &str) -> Result<SocketAddr, ClusterError> {
 pub(crate) struct WorkerState {
     name: String,
     host: String,
+    /// Its YARN container, if it runs in one.
+    container: Option<String>,
     threads: usize,
     memory: u64,
     /// Attempts running on it now.
@@ -541,7 +549,10 @@ pub(crate) struct WorkerState {
 
 impl WorkerState {
     fn label(&self) -> String {
-        format!("{} ({})", self.host, self.name)
+        match &self.container {
+            Some(container) => format!("{} ({}, {container})", self.host, self.name),
+            None => format!("{} ({})", self.host, self.name),
+        }
     }
 }
 
@@ -1239,7 +1250,7 @@ impl Run {
                 stage: stage.max(1),
             },
             task: format!("worker {}", self.workers[w].label()),
-            error: format!("lost: {reason}"),
+            error: format!("worker {} lost: {reason}", self.workers[w].label()),
             attempts: 1,
             retried: true,
         }

@@ -159,6 +159,10 @@ pub enum ToCoordinator {
         threads: usize,
         /// Its memory budget in bytes.
         memory: u64,
+        /// The YARN container it runs in, if it does (`CONTAINER_ID`): what the cluster
+        /// manager's messages about it name.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        container: Option<String>,
     },
     /// Ready for the job's tasks; its shuffle listener is at `shuffle`.
     JobReady {

@@ -304,6 +304,7 @@ impl Worker {
             host: host_name(),
             threads: self.settings.threads,
             memory: u64::try_from(self.settings.memory).unwrap_or(u64::MAX),
+            container: std::env::var("CONTAINER_ID").ok(),
         })?;
         let progress = Progress::start(Arc::clone(&writer));
         let mut session = Session {

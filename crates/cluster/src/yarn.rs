@@ -183,6 +183,19 @@ impl Submitter {
         }
     }
 
+    /// From now on, tells the user (through `status`'s notes) what YARN did to the workers'
+    /// containers, until the submitter exits.
+    fn relay_container_events(&mut self, status: Arc<JobStatus>) {
+        let events = std::mem::replace(&mut self.events, mpsc::channel().1);
+        std::thread::spawn(move || {
+            for event in events {
+                if let Some(note) = container_note(&event) {
+                    status.note(note);
+                }
+            }
+        });
+    }
+
     /// The submitter's stderr, last lines.
     fn stderr_tail(&self) -> String {
         let lines = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
@@ -233,6 +246,7 @@ pub fn run_on_yarn(
         .handle()
         .block_on(Listener::bind(yarn.listen, secret.clone()))?;
     let submitter = Submitter::start(yarn, listener.local_addr())?;
+    let mut submitter = submitter;
     let links = match wait_for_workers(&net, &listener, &submitter, yarn, &status) {
         Ok(links) => links,
         Err(e) => {
@@ -240,6 +254,7 @@ pub fn run_on_yarn(
             return Err(e);
         }
     };
+    submitter.relay_container_events(Arc::clone(&status));
     // Containers started later (replacements of lost ones) join the running job.
     let (joined, joiners) = std::sync::mpsc::channel();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -258,6 +273,34 @@ pub fn run_on_yarn(
         Duration::ZERO
     });
     result
+}
+
+/// What the user is told of a container event the application master relayed (see
+/// `EventLog` in `sluice-yarn.jar`): why a worker's container ended, or could not start. A
+/// container that ended well, or started, goes unsaid.
+fn container_note(event: &serde_json::Value) -> Option<String> {
+    let field = |name: &str| event.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    let container = field("container");
+    let node = field("node");
+    let then = if field("replaced") == "true" {
+        "; a replacement is asked for"
+    } else {
+        ""
+    };
+    let diagnostics = match field("diagnostics") {
+        "" => String::new(),
+        text => format!(": {text}"),
+    };
+    match field("event") {
+        "container_ended" if field("exit_status") != "0" => Some(format!(
+            "YARN: container {container} on {node} ended with exit status {}{diagnostics}{then}",
+            field("exit_status")
+        )),
+        "container_not_started" => Some(format!(
+            "YARN: container {container} on {node} could not start{diagnostics}{then}"
+        )),
+        _ => None,
+    }
 }
 
 /// Accepts and greets workers that connect once the job runs, and hands them to the
@@ -301,6 +344,9 @@ fn wait_for_workers(
             return Err(ClusterError::Exec(sluice_api::ExecError::Cancelled));
         }
         while let Ok(event) = submitter.events.try_recv() {
+            if let Some(note) = container_note(&event) {
+                status.note(note);
+            }
             if let Some(end) = submitter.ended(&event) {
                 let tail = submitter.stderr_tail();
                 return Err(ClusterError::Setup(if tail.is_empty() {
@@ -331,4 +377,41 @@ fn wait_for_workers(
         }
     }
     Ok(links)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::container_note;
+
+    #[test]
+    fn container_events_say_why_a_worker_went_and_nothing_else() {
+        let ended = serde_json::json!({
+            "event": "container_ended", "container": "container_1_0001_01_000002",
+            "node": "n1:45454", "exit_status": "137",
+            "diagnostics": "Container killed on request. Exit code is 137",
+            "replaced": "true"
+        });
+        assert_eq!(
+            container_note(&ended).unwrap(),
+            "YARN: container container_1_0001_01_000002 on n1:45454 ended with exit status \
+             137: Container killed on request. Exit code is 137; a replacement is asked for"
+        );
+        let failed = serde_json::json!({
+            "event": "container_not_started", "container": "c3", "node": "n2:1",
+            "diagnostics": "", "replaced": "false"
+        });
+        assert_eq!(
+            container_note(&failed).unwrap(),
+            "YARN: container c3 on n2:1 could not start"
+        );
+        for quiet in [
+            serde_json::json!({"event": "container_ended", "container": "c", "exit_status": "0"}),
+            serde_json::json!({"event": "container_started", "container": "c", "node": "n"}),
+            serde_json::json!({"event": "state", "state": "RUNNING"}),
+        ] {
+            assert_eq!(container_note(&quiet), None, "{quiet}");
+        }
+    }
 }

@@ -42,7 +42,8 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * {@code --max-worker-failures} have failed. When all workers are done the master unregisters
  * with SUCCEEDED; after too many failures, with FAILED and diagnostics naming the failed
  * containers. Then it deletes the application's staging directory ({@code --app-dir}) and
- * exits. {@link Submit} starts it with this command line:
+ * exits. What happens to the containers goes to an {@link EventLog} in that directory, which
+ * {@link Submit} relays to the coordinator. {@link Submit} starts it with this command line:
  *
  * <pre>
  * AppMaster --app-dir URI --workers N --worker-memory-mb MB --worker-vcores V
@@ -66,10 +67,14 @@ public final class AppMaster {
   private AMRMClientAsync<ContainerRequest> rm;
   private NMClientAsync nm;
   private ByteBuffer tokens;
+  /** Where container events go for the coordinator ({@link EventLog}); null if it cannot. */
+  private EventLog events;
 
   // The state below is shared by the clients' callback threads; guarded by `this`.
   private final Deque<ContainerRequest> pending = new ArrayDeque<>();
   private final Set<ContainerId> running = new HashSet<>();
+  /** The node of each container started, for the events. */
+  private final Map<ContainerId, String> nodes = new HashMap<>();
   private final List<String> failures = new ArrayList<>();
   private int done;
   private FinalApplicationStatus result;
@@ -110,6 +115,11 @@ public final class AppMaster {
 
   private int run() throws Exception {
     tokens = Tokens.forWorkers();
+    try {
+      events = EventLog.create(new Path(appDir, EventLog.NAME), conf);
+    } catch (IOException e) {
+      Log.info("cannot write container events for the coordinator: " + e);
+    }
     rm = AMRMClientAsync.createAMRMClientAsync(HEARTBEAT_MILLIS, new ResourceManagerEvents());
     rm.init(conf);
     rm.start();
@@ -128,6 +138,9 @@ public final class AppMaster {
       }
     }
     Log.info("finishing: " + result + ": " + diagnostics);
+    if (events != null) {
+      events.close();
+    }
     if (!shutdownRequested) {
       try {
         rm.unregisterApplicationMaster(result, diagnostics, null);
@@ -168,6 +181,21 @@ public final class AppMaster {
             + " 2>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/stderr";
     return ContainerLaunchContext.newInstance(resources, Collections.<String, String>emptyMap(),
         Collections.singletonList(command), null, tokens.duplicate(), null);
+  }
+
+  /** Tells the coordinator about a container, through the event log (if there is one). */
+  private void event(String... namesAndValues) {
+    if (events != null) {
+      events.write(Json.object(namesAndValues));
+    }
+  }
+
+  /**
+   * Whether a failed worker is being replaced: failures are still allowed and the
+   * application goes on.
+   */
+  private synchronized boolean replacing() {
+    return result == null && failures.size() <= maxFailures;
   }
 
   /** Counts a failed worker, and asks for a replacement while failures are allowed. */
@@ -229,8 +257,11 @@ public final class AppMaster {
           }
           rm.removeContainerRequest(pending.poll());
           running.add(container.getId());
+          nodes.put(container.getId(), String.valueOf(container.getNodeId()));
           Log.info("starting a worker in " + container.getId() + " on "
               + container.getNodeId());
+          event("event", "container_started", "container", String.valueOf(container.getId()),
+              "node", String.valueOf(container.getNodeId()));
           nm.startContainerAsync(container, workerContainer());
         }
       }
@@ -252,6 +283,12 @@ public final class AppMaster {
             failed(status.getContainerId() + " exited with status " + status.getExitStatus()
                 + " (" + brief(status.getDiagnostics()) + ")");
           }
+          event("event", "container_ended", "container", String.valueOf(status.getContainerId()),
+              "node", nodes.remove(status.getContainerId()),
+              "exit_status", String.valueOf(status.getExitStatus()),
+              "diagnostics", brief(status.getDiagnostics()),
+              "replaced", String.valueOf(status.getExitStatus() != ContainerExitStatus.SUCCESS
+                  && replacing()));
         }
       }
     }
@@ -287,6 +324,9 @@ public final class AppMaster {
         if (running.remove(id)) {
           rm.releaseAssignedContainer(id);
           failed(id + " could not start (" + brief(String.valueOf(e)) + ")");
+          event("event", "container_not_started", "container", String.valueOf(id),
+              "node", nodes.remove(id), "diagnostics", brief(String.valueOf(e)),
+              "replaced", String.valueOf(replacing()));
         }
       }
     }

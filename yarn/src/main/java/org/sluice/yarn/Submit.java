@@ -62,6 +62,11 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  * <pre>
  * {"event":"submitted","application":"application_1700000000000_0001"}
  * {"event":"state","state":"ACCEPTED"}            (on every change of state)
+ * {"event":"container_started","container":"container_...","node":"HOST:PORT"}
+ * {"event":"container_ended","container":"...","node":"...","exit_status":"137",
+ *  "diagnostics":"...","replaced":"true"}          (the master's events, see EventLog)
+ * {"event":"container_not_started","container":"...","node":"...","diagnostics":"...",
+ *  "replaced":"false"}
  * {"event":"finished","state":"FINISHED","final_status":"SUCCEEDED","diagnostics":"..."}
  * {"event":"error","message":"..."}               (instead of finished, when Submit fails)
  * </pre>
@@ -125,6 +130,9 @@ public final class Submit {
 
   /** How often the application's state is polled. */
   private static final long POLL_MILLIS = 200;
+
+  /** Polls between two reads of the master's container events (about a second). */
+  private static final int RELAY_EVERY_POLLS = 5;
 
   private static PrintStream events;
 
@@ -270,8 +278,13 @@ public final class Submit {
    */
   private int follow() throws Exception {
     boolean killSent = false;
-    while (true) {
+    EventLog.Tail masterEvents = new EventLog.Tail(new Path(appDir, EventLog.NAME), conf);
+    for (int poll = 0; ; poll++) {
       ApplicationReport report = yarn.getApplicationReport(appId);
+      boolean ending = isEnd(report.getYarnApplicationState());
+      if (ending || poll % RELAY_EVERY_POLLS == 0) {
+        relay(masterEvents);
+      }
       synchronized (this) {
         if (finished) {
           return 1; // stopped meanwhile: the shutdown hook reported the end
@@ -302,9 +315,7 @@ public final class Submit {
       emit(Json.object("event", "state", "state", state.name()));
       lastState = state;
     }
-    if (state != YarnApplicationState.FINISHED
-        && state != YarnApplicationState.FAILED
-        && state != YarnApplicationState.KILLED) {
+    if (!isEnd(state)) {
       return false;
     }
     finished = true;
@@ -313,6 +324,27 @@ public final class Submit {
     emit(Json.object("event", "finished", "state", state.name(),
         "final_status", status.name(), "diagnostics", report.getDiagnostics()));
     return true;
+  }
+
+  /** Whether an application in {@code state} has ended. */
+  private static boolean isEnd(YarnApplicationState state) {
+    return state == YarnApplicationState.FINISHED
+        || state == YarnApplicationState.FAILED
+        || state == YarnApplicationState.KILLED;
+  }
+
+  /**
+   * Prints the master's container events written since the last call, as they are. One that
+   * cannot be read (the directory gone with the application) is no failure: they only inform.
+   */
+  private void relay(EventLog.Tail masterEvents) {
+    try {
+      for (String line : masterEvents.poll()) {
+        emit(line);
+      }
+    } catch (IOException e) {
+      Log.info("cannot read the master's container events: " + e);
+    }
   }
 
   /** Reads stdin until a kill command arrives or it ends, then asks for the kill. */
