@@ -7,6 +7,12 @@
         Runs until its stdin reaches end of file (the test closed it, or the test process died),
         then exits at once. If moto is not installed it prints `MISSING moto` and exits 3.
 
+    python3 s3.py sigv4 METHOD URL REGION
+        The SigV4 signature botocore computes for a request to URL (its query sent as it
+        stands), with the headers given on stdin as a JSON object (those the request signed,
+        `x-amz-date` among them, whose time it is signed at), for S3 in REGION with the
+        credentials of AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY. Prints the hex signature.
+
     python3 s3.py ENDPOINT COMMAND ARGS...
         One client call through boto3 with path-style requests, credentials from the usual
         AWS_* variables. Commands:
@@ -52,6 +58,20 @@ def serve():
     while sys.stdin.buffer.read(4096):
         pass
     os._exit(0)
+
+
+def sigv4(method, url, region):
+    from botocore.auth import S3SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    headers = json.load(sys.stdin)
+    request = AWSRequest(method=method, url=url, headers=headers)
+    request.context["timestamp"] = headers["x-amz-date"]
+    credentials = Credentials(os.environ["AWS_ACCESS_KEY_ID"], os.environ["AWS_SECRET_ACCESS_KEY"])
+    auth = S3SigV4Auth(credentials, "s3", region)
+    canonical = auth.canonical_request(request)
+    sys.stdout.write(auth.signature(auth.string_to_sign(request, canonical), request))
 
 
 def client(endpoint, command, args):
@@ -112,6 +132,8 @@ def client(endpoint, command, args):
 def main():
     if sys.argv[1:] == ["serve"]:
         serve()
+    elif len(sys.argv) == 5 and sys.argv[1] == "sigv4":
+        sigv4(*sys.argv[2:])
     elif len(sys.argv) >= 3:
         try:
             client(sys.argv[1], sys.argv[2], sys.argv[3:])

@@ -8,6 +8,13 @@
 //! watcher beside a job that writes to a remote store; when the job's process ends, the
 //! watcher reads the journal and, unless it ends in `Done`, undoes what it lists
 //! ([`clean_up`]).
+//!
+//! Each thing is named before it is opened, not after: S3 tells an upload's id only in its
+//! answer to the request that starts the upload, so a process killed between that answer and
+//! the journal's line would leave an upload nobody can name. What is written first is where
+//! uploads will be: an S3 output's prefix when its committer sets the job up
+//! ([`JournalEntry::Output`]), a standalone object's key before its upload starts
+//! ([`JournalEntry::Opening`]). The watcher lists the uploads open there and aborts them.
 
 use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
@@ -30,9 +37,33 @@ pub enum JournalEntry {
         /// The properties.
         properties: BTreeMap<String, String>,
     },
-    /// A staging directory the job created (HDFS): deleted unless the job finished.
+    /// A staging directory the job created (HDFS), or the staging prefix where its workers
+    /// leave manifests (S3): deleted unless the job finished.
     Staging {
         /// Its location.
+        location: String,
+    },
+    /// An S3 output the job set up, written before any of its part files is started: every
+    /// multipart upload under it (`location/…`) is aborted unless the job finished, those
+    /// whose ids the journal never got included.
+    ///
+    /// The uploads under the output are the job's because the output is: setting the job up
+    /// refused an output that existed, part files are uploads to keys under it (the keys a
+    /// completed upload gets: S3 has no rename, so a key cannot carry the job's name), and
+    /// uploads of the job's tasks on other processes are under it too. Only the output's own
+    /// prefix with its `/` is listed, never a shared parent: `out2/` and `output/` beside
+    /// `out/` are other jobs'. (A second job started on the same output before this one
+    /// ends would lose its uploads and fail its commit, leaving nothing partial: Hadoop S3A's
+    /// committers treat the uploads under a destination the same way.)
+    Output {
+        /// The output's location.
+        location: String,
+    },
+    /// A standalone S3 object (written outside a committer) whose multipart upload is about to
+    /// start, written before the request: every upload of exactly this key is aborted unless
+    /// the job finished. The key is the job's: the writer was refused if anything was there.
+    Opening {
+        /// The object's location.
         location: String,
     },
     /// A multipart upload the job started (S3): aborted unless the job finished.
@@ -42,8 +73,9 @@ pub enum JournalEntry {
         /// The upload's id.
         upload_id: String,
     },
-    /// An upload that needs nothing more: completed by its writer (a file written outside a
-    /// committer) or aborted. Its [`JournalEntry::Upload`] is left alone.
+    /// An upload that needs nothing more from this process: completed by its writer (a file
+    /// written outside a committer), aborted, or handed to the job's owner (a worker's
+    /// committed task). Its [`JournalEntry::Upload`] is left alone.
     Closed {
         /// The upload's id.
         upload_id: String,
@@ -200,6 +232,7 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
     let stores = RemoteConnector::new(config, "clean-up");
     let mut fail = |what: &str, e: IoError| report_failure(&mut report.failures, what, &e);
     let mut deleted_dirs = Vec::new();
+    #[cfg_attr(not(feature = "s3"), allow(unused_variables))]
     let closed: std::collections::HashSet<&str> = entries
         .iter()
         .filter_map(|e| match e {
@@ -211,14 +244,43 @@ pub fn clean_up(path: &Path) -> io::Result<CleanUp> {
     let mut aborted = 0;
     let mut deleted_objects = 0;
     // Uploads first: one the job was completing when it died may still complete, so files a
-    // commit published are deleted after the aborts, and once more a little later.
+    // commit published are deleted after the aborts, and once more a little later. First
+    // where uploads were to be: the open ones there are aborted whatever their ids, and the
+    // ids noted there need nothing more once that listing succeeded.
+    #[cfg_attr(not(feature = "s3"), allow(unused_mut))]
+    let mut listed: Vec<String> = Vec::new();
+    #[cfg(feature = "s3")]
+    for entry in &entries {
+        let (location, tree) = match entry {
+            JournalEntry::Output { location } => (location, true),
+            JournalEntry::Opening { location } => (location, false),
+            _ => continue,
+        };
+        match abort_open_uploads(&stores, location, tree) {
+            Ok(count) => {
+                aborted += count;
+                listed.push(if tree {
+                    format!("{location}/")
+                } else {
+                    location.clone()
+                });
+            }
+            Err(e) => fail(location, e),
+        }
+    }
+    #[cfg_attr(not(feature = "s3"), allow(unused_variables))]
+    let covered = |location: &str| {
+        listed
+            .iter()
+            .any(|l| l == location || (l.ends_with('/') && location.starts_with(l.as_str())))
+    };
     for entry in &entries {
         match entry {
             #[cfg(feature = "s3")]
             JournalEntry::Upload {
                 location,
                 upload_id,
-            } if !closed.contains(upload_id.as_str()) => {
+            } if !closed.contains(upload_id.as_str()) && !covered(location) => {
                 match abort_upload(&stores, location, upload_id) {
                     Ok(()) => aborted += 1,
                     Err(e) => fail(location, e),
@@ -288,17 +350,35 @@ fn parse(location: &str) -> Result<Location, IoError> {
     Location::parse(location)
 }
 
-/// Deletes a directory tree of the job's; `false` if it was not there.
+/// Deletes a directory tree of the job's (on S3, the objects under the prefix); `false` if
+/// nothing was there.
 fn delete_dir(stores: &RemoteConnector, location: &str) -> Result<bool, IoError> {
     let location = parse(location)?;
     match location.scheme() {
         #[cfg(feature = "hdfs")]
         sluice_io::Scheme::Hdfs => stores.hdfs(&location)?.delete_tree(&location),
+        #[cfg(feature = "s3")]
+        sluice_io::Scheme::S3 => Ok(stores.s3(&location)?.delete_prefix(&location)? > 0),
         _ => {
             let _ = stores;
             Ok(false)
         }
     }
+}
+
+/// Aborts the uploads open at `location` (with `tree`, under it); how many. Only S3 has
+/// uploads: a location elsewhere has none.
+#[cfg(feature = "s3")]
+fn abort_open_uploads(
+    stores: &RemoteConnector,
+    location: &str,
+    tree: bool,
+) -> Result<usize, IoError> {
+    let location = parse(location)?;
+    if location.scheme() != sluice_io::Scheme::S3 {
+        return Ok(0);
+    }
+    stores.s3(&location)?.abort_open_uploads(&location, tree)
 }
 
 #[cfg(feature = "s3")]

@@ -35,6 +35,8 @@ mod runtime;
 mod s3;
 #[cfg(feature = "s3")]
 mod s3_commit;
+#[cfg(feature = "s3")]
+mod s3_uploads;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -190,12 +192,12 @@ impl RemoteStores for RemoteConnector {
                 output,
                 staging,
             )?)),
+            // The journal learns which uploads were handed to the job's owner.
             #[cfg(feature = "s3")]
-            Connected::S3(storage) => Ok(Box::new(S3MagicCommitter::attach(
-                (*storage).clone(),
-                output,
-                staging,
-            )?)),
+            Connected::S3(storage) => Ok(Box::new(
+                S3MagicCommitter::attach((*storage).clone(), output, staging)?
+                    .with_journal(self.journal.clone()),
+            )),
         }
     }
 }

@@ -29,12 +29,15 @@ use crate::error::{io_error, read_error, unavailable, write_error};
 use crate::journal::{note, Journal, JournalEntry};
 use crate::read::{OpenAt, PrefetchReader};
 use crate::runtime::{block_on, block_on_timeout, runtime};
+use crate::s3_uploads::{bucket_url, OpenUpload, UploadLister};
 use crate::StoreConfig;
 
 /// Bytes of one uploaded part (S3 wants at least 5 MiB for every part but the last).
 pub(crate) const PART_SIZE: usize = 8 << 20;
 /// Parts uploading at once per writer; the writer waits beyond this.
 const PARTS_IN_FLIGHT: usize = 4;
+/// Uploads aborted at once when open ones are cleaned up.
+const CONCURRENT_ABORTS: usize = 16;
 /// How long one data request (a part, a whole streamed GET) may take.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -48,6 +51,8 @@ pub struct S3Storage {
     endpoint: String,
     timeout: Duration,
     journal: Option<Arc<Journal>>,
+    /// The listing of open uploads, which `object_store` lacks.
+    uploads: UploadLister,
 }
 
 impl std::fmt::Debug for S3Storage {
@@ -72,6 +77,10 @@ impl S3Storage {
         let timeout = config
             .timeout()
             .map_err(|e| unavailable(location, e.to_string()))?;
+        let client_options = ClientOptions::new()
+            .with_connect_timeout(timeout.min(Duration::from_secs(10)))
+            .with_timeout(REQUEST_TIMEOUT)
+            .with_allow_http(true);
         let mut builder = AmazonS3Builder::new()
             .with_bucket_name(&bucket)
             .with_region(&settings.region)
@@ -80,12 +89,7 @@ impl S3Storage {
                 retry_timeout: timeout,
                 ..RetryConfig::default()
             })
-            .with_client_options(
-                ClientOptions::new()
-                    .with_connect_timeout(timeout.min(Duration::from_secs(10)))
-                    .with_timeout(REQUEST_TIMEOUT)
-                    .with_allow_http(true),
-            );
+            .with_client_options(client_options.clone());
         if let Some((key, secret, token)) = &settings.credentials {
             builder = builder
                 .with_access_key_id(key)
@@ -106,12 +110,25 @@ impl S3Storage {
         let store = builder
             .build()
             .map_err(|e| unavailable(location, format!("cannot set up an S3 client: {e}")))?;
+        let uploads = UploadLister::new(
+            bucket_url(
+                settings.endpoint.as_deref(),
+                settings.path_style,
+                &settings.region,
+                &bucket,
+            ),
+            settings.region.clone(),
+            Arc::clone(store.credentials()),
+            client_options,
+            timeout,
+        );
         Ok(S3Storage {
             store: Arc::new(store),
             bucket,
             endpoint,
             timeout,
             journal: None,
+            uploads,
         })
     }
 
@@ -178,6 +195,7 @@ impl S3Storage {
         completion: Completion,
     ) -> Result<S3Writer, IoError> {
         Ok(S3Writer {
+            standalone: matches!(completion, Completion::Now),
             store: Arc::clone(&self.store),
             bucket: self.bucket.clone(),
             path: self.path(location)?,
@@ -240,6 +258,104 @@ impl S3Storage {
             Ok(()) | Err(object_store::Error::NotFound { .. }) => Ok(()),
             Err(e) => Err(s3_io_error(&e, &self.bucket)),
         }
+    }
+
+    /// Aborts every multipart upload open at `location`'s key, or with `tree` every one under
+    /// it as a directory (`KEY/…`, not `KEY…`: a sibling `KEY2/` is not under it). Returns
+    /// how many were aborted.
+    ///
+    /// The listing finds uploads whose ids nobody wrote down (a process killed between
+    /// starting an upload and recording it); the caller decides which keys are its own.
+    ///
+    /// # Errors
+    /// If the uploads cannot be listed, or one cannot be aborted (the first error, after
+    /// trying every one); the bucket itself is refused.
+    pub(crate) fn abort_open_uploads(
+        &self,
+        location: &Location,
+        tree: bool,
+    ) -> Result<usize, IoError> {
+        let path = self.path(location)?;
+        if path.as_ref().is_empty() {
+            return Err(write_error(
+                location,
+                io_error(
+                    io::ErrorKind::InvalidInput,
+                    "refusing to abort every upload of a whole bucket",
+                ),
+            ));
+        }
+        let prefix = if tree {
+            format!("{path}/")
+        } else {
+            path.to_string()
+        };
+        let open = block_on(self.uploads.list(&prefix))
+            .and_then(|r| r)
+            .map_err(|e| write_error(location, e))?;
+        let mine: Vec<OpenUpload> = open
+            .into_iter()
+            .filter(|u| tree || u.key == prefix)
+            .collect();
+        let results: Vec<io::Result<()>> = block_on(
+            futures::stream::iter(mine)
+                .map(|upload| async move {
+                    self.abort(&PendingUpload {
+                        key: upload.key,
+                        upload_id: Some(upload.upload_id),
+                        parts: Vec::new(),
+                        len: 0,
+                    })
+                    .await
+                })
+                .buffer_unordered(CONCURRENT_ABORTS)
+                .collect(),
+        )
+        .map_err(|e| write_error(location, e))?;
+        let mut aborted = 0;
+        let mut first_error = None;
+        for result in results {
+            match result {
+                Ok(()) => aborted += 1,
+                Err(e) => {
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        match first_error {
+            None => Ok(aborted),
+            Some(e) => Err(write_error(location, e)),
+        }
+    }
+
+    /// Deletes every object under `location` as a directory (`KEY/…`); how many. For a
+    /// prefix that is the job's alone (its staging prefix).
+    ///
+    /// # Errors
+    /// If the objects cannot be listed or one cannot be deleted.
+    pub(crate) fn delete_prefix(&self, location: &Location) -> Result<usize, IoError> {
+        let path = self.path(location)?;
+        if path.as_ref().is_empty() {
+            return Err(write_error(
+                location,
+                io_error(
+                    io::ErrorKind::InvalidInput,
+                    "refusing to delete a whole bucket",
+                ),
+            ));
+        }
+        let objects: Vec<object_store::ObjectMeta> = self
+            .call("list", self.store.list(Some(&path)).try_collect())
+            .map_err(|e| read_error(location, e))?;
+        let mut deleted = 0;
+        for meta in objects {
+            match self.call("delete", self.store.delete(&meta.location)) {
+                Ok(()) => deleted += 1,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => return Err(write_error(location, e)),
+            }
+        }
+        Ok(deleted)
     }
 
     /// Writes `bytes` as the object at `location` in one request.
@@ -417,6 +533,10 @@ pub struct PendingUpload {
 
 /// A new S3 object being written as a multipart upload.
 pub(crate) struct S3Writer {
+    /// Whether the object is written outside a committer ([`Completion::Now`]): its key is
+    /// then named in the journal before its upload starts. (A committer's part files are under
+    /// an output the committer named when it set the job up.)
+    standalone: bool,
     store: Arc<AmazonS3>,
     bucket: String,
     path: Path,
@@ -442,6 +562,16 @@ impl S3Writer {
     fn upload_id(&mut self) -> io::Result<String> {
         if let Some(id) = &self.upload {
             return Ok(id.clone());
+        }
+        if self.standalone {
+            // Before the request: killed after it, the process could not say which upload
+            // it started, only where (see `Journal`).
+            note(
+                self.journal.as_deref(),
+                JournalEntry::Opening {
+                    location: self.location.to_string(),
+                },
+            );
         }
         let what = format!("start an upload to {}", self.location);
         let store = Arc::clone(&self.store);

@@ -28,10 +28,12 @@ const CONCURRENT_COMPLETIONS: usize = 16;
 ///
 /// What is visible at the output if the job stops at any point:
 /// * before job commit, nothing: the part files are uploads not yet completed. A failed or
-///   aborted job, or a committer dropped without a commit, aborts them. A job killed outright
-///   leaves its uploads open (invisible, but billed until aborted): `sluice`'s clean-up
-///   watcher aborts them when one runs, and a bucket lifecycle rule for incomplete uploads is
-///   the store's own safety net;
+///   aborted job, or a committer dropped without a commit, aborts them, and any other upload
+///   left open under the output (a dead worker's). A job killed outright leaves its uploads
+///   open (invisible, but billed until aborted): `sluice`'s clean-up watcher aborts every one
+///   under the output, which the journal names at set-up before any is started (see
+///   [`JournalEntry::Output`]), and a bucket lifecycle rule for incomplete uploads is the
+///   store's own safety net;
 /// * during job commit the part files appear one by one, and `_SUCCESS` only after all of
 ///   them: readers that wait for `_SUCCESS` never take a partial output. If completing fails,
 ///   the files completed so far are deleted and the rest aborted.
@@ -147,8 +149,9 @@ impl S3MagicCommitter {
         })
     }
 
-    /// The same committer, recording what its commit publishes in `journal` (see
-    /// [`Journal`]; the uploads are recorded by the storage's writers).
+    /// The same committer, recording in `journal` (see [`Journal`]) the output it sets up and
+    /// what its commit publishes, or, attached, the uploads it hands to the job's owner (the
+    /// uploads themselves are recorded by the storage's writers).
     #[must_use]
     pub fn with_journal(mut self, journal: Option<Arc<Journal>>) -> S3MagicCommitter {
         self.journal = journal;
@@ -339,6 +342,14 @@ impl S3MagicCommitter {
         let mut files: Vec<String> = results.iter().map(|(u, _)| format!("/{}", u.key)).collect();
         files.sort();
         let success = self.output.join("_SUCCESS");
+        // Named first, as the part files were: killed after writing it, the job must not
+        // leave `_SUCCESS` over an output its watcher takes back.
+        note(
+            self.journal.as_deref(),
+            JournalEntry::Completed {
+                location: success.to_string(),
+            },
+        );
         let manifest = SuccessData::new(&self.job_id, files);
         let json = serde_json::to_vec_pretty(&manifest).map_err(|e| {
             write_error(&success, io_error(std::io::ErrorKind::Other, e.to_string()))
@@ -390,6 +401,22 @@ impl JobCommitter for S3MagicCommitter {
                 path: self.output.error_path(),
             });
         }
+        // Before any part file is started: a watcher then finds every upload of the job,
+        // including one whose id this process died before writing down.
+        note(
+            self.journal.as_deref(),
+            JournalEntry::Output {
+                location: self.output.to_string(),
+            },
+        );
+        if let Some(staging) = &self.staging {
+            note(
+                self.journal.as_deref(),
+                JournalEntry::Staging {
+                    location: staging.to_string(),
+                },
+            );
+        }
         self.state = State::Running;
         Ok(())
     }
@@ -439,6 +466,12 @@ impl JobCommitter for S3MagicCommitter {
             if let Err(e) = self.storage.put(&manifest, json) {
                 let _ = self.abort_all(vec![upload]);
                 return Err(e);
+            }
+            // The upload is the owner's now: this process's watcher must not abort it
+            // should this process die (the owner's commit completes it, its abort or its
+            // own watcher aborts it).
+            if let Some(upload_id) = upload.upload_id {
+                note(self.journal.as_deref(), JournalEntry::Closed { upload_id });
             }
             return Ok(());
         }
@@ -497,6 +530,11 @@ impl JobCommitter for S3MagicCommitter {
         }
         self.publish(committed)?;
         self.state = State::Committed;
+        // What is still open under the output is no part file's: uploads of attempts on
+        // workers that died before handing them over (or before this process knew their ids).
+        // The output is committed whatever becomes of them, so this is best effort; a bucket
+        // lifecycle rule for incomplete uploads is the store's own safety net.
+        let _ = self.storage.abort_open_uploads(&self.output, true);
         note(self.journal.as_deref(), JournalEntry::Done);
         Ok(())
     }
@@ -505,6 +543,7 @@ impl JobCommitter for S3MagicCommitter {
         match self.state {
             State::Committed => Err(self.misuse()),
             _ => {
+                let was_running = self.state == State::Running;
                 self.state = State::Aborted;
                 let mut open = {
                     let mut uploads = lock(&self.uploads);
@@ -522,7 +561,18 @@ impl JobCommitter for S3MagicCommitter {
                         self.remove_manifests(&manifests);
                     }
                 }
-                self.abort_all(open)?;
+                let aborted = self.abort_all(open);
+                // Uploads the job's tasks started that nobody recorded (a worker that died
+                // before handing its task over): the output is the job's once set up, and
+                // every upload under it too (see `JournalEntry::Output`).
+                let swept = if was_running && !self.attached {
+                    self.storage
+                        .abort_open_uploads(&self.output, true)
+                        .map(drop)
+                } else {
+                    Ok(())
+                };
+                aborted.and(swept)?;
                 note(self.journal.as_deref(), JournalEntry::Done);
                 Ok(())
             }

@@ -40,7 +40,7 @@ pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
 pub use outputs::sorted_part_lines;
 pub use process::without_proxies;
-pub use s3::{S3Options, S3Server};
+pub use s3::{botocore_signature, S3Options, S3Server};
 pub use workers::Workers;
 
 /// The environment variable that lets tests needing the storage servers skip: with

@@ -230,6 +230,53 @@ impl S3Server {
     }
 }
 
+/// The SigV4 signature botocore (boto3's signer) computes for a request to S3 in `region`:
+/// `method`, `url` with its query exactly as sent, and `headers`, the request's signed headers
+/// (`host` and `x-amz-date` among them; the signing time is `x-amz-date`'s). An independent
+/// check of a request a server that accepts any signature (moto) would not refuse.
+///
+/// # Panics
+///
+/// When python3 or botocore cannot be run, with the error.
+pub fn botocore_signature(
+    method: &str,
+    url: &str,
+    headers: &[(String, String)],
+    access_key: &str,
+    secret_key: &str,
+    region: &str,
+) -> String {
+    let headers: serde_json::Map<String, serde_json::Value> = headers
+        .iter()
+        .map(|(k, v)| (k.clone(), serde_json::Value::String(v.clone())))
+        .collect();
+    let mut child = Command::new("python3")
+        .arg(stores_sources().join("s3.py"))
+        .args(["sigv4", method, url, region])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env("AWS_ACCESS_KEY_ID", access_key)
+        .env("AWS_SECRET_ACCESS_KEY", secret_key)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start python3 for botocore's signer: {e}"));
+    if let Some(mut pipe) = child.stdin.take() {
+        pipe.write_all(serde_json::Value::Object(headers).to_string().as_bytes())
+            .unwrap_or_else(|e| panic!("sigv4: cannot send the headers: {e}"));
+    }
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("sigv4: {e}"));
+    assert!(
+        out.status.success(),
+        "sigv4 {method} {url} failed ({}): {}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr).trim()
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
 impl std::fmt::Debug for S3Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("S3Server")
