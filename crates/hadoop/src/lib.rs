@@ -33,6 +33,8 @@
 //! * [`writable`]: Hadoop's `Writable` serialisation (`WritableUtils` vints, `Text`,
 //!   `BytesWritable`, `IntWritable`, ...) and the raw comparators Hadoop sorts serialised keys
 //!   with.
+//! * [`writable_type`]: the `Writable` classes a SequenceFile names, and a serialised value's
+//!   Java `toString()` and typed bytes, as Hadoop Streaming shows them to programs.
 //!
 //! # Why `words` is here
 //!
@@ -53,3 +55,4 @@ pub mod tera;
 pub mod typedbytes;
 pub mod words;
 pub mod writable;
+pub mod writable_type;

@@ -359,6 +359,12 @@ impl<'a> WritableReader<'a> {
         result
     }
 
+    /// The next `n` bytes as they are: a fixed-size value's serialised form. `what` names the
+    /// value in an error.
+    pub fn read_raw(&mut self, what: &'static str, n: usize) -> Result<&'a [u8], WritableError> {
+        self.take(what, self.pos, n)
+    }
+
     /// An `IntWritable`: 4 bytes, big-endian.
     pub fn read_int(&mut self) -> Result<i32, WritableError> {
         Ok(i32::from_be_bytes(self.array("IntWritable")?))

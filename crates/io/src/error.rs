@@ -43,6 +43,16 @@ pub enum IoError {
         #[source]
         source: io::Error,
     },
+    /// A SequenceFile is malformed or cannot be read by sluice: what is wrong and where.
+    #[error("{path}: bad SequenceFile at byte {offset}: {reason}")]
+    SequenceFile {
+        /// The file.
+        path: PathBuf,
+        /// Where in the file the problem was found.
+        offset: u64,
+        /// What is wrong.
+        reason: String,
+    },
     /// A location names something other than a local file (another scheme, another host).
     #[error("{location}: {reason}")]
     UnsupportedLocation {

@@ -35,6 +35,7 @@
 //! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
 //!   place only when the job succeeds, then writes `_SUCCESS`.
+//! * [`seqfile`] reads and writes Hadoop's SequenceFiles, splits included.
 //! * [`DirectWriter`] writes files past the page cache; [`ReadAhead`] reads a range of a file
 //!   with read-ahead hints (the spill merge's many streams).
 #![forbid(unsafe_code)]
@@ -51,6 +52,7 @@ mod location;
 mod nline;
 mod output;
 mod readahead;
+pub mod seqfile;
 mod split;
 mod storage;
 mod stores;

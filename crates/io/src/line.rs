@@ -415,7 +415,7 @@ fn read_head(reader: &mut impl Read) -> io::Result<([u8; 4], usize)> {
 }
 
 /// A decoder reading the whole of a compressed stream.
-fn decoder<R: Read + Send + 'static>(
+pub(crate) fn decoder<R: Read + Send + 'static>(
     compression: Compression,
     file: R,
 ) -> io::Result<Box<dyn Read + Send>> {
