@@ -207,6 +207,11 @@ pub enum InputFormat {
     /// Records of a fixed number of bytes, as Hadoop's `TeraInputFormat` reads its 100-byte
     /// rows: a file ending inside a record is an error.
     FixedLength(usize),
+    /// The records of Hadoop SequenceFiles, split at sync points as Hadoop's
+    /// `SequenceFileRecordReader` splits them. Each record reaches the mapper as one byte
+    /// string, its serialised key and value joined by `sluice_io::seqfile::join_pair`; the
+    /// file's key and value classes are in [`MapInput::record_classes`](crate::MapInput).
+    SequenceFile,
 }
 
 /// Wall time of one phase.

@@ -120,6 +120,9 @@ pub struct MapInput {
     pub start: u64,
     /// Bytes in the split.
     pub length: u64,
+    /// The key and value class names of a SequenceFile input ([`InputFormat::SequenceFile`]
+    /// (crate::InputFormat)), from the file's header; `None` for other inputs.
+    pub record_classes: Option<(String, String)>,
 }
 
 /// Which task attempt a mapper, reducer or combiner instance works for.

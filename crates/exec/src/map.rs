@@ -5,6 +5,7 @@ use sluice_api::{
     CountSink, Counter, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput,
     TaskContext,
 };
+use sluice_io::seqfile::{join_pair, SeqFileReader};
 use sluice_io::{
     CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split, Storage, StoredInput,
 };
@@ -72,6 +73,11 @@ pub(crate) struct MapTask<'a> {
 enum SplitReader {
     Lines(LineReader),
     Fixed(FixedRecordReader),
+    /// A SequenceFile's records, each joined into `record`.
+    Seq {
+        reader: Box<SeqFileReader>,
+        record: Vec<u8>,
+    },
 }
 
 impl SplitReader {
@@ -91,13 +97,38 @@ impl SplitReader {
                 len,
                 CachePolicy::DropBehind,
             )?),
+            InputFormat::SequenceFile => SplitReader::Seq {
+                reader: Box::new(SeqFileReader::open_in(storage, file, split)?),
+                record: Vec::new(),
+            },
         })
+    }
+
+    /// The key and value classes of a SequenceFile.
+    fn record_classes(&self) -> Option<(String, String)> {
+        match self {
+            SplitReader::Seq { reader, .. } => {
+                let header = reader.header();
+                Some((header.key_class.clone(), header.value_class.clone()))
+            }
+            SplitReader::Lines(_) | SplitReader::Fixed(_) => None,
+        }
     }
 
     fn next(&mut self) -> Result<Option<(u64, &[u8])>, IoError> {
         match self {
             SplitReader::Lines(reader) => reader.next_line(),
             SplitReader::Fixed(reader) => reader.next_record(),
+            SplitReader::Seq { reader, record } => {
+                let Some((offset, key, value)) = reader.next_record()? else {
+                    return Ok(None);
+                };
+                join_pair(key, value, record).map_err(|source| IoError::Read {
+                    path: std::path::PathBuf::from(format!("record at byte {offset}")),
+                    source,
+                })?;
+                Ok(Some((offset, record.as_slice())))
+            }
         }
     }
 
@@ -105,6 +136,7 @@ impl SplitReader {
         match self {
             SplitReader::Lines(reader) => reader.bytes_consumed(),
             SplitReader::Fixed(reader) => reader.bytes_consumed(),
+            SplitReader::Seq { reader, .. } => reader.bytes_consumed(),
         }
     }
 }
@@ -162,6 +194,7 @@ pub(crate) fn map_task(
         location: t.file.location().clone(),
         start: t.split.start,
         length: t.split.len,
+        record_classes: input.reader.record_classes(),
     });
     let ctx = TaskContext {
         is_map: true,

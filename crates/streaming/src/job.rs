@@ -19,7 +19,7 @@ use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
 use super::scratch::Scratch;
 use super::submission::{is_job_id, Submission};
 use super::task::{
-    IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, StreamMapper,
+    IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, SeqView, StreamMapper,
     StreamReducer,
 };
 use super::{nline, StreamingError};
@@ -82,6 +82,18 @@ const KEY_VALUE_INPUT: &[&str] = &[
     "org.apache.hadoop.mapred.KeyValueTextInputFormat",
     "KeyValueTextInputFormat",
 ];
+const SEQUENCE_INPUT: &[&str] = &[
+    "org.apache.hadoop.mapred.SequenceFileInputFormat",
+    "SequenceFileInputFormat",
+];
+const SEQUENCE_TEXT_INPUT: &[&str] = &[
+    "org.apache.hadoop.mapred.SequenceFileAsTextInputFormat",
+    "SequenceFileAsTextInputFormat",
+];
+/// Only by its class name: Hadoop's streaming job knows the short names of the two above, and
+/// looks any other short name up in its own package, where this one is not.
+const SEQUENCE_BINARY_INPUT: &[&str] =
+    &["org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat"];
 const TEXT_OUTPUT: &[&str] = &[
     "org.apache.hadoop.mapred.TextOutputFormat",
     "TextOutputFormat",
@@ -211,6 +223,9 @@ pub fn build_with(
     job.split_order = SplitOrder::LargestFirst;
     job.lazy_output = args.lazy_output;
     job.output_codec = output_codec;
+    if matches!(input_format, InputFormat::Sequence(_)) {
+        job.input = sluice_api::InputFormat::SequenceFile;
+    }
     // Too large to fit is too large for any budget: the job then refuses to start.
     job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
 
@@ -249,10 +264,20 @@ fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat,
         Some(name) if nline::NLINE_INPUT.contains(&name) => {
             Ok(InputFormat::NLine(nline::lines_per_map(conf)?))
         }
+        Some(name) if SEQUENCE_INPUT.contains(&name) => {
+            Ok(InputFormat::Sequence(SeqView::Writables))
+        }
+        Some(name) if SEQUENCE_TEXT_INPUT.contains(&name) => {
+            Ok(InputFormat::Sequence(SeqView::AsText))
+        }
+        Some(name) if SEQUENCE_BINARY_INPUT.contains(&name) => {
+            Ok(InputFormat::Sequence(SeqView::AsBinary))
+        }
         Some(name) => Err(usage(format!(
-            "-inputformat {name} is not supported: sluice reads text input with \
-             TextInputFormat, KeyValueTextInputFormat or \
-             org.apache.hadoop.mapred.lib.NLineInputFormat"
+            "-inputformat {name} is not supported: sluice reads TextInputFormat, \
+             KeyValueTextInputFormat, org.apache.hadoop.mapred.lib.NLineInputFormat, \
+             SequenceFileInputFormat, SequenceFileAsTextInputFormat and \
+             org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat"
         ))),
     }
 }
@@ -380,7 +405,7 @@ fn map_program(
             "stream.map.input.ignoreKey",
             matches!(input_format, InputFormat::Text),
         )?;
-    let (in_key, in_value) = input_format.kinds();
+    let (in_key, in_value) = input_format.kinds(sides.map_in);
     let program = match args.mapper.as_deref().map(str::trim) {
         None => None,
         Some(name) if IDENTITY_MAPPERS.contains(&name) => None,
@@ -409,6 +434,13 @@ fn map_program(
             shm: sides.map_shm,
         })),
     };
+    if program.is_none() && matches!(input_format, InputFormat::Sequence(_)) {
+        return Err(usage(
+            "an identity mapper over SequenceFile input is not supported: sluice's map output \
+             is text; give a -mapper such as 'cat'"
+                .into(),
+        ));
+    }
     if program.is_none() && matches!(input_format, InputFormat::Text | InputFormat::NLine(_)) {
         return Err(usage(
             "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
@@ -442,7 +474,7 @@ fn mapper_factory(
         None => {
             let separator = match input_format {
                 InputFormat::KeyValue(s) => *s,
-                InputFormat::Text | InputFormat::NLine(_) => b'\t',
+                InputFormat::Text | InputFormat::NLine(_) | InputFormat::Sequence(_) => b'\t',
             };
             Arc::new(move |_: &MapInput| Box::new(IdentityMapper { separator }) as Box<dyn Mapper>)
         }

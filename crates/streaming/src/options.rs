@@ -396,7 +396,9 @@ Streaming options:
   -file <path>              a file for the tasks' working directory (same as -files)
   -inputformat <class>      TextInputFormat (default), KeyValueTextInputFormat, or
                             org.apache.hadoop.mapred.lib.NLineInputFormat: a map task per
-                            N lines, the mapper gets offset<TAB>line
+                            N lines, the mapper gets offset<TAB>line; SequenceFileInputFormat,
+                            SequenceFileAsTextInputFormat, or
+                            org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat
   -outputformat <class>     TextOutputFormat (default)
   -partitioner <class>      HashPartitioner (default) or KeyFieldBasedPartitioner
   -numReduceTasks <n>       number of reduce tasks (default 1)

@@ -12,12 +12,14 @@ use super::command::{resolve_program, split_command};
 use super::conf::env_var_name;
 use super::process::{input_error, run_program};
 use super::program::{ProgramSpec, ShmSides};
-use super::protocol::{render, Kind, RecordReader, RecordWriter};
+use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
 use super::{program_error, ProgramError};
 use sluice_api::{
     AttemptId, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput,
     TaskContext, Values,
 };
+use sluice_hadoop::writable::WritableReader;
+use sluice_hadoop::writable_type::WritableType;
 
 /// What every task of a streaming job shares.
 #[derive(Debug)]
@@ -56,6 +58,122 @@ pub(super) enum InputFormat {
     KeyValue(u8),
     /// `NLineInputFormat`: records as with `TextInputFormat`, the splits of this many lines.
     NLine(NonZeroU64),
+    /// SequenceFiles, seen as one of Hadoop's SequenceFile input formats sees them.
+    Sequence(SeqView),
+}
+
+/// What a map program is given of a SequenceFile's records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum SeqView {
+    /// `SequenceFileInputFormat`: the `Writable`s themselves, written to the program as
+    /// Hadoop's input writers write each class (`Text` and `BytesWritable` as their bytes,
+    /// other classes as their `toString()` in text framing; serialised in `rawbytes`; typed in
+    /// `typedbytes`).
+    Writables,
+    /// `SequenceFileAsTextInputFormat`: `Text`s of the key's and value's `toString()`.
+    AsText,
+    /// `SequenceFileAsBinaryInputFormat`: `BytesWritable`s of the serialised key and value.
+    AsBinary,
+}
+
+impl SeqView {
+    /// The kinds of the bytes [`SeqConvert::convert`] makes, for a program reading `framing`.
+    fn kinds(self, framing: Framing) -> (Kind, Kind) {
+        let kind = match (self, framing) {
+            (SeqView::AsBinary, _) => Kind::Bytes,
+            (SeqView::AsText, _) | (SeqView::Writables, Framing::Text | Framing::KeyOnlyText) => {
+                Kind::Text
+            }
+            (SeqView::Writables, Framing::RawBytes) => Kind::Bytes,
+            (SeqView::Writables, Framing::TypedBytes) => Kind::TypedBytes,
+        };
+        (kind, kind)
+    }
+}
+
+/// Turns the serialised keys and values of one SequenceFile into the bytes a map program's
+/// [`RecordWriter`] is given (of the kinds [`SeqView::kinds`] names).
+pub(super) struct SeqConvert {
+    view: SeqView,
+    framing: Framing,
+    key: Option<WritableType>,
+    value: Option<WritableType>,
+}
+
+impl SeqConvert {
+    /// The conversion for a file of these classes. A class sluice does not know can only be
+    /// passed on as bytes (`SequenceFileAsBinaryInputFormat`).
+    pub(super) fn new(
+        view: SeqView,
+        framing: Framing,
+        classes: Option<&(String, String)>,
+    ) -> Result<SeqConvert, ExecError> {
+        let (key_class, value_class) = classes.ok_or_else(|| {
+            ExecError::Config("a SequenceFile split without its header's classes".into())
+        })?;
+        let known = |class: &str| {
+            let t = WritableType::from_class_name(class);
+            if t.is_none() && view != SeqView::AsBinary {
+                return Err(ExecError::user(format!(
+                    "the SequenceFile holds {class}, a Writable class sluice cannot read;                      -inputformat SequenceFileAsBinaryInputFormat passes its serialised bytes"
+                )));
+            }
+            Ok(t)
+        };
+        Ok(SeqConvert {
+            view,
+            framing,
+            key: known(key_class)?,
+            value: known(value_class)?,
+        })
+    }
+
+    /// Converts one joined record into its key and value bytes.
+    fn convert<'b>(
+        &self,
+        record: &[u8],
+        key: &'b mut Vec<u8>,
+        value: &'b mut Vec<u8>,
+    ) -> Result<(&'b [u8], &'b [u8]), ExecError> {
+        let (k, v) = sluice_io::seqfile::split_pair(record)
+            .ok_or_else(|| ExecError::user("a malformed SequenceFile record"))?;
+        self.one(self.key, k, key)?;
+        self.one(self.value, v, value)?;
+        Ok((key.as_slice(), value.as_slice()))
+    }
+
+    fn one(
+        &self,
+        t: Option<WritableType>,
+        bytes: &[u8],
+        out: &mut Vec<u8>,
+    ) -> Result<(), ExecError> {
+        out.clear();
+        let bad = |e: sluice_hadoop::writable::WritableError| ExecError::user(e.to_string());
+        let Some(t) = t.filter(|_| self.view != SeqView::AsBinary) else {
+            out.extend_from_slice(bytes);
+            return Ok(());
+        };
+        if self.view == SeqView::AsText {
+            return t.to_text(bytes, out).map_err(bad);
+        }
+        let mut r = WritableReader::new(bytes);
+        match (self.framing, t) {
+            (Framing::Text | Framing::KeyOnlyText, WritableType::Text) => {
+                out.extend_from_slice(r.read_text().map_err(bad)?);
+            }
+            (Framing::Text | Framing::KeyOnlyText | Framing::RawBytes, WritableType::Bytes) => {
+                out.extend_from_slice(r.read_bytes_writable().map_err(bad)?);
+            }
+            (Framing::Text | Framing::KeyOnlyText, t) => t.to_text(bytes, out).map_err(bad)?,
+            (Framing::RawBytes, t) => {
+                t.check(bytes).map_err(bad)?;
+                out.extend_from_slice(bytes);
+            }
+            (Framing::TypedBytes, t) => t.to_typed_bytes(bytes, out).map_err(bad)?,
+        }
+        Ok(())
+    }
 }
 
 impl InputFormat {
@@ -80,14 +198,17 @@ impl InputFormat {
                 Some(at) => (&line[..at], &line[at + 1..]),
                 None => (line, &[]),
             },
+            // Converted by `SeqConvert`, which knows the file's classes.
+            InputFormat::Sequence(_) => (&[], line),
         }
     }
 
-    /// The kinds of the key and value it produces.
-    pub(super) fn kinds(&self) -> (Kind, Kind) {
+    /// The kinds of the key and value it produces for a program reading `framing`.
+    pub(super) fn kinds(&self, framing: Framing) -> (Kind, Kind) {
         match self {
             InputFormat::Text | InputFormat::NLine(_) => (Kind::Offset, Kind::Text),
             InputFormat::KeyValue(_) => (Kind::Text, Kind::Text),
+            InputFormat::Sequence(view) => view.kinds(framing),
         }
     }
 }
@@ -307,6 +428,14 @@ impl Mapper for StreamMapper {
         let spec = self.program.spec(&self.job, &ctx, &extra, 0)?;
         let writer = &self.program.writer;
         let format = &self.input_format;
+        let seq = match format {
+            InputFormat::Sequence(view) => Some(SeqConvert::new(
+                *view,
+                writer.framing,
+                self.input.record_classes.as_ref(),
+            )?),
+            _ => None,
+        };
         let need_key = !writer.ignore_key;
         // Hadoop starts reading a program's output at its first input record: the output of a
         // program that got no input is dropped (its exit status still counts).
@@ -319,18 +448,22 @@ impl Mapper for StreamMapper {
             &spec,
             &self.job.status,
             |stdin| {
-                let (mut key_buf, mut scratch) = (Vec::new(), Vec::new());
-                if let Some((offset, line)) = &first {
-                    let (key, value) = format.split(*offset, line, &mut key_buf, need_key);
+                let (mut key_buf, mut value_buf, mut scratch) =
+                    (Vec::new(), Vec::new(), Vec::new());
+                let mut send = |offset: u64, line: &[u8]| -> Result<(), ExecError> {
+                    let (key, value) = match &seq {
+                        Some(seq) => seq.convert(line, &mut key_buf, &mut value_buf)?,
+                        None => format.split(offset, line, &mut key_buf, need_key),
+                    };
                     writer
                         .write(stdin.writer(), key, value, &mut scratch)
-                        .map_err(input_error)?;
+                        .map_err(input_error)
+                };
+                if let Some((offset, line)) = &first {
+                    send(*offset, line)?;
                 }
                 while let Some((offset, line)) = input.next_line()? {
-                    let (key, value) = format.split(offset, line, &mut key_buf, need_key);
-                    writer
-                        .write(stdin.writer(), key, value, &mut scratch)
-                        .map_err(input_error)?;
+                    send(offset, line)?;
                 }
                 Ok(())
             },
