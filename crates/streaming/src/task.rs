@@ -599,6 +599,52 @@ mod tests {
         assert_eq!(task, "task_123_0001_r_000012");
     }
 
+    /// What Hadoop's input writers send for an `IntWritable` key and a `Text` value (the
+    /// differential cases `seqfile-input-*` run the same through Hadoop).
+    #[test]
+    #[allow(clippy::unwrap_used)]
+    fn sequence_file_records_are_converted_per_framing() {
+        let classes = (
+            "org.apache.hadoop.io.IntWritable".to_string(),
+            "org.apache.hadoop.io.Text".to_string(),
+        );
+        let mut record = Vec::new();
+        sluice_io::seqfile::join_pair(&(-7i32).to_be_bytes(), b"\x02hi", &mut record).unwrap();
+        let convert = |view, framing| {
+            let c = SeqConvert::new(view, framing, Some(&classes)).unwrap();
+            let (mut k, mut v) = (Vec::new(), Vec::new());
+            let (k, v) = c.convert(&record, &mut k, &mut v).unwrap();
+            (k.to_vec(), v.to_vec())
+        };
+        // TextInputWriter: toString() of the int, the Text's bytes.
+        assert_eq!(
+            convert(SeqView::Writables, Framing::Text),
+            (b"-7".to_vec(), b"hi".to_vec())
+        );
+        // RawBytesInputWriter: each Writable's serialised bytes.
+        assert_eq!(
+            convert(SeqView::Writables, Framing::RawBytes),
+            (vec![0xff, 0xff, 0xff, 0xf9], b"\x02hi".to_vec())
+        );
+        // TypedBytesInputWriter: a typed int (code 3) and a string (code 7).
+        assert_eq!(
+            convert(SeqView::Writables, Framing::TypedBytes),
+            (
+                vec![3, 0xff, 0xff, 0xff, 0xf9],
+                vec![7, 0, 0, 0, 2, b'h', b'i']
+            )
+        );
+        // SequenceFileAsBinaryInputFormat: the serialised bytes whatever the framing.
+        assert_eq!(
+            convert(SeqView::AsBinary, Framing::Text),
+            (vec![0xff, 0xff, 0xff, 0xf9], b"\x02hi".to_vec())
+        );
+        // An unknown class is only readable as bytes.
+        let unknown = ("com.example.Mine".to_string(), classes.1.clone());
+        assert!(SeqConvert::new(SeqView::Writables, Framing::Text, Some(&unknown)).is_err());
+        assert!(SeqConvert::new(SeqView::AsBinary, Framing::Text, Some(&unknown)).is_ok());
+    }
+
     #[test]
     fn input_formats_split_lines() {
         let mut scratch = Vec::new();
