@@ -12,7 +12,7 @@ pub enum ExecError {
     /// A spill file could not be written or read, or is corrupt.
     #[error(transparent)]
     Spill(#[from] SpillError),
-    /// An intermediate run is corrupt.
+    /// An intermediate run is corrupt, or a record is too long to be one.
     #[error(transparent)]
     Format(#[from] FormatError),
     /// A task failed; `source` says why.

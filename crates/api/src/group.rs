@@ -107,7 +107,7 @@ mod tests {
             ("c", "5"),
             ("c", "6"),
         ] {
-            record::encode(&mut buf, k.as_bytes(), v.as_bytes());
+            record::encode(&mut buf, k.as_bytes(), v.as_bytes()).unwrap();
         }
         let mut cursor = BytesCursor::new(buf);
         let mut seen = Vec::new();

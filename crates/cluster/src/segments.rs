@@ -202,7 +202,8 @@ fn send_runs(
                     link.send_parts(&[frame])?;
                     start(frame, DATA, tag);
                 }
-                record::encode(frame, key, value);
+                record::encode(frame, key, value)
+                    .map_err(|e| ClusterError::Exec(ExecError::from(e)))?;
                 records += 1;
                 if frame.len() > FRAME_TARGET {
                     // One record larger than a frame: all but its last part as pieces.
@@ -701,7 +702,7 @@ mod tests {
         sender.send_parts(&[&[TASK], br#"{"task":0}"#]).unwrap();
         sender.send_parts(&[&[RUN], br#"{"bytes":10}"#]).unwrap();
         let mut frame = vec![DATA, 0, 0, 0, 1];
-        record::encode(&mut frame, b"k", b"v");
+        record::encode(&mut frame, b"k", b"v").unwrap();
         sender.send_parts(&[&frame]).unwrap();
         drop(sender);
         let err = receive(&mut receiver, &host, PARTITIONS).unwrap_err();

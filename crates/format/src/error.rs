@@ -38,6 +38,17 @@ pub enum FormatError {
         /// What exactly is wrong.
         detail: String,
     },
+    /// A record whose key or value is longer than the 4 GiB a record's length can say.
+    #[error(
+        "record too long to encode: key {key_len} bytes, value {value_len} bytes (at most {} each)",
+        u32::MAX
+    )]
+    RecordTooLong {
+        /// The key's length.
+        key_len: usize,
+        /// The value's length.
+        value_len: usize,
+    },
     /// A codec name or id is not one sluice knows.
     #[error("unknown codec {0:?} (expected none, lz4 or zstd)")]
     UnknownCodec(String),

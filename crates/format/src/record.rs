@@ -62,23 +62,23 @@ pub fn encoded_len(key_len: usize, value_len: usize) -> usize {
 
 /// Appends one encoded record to `buf`.
 ///
-/// # Panics
-/// If `key` or `value` is longer than `u32::MAX` bytes, which the format cannot represent.
-/// [`crate::RunWriter::write_record`] checks lengths and returns an error instead.
-pub fn encode(buf: &mut Vec<u8>, key: &[u8], value: &[u8]) {
+/// # Errors
+/// [`FormatError::RecordTooLong`] if `key` or `value` is longer than `u32::MAX` bytes, which
+/// the format cannot represent (a combiner's output of 5 GiB, say); `buf` is then unchanged.
+pub fn encode(buf: &mut Vec<u8>, key: &[u8], value: &[u8]) -> Result<(), FormatError> {
     let (Ok(key_len), Ok(value_len)) = (u32::try_from(key.len()), u32::try_from(value.len()))
     else {
-        panic!(
-            "record too long to encode: key {} bytes, value {} bytes (max u32::MAX each)",
-            key.len(),
-            value.len()
-        );
+        return Err(FormatError::RecordTooLong {
+            key_len: key.len(),
+            value_len: value.len(),
+        });
     };
     buf.reserve(encoded_len(key.len(), value.len()));
     put_varint(buf, key_len);
     put_varint(buf, value_len);
     buf.extend_from_slice(key);
     buf.extend_from_slice(value);
+    Ok(())
 }
 
 /// Where a decoded record's parts are inside the buffer it was decoded from.

@@ -57,8 +57,7 @@ impl<W: Write> RunWriter<W> {
         if !self.pending.is_empty() && self.pending.len() + len > self.block_size {
             self.flush_block()?;
         }
-        // Cannot panic: both lengths are below MAX_BLOCK_LEN < u32::MAX (checked above).
-        record::encode(&mut self.pending, key, value);
+        record::encode(&mut self.pending, key, value)?;
         self.records += 1;
         Ok(())
     }

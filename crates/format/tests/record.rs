@@ -31,7 +31,7 @@ proptest! {
     #[test]
     fn round_trip_one_record(prefix in bytes(8), key in bytes(300), value in bytes(300)) {
         let mut buf = prefix.clone();
-        record::encode(&mut buf, &key, &value);
+        record::encode(&mut buf, &key, &value).unwrap();
         prop_assert_eq!(buf.len(), prefix.len() + record::encoded_len(key.len(), value.len()));
 
         let span = record::decode(&buf, prefix.len()).unwrap();
@@ -46,7 +46,7 @@ proptest! {
         let key = vec![b'k'; key_len];
         let value = vec![b'v'; value_len];
         let mut buf = Vec::new();
-        record::encode(&mut buf, &key, &value);
+        record::encode(&mut buf, &key, &value).unwrap();
         prop_assert_eq!(buf.len(), record::encoded_len(key_len, value_len));
         let span = record::decode(&buf, 0).unwrap();
         prop_assert_eq!((span.key_len, span.value_len, span.next), (key_len, value_len, buf.len()));
@@ -56,7 +56,7 @@ proptest! {
     fn round_trip_record_sequence(records in prop::collection::vec((bytes(40), bytes(40)), 0..50)) {
         let mut buf = Vec::new();
         for (key, value) in &records {
-            record::encode(&mut buf, key, value);
+            record::encode(&mut buf, key, value).unwrap();
         }
         let mut pos = 0;
         for (key, value) in &records {
@@ -82,7 +82,7 @@ proptest! {
     #[test]
     fn decode_of_truncated_record_fails(key in bytes(200), value in bytes(200), cut in any::<prop::sample::Index>()) {
         let mut buf = Vec::new();
-        record::encode(&mut buf, &key, &value);
+        record::encode(&mut buf, &key, &value).unwrap();
         let cut = cut.index(buf.len());
         assert_corrupt_at(record::decode(&buf[..cut], 0), 0);
     }
@@ -115,7 +115,7 @@ fn decode_rejects_malformed_varints_and_lengths() {
 #[test]
 fn decode_at_or_past_the_end_fails() {
     let mut buf = Vec::new();
-    record::encode(&mut buf, b"k", b"v");
+    record::encode(&mut buf, b"k", b"v").unwrap();
     assert_corrupt_at(record::decode(&buf, buf.len()), buf.len());
     assert_corrupt_at(record::decode(&buf, buf.len() + 1), buf.len() + 1);
     assert_corrupt_at(record::decode(&buf, usize::MAX), usize::MAX);
@@ -124,7 +124,7 @@ fn decode_at_or_past_the_end_fails() {
 #[test]
 fn empty_key_and_value() {
     let mut buf = Vec::new();
-    record::encode(&mut buf, b"", b"");
+    record::encode(&mut buf, b"", b"").unwrap();
     assert_eq!(buf, [0, 0]);
     assert_eq!(
         record::decode(&buf, 0).unwrap(),
@@ -140,7 +140,7 @@ fn empty_key_and_value() {
 #[test]
 fn layout_is_lengths_then_key_then_value() {
     let mut buf = Vec::new();
-    record::encode(&mut buf, b"key", &[b'v'; 200]);
+    record::encode(&mut buf, b"key", &[b'v'; 200]).unwrap();
     assert_eq!(&buf[..4], &[3, 0xc8, 0x01, b'k']);
     assert_eq!(&buf[3..6], b"key");
     assert_eq!(buf.len(), 3 + 3 + 200);
@@ -150,4 +150,24 @@ fn layout_is_lengths_then_key_then_value() {
 #[test]
 fn encoded_len_saturates() {
     assert_eq!(record::encoded_len(usize::MAX, usize::MAX), usize::MAX);
+}
+
+#[test]
+fn a_value_over_4_gib_is_an_error_not_a_panic() {
+    // Zeroed pages of an allocation this large are only mapped, never touched: encoding must
+    // fail on the length before it reads a byte.
+    let huge = vec![0u8; usize::try_from(u64::from(u32::MAX) + 1).unwrap()];
+    let mut buf = b"kept".to_vec();
+    let err = record::encode(&mut buf, b"key", &huge).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            sluice_format::FormatError::RecordTooLong { key_len: 3, value_len } if value_len == huge.len()
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("value 4294967296 bytes"), "{err}");
+    assert_eq!(buf, b"kept", "nothing appended");
+    let err = record::encode(&mut buf, &huge, b"").unwrap_err();
+    assert!(err.to_string().contains("key 4294967296 bytes"), "{err}");
 }

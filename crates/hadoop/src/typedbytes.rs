@@ -120,6 +120,15 @@ pub enum TypedBytesError {
         /// Offset of its type code from the start of the value.
         offset: usize,
     },
+    /// A value to write is longer than the `i32::MAX` bytes a typed bytes length can say.
+    #[error(
+        "a value of {length} bytes is too long for typed bytes (at most {} bytes)",
+        i32::MAX
+    )]
+    TooLong {
+        /// The value's length in bytes.
+        length: usize,
+    },
     /// A marker (255) where a value was required (inside a vector or map, or as a value).
     #[error("typed bytes marker (255) where a value was expected, at offset {offset}")]
     UnexpectedMarker {
@@ -365,18 +374,23 @@ pub fn read_raw<R: BufRead>(reader: &mut R, out: &mut Vec<u8>) -> Result<Next, T
     }
 }
 
-fn write_with_length(out: &mut Vec<u8>, tc: u8, bytes: &[u8]) {
+fn write_with_length(out: &mut Vec<u8>, tc: u8, bytes: &[u8]) -> Result<(), TypedBytesError> {
+    // A length is a Java int: longer data cannot be sent at all (Java arrays stop there too).
+    let len = i32::try_from(bytes.len()).map_err(|_| TypedBytesError::TooLong {
+        length: bytes.len(),
+    })?;
     out.push(tc);
-    // Java arrays cannot exceed i32::MAX; longer input is a caller bug, so clamp rather than
-    // wrap so the stream at least stays self-consistent.
-    let len = i32::try_from(bytes.len()).unwrap_or(i32::MAX);
     out.extend_from_slice(&len.to_be_bytes());
-    out.extend_from_slice(&bytes[..usize::try_from(len).unwrap_or(0)]);
+    out.extend_from_slice(bytes);
+    Ok(())
 }
 
 /// Appends a byte array value (code 0), as Hadoop writes a `BytesWritable`.
-pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    write_with_length(out, code::BYTES, bytes);
+///
+/// # Errors
+/// [`TypedBytesError::TooLong`] for more than `i32::MAX` bytes; `out` is then unchanged.
+pub fn write_bytes(out: &mut Vec<u8>, bytes: &[u8]) -> Result<(), TypedBytesError> {
+    write_with_length(out, code::BYTES, bytes)
 }
 
 /// Appends a byte value (code 1).
@@ -416,14 +430,21 @@ pub fn write_double(out: &mut Vec<u8>, v: f64) {
 }
 
 /// Appends a string value (code 7).
-pub fn write_string(out: &mut Vec<u8>, s: &str) {
-    write_with_length(out, code::STRING, s.as_bytes());
+///
+/// # Errors
+/// [`TypedBytesError::TooLong`] for more than `i32::MAX` bytes; `out` is then unchanged.
+pub fn write_string(out: &mut Vec<u8>, s: &str) -> Result<(), TypedBytesError> {
+    write_with_length(out, code::STRING, s.as_bytes())
 }
 
 /// Appends a `Text` as Hadoop sends it: a string value (code 7) of the bytes decoded the way
 /// `Text.toString()` does, so malformed UTF-8 arrives as U+FFFD (`EF BF BD`).
-pub fn write_text(out: &mut Vec<u8>, text: &[u8]) {
-    write_string(out, &java::decode_utf8_lossy(text));
+///
+/// # Errors
+/// [`TypedBytesError::TooLong`] if the decoded text takes more than `i32::MAX` bytes; `out` is
+/// then unchanged.
+pub fn write_text(out: &mut Vec<u8>, text: &[u8]) -> Result<(), TypedBytesError> {
+    write_string(out, &java::decode_utf8_lossy(text))
 }
 
 /// A decoded value, shaped like the Java object `TypedBytesInput.read()` returns.

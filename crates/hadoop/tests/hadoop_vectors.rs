@@ -181,8 +181,8 @@ fn typed_bytes_writables_match_hadoop() {
         let mut ours = Vec::new();
         match f[0] {
             "long" => typedbytes::write_long(&mut ours, f[1].parse().unwrap()),
-            "text" => typedbytes::write_text(&mut ours, &unescape(f[1])),
-            "bytes" => typedbytes::write_bytes(&mut ours, &unescape(f[1])),
+            "text" => typedbytes::write_text(&mut ours, &unescape(f[1])).unwrap(),
+            "bytes" => typedbytes::write_bytes(&mut ours, &unescape(f[1])).unwrap(),
             "int" => typedbytes::write_int(&mut ours, f[1].parse().unwrap()),
             "double" => typedbytes::write_double(&mut ours, f[1].parse().unwrap()),
             other => panic!("unknown writable {other}"),

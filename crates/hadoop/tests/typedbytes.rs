@@ -19,9 +19,9 @@ fn samples() -> Vec<Vec<u8>> {
     let mut b = Vec::new();
     typedbytes::write_long(&mut b, 42);
     v.push(std::mem::take(&mut b));
-    typedbytes::write_text(&mut b, b"a\xffb");
+    typedbytes::write_text(&mut b, b"a\xffb").unwrap();
     v.push(std::mem::take(&mut b));
-    typedbytes::write_bytes(&mut b, &[0, 0xab]);
+    typedbytes::write_bytes(&mut b, &[0, 0xab]).unwrap();
     v.push(std::mem::take(&mut b));
     v.push(vec![9, 3, 0, 0, 0, 1, 9, 255, 8, 0, 0, 0, 1, 2, 1, 255]);
     v.push(vec![

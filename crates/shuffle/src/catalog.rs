@@ -186,6 +186,22 @@ mod tests {
         Arc::new(builder.finish())
     }
 
+    /// A combiner's output of more than 4 GiB cannot be a record of a run: the write is an
+    /// error naming the lengths, not a panic, and the run keeps what it had.
+    #[test]
+    fn a_record_over_4_gib_in_a_memory_run_is_an_error() {
+        let pool = MemoryPool::new(1 << 20);
+        let quota = MemRunQuota::new(pool, 1 << 20);
+        let mut builder = MemRunBuilder::new(1, 0, quota.try_reserve(0).unwrap());
+        builder.write(0, b"a", b"1").unwrap();
+        // Zeroed pages of an allocation this large are mapped, never touched.
+        let huge = vec![0u8; usize::try_from(u64::from(u32::MAX) + 1).unwrap()];
+        let err = builder.write(0, b"b", &huge).unwrap_err();
+        assert!(err.to_string().contains("value 4294967296 bytes"), "{err}");
+        let run: Run = Arc::new(builder.finish());
+        assert_eq!(records(&run), 1);
+    }
+
     #[test]
     fn memory_windows_are_consecutive_memory_runs_with_fewest_bytes() {
         let parent = tempfile::tempdir().unwrap();

@@ -281,7 +281,7 @@ impl RunSink for MemRunBuilder {
         if range.start == range.end {
             *range = bytes_len..bytes_len;
         }
-        record::encode(&mut self.bytes, key, value);
+        record::encode(&mut self.bytes, key, value)?;
         range.end = self.bytes.len();
         Ok(())
     }

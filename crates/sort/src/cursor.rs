@@ -111,9 +111,9 @@ mod tests {
     #[test]
     fn bytes_cursor_reads_encoded_records() {
         let mut buf = Vec::new();
-        record::encode(&mut buf, b"a", b"1");
-        record::encode(&mut buf, b"", b"");
-        record::encode(&mut buf, b"ccc", b"value");
+        record::encode(&mut buf, b"a", b"1").unwrap();
+        record::encode(&mut buf, b"", b"").unwrap();
+        record::encode(&mut buf, b"ccc", b"value").unwrap();
         let mut c = BytesCursor::new(buf);
         let mut got = Vec::new();
         while c.advance().unwrap() {

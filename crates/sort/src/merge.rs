@@ -162,7 +162,7 @@ mod tests {
     fn run(records: &[(Vec<u8>, Vec<u8>)]) -> BytesCursor<Vec<u8>> {
         let mut buf = Vec::new();
         for (k, v) in records {
-            record::encode(&mut buf, k, v);
+            record::encode(&mut buf, k, v).unwrap();
         }
         BytesCursor::new(buf)
     }

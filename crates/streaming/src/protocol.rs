@@ -124,12 +124,6 @@ impl RecordWriter {
     }
 }
 
-/// Appends Hadoop's `Text` serialisation (variable-length int, then the bytes).
-fn push_text_writable(buf: &mut Vec<u8>, bytes: &[u8]) {
-    push_vint(buf, bytes.len() as i64);
-    buf.extend_from_slice(bytes);
-}
-
 /// Hadoop's `WritableUtils.writeVLong`.
 fn push_vint(buf: &mut Vec<u8>, value: i64) {
     if (-112..=127).contains(&value) {
@@ -160,20 +154,42 @@ fn push_vint(buf: &mut Vec<u8>, value: i64) {
 
 /// Writes a key or value as `rawbytes`: a 4-byte length, then the object's bytes — for a
 /// `BytesWritable` its content, for other objects their Hadoop serialisation.
+///
+/// # Errors
+/// [`io::ErrorKind::InvalidInput`] for an object longer than the `i32::MAX` bytes Hadoop's
+/// length (a Java int, read with `DataInput.readInt`) can say; nothing is written then.
 fn write_raw<W: Write + ?Sized>(
     out: &mut W,
     kind: Kind,
     bytes: &[u8],
     scratch: &mut Vec<u8>,
 ) -> io::Result<()> {
+    // The serialisation is `scratch` (what comes before the bytes, or all of it), then `tail`.
     scratch.clear();
-    match kind {
-        Kind::Bytes | Kind::TypedBytes => scratch.extend_from_slice(bytes),
-        Kind::Text | Kind::KeyOnly => push_text_writable(scratch, bytes),
-        Kind::Offset => scratch.extend_from_slice(&parse_offset(bytes).to_be_bytes()),
-    }
-    out.write_all(&(scratch.len() as u32).to_be_bytes())?;
-    out.write_all(scratch)
+    let tail = match kind {
+        Kind::Bytes | Kind::TypedBytes => bytes,
+        Kind::Text | Kind::KeyOnly => {
+            push_vint(scratch, i64::try_from(bytes.len()).unwrap_or(i64::MAX));
+            bytes
+        }
+        Kind::Offset => {
+            scratch.extend_from_slice(&parse_offset(bytes).to_be_bytes());
+            &[]
+        }
+    };
+    let total = scratch.len().saturating_add(tail.len());
+    let len = i32::try_from(total).map_err(|_| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "a rawbytes key or value of {total} bytes is too long (at most {} bytes)",
+                i32::MAX
+            ),
+        )
+    })?;
+    out.write_all(&len.to_be_bytes())?;
+    out.write_all(scratch)?;
+    out.write_all(tail)
 }
 
 /// Writes a key or value as one typed bytes value.
@@ -186,11 +202,16 @@ fn write_typed<W: Write + ?Sized>(
     scratch.clear();
     match kind {
         Kind::TypedBytes => scratch.extend_from_slice(bytes),
-        Kind::Bytes => typedbytes::write_bytes(scratch, bytes),
-        Kind::Text | Kind::KeyOnly => typedbytes::write_text(scratch, bytes),
+        Kind::Bytes => typedbytes::write_bytes(scratch, bytes).map_err(too_long)?,
+        Kind::Text | Kind::KeyOnly => typedbytes::write_text(scratch, bytes).map_err(too_long)?,
         Kind::Offset => typedbytes::write_long(scratch, parse_offset(bytes)),
     }
     out.write_all(scratch)
+}
+
+/// A value too long for typed bytes, as the error of the write that would have sent it.
+fn too_long(e: typedbytes::TypedBytesError) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, e)
 }
 
 fn parse_offset(bytes: &[u8]) -> i64 {
@@ -639,6 +660,80 @@ mod tests {
             stream,
             b"\x00\x00\x00\x08\x00\x00\x00\x00\x00\x00\x01\x2c\x00\x00\x00\x03\x02hi"
         );
+    }
+
+    /// An object longer than the Java int of a rawbytes or typed bytes length is an error
+    /// before anything is written, never a length cut to its low 32 bits.
+    #[test]
+    fn objects_longer_than_a_java_int_are_errors_not_truncated() {
+        // Zeroed pages of an allocation this large are mapped, never touched.
+        let huge = vec![0u8; usize::try_from(i32::MAX).unwrap() + 1];
+        for (framing, kind) in [
+            (Framing::RawBytes, Kind::Bytes),
+            (Framing::RawBytes, Kind::Text),
+            (Framing::TypedBytes, Kind::Bytes),
+            (Framing::TypedBytes, Kind::Text),
+        ] {
+            let writer = RecordWriter {
+                framing,
+                separator: Vec::new(),
+                ignore_key: false,
+                key_kind: kind,
+                value_kind: kind,
+            };
+            let mut stream = Vec::new();
+            let err = writer
+                .write(&mut stream, b"k", &huge, &mut Vec::new())
+                .unwrap_err();
+            assert_eq!(
+                err.kind(),
+                io::ErrorKind::InvalidInput,
+                "{framing:?} {kind:?}"
+            );
+            assert!(err.to_string().contains("too long"), "{err}");
+            assert!(err.to_string().contains("2147483647"), "{err}");
+            // The key went out whole; nothing of the value's length or bytes did.
+            let key_bytes = match (framing, kind) {
+                (Framing::RawBytes, Kind::Bytes) => 4 + 1,
+                (Framing::RawBytes, _) => 4 + 1 + 1,
+                _ => 1 + 4 + 1,
+            };
+            assert_eq!(stream.len(), key_bytes, "{framing:?} {kind:?}");
+        }
+        // At the bound, a rawbytes length is still written as Hadoop reads it.
+        let writer = RecordWriter {
+            framing: Framing::RawBytes,
+            separator: Vec::new(),
+            ignore_key: true,
+            key_kind: Kind::Bytes,
+            value_kind: Kind::Bytes,
+        };
+        let mut sink = CountingSink::default();
+        writer
+            .write(&mut sink, b"", &huge[1..], &mut Vec::new())
+            .unwrap();
+        assert_eq!(sink.first, i32::MAX.to_be_bytes());
+        assert_eq!(sink.bytes, 4 + huge.len() - 1);
+    }
+
+    /// Counts what is written, keeping only the first 4 bytes.
+    #[derive(Default)]
+    struct CountingSink {
+        first: Vec<u8>,
+        bytes: usize,
+    }
+
+    impl Write for CountingSink {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            let keep = (4 - self.first.len()).min(buf.len());
+            self.first.extend_from_slice(&buf[..keep]);
+            self.bytes += buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
     }
 
     #[test]
