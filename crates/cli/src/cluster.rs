@@ -20,7 +20,7 @@ use sluice_cluster::{ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettin
 use sluice_net::Secret;
 
 use crate::size::human_bytes;
-use crate::{at_least_one, default_threads, parse_size_arg};
+use crate::{default_threads, parse_size_arg, thread_count};
 
 /// Where a job runs, when not on this machine alone.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -111,7 +111,7 @@ pub(crate) struct WorkerArgs {
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
     /// Tasks run at once [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Ports each job's shuffle may listen on, FIRST-LAST (e.g. 7100-7199, one per job at a
     /// time; for a firewall) [default: a port the system picks].

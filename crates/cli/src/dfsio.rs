@@ -33,7 +33,7 @@ use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
     at_least_one, default_threads, parse_any_location, parse_location, parse_size_arg, progress,
-    random, stores, tasks,
+    random, stores, tasks, thread_count,
 };
 
 /// The directory under `--output` that holds the files, as TestDFSIO names it.
@@ -72,7 +72,7 @@ pub(crate) struct DfsioArgs {
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
     define: Vec<(String, String)>,
     /// Files written or read at once [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Local file the result block is appended to (TestDFSIO's -resFile).
     #[arg(long, default_value = "TestDFSIO_results.log", value_parser = parse_location)]

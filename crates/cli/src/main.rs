@@ -2,7 +2,7 @@
 //!
 //! This binary only parses arguments, shows progress and reports; the work is done by
 //! `sluice-exec`. Errors are printed with their whole chain of context, and the exit status is
-//! 0 on success, 1 when a job fails, 2 for usage errors.
+//! 0 on success, 1 when a job fails, 2 for usage errors (malformed or impossible options).
 
 mod cluster;
 mod console;
@@ -155,7 +155,7 @@ pub(crate) struct CommonArgs {
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
     /// Worker threads [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Input split (bytes of a file one map task reads) [default: 32MiB for local files and
     /// S3 objects; HDFS files are cut at their block size, as Hadoop does].
@@ -183,6 +183,18 @@ pub(crate) struct CommonArgs {
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
     quiet: bool,
+}
+
+impl CommonArgs {
+    /// Refuses reducers that the memory budget cannot keep track of before anything is read,
+    /// allocated or created (terasort's sample and boundaries, say); the job's start checks
+    /// the same.
+    pub(crate) fn check(&self) -> Result<()> {
+        let memory = usize::try_from(self.memory).context("--memory is too large")?;
+        let threads = self.threads.unwrap_or_else(default_threads);
+        sluice_exec::check_reducers(self.reducers, memory, threads)
+            .map_err(|e| UsageError(format!("--reducers {}: {e}", self.reducers)).into())
+    }
 }
 
 #[derive(Subcommand)]
@@ -239,9 +251,27 @@ fn at_least_one(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The most worker threads a job may be given: far more than any machine's cores, few enough
+/// that each thread's share of a budget stays a usable size.
+pub(crate) const MAX_THREADS: usize = 4096;
+
+/// A number of threads, from 1 to [`MAX_THREADS`].
+pub(crate) fn thread_count(text: &str) -> Result<usize, String> {
+    match at_least_one(text)? {
+        n if n > MAX_THREADS => Err(format!("must be at most {MAX_THREADS}")),
+        n => Ok(n),
+    }
+}
+
 fn parse_regex(text: &str) -> Result<regex::bytes::Regex, String> {
     regex::bytes::Regex::new(text).map_err(|e| e.to_string())
 }
+
+/// Options that cannot work together (more reducers than the budget can track, say), found
+/// before anything is read or created: sluice exits 2, as for a malformed command line.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct UsageError(String);
 
 /// A job stopped by Ctrl-C: sluice then exits with [`streaming::INTERRUPTED`].
 #[derive(Debug, thiserror::Error)]
@@ -283,6 +313,8 @@ fn main() -> ExitCode {
             });
             if interrupted {
                 ExitCode::from(streaming::INTERRUPTED)
+            } else if error.chain().any(|cause| cause.is::<UsageError>()) {
+                ExitCode::from(2)
             } else {
                 ExitCode::from(1)
             }
@@ -407,6 +439,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
         RunJob::Dfsio(args) => return dfsio::run(&args),
     };
+    common.check()?;
     let status = Arc::new(JobStatus::default());
     let built = spec.build(Arc::clone(&status))?;
     execute(&spec, built.job(), &common, Codec::Lz4, status).map(drop)

@@ -20,6 +20,7 @@ use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
     at_least_one, default_threads, parse_any_location, parse_size_arg, progress, stores, tasks,
+    thread_count,
 };
 
 /// Options of `sluice gen random`.
@@ -43,7 +44,7 @@ pub(crate) struct RandomArgs {
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
     define: Vec<(String, String)>,
     /// Files written at once [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]

@@ -364,14 +364,12 @@ fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig>
         config = config.with_memory(usize::try_from(bytes).context("sluice.memory is too large")?);
     }
     if let Some(threads) = parsed.conf.get("sluice.threads") {
-        let n: usize = threads
-            .trim()
-            .parse()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| {
-                anyhow::anyhow!("-D sluice.threads={threads}: expected a number of at least 1")
-            })?;
+        let n = crate::thread_count(threads.trim()).map_err(|e| {
+            anyhow::anyhow!(
+                "-D sluice.threads={threads}: expected a number from 1 to {}: {e}",
+                crate::MAX_THREADS
+            )
+        })?;
         config = config.with_threads(n);
     }
     Ok(config)

@@ -9,7 +9,9 @@ use sluice_api::JobStatus;
 use sluice_jobs::{teragen, teravalidate};
 use sluice_spec::{BuiltJob, JobSpec};
 
-use crate::{at_least_one, default_threads, execute, parse_any_location, progress, CommonArgs};
+use crate::{
+    at_least_one, default_threads, execute, parse_any_location, progress, thread_count, CommonArgs,
+};
 
 /// Options of `sluice run teragen`.
 #[derive(Args)]
@@ -30,7 +32,7 @@ pub(crate) struct TeraGenArgs {
     #[arg(long, value_parser = at_least_one)]
     maps: Option<usize>,
     /// Worker threads [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
@@ -51,7 +53,7 @@ pub(crate) struct TeraValidateArgs {
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
     define: Vec<(String, String)>,
     /// Worker threads [default: number of cores].
-    #[arg(long, short = 't', value_parser = at_least_one)]
+    #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Print nothing but errors.
     #[arg(long, short = 'q')]
@@ -113,6 +115,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
+    common.check()?;
     let store_config = crate::stores::store_config(&common.define)?;
     let inputs = crate::stores::resolve_all("--input", &common.input, &store_config)?;
     let stores = crate::stores::stores(&store_config, "terasort");

@@ -1099,3 +1099,63 @@ fn refused_job_leaves_no_scratch_directory() {
         .collect();
     assert!(leftovers.is_empty(), "left behind: {leftovers:?}");
 }
+
+/// Numeric `-D` settings beyond what Hadoop reads them as (a Java int) or what the budget can
+/// track are refused before the job runs, naming the key, the value and the bound, and leave
+/// nothing behind: no output, no scratch directory.
+#[test]
+fn out_of_range_numeric_settings_are_refused() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let cases: [(&str, &[&str]); 6] = [
+        (
+            "mapreduce.job.reduces=3000000000",
+            &[
+                "-D mapreduce.job.reduces=3000000000",
+                "from 0 to 2147483647",
+            ],
+        ),
+        (
+            "mapreduce.job.reduces=-1",
+            &["-D mapreduce.job.reduces=-1", "from 0 to 2147483647"],
+        ),
+        (
+            "mapreduce.job.reduces=300000000",
+            &["300000000 reducers", "at most 2097152 partitions"],
+        ),
+        (
+            "mapreduce.map.maxattempts=99999999999",
+            &[
+                "-D mapreduce.map.maxattempts=99999999999",
+                "from 0 to 2147483647",
+            ],
+        ),
+        (
+            "stream.num.map.output.key.fields=4294967297",
+            &[
+                "-D stream.num.map.output.key.fields=4294967297",
+                "from 0 to 2147483647",
+            ],
+        ),
+        (
+            "sluice.shm.ring.size=3000",
+            &["sluice.shm.ring.size=3000", "power of two"],
+        ),
+    ];
+    for (define, needles) in cases {
+        let run = s.run(&[
+            "-D", define, "-input", &input, "-output", &out, "-mapper", "cat", "-reducer", "cat",
+        ]);
+        run.assert_failed(&s.path("out"));
+        for needle in needles {
+            run.assert_says(needle);
+        }
+        let mut left: Vec<String> = fs::read_dir(s.path(""))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(left, ["input.txt"], "-D {define} left files behind");
+    }
+}

@@ -39,5 +39,5 @@ mod tasks;
 pub use commit::JobOutput;
 pub use engine::run_job;
 pub use host::{HostSettings, MapAttempt, TaskHost};
-pub use plan::{spill_parent, InputPlan};
+pub use plan::{check_reducers, spill_parent, InputPlan};
 pub use tasks::run_tasks;

@@ -83,22 +83,42 @@ impl MemoryPlan {
     /// # Errors
     /// [`ExecError::Config`] naming the stage, its partitions and how many fit.
     pub(crate) fn check_partitions(&self, job: &Job) -> Result<(), ExecError> {
-        let most = self.task_share / PARTITION_BYTES;
         for (index, stage) in job.stages.iter().enumerate() {
-            if stage.partitions > most {
-                return Err(ExecError::Config(format!(
-                    "{} reducers (partitions of stage {}) are more than the memory budget can \
-                     keep track of: each running task's share ({} bytes) holds the \
-                     bookkeeping of at most {most} partitions ({PARTITION_BYTES} bytes each); \
-                     lower the reducers, or raise the memory budget or lower the threads",
-                    stage.partitions,
-                    index + 1,
-                    self.task_share
-                )));
-            }
+            self.check_stage(stage.partitions, index + 1)?;
         }
         Ok(())
     }
+
+    fn check_stage(&self, partitions: usize, stage: usize) -> Result<(), ExecError> {
+        let most = self.task_share / PARTITION_BYTES;
+        if partitions > most {
+            return Err(ExecError::Config(format!(
+                "{partitions} reducers (partitions of stage {stage}) are more than the memory \
+                 budget can keep track of: each running task's share ({} bytes) holds the \
+                 bookkeeping of at most {most} partitions ({PARTITION_BYTES} bytes each); \
+                 lower the reducers, or raise the memory budget or lower the threads",
+                self.task_share
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// Checks, before anything is read, allocated or created, that a job of `reducers`
+/// partitions can run with a budget of `memory` bytes on `threads` threads: what a job's
+/// start checks ([`TaskHost::new`](crate::TaskHost::new)), for a caller that would otherwise
+/// spend work (reading a sample, allocating boundaries) on reducers no budget can keep.
+///
+/// # Errors
+/// [`ExecError::Config`] for a budget too small for the threads, or more reducers than a
+/// task's share can track.
+pub fn check_reducers(reducers: usize, memory: usize, threads: usize) -> Result<(), ExecError> {
+    if reducers == 0 {
+        return Err(ExecError::Config(
+            "a stage needs at least 1 partition".into(),
+        ));
+    }
+    MemoryPlan::new(memory, threads, 0)?.check_stage(reducers, 1)
 }
 
 /// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.

@@ -100,6 +100,9 @@ pub fn deprecated_alias(key: &str) -> Option<&'static str> {
         .map(|(old, _)| *old)
 }
 
+/// Hadoop's largest `int` (`Integer.MAX_VALUE`): counts it reads with `getInt` stop there.
+const JAVA_INT_MAX: usize = 2_147_483_647;
+
 /// Key/value settings of a job, as Hadoop's `JobConf`: keys are kept under their current names.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobConf {
@@ -151,6 +154,33 @@ impl JobConf {
                 StreamingError::Usage(format!("-D {key}={v}: expected a whole number"))
             }),
         }
+    }
+
+    /// The value of `key` as a count between `min` and Hadoop's largest `int` (the type Hadoop
+    /// reads these settings as), or `default` when unset.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] naming the key, the value and the bounds if the value is not a
+    /// whole number or lies outside them.
+    pub fn get_count(
+        &self,
+        key: &str,
+        default: usize,
+        min: usize,
+    ) -> Result<usize, StreamingError> {
+        let Some(v) = self.get(key) else {
+            return Ok(default);
+        };
+        let max = JAVA_INT_MAX;
+        v.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (min..=max).contains(n))
+            .ok_or_else(|| {
+                StreamingError::Usage(format!(
+                    "-D {key}={v}: expected a whole number from {min} to {max}"
+                ))
+            })
     }
 
     /// The value of `key` as a boolean (`true`/`false`, any case), or `default` when unset.
@@ -243,6 +273,34 @@ mod tests {
         conf.set_default("c", "3");
         assert_eq!(conf.get("a.b"), Some("1"));
         assert_eq!(conf.get("c"), Some("3"));
+    }
+
+    #[test]
+    fn counts_stay_within_their_bounds() {
+        let mut conf = JobConf::new();
+        for (value, min, expected) in [
+            ("0", 0, Some(0)),
+            ("0", 1, None),
+            (" 7 ", 1, Some(7)),
+            ("2147483647", 0, Some(2_147_483_647)),
+            ("2147483648", 0, None),
+            ("3000000000", 0, None),
+            ("18446744073709551616", 0, None),
+            ("-1", 0, None),
+            ("1e3", 0, None),
+        ] {
+            conf.set("n", value);
+            let got = conf.get_count("n", 5, min);
+            match expected {
+                Some(n) => assert_eq!(got.unwrap(), n, "{value}"),
+                None => {
+                    let err = got.unwrap_err().to_string();
+                    assert!(err.contains(&format!("-D n={value}")), "{err}");
+                    assert!(err.contains(&format!("from {min} to 2147483647")), "{err}");
+                }
+            }
+        }
+        assert_eq!(conf.get_count("missing", 5, 1).unwrap(), 5);
     }
 
     #[test]

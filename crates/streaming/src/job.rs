@@ -160,7 +160,7 @@ pub fn build_with(
     if args.reducer.as_deref().map(str::trim) == Some("NONE") {
         conf.set("mapreduce.job.reduces", "0");
     }
-    let reducers = conf.get_u64("mapreduce.job.reduces", 1)? as usize;
+    let reducers = conf.get_count("mapreduce.job.reduces", 1, 0)?;
     conf.set("mapreduce.job.reduces", reducers.to_string());
 
     let inputs = args.input_locations()?;
@@ -234,8 +234,8 @@ pub fn build_with(
         .with_split_size(split_size)
         .with_min_split_size(min_split)
         .with_attempts(
-            conf.get_u64("mapreduce.map.maxattempts", 4)?.max(1) as usize,
-            conf.get_u64("mapreduce.reduce.maxattempts", 4)?.max(1) as usize,
+            conf.get_count("mapreduce.map.maxattempts", 4, 0)?.max(1),
+            conf.get_count("mapreduce.reduce.maxattempts", 4, 0)?.max(1),
         );
     if let Some(plan) = planned {
         config = config.with_planned_input(plan);
@@ -365,7 +365,7 @@ impl<'c> Sides<'c> {
     }
 
     fn key_fields(&self, key: &str) -> Result<usize, StreamingError> {
-        Ok((self.conf.get_u64(key, 1)? as usize).max(1))
+        Ok(self.conf.get_count(key, 1, 0)?.max(1))
     }
 
     /// How sorted records of `kind` are written to a combiner or reducer.

@@ -524,26 +524,98 @@ fn error_messages_state_each_cause_once() {
     );
 }
 
-/// A reducer count far beyond what the budget can keep track of fails before anything is
-/// created, naming the count, instead of aborting on a 48 GB allocation mid-job and leaving the
-/// temporary and spill directories behind.
+/// A reducer count far beyond what the budget can keep track of is a usage error (exit 2)
+/// before anything is read, allocated or created, naming the option and the bound, instead of
+/// aborting on a 48 GB allocation (terasort's boundaries) or leaving directories behind.
 #[test]
 fn absurd_reducer_counts_are_refused_up_front() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.txt");
     fs::write(&input, "b\t1\na\t2\n").unwrap();
+    let rows = dir.path().join("rows");
+    crate::util::sluice(
+        &[
+            "run",
+            "teragen",
+            "--rows",
+            "1000",
+            "--output",
+            &rows.display().to_string(),
+        ],
+        None,
+    )
+    .assert_code(0, "teragen");
     let out = dir.path().join("out");
-    for job in ["sort", "wordcount"] {
-        let run = JobRun::new(job)
-            .input(&input)
+    for job in ["sort", "wordcount", "grep", "invertedindex", "terasort"] {
+        let source = if job == "terasort" { &rows } else { &input };
+        let mut run = JobRun::new(job)
+            .input(source)
             .output(&out)
             .args(&["--reducers", "3000000000"]);
+        if job == "grep" {
+            run = run.args(&["--pattern", "a"]);
+        }
         let outcome = run.run();
-        assert_job_failed(
-            &outcome,
-            &out,
-            &["3000000000 reducers", "memory budget"],
-            &run.describe(),
-        );
+        let what = run.describe();
+        outcome.assert_code(2, &what);
+        for needle in [
+            "--reducers 3000000000",
+            "3000000000 reducers",
+            "at most 2097152 partitions",
+        ] {
+            assert!(
+                outcome.stderr.contains(needle),
+                "{what}: {}",
+                outcome.stderr
+            );
+        }
+        assert!(!out.exists(), "{what}: output created");
     }
+    assert_eq!(list_dir(dir.path()), vec!["in.txt", "rows"]);
+}
+
+/// Thread counts are bounded: more than 4096 is a usage error naming the option and the bound,
+/// on the command line as in streaming's `-D sluice.threads`.
+#[test]
+fn absurd_thread_counts_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "abc\n").unwrap();
+    let out = dir.path().join("out");
+    let outcome = JobRun::new("sort")
+        .input(&input)
+        .output(&out)
+        .args(&["--threads", "100000000"])
+        .run();
+    outcome.assert_code(2, "--threads 100000000");
+    assert!(outcome.stderr.contains("--threads"), "{}", outcome.stderr);
+    assert!(
+        outcome.stderr.contains("at most 4096"),
+        "{}",
+        outcome.stderr
+    );
+    let outcome = crate::util::sluice(
+        &[
+            "streaming",
+            "-D",
+            "sluice.threads=5000",
+            "-input",
+            &input.display().to_string(),
+            "-output",
+            &out.display().to_string(),
+            "-mapper",
+            "cat",
+        ],
+        Some(dir.path()),
+    );
+    outcome.assert_code(1, "-D sluice.threads=5000");
+    assert!(
+        outcome
+            .stderr
+            .contains("-D sluice.threads=5000: expected a number from 1 to 4096"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!out.exists());
+    assert_eq!(list_dir(dir.path()), vec!["in.txt"]);
 }
