@@ -17,10 +17,8 @@ need python3 "Python 3 (the tests' references)" "apt-get install python3"
 if command -v python3 >/dev/null 2>&1; then
     python3 -m pytest --version >/dev/null 2>&1 \
         || missing+=("pytest (the Python shm client's tests): python3 -m pip install pytest")
-    if [ "${SLUICE_SKIP_STORES:-}" != 1 ]; then
-        python3 -c 'import moto.server' >/dev/null 2>&1 \
-            || missing+=("moto (the S3 server of the storage tests): python3 -m pip install 'moto[server]'")
-    fi
+    python3 -c 'import moto.server' >/dev/null 2>&1 \
+        || missing+=("moto (the S3 server of the storage tests): python3 -m pip install 'moto[server]'")
 fi
 need cc "a C compiler (the C shm client)" "apt-get install gcc make"
 need java "Java 17 or later (Apache Hadoop, the reference the tests compare with)" \

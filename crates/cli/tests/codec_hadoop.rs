@@ -36,16 +36,15 @@ fn root() -> PathBuf {
 }
 
 /// Panics with the way to get them unless the jars are there. A test that needs Hadoop never
-/// passes without it: to leave these tests out, filter them out by name
-/// (`cargo test -- --skip hadoop`), which the test runner reports.
+/// passes without it: without the `test-hadoop` feature it is ignored, with the reason.
 fn require_hadoop() {
     let lib = root().join("target/hadoop/lib");
     if lib.join(".complete").exists() && lib.join("lz4-java-1.7.1.jar").exists() {
         return;
     }
     panic!(
-        "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); to \
-         leave out the tests that need Hadoop, run `cargo test -- --skip hadoop`",
+        "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); the \
+         tests that need Hadoop are ignored without the test-hadoop feature",
         lib.display()
     );
 }
@@ -118,6 +117,10 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
 fn hadoop_and_sluice_read_each_others_compressed_output() {
     require_hadoop();
     let scratch = tempfile::tempdir().unwrap();

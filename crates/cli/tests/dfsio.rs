@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions};
+use sluice_testkit::{MiniDfs, MiniDfsOptions};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -315,10 +315,11 @@ fn gen_random_writes_files_of_random_bytes() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn dfsio_on_hdfs() {
-    if !stores_required() {
-        return;
-    }
     // The cluster's 1 MiB blocks cut Hadoop's files into many; sluice writes its files with
     // one block each (-D dfs.blocksize), clear of the new-block race hdfs-native does not
     // retry (NotReplicatedYetException; see ARCHITECTURE.md).

@@ -8,7 +8,7 @@
 //! nothing open on the store) or complete with `_SUCCESS`. Each failure a user can meet ends
 //! with a clear message, exit status 1, and nothing committed.
 //!
-//! With `SLUICE_SKIP_STORES=1` every test here says it is skipped and returns.
+//! Without the `test-stores` feature every test here is ignored, with the reason.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -19,7 +19,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions, S3Server};
+use sluice_testkit::{MiniDfs, MiniDfsOptions, S3Server};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 /// The bucket every test writes into (keys apart by test).
@@ -230,10 +230,11 @@ fn local_reference(name: &str, args: &[&str], input: &Path) -> BTreeMap<String, 
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn every_job_reads_and_writes_hdfs_and_s3_as_it_does_local_files() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, s3_in) = remote_corpus();
     let jobs: [(&str, &[&str]); 3] = [
         ("wordcount", &["-r", "3"]),
@@ -271,10 +272,11 @@ fn every_job_reads_and_writes_hdfs_and_s3_as_it_does_local_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn terasort_on_hdfs_matches_the_local_sort() {
-    if !stores_required() {
-        return;
-    }
     let dir = tempfile::tempdir().expect("a temporary directory");
     let rows = dir.path().join("rows");
     let gen = run(&mut sluice(&[
@@ -313,10 +315,11 @@ fn terasort_on_hdfs_matches_the_local_sort() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn a_streaming_job_reads_hdfs_and_writes_s3_as_it_does_local_files() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, s3_in) = remote_corpus();
     let streaming = |input: &str, output: &str| {
         let done = run(&mut sluice(&[
@@ -368,10 +371,11 @@ fn a_streaming_job_reads_hdfs_and_writes_s3_as_it_does_local_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn hadoops_client_reads_what_sluice_wrote_and_the_listing_hides_nothing_partial() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, _) = remote_corpus();
     let done = run(&mut sluice(&[
         "run",
@@ -473,18 +477,16 @@ fn check_killed_output(out_hdfs: bool, name: &str, reference: &BTreeMap<String, 
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn a_killed_job_leaves_its_hdfs_output_absent_or_complete() {
-    if !stores_required() {
-        return;
-    }
     killed_jobs_leave_their_output_absent_or_complete(true);
 }
 
 #[test]
 fn a_killed_job_leaves_its_s3_output_absent_or_complete() {
-    if !stores_required() {
-        return;
-    }
     killed_jobs_leave_their_output_absent_or_complete(false);
 }
 
@@ -570,10 +572,11 @@ fn assert_fails(cmd: &mut Command, limit: Duration, says: &[&str]) {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn failures_are_clear_bounded_and_leave_nothing() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, s3_in) = remote_corpus();
     let local_in = corpus().to_str().expect("UTF-8").to_string();
 
@@ -754,10 +757,11 @@ fn dfs_admin(args: &[&str]) -> Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn spills_stay_local_and_splits_follow_hdfs_blocks() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, _) = remote_corpus();
     let spill = tempfile::tempdir().expect("a temporary directory");
     let report = spill.path().join("report.json");
@@ -864,10 +868,11 @@ fn hdfs_part_lines(dir: &str) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn hadoop_and_sluice_read_each_others_output_on_hdfs() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, _) = remote_corpus();
     // The same job by both, on the same HDFS input: the same bytes (one reducer each; Hadoop's
     // WordCount reads the gzip file whole as sluice does).
@@ -937,10 +942,11 @@ fn remote_url(on_hdfs: bool, path: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn teragen_writes_hdfs_and_s3_as_it_does_local_files() {
-    if !stores_required() {
-        return;
-    }
     let dir = tempfile::tempdir().expect("a temporary directory");
     let teragen = ["run", "teragen", "--rows", "30k", "--maps", "3"];
     let reference = local_command(&teragen, &dir.path().join("rows"));
@@ -982,10 +988,11 @@ fn teragen_writes_hdfs_and_s3_as_it_does_local_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn teravalidate_reads_and_reports_on_hdfs_and_s3_as_it_does_locally() {
-    if !stores_required() {
-        return;
-    }
     // Sorted rows (TeraGen's, sorted locally in two part files) and unsorted ones (TeraGen's
     // own), each on both stores.
     let dir = tempfile::tempdir().expect("a temporary directory");
@@ -1057,10 +1064,11 @@ fn teravalidate_reads_and_reports_on_hdfs_and_s3_as_it_does_locally() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn gen_text_writes_hdfs_and_s3_as_it_does_local_files() {
-    if !stores_required() {
-        return;
-    }
     let dir = tempfile::tempdir().expect("a temporary directory");
     let gen = [
         "gen", "text", "--size", "2MiB", "--files", "3", "--seed", "11",
@@ -1083,10 +1091,11 @@ fn gen_text_writes_hdfs_and_s3_as_it_does_local_files() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn the_inverted_index_names_the_remote_files_it_read() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, s3_in) = remote_corpus();
     let reference = local_reference("invertedindex", &["-r", "2"], corpus());
     let local_prefix = corpus().to_str().expect("UTF-8").to_string();
@@ -1119,10 +1128,11 @@ fn the_inverted_index_names_the_remote_files_it_read() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_and_s3_from_their_workers() {
-    if !stores_required() {
-        return;
-    }
     let (hdfs_in, s3_in) = remote_corpus();
     // Workers with the stores' settings in their environment, as a site's workers have them.
     let scratch = tempfile::tempdir().expect("a temporary directory");

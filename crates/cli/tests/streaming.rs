@@ -6,7 +6,7 @@
 //! Hadoop's results are cached under `target/hadoop/results/`, keyed by a hash of the case, so
 //! only new or changed cases start a JVM (one for all of them). The jars come from
 //! `make hadoop` (`tests/hadoop/fetch.sh`); without them the test fails (it never passes
-//! without running; `cargo test -- --skip hadoop` leaves it out, visibly).
+//! without running; without the `test-hadoop` feature it is ignored, visibly).
 //!
 //! `SLUICE_STREAMING_CASES=a,b` runs only the named cases; `SLUICE_STREAMING_KEEP=1` keeps the
 //! sluice side's scratch directories and prints where they are.
@@ -63,11 +63,11 @@ fn run_hadoop_once(layout: &Layout, cases: &[Case]) {
 fn hadoop_layout() -> Layout {
     let layout = Layout::new();
     if !layout.jars_present() {
-        // Never a pass without Hadoop: leaving the test out is done by name
-        // (`cargo test -- --skip hadoop`), which the test runner reports.
+        // Never a pass without Hadoop: without the `test-hadoop` feature the test is ignored,
+        // which the test runner reports.
         panic!(
             "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); \
-             to leave out the tests that need Hadoop, run `cargo test -- --skip hadoop`",
+             the tests that need Hadoop are ignored without the test-hadoop feature",
             layout.lib().display()
         );
     }
@@ -75,6 +75,10 @@ fn hadoop_layout() -> Layout {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
 fn streaming_matches_hadoop() {
     let layout = hadoop_layout();
     let mut cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
@@ -123,6 +127,10 @@ fn streaming_matches_hadoop() {
 /// The same cases on two `sluice worker`s (`--cluster workers=...`), each case on workers
 /// of its own: every output must still be Hadoop's.
 #[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
 fn streaming_matches_hadoop_on_workers() {
     let layout = hadoop_layout();
     let cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();

@@ -4,7 +4,7 @@
 //! cluster. Every job's output must be what the same job writes on one machine.
 //!
 //! One cluster serves every test of this file (it halts when the test process ends). Needs
-//! `make yarn`; skipped only with `SLUICE_SKIP_YARN=1`.
+//! `make yarn`; ignored, with the reason, without the `test-yarn` feature.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use sluice_testkit::{sorted_part_lines, without_proxies, yarn_jar, yarn_required, MiniYarn};
+use sluice_testkit::{sorted_part_lines, without_proxies, yarn_jar, MiniYarn};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -119,10 +119,11 @@ const ON_YARN: [&str; 7] = [
 ];
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn built_in_jobs_on_yarn_write_what_they_write_on_one_machine() {
-    if !yarn_required() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     write_input(dir.path(), "/builtin/in");
     let input = local(&dir.path().join("in"));
@@ -175,10 +176,11 @@ fn built_in_jobs_on_yarn_write_what_they_write_on_one_machine() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn a_streaming_job_on_yarn_writes_what_it_writes_on_one_machine_and_fails_cleanly() {
-    if !yarn_required() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     write_input(dir.path(), "/streaming/in");
     let fail = dir.path().join("fail.sh");
@@ -225,10 +227,11 @@ fn a_streaming_job_on_yarn_writes_what_it_writes_on_one_machine_and_fails_cleanl
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn terasort_on_yarn_sorts_as_on_one_machine() {
-    if !yarn_required() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     // TeraGen writes the rows to the cluster's HDFS (a plain path is on fs.defaultFS).
     ok(
@@ -317,10 +320,11 @@ fn workers_of(coordinator: &str) -> Vec<i32> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
-    if !yarn_required() {
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     fs::create_dir_all(&input).unwrap();

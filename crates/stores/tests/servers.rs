@@ -5,7 +5,7 @@
 //! makes itself (ListMultipartUploads) against botocore's signer and a stand-in server that
 //! pages as S3 does.
 //!
-//! With `SLUICE_SKIP_STORES=1` every test here says it is skipped and returns.
+//! Without the `test-stores` feature every test here is ignored, with the reason.
 
 use std::io::{Read, Write};
 
@@ -19,9 +19,7 @@ use sluice_stores::{
     clean_up, HdfsRenameCommitter, HdfsStorage, Journal, JournalEntry, RemoteConnector,
     S3MagicCommitter, S3Storage, StoreConfig,
 };
-use sluice_testkit::{
-    botocore_signature, stores_required, MiniDfs, MiniDfsOptions, S3Options, S3Server,
-};
+use sluice_testkit::{botocore_signature, MiniDfs, MiniDfsOptions, S3Options, S3Server};
 
 fn data(n: usize) -> Vec<u8> {
     (0..n).map(|i| (i * 31 % 251) as u8).collect()
@@ -38,10 +36,11 @@ fn read_all(storage: &dyn Storage, location: &Location, start: u64, len: u64) ->
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn hdfs_blocks_splits_and_ranges() {
-    if !stores_required() {
-        return;
-    }
     let dfs = MiniDfs::start(MiniDfsOptions {
         datanodes: 2,
         block_size: 1 << 20,
@@ -137,10 +136,11 @@ fn names(storage: &dyn Storage, dir: &Location) -> Vec<String> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn hdfs_attached_committers_write_the_tasks_the_owner_commits() {
-    if !stores_required() {
-        return;
-    }
     let dfs = MiniDfs::start(MiniDfsOptions {
         datanodes: 1,
         block_size: 1 << 20,
@@ -252,10 +252,11 @@ fn hdfs_attached_committers_write_the_tasks_the_owner_commits() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_attached_committers_hand_their_tasks_to_the_owner() {
-    if !stores_required() {
-        return;
-    }
     let server = S3Server::start_with(S3Options::default()).expect("S3 server starts");
     server.create_bucket("bkt");
     let config = StoreConfig::from_parts(
@@ -389,10 +390,11 @@ fn s3_attached_committers_hand_their_tasks_to_the_owner() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_listings_page_and_hide_and_uploads_stay_invisible_until_commit() {
-    if !stores_required() {
-        return;
-    }
     // Two keys per listing page: the client must follow the pages.
     let server = S3Server::start_with(S3Options {
         min_part_size: None,
@@ -532,10 +534,11 @@ fn write_part<'a>(
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_the_watcher_aborts_the_uploads_a_killed_job_never_recorded() {
-    if !stores_required() {
-        return;
-    }
     let server = S3Server::start().expect("S3 server starts");
     server.create_bucket("bkt");
     let config = s3_properties(&server);
@@ -619,10 +622,11 @@ fn s3_the_watcher_aborts_the_uploads_a_killed_job_never_recorded() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_the_owner_ends_what_its_dead_workers_left_open() {
-    if !stores_required() {
-        return;
-    }
     let server = S3Server::start().expect("S3 server starts");
     server.create_bucket("bkt");
     let config = s3_properties(&server);
@@ -807,10 +811,11 @@ fn percent_decoded(text: &str) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_open_uploads_are_listed_page_by_page_and_signed_as_botocore_signs() {
-    if !stores_required() {
-        return;
-    }
     // Two pages, as S3 pages a listing (moto never does): the second asked for from where
     // the first says it ends. Aborts succeed.
     fn answer(method: &str, target: &str) -> (u16, String) {

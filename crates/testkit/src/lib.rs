@@ -10,10 +10,11 @@
 //! `pip install 'moto[server]'`) and what they cost, and `tests/yarn/README.md` for YARN
 //! (`make yarn`).
 //!
+//! A test that needs them is ignored, with the reason, unless its crate's `test-stores` (or
+//! `test-yarn`) feature is on, as `make test` turns it on; with the feature a missing
+//! prerequisite fails the test, saying what to install. It never passes without running.
+//!
 //! ```no_run
-//! if !sluice_testkit::stores_required() {
-//!     return;
-//! }
 //! let dfs = sluice_testkit::MiniDfs::start(Default::default()).expect("MiniDFS starts");
 //! let out = dfs.fs(&["-mkdir", "-p", "/in"]);
 //! assert!(out.status.success());
@@ -33,7 +34,6 @@ mod process;
 mod s3;
 mod workers;
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
@@ -42,45 +42,6 @@ pub use outputs::sorted_part_lines;
 pub use process::without_proxies;
 pub use s3::{botocore_signature, S3Options, S3Server};
 pub use workers::Workers;
-
-/// The environment variable that lets tests needing the storage servers skip: with
-/// `SLUICE_SKIP_STORES=1` [`stores_required`] returns false.
-pub const SKIP_VAR: &str = "SLUICE_SKIP_STORES";
-
-/// Whether a test that needs the storage servers should run: true unless
-/// `SLUICE_SKIP_STORES=1` is set, in which case it prints `skipped: SLUICE_SKIP_STORES=1` with
-/// the test's name and returns false.
-///
-/// A test calls it first and returns when it says false. Without the variable the test goes on
-/// and fails if the servers cannot start (missing jars or moto), saying what to install: a
-/// test of the storage support never passes without having run.
-pub fn stores_required() -> bool {
-    required(SKIP_VAR, "a storage test")
-}
-
-/// The environment variable that lets tests needing YARN skip: with `SLUICE_SKIP_YARN=1`
-/// [`yarn_required`] returns false.
-pub const SKIP_YARN_VAR: &str = "SLUICE_SKIP_YARN";
-
-/// Whether a test that needs YARN ([`MiniYarn`], `sluice-yarn.jar`) should run: true unless
-/// `SLUICE_SKIP_YARN=1` is set, in which case it prints `skipped: SLUICE_SKIP_YARN=1` with the
-/// test's name and returns false. As with [`stores_required`], nothing else makes such a test
-/// pass without running: missing jars make it fail, saying to run `make yarn`.
-pub fn yarn_required() -> bool {
-    required(SKIP_YARN_VAR, "a YARN test")
-}
-
-/// False, after saying that the running test is skipped, when `var` is set to `1`.
-fn required(var: &str, what: &str) -> bool {
-    if std::env::var_os(var).is_some_and(|v| v == "1") {
-        let test = std::thread::current().name().unwrap_or(what).to_owned();
-        // Written to the process's stderr, not through `eprintln!`, which the test runner
-        // captures and shows only for failing tests.
-        let _ = writeln!(std::io::stderr(), "skipped: {var}=1 ({test})");
-        return false;
-    }
-    true
-}
 
 /// The repository's root directory (this crate lives in `crates/testkit`).
 fn repo_root() -> PathBuf {

@@ -232,8 +232,8 @@ fn compile_launcher() -> Result<PathBuf, String> {
     if !lib.join(".complete").exists() || !lib.join(MARKER_JAR).exists() {
         return Err(format!(
             "Hadoop's minicluster jars are missing from {}: run `make stores` \
-             (tests/stores/fetch.sh; it needs Maven and Java 17), or set SLUICE_SKIP_STORES=1 \
-             to skip the tests that need HDFS",
+             (tests/stores/fetch.sh; it needs Maven and Java 17), or leave out the feature test-stores \
+             to ignore the tests that need HDFS",
             lib.display()
         ));
     }

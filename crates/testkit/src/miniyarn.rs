@@ -44,8 +44,8 @@ impl MiniYarn {
         let jar = yarn_jar();
         if !jar.is_file() {
             return Err(format!(
-                "{} is missing: run `make yarn` (it needs Maven and Java 17), or set \
-                 SLUICE_SKIP_YARN=1 to skip the tests that need YARN",
+                "{} is missing: run `make yarn` (it needs Maven and Java 17), or \
+                 leave out the feature test-yarn to ignore the tests that need YARN",
                 jar.display()
             ));
         }
@@ -236,8 +236,8 @@ fn launcher_classes() -> Result<PathBuf, String> {
             {
                 return Err(format!(
                     "Hadoop's minicluster jars are missing from {}: run `make yarn` \
-                     (tests/yarn/fetch.sh; it needs Maven and Java 17), or set \
-                     SLUICE_SKIP_YARN=1 to skip the tests that need YARN",
+                     (tests/yarn/fetch.sh; it needs Maven and Java 17), or \
+                     leave out the feature test-yarn to ignore the tests that need YARN",
                     lib.display()
                 ));
             }

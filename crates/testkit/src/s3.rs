@@ -65,7 +65,7 @@ impl S3Server {
                 (line == "MISSING moto").then(|| {
                     format!(
                         "moto (the S3 server of the tests) is not installed for python3: \
-                         {INSTALL_MOTO}, or set SLUICE_SKIP_STORES=1 to skip the tests that \
+                         {INSTALL_MOTO}, or leave out the feature test-stores to ignore the tests that \
                          need S3"
                     )
                 })

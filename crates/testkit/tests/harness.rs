@@ -1,11 +1,11 @@
 //! The harness itself: each server starts, does what its own clients ask, and is gone when
-//! dropped. Needs `make stores` and moto (tests/stores/README.md); skipped only with
-//! `SLUICE_SKIP_STORES=1`.
+//! dropped. Needs `make stores` and moto (tests/stores/README.md); ignored, with
+//! the reason, without the `test-stores` feature.
 
 use std::path::PathBuf;
 use std::time::Instant;
 
-use sluice_testkit::{stores_required, MiniDfs, MiniDfsOptions, S3Options, S3Server};
+use sluice_testkit::{MiniDfs, MiniDfsOptions, S3Options, S3Server};
 
 fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
@@ -24,10 +24,11 @@ fn check(what: &str, out: std::process::Output) -> std::process::Output {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn minidfs_mkdir_put_ls_and_permissions() {
-    if !stores_required() {
-        return;
-    }
     let started = Instant::now();
     let dfs = MiniDfs::start(MiniDfsOptions::default()).expect("MiniDFS starts");
     eprintln!(
@@ -90,10 +91,11 @@ fn minidfs_mkdir_put_ls_and_permissions() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn minidfs_with_three_datanodes_and_larger_blocks() {
-    if !stores_required() {
-        return;
-    }
     let started = Instant::now();
     let dfs = MiniDfs::start(MiniDfsOptions {
         datanodes: 3,
@@ -123,10 +125,11 @@ fn minidfs_refuses_blocks_below_one_mib() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_bucket_objects_and_multipart_uploads() {
-    if !stores_required() {
-        return;
-    }
     let started = Instant::now();
     let s3 = S3Server::start().expect("moto starts");
     eprintln!("moto {s3:?} up in {:.1} s", started.elapsed().as_secs_f64());
@@ -171,10 +174,11 @@ fn s3_bucket_objects_and_multipart_uploads() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_servers_are_separate_and_page_listings() {
-    if !stores_required() {
-        return;
-    }
     let a = S3Server::start_with(S3Options {
         min_part_size: Some(1),
         max_keys: Some(2),
@@ -196,10 +200,11 @@ fn s3_servers_are_separate_and_page_listings() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn s3_calls_that_fail_panic_with_the_error() {
-    if !stores_required() {
-        return;
-    }
     let s3 = S3Server::start().expect("moto starts");
     let err = std::panic::catch_unwind(|| s3.list_objects("no-such-bucket", "")).unwrap_err();
     assert!(

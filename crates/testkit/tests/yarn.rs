@@ -4,8 +4,8 @@
 //! sees (its arguments, the files it was given) and then succeeds, fails or sleeps as told.
 //!
 //! One cluster serves every test of this file (it starts in about 10 s and is never stopped:
-//! it halts when the test process ends). Needs `make yarn`; skipped only with
-//! `SLUICE_SKIP_YARN=1`.
+//! it halts when the test process ends). Needs `make yarn`; ignored, with the
+//! reason, without the `test-yarn` feature.
 
 // Helpers may unwrap, as `#[test]` functions may (see clippy.toml): a panic is a test failure
 // with a backtrace.
@@ -24,7 +24,7 @@ use nix::errno::Errno;
 use nix::sys::signal::{kill, Signal};
 use nix::unistd::Pid;
 use serde_json::Value;
-use sluice_testkit::{yarn_required, MiniYarn};
+use sluice_testkit::MiniYarn;
 
 /// The longest an application of these tests may take from submission to its end (they take
 /// 5 to 15 s; the machine may be busy with other tests).
@@ -390,10 +390,11 @@ fn sha256_prefix(path: &Path) -> String {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn two_workers_run_and_the_application_succeeds() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     cluster();
     let started = Instant::now();
@@ -448,10 +449,11 @@ fn two_workers_run_and_the_application_succeeds() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn a_failed_worker_is_replaced() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let mut sub = Submission::start(&work.args("sluice-yarn-fail-once", 2, "fail-once", &[]));
     let (_, status) = sub.finish();
@@ -464,10 +466,11 @@ fn a_failed_worker_is_replaced() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn too_many_failures_fail_the_application() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let mut sub = Submission::start(&work.args(
         "sluice-yarn-fail",
@@ -507,10 +510,11 @@ fn too_many_failures_fail_the_application() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn closing_stdin_kills_the_application() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let mut sub = Submission::start(&work.args("sluice-yarn-sleep", 2, "sleep", &[]));
     sub.wait_for("RUNNING", |e| e["state"] == "RUNNING");
@@ -548,10 +552,11 @@ fn closing_stdin_kills_the_application() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn a_kill_command_kills_the_application() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let mut sub = Submission::start(&work.args("sluice-yarn-kill", 1, "sleep", &[]));
     sub.wait_for("RUNNING", |e| e["state"] == "RUNNING");
@@ -568,10 +573,11 @@ fn a_kill_command_kills_the_application() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn sigterm_kills_the_application() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let mut sub = Submission::start(&work.args("sluice-yarn-sigterm", 1, "sleep", &[]));
     sub.wait_for("RUNNING", |e| e["state"] == "RUNNING");
@@ -590,10 +596,11 @@ fn sigterm_kills_the_application() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
 fn bad_command_lines_exit_with_status_2() {
-    if !yarn_required() {
-        return;
-    }
     let work = Work::new();
     let binary = work.binary();
     let binary = binary.to_str().unwrap();
