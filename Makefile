@@ -1,13 +1,14 @@
 # The two commands of the README, plus the checks CI runs.
 #
 #   make demo   build sluice, generate a 256 MiB corpus, count its words, show the top words
-#   make test   formatting, lints, the shm clients, and every test (what .ci/run calls)
+#   make test   formatting, lints, the dependency checks, the shm clients, and every test
+#               (what .ci/run calls)
 
 CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint build hadoop stores yarn clients
+.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -28,6 +29,14 @@ fmt:
 
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# No unused dependency (cargo-machete), and the dependency tree's bans, licenses and sources
+# as deny.toml allows them (cargo-deny). Each tool is installed from crates.io when missing.
+deps:
+	@$(CARGO) machete --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-machete
+	$(CARGO) machete
+	@$(CARGO) deny --version >/dev/null 2>&1 || $(CARGO) install --locked cargo-deny
+	$(CARGO) deny check bans licenses sources
 
 # Apache Hadoop's jars for the differential tests of `sluice streaming` (tests/hadoop/README.md).
 hadoop:
@@ -54,5 +63,5 @@ clients:
 TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn
 
-test: prereqs fmt lint hadoop stores yarn clients
+test: prereqs fmt lint deps hadoop stores yarn clients
 	$(CARGO) test --workspace --release --features $(TEST_FEATURES)
