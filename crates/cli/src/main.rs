@@ -148,13 +148,14 @@ pub(crate) struct CommonArgs {
     /// HADOOP_CONF_DIR's core-site.xml and hdfs-site.xml are read first.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
     define: Vec<(String, String)>,
-    /// Number of reduce partitions (part files).
+    /// Number of reduce partitions (part files): no more than the memory budget can keep track
+    /// of (each running task's share holds 128 bytes per partition).
     #[arg(long, short = 'r', default_value_t = 1, value_parser = at_least_one)]
     reducers: usize,
     /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk.
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
-    /// Worker threads [default: number of cores].
+    /// Worker threads, at most 4096 [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Input split (bytes of a file one map task reads) [default: 32MiB for local files and

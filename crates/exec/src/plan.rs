@@ -109,16 +109,21 @@ impl MemoryPlan {
 /// start checks ([`TaskHost::new`](crate::TaskHost::new)), for a caller that would otherwise
 /// spend work (reading a sample, allocating boundaries) on reducers no budget can keep.
 ///
+/// A budget too small for the threads is not this check's to report: the job's start says so,
+/// naming the budget.
+///
 /// # Errors
-/// [`ExecError::Config`] for a budget too small for the threads, or more reducers than a
-/// task's share can track.
+/// [`ExecError::Config`] for no reducers, or more than a task's share can track.
 pub fn check_reducers(reducers: usize, memory: usize, threads: usize) -> Result<(), ExecError> {
     if reducers == 0 {
         return Err(ExecError::Config(
             "a stage needs at least 1 partition".into(),
         ));
     }
-    MemoryPlan::new(memory, threads, 0)?.check_stage(reducers, 1)
+    match MemoryPlan::new(memory, threads, 0) {
+        Ok(plan) => plan.check_stage(reducers, 1),
+        Err(_) => Ok(()),
+    }
 }
 
 /// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.
@@ -227,6 +232,22 @@ mod tests {
                 assert!((64 * 1024..=MIB).contains(&plan.table_block));
             }
         }
+    }
+
+    #[test]
+    fn reducers_are_checked_against_the_budget_up_front() {
+        // 1 GiB on 2 threads: a task's share of 256 MiB tracks 2 Mi partitions.
+        let most = 256 * MIB / PARTITION_BYTES;
+        assert!(check_reducers(most, 1024 * MIB, 2).is_ok());
+        let err = check_reducers(most + 1, 1024 * MIB, 2)
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(&format!("{} reducers", most + 1)), "{err}");
+        assert!(err.contains(&format!("at most {most} partitions")), "{err}");
+        assert!(check_reducers(3_000_000_000, 1024 * MIB, 2).is_err());
+        assert!(check_reducers(0, 1024 * MIB, 2).is_err());
+        // A budget too small for the threads is the job's start to report.
+        assert!(check_reducers(1, 1024, 2).is_ok());
     }
 
     #[test]
