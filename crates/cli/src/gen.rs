@@ -100,7 +100,7 @@ fn write_file(
     let mut lines = 0u64;
     while written < size {
         lines += 1;
-        if lines % LINES_PER_CHECK == 0 && status.is_cancelled() {
+        if lines.is_multiple_of(LINES_PER_CHECK) && status.is_cancelled() {
             return Err(tasks::interrupted(NAME));
         }
         line.clear();

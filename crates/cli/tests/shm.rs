@@ -71,8 +71,12 @@ fn corpus(dir: &Path) -> PathBuf {
     let mut messy = Vec::new();
     messy.extend_from_slice(b"the cat\r\nthe dog\rthe end\n\n\t\ttabs\tin the\tline\n");
     messy.extend_from_slice(b"caf\xc3\xa9 \xff\xfe bytes the\x0cform feed\n");
-    for i in 0..300_000 {
-        messy.extend_from_slice(if i % 2 == 0 { b"thing " } else { b"other " });
+    for i in 0..300_000u32 {
+        messy.extend_from_slice(if i.is_multiple_of(2) {
+            b"thing "
+        } else {
+            b"other "
+        });
     }
     messy.extend_from_slice(b"\nlast line without newline the");
     fs::write(input.join("messy.txt"), messy).unwrap();

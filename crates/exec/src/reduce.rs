@@ -36,7 +36,7 @@ impl<C: SortedCursor> SortedCursor for ReduceInput<C> {
             return Ok(false);
         }
         self.records += 1;
-        if self.records % CHECK_EVERY == 0 && self.res_status.is_cancelled() {
+        if self.records.is_multiple_of(CHECK_EVERY) && self.res_status.is_cancelled() {
             return Err(CursorError::Cancelled);
         }
         let key = self.merge.key();

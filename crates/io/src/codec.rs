@@ -503,7 +503,7 @@ mod tests {
                 x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
                 if i % 7 == 6 {
                     b'\n'
-                } else if x % 3 == 0 {
+                } else if x.is_multiple_of(3) {
                     (x >> 16) as u8
                 } else {
                     b'a' + (i % 5) as u8

@@ -373,7 +373,7 @@ fn check_file(
         summary.last = Some(key);
         summary.checksum.add_row(row);
         summary.rows += 1;
-        if summary.rows % ROWS_PER_UPDATE == 0 {
+        if summary.rows.is_multiple_of(ROWS_PER_UPDATE) {
             if status.is_cancelled() {
                 return Err(ExecError::Cancelled);
             }

@@ -76,7 +76,7 @@ impl Secret {
     /// The message gives the position of a bad character, never the text itself.
     pub fn from_hex(text: &str) -> Result<Secret, NetError> {
         let digits = text.trim().as_bytes();
-        if digits.len() % 2 != 0 {
+        if !digits.len().is_multiple_of(2) {
             return Err(NetError::Secret {
                 reason: format!("odd number of hex digits ({})", digits.len()),
             });

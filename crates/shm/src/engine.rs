@@ -334,10 +334,11 @@ mod tests {
     #[test]
     fn programs_started_at_the_same_time_get_only_their_own_region() {
         std::thread::scope(|scope| {
-            let runs: Vec<_> = (0..8)
+            let runs: Vec<_> = (0..8u32)
                 .map(|i| {
                     scope.spawn(move || {
-                        let region = (i % 2 == 0)
+                        let region = i
+                            .is_multiple_of(2)
                             .then(|| EngineRegion::create(Some(4096), None).expect("region"));
                         (0..10)
                             .map(|_| inherited(region.as_ref()))
@@ -347,7 +348,7 @@ mod tests {
                 .collect();
             for (i, run) in runs.into_iter().enumerate() {
                 let seen = run.join().expect("thread");
-                let want = usize::from(i % 2 == 0);
+                let want = usize::from(i.is_multiple_of(2));
                 assert!(seen.iter().all(|&n| n == want), "thread {i}: {seen:?}");
             }
         });

@@ -159,7 +159,7 @@ impl Layout {
                     "the {name} ring's capacity {} is not a power of two of at least {MIN_CAPACITY}",
                     ring.capacity
                 )))
-            } else if ring.offset < HEADER_LEN || ring.offset % 128 != 0 || !fits {
+            } else if ring.offset < HEADER_LEN || !ring.offset.is_multiple_of(128) || !fits {
                 Err(ShmError::BadHeader(format!(
                     "the {name} ring (offset {}, capacity {}) does not lie inside the region of {region_len} bytes",
                     ring.offset, ring.capacity

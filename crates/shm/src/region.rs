@@ -148,7 +148,7 @@ impl Region {
         // Offsets come from a checked `Layout` and the constants of `layout.rs`: a failure is
         // a bug in this crate, not something a peer can cause.
         assert!(
-            inside && offset % align == 0,
+            inside && offset.is_multiple_of(align),
             "shm offset {offset} (+{size}) outside a region of {}",
             self.len
         );

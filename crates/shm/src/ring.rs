@@ -73,7 +73,7 @@ impl Ring {
         // the control block is 128-aligned in a page-aligned mapping, that every word of it
         // is aligned.
         let control = region.bytes(layout.offset as usize, (R_DATA + layout.capacity) as usize);
-        assert!(layout.offset % 128 == 0 && layout.capacity.is_power_of_two());
+        assert!(layout.offset.is_multiple_of(128) && layout.capacity.is_power_of_two());
         Ring {
             _region: region,
             control,

@@ -30,7 +30,7 @@ fn decode(text: &str) -> Result<Vec<u8>, String> {
             _ => None,
         }
     }
-    if text.len() % 2 != 0 {
+    if !text.len().is_multiple_of(2) {
         return Err(format!("hex string of odd length {}", text.len()));
     }
     text.as_bytes()

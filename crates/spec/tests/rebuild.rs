@@ -86,7 +86,7 @@ fn write_rows(dir: &Path) -> PathBuf {
     let mut rng = Rng(0x2545_f491_4f6c_dd1d);
     let mut rows = Vec::new();
     for row in 0..400u32 {
-        let key = if row % 7 == 0 { 7 } else { rng.next() };
+        let key = if row.is_multiple_of(7) { 7 } else { rng.next() };
         rows.extend_from_slice(&key.to_be_bytes());
         rows.extend_from_slice(&(row as u16).to_be_bytes());
         rows.extend(std::iter::repeat_n(b'A' + (row % 26) as u8, 88));

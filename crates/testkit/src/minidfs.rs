@@ -57,7 +57,7 @@ impl MiniDfs {
         if options.datanodes == 0 {
             return Err("MiniDFS needs at least one DataNode".to_owned());
         }
-        if options.block_size < 1 << 20 || options.block_size % 512 != 0 {
+        if options.block_size < 1 << 20 || !options.block_size.is_multiple_of(512) {
             return Err(format!(
                 "MiniDFS block size must be at least 1 MiB and a multiple of 512, not {}",
                 options.block_size

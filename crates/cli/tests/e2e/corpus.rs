@@ -150,7 +150,7 @@ pub(crate) fn messy_corpus(dir: &Path, huge_line: bool) -> PathBuf {
         let mut i = 0u32;
         while huge.len() < 10 << 20 {
             huge.extend_from_slice(format!("w{} ", i % 5000).as_bytes());
-            if i % 997 == 0 {
+            if i.is_multiple_of(997) {
                 huge.extend_from_slice(b"ringing\t");
             }
             i += 1;
