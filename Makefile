@@ -61,7 +61,8 @@ clients:
 # The tests that need Hadoop, HDFS and S3 servers, or YARN are ignored (listed, with the reason)
 # unless these features are on; here they are, so every test runs.
 TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-stores,sluice-cli/test-yarn,$\
-	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn
+	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
+	sluice-io/test-hadoop
 
 test: prereqs fmt lint deps hadoop stores yarn clients
 	$(CARGO) test --workspace --release --features $(TEST_FEATURES)

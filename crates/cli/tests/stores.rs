@@ -486,6 +486,10 @@ fn a_killed_job_leaves_its_hdfs_output_absent_or_complete() {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
 fn a_killed_job_leaves_its_s3_output_absent_or_complete() {
     killed_jobs_leave_their_output_absent_or_complete(false);
 }

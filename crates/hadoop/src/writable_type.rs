@@ -191,8 +191,10 @@ impl WritableType {
         let value = self.read(&mut r)?;
         r.finish(self.name())?;
         match value {
-            Value::Text(t) => typedbytes::write_text(out, &t),
-            Value::Bytes(b) => typedbytes::write_bytes(out, &b),
+            Value::Text(t) => typedbytes::write_text(out, &t).map_err(|_| too_long(&t, "Text"))?,
+            Value::Bytes(b) => {
+                typedbytes::write_bytes(out, &b).map_err(|_| too_long(&b, "BytesWritable"))?;
+            }
             Value::Int(v) => typedbytes::write_int(out, v),
             Value::Long(v) => typedbytes::write_long(out, v),
             Value::Byte(v) => typedbytes::write_byte(out, v),
@@ -217,6 +219,14 @@ impl WritableType {
 const WRITABLE_CODE: u8 = 50;
 
 /// A length as a Java `int`.
+/// The error of a value of `what` too long for typed bytes' Java `int` length.
+fn too_long(bytes: &[u8], what: &'static str) -> WritableError {
+    WritableError::TooLong {
+        what,
+        length: bytes.len(),
+    }
+}
+
 fn java_int(len: usize, what: &'static str) -> Result<i32, WritableError> {
     i32::try_from(len).map_err(|_| WritableError::TooLong { what, length: len })
 }

@@ -37,13 +37,12 @@ fn root() -> PathBuf {
 }
 
 /// Panics with the way to get them unless the jars are there (a test that needs Hadoop never
-/// passes without it; `cargo test -- --skip hadoop` leaves it out).
+/// passes without it; without the `test-hadoop` feature it is ignored, visibly).
 fn require_hadoop() -> PathBuf {
     let lib = root().join("target/hadoop/lib");
     assert!(
         lib.join(".complete").exists() && lib.join("lz4-java-1.7.1.jar").exists(),
-        "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); to \
-         leave out the tests that need Hadoop, run `cargo test -- --skip hadoop`",
+        "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh)",
         lib.display()
     );
     lib
@@ -176,6 +175,10 @@ fn sluice_files() -> Vec<(String, SeqWriteOptions, Records, String)> {
 }
 
 #[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop: make hadoop, Java 17; cargo test --features test-hadoop"
+)]
 fn hadoop_and_sluice_read_each_others_sequence_files() {
     let lib = require_hadoop();
     let scratch = tempfile::tempdir().unwrap();
