@@ -45,7 +45,17 @@ pub struct JobConfig {
     /// The stores the job reads and writes: local files, and the remote stores (HDFS, S3)
     /// when the caller connected them ([`Stores::with_remote`]); default: local files only.
     pub stores: Stores,
+    /// A partition of the last stage whose runs hold at least this many bytes (encoded,
+    /// uncompressed) is split into key ranges merged and reduced on several threads at once,
+    /// when its stage allows it (`Stage::with_independent_keys`) and threads are free; `None`
+    /// never splits. Default [`DEFAULT_REDUCE_SPLIT_BYTES`].
+    pub reduce_split_bytes: Option<u64>,
 }
+
+/// Default [`JobConfig::reduce_split_bytes`]: 64 MiB, a partition whose reduce takes a good
+/// fraction of a second on one thread; below it, the ranges' set-up (sampling keys, entering
+/// every run at each range) is not worth it.
+pub const DEFAULT_REDUCE_SPLIT_BYTES: u64 = 64 << 20;
 
 /// Input files and their splits, planned before the job runs: for an input format that must
 /// read the files to cut them (Hadoop's `NLineInputFormat`, see
@@ -89,6 +99,7 @@ impl JobConfig {
             reduce_attempts: 1,
             planned: None,
             stores: Stores::local(),
+            reduce_split_bytes: Some(DEFAULT_REDUCE_SPLIT_BYTES),
         }
     }
 
@@ -145,6 +156,13 @@ impl JobConfig {
     /// Sets where the scratch directory is created.
     pub fn with_spill_parent(mut self, dir: PathBuf) -> Self {
         self.spill_parent = Some(dir);
+        self
+    }
+
+    /// Sets the size from which a partition of the last stage is split into key ranges
+    /// reduced at once (`None`: never; see [`JobConfig::reduce_split_bytes`]).
+    pub fn with_reduce_split_bytes(mut self, bytes: Option<u64>) -> Self {
+        self.reduce_split_bytes = bytes;
         self
     }
 

@@ -96,6 +96,9 @@ counters! {
     MemoryRuns => memory_runs,
     /// Intermediate merge passes that had to go through disk because of the budget.
     MergePasses => merge_passes,
+    /// Key ranges merged and reduced apart, each on a thread of its own, in the reduce tasks
+    /// whose large partitions were split (see `Stage::with_independent_keys`); 0 when none was.
+    ReduceRanges => reduce_ranges,
     /// Distinct keys seen by reducers (all stages).
     ReduceInputGroups => reduce_input_groups,
     /// Records read by reducers (all stages).

@@ -48,6 +48,11 @@ pub struct Stage {
     pub partitions: usize,
     /// How this stage's keys are sorted (default: unsigned bytes).
     pub order: KeyOrder,
+    /// Whether the reducer's output for a key depends on that key's values alone, with no
+    /// state kept from one key to the next (default: `false`). Set with
+    /// [`Stage::with_independent_keys`]; it lets a driver cut a large partition of the last
+    /// stage into key ranges reduced at once by separate reducers.
+    pub independent_keys: bool,
 }
 
 /// A complete job: a mapper and zero or more reduce stages. With no stage the job is map-only
@@ -107,6 +112,7 @@ impl Stage {
             partitioner: Arc::new(HashPartitioner),
             partitions,
             order: KeyOrder::Bytes,
+            independent_keys: false,
         }
     }
 
@@ -128,6 +134,26 @@ impl Stage {
     #[must_use]
     pub fn with_order(mut self, order: KeyOrder) -> Stage {
         self.order = order;
+        self
+    }
+
+    /// Declares that the stage's reducer writes, for each key, output that depends on that
+    /// key's values alone, and keeps no state from one key to the next (no count of keys, no
+    /// buffer across them, nothing written at the end): then ranges of keys reduced by
+    /// separate reducer instances, their outputs joined in key order, give the bytes one
+    /// reducer would.
+    ///
+    /// The driver may then split a large partition of the job's last stage into key ranges
+    /// merged and reduced on several threads at once, when threads are free (see
+    /// [`JobConfig::reduce_split_bytes`](crate::JobConfig::reduce_split_bytes)). Output is unchanged; only the reducer's instances
+    /// differ (one per range, each made by the stage's factory with the task's context). A
+    /// stage feeding another is never split. Do not declare it for a reducer that counts,
+    /// samples or buffers across keys, or writes in [`Reducer::run`](crate::Reducer::run)
+    /// after its input ends: a Hadoop Streaming reducer program may, so streaming jobs never
+    /// declare it.
+    #[must_use]
+    pub fn with_independent_keys(mut self) -> Stage {
+        self.independent_keys = true;
         self
     }
 }

@@ -22,7 +22,10 @@ mod model;
 mod output;
 mod partition;
 
-pub use config::{JobConfig, PlannedInput, DEFAULT_MEMORY, DEFAULT_SPLIT_SIZE, MIN_MEMORY};
+pub use config::{
+    JobConfig, PlannedInput, DEFAULT_MEMORY, DEFAULT_REDUCE_SPLIT_BYTES, DEFAULT_SPLIT_SIZE,
+    MIN_MEMORY,
+};
 pub use counters::{
     AttemptFailure, Counter, CounterValues, Counters, JobStatus, Phase, UserCounters,
 };

@@ -166,6 +166,12 @@ pub(crate) struct CommonArgs {
     /// terasort, whose random keys compress poorly: measured faster without].
     #[arg(long)]
     spill_codec: Option<Codec>,
+    /// Split a reduce partition holding at least this many bytes (its records, encoded and
+    /// uncompressed) into key ranges reduced at once on the threads other reduce tasks leave
+    /// free, for jobs whose reducers allow it (wordcount, sort, grep's output, invertedindex,
+    /// terasort); `off` never splits. The output is the same either way.
+    #[arg(long, value_name = "SIZE|off", default_value = "64MiB", value_parser = parse_split_size)]
+    reduce_split: SplitSize,
     /// Directory for spill files [default: beside the output directory].
     #[arg(long, value_parser = parse_location)]
     spill_dir: Option<PathBuf>,
@@ -242,6 +248,17 @@ pub(crate) fn parse_location(text: &str) -> Result<PathBuf, String> {
 
 fn parse_size_arg(text: &str) -> Result<u64, String> {
     parse_size(text)
+}
+
+/// `--reduce-split`: a size, or `off` for none.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SplitSize(Option<u64>);
+
+fn parse_split_size(text: &str) -> Result<SplitSize, String> {
+    if text.eq_ignore_ascii_case("off") {
+        return Ok(SplitSize(None));
+    }
+    parse_size(text).map(|bytes| SplitSize(Some(bytes)))
 }
 
 fn at_least_one(text: &str) -> Result<usize, String> {
@@ -464,7 +481,8 @@ fn execute(
         .with_stores(stores::stores(&store_config, &job.name))
         .with_memory(memory)
         .with_threads(args.threads.unwrap_or_else(default_threads))
-        .with_spill_codec(args.spill_codec.unwrap_or(default_codec));
+        .with_spill_codec(args.spill_codec.unwrap_or(default_codec))
+        .with_reduce_split_bytes(args.reduce_split.0);
     if let Some(size) = args.split_size {
         config = config.with_fixed_split_size(size);
     }

@@ -69,7 +69,8 @@ pub fn run_job(
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
     let settings = HostSettings::new(config.memory, config.threads, spill_parent(config))
-        .with_spill_codec(config.spill_codec);
+        .with_spill_codec(config.spill_codec)
+        .with_reduce_split_bytes(config.reduce_split_bytes);
     // A job that cannot run is refused before its output is touched; the spill directory
     // comes after the output's set-up, which makes the output's parent (where spills go by
     // default).

@@ -16,9 +16,10 @@
 //! ```
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use sluice_api::{ExecError, Job, JobStatus, Stage, TaskContext};
+use sluice_api::{ExecError, Job, JobStatus, Stage, TaskContext, DEFAULT_REDUCE_SPLIT_BYTES};
 use sluice_format::Codec;
 use sluice_io::{JobCommitter, Split, Storage, StoredInput};
 use sluice_shuffle::{
@@ -47,11 +48,17 @@ pub struct HostSettings {
     pub spill_parent: PathBuf,
     /// Compression of spill files.
     pub spill_codec: Codec,
+    /// From how many bytes a partition of a job's last stage is split into key ranges
+    /// reduced on several threads, when its stage allows it (see
+    /// [`JobConfig::reduce_split_bytes`](sluice_api::JobConfig::reduce_split_bytes)); `None`
+    /// never splits.
+    pub reduce_split_bytes: Option<u64>,
 }
 
 impl HostSettings {
     /// Settings of `threads` tasks at once within `memory` bytes, spilling under
-    /// `spill_parent` with lz4 and serving nothing.
+    /// `spill_parent` with lz4, serving nothing, and splitting partitions of
+    /// [`DEFAULT_REDUCE_SPLIT_BYTES`] or more.
     pub fn new(memory: usize, threads: usize, spill_parent: PathBuf) -> HostSettings {
         HostSettings {
             memory,
@@ -59,6 +66,7 @@ impl HostSettings {
             serving: 0,
             spill_parent,
             spill_codec: Codec::Lz4,
+            reduce_split_bytes: Some(DEFAULT_REDUCE_SPLIT_BYTES),
         }
     }
 
@@ -71,6 +79,12 @@ impl HostSettings {
     /// The same, spilling with `codec`.
     pub fn with_spill_codec(mut self, codec: Codec) -> HostSettings {
         self.spill_codec = codec;
+        self
+    }
+
+    /// The same, splitting partitions of `bytes` or more (`None`: never).
+    pub fn with_reduce_split_bytes(mut self, bytes: Option<u64>) -> HostSettings {
+        self.reduce_split_bytes = bytes;
         self
     }
 }
@@ -140,6 +154,9 @@ impl TaskHost {
             ),
             task_share: memory.task_share,
             table_block: memory.table_block,
+            threads: settings.threads.max(1),
+            reduce_split_bytes: settings.reduce_split_bytes,
+            running_reduces: AtomicUsize::new(0),
         };
         let stages = job
             .stages

@@ -31,6 +31,7 @@ mod host;
 mod map;
 mod part_file;
 mod plan;
+mod ranges;
 mod reduce;
 mod shared;
 mod sink;

@@ -292,6 +292,9 @@ mod tests {
             ),
             task_share: 2 << 20,
             table_block: 64 * 1024,
+            threads: 1,
+            reduce_split_bytes: None,
+            running_reduces: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 

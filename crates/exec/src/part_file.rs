@@ -48,10 +48,8 @@ pub(crate) struct TextOutput<'c> {
     chunk: usize,
     /// How the file is compressed.
     codec: OutputCodec,
-    /// Between key and value; `None` writes the value only.
-    separator: Option<Vec<u8>>,
-    /// After each record (a line end, or nothing for raw records).
-    terminator: &'static [u8],
+    /// How a record becomes bytes of the file.
+    format: LineFormat,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
 }
@@ -75,17 +73,6 @@ impl<'c> TextOutput<'c> {
         let path = committer.output().join(&name).error_path();
         let attempt = u32::try_from(attempt)
             .map_err(|_| ExecError::Config(format!("attempt {attempt} of {name}")))?;
-        let separator = match format {
-            OutputFormat::KeyValue => Some(b"\t".to_vec()),
-            OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
-            OutputFormat::ValueOnly => None,
-            OutputFormat::Raw => Some(Vec::new()),
-        };
-        let terminator: &[u8] = if *format == OutputFormat::Raw {
-            b""
-        } else {
-            b"\n"
-        };
         let mut output = TextOutput {
             committer,
             name,
@@ -94,8 +81,7 @@ impl<'c> TextOutput<'c> {
             path,
             chunk,
             codec,
-            separator,
-            terminator,
+            format: LineFormat::of(format),
             records: 0,
             bytes: 0,
         };
@@ -143,32 +129,98 @@ impl<'c> TextOutput<'c> {
             ));
         };
         // One branch per record; each arm is the writer's own monomorphic code.
-        let (separator, terminator) = (self.separator.as_deref(), self.terminator);
         match writer {
-            PartWriter::Plain(w) => put_line(w, key, separator, value, terminator),
-            PartWriter::Compressed(w) => put_line(w, key, separator, value, terminator),
+            PartWriter::Plain(w) => self.format.put(w, key, value),
+            PartWriter::Compressed(w) => self.format.put(w, key, value),
         }
+    }
+
+    /// How records become bytes of this file: for output formatted elsewhere and appended
+    /// with [`TextOutput::append`].
+    pub(crate) fn format(&self) -> &LineFormat {
+        &self.format
+    }
+
+    /// Appends `bytes`, records formatted by [`TextOutput::format`] elsewhere, to the file
+    /// (creating a lazy output's file if it has none yet and `bytes` is not empty).
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> Result<(), ExecError> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        if self.writer.is_none() {
+            self.writer = Some(self.open()?);
+        }
+        let result = match &mut self.writer {
+            Some(PartWriter::Plain(w)) => w.write_all(bytes),
+            Some(PartWriter::Compressed(w)) => w.write_all(bytes),
+            None => Ok(()),
+        };
+        result.map_err(|e| self.write_error(e))
+    }
+
+    /// Counts `records` records of `bytes` bytes appended with [`TextOutput::append`].
+    pub(crate) fn count_appended(&mut self, records: u64, bytes: u64) {
+        self.records += records;
+        self.bytes += bytes;
     }
 }
 
-/// Writes one record; returns its length in (uncompressed) bytes.
-#[inline(always)]
-fn put_line<W: Write>(
-    writer: &mut W,
-    key: &[u8],
-    separator: Option<&[u8]>,
-    value: &[u8],
-    terminator: &[u8],
-) -> std::io::Result<usize> {
-    let mut written = value.len() + terminator.len();
-    if let Some(separator) = separator {
-        writer.write_all(key)?;
-        writer.write_all(separator)?;
-        written += key.len() + separator.len();
+/// How a record becomes bytes of a part file.
+#[derive(Debug, Clone)]
+pub(crate) struct LineFormat {
+    /// Between key and value; `None` writes the value only.
+    separator: Option<Vec<u8>>,
+    /// After each record (a line end, or nothing for raw records).
+    terminator: &'static [u8],
+}
+
+impl LineFormat {
+    /// The records of `format`.
+    fn of(format: &OutputFormat) -> LineFormat {
+        let separator = match format {
+            OutputFormat::KeyValue => Some(b"\t".to_vec()),
+            OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
+            OutputFormat::ValueOnly => None,
+            OutputFormat::Raw => Some(Vec::new()),
+        };
+        let terminator: &[u8] = if *format == OutputFormat::Raw {
+            b""
+        } else {
+            b"\n"
+        };
+        LineFormat {
+            separator,
+            terminator,
+        }
     }
-    writer.write_all(value)?;
-    writer.write_all(terminator)?;
-    Ok(written)
+
+    /// Bytes [`LineFormat::put`] writes for this record.
+    pub(crate) fn len(&self, key: &[u8], value: &[u8]) -> usize {
+        let keyed = self
+            .separator
+            .as_ref()
+            .map_or(0, |separator| key.len() + separator.len());
+        keyed + value.len() + self.terminator.len()
+    }
+
+    /// Writes one record; returns its length in (uncompressed) bytes.
+    #[inline(always)]
+    pub(crate) fn put<W: Write>(
+        &self,
+        writer: &mut W,
+        key: &[u8],
+        value: &[u8],
+    ) -> std::io::Result<usize> {
+        let mut written = value.len() + self.terminator.len();
+        if let Some(separator) = &self.separator {
+            writer.write_all(key)?;
+            writer.write_all(separator)?;
+            written += key.len() + separator.len();
+        }
+        writer.write_all(value)?;
+        writer.write_all(self.terminator)?;
+        Ok(written)
+    }
 }
 
 impl Emit for TextOutput<'_> {

@@ -1,14 +1,16 @@
 //! A reduce task: one partition's runs merged within the task's memory, through the stage's
 //! reducer into the next stage's collector or a part file.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sluice_api::{Counter, ExecError, Job, JobStatus, Stage, TaskContext};
 use sluice_io::JobCommitter;
-use sluice_shuffle::{merge_partition, MergeSpec, Run, RunCatalog};
+use sluice_shuffle::{merge_partition, partition_size, split_points, MergeSpec, Run, RunCatalog};
 use sluice_sort::{CursorError, SortedCursor};
 
 use crate::part_file::TextOutput;
+use crate::ranges::reduce_ranges;
 use crate::shared::Shared;
 use crate::sink::{TaskSink, CHECK_EVERY};
 
@@ -22,21 +24,26 @@ pub(crate) enum ReduceTarget<'a> {
 
 /// A reduce task's merged input: counts records and groups (runs of byte-equal keys) and checks
 /// for cancellation as it is read.
-struct ReduceInput<C> {
-    merge: C,
-    res_status: Arc<JobStatus>,
-    records: u64,
-    groups: u64,
-    last_key: Vec<u8>,
+pub(crate) struct ReduceInput<'a, C> {
+    pub(crate) merge: C,
+    pub(crate) res_status: Arc<JobStatus>,
+    /// Set when another key range of the same task failed: this one stops too.
+    pub(crate) stop: Option<&'a AtomicBool>,
+    pub(crate) records: u64,
+    pub(crate) groups: u64,
+    pub(crate) last_key: Vec<u8>,
 }
 
-impl<C: SortedCursor> SortedCursor for ReduceInput<C> {
+impl<C: SortedCursor> SortedCursor for ReduceInput<'_, C> {
     fn advance(&mut self) -> Result<bool, CursorError> {
         if !self.merge.advance()? {
             return Ok(false);
         }
         self.records += 1;
-        if self.records.is_multiple_of(CHECK_EVERY) && self.res_status.is_cancelled() {
+        if self.records.is_multiple_of(CHECK_EVERY)
+            && (self.res_status.is_cancelled()
+                || self.stop.is_some_and(|stop| stop.load(Ordering::Relaxed)))
+        {
             return Err(CursorError::Cancelled);
         }
         let key = self.merge.key();
@@ -63,7 +70,13 @@ pub(crate) fn reduce_task(
     job: &Job,
     res: &Shared,
 ) -> Result<(), ExecError> {
+    let running = res.reduce_started();
     let partition = ctx.task;
+    if let ReduceTarget::Files(committer) = target {
+        if let Some(points) = split_plan(partition, runs, stage, res, running.others())? {
+            return reduce_ranges(ctx, runs, stage, *committer, job, res, &points);
+        }
+    }
     let status = res.runs.status();
     let counters = &status.counters;
     let write_chunk = res.runs.write_chunk();
@@ -97,6 +110,7 @@ pub(crate) fn reduce_task(
     let mut input = ReduceInput {
         merge,
         res_status: Arc::clone(status),
+        stop: None,
         records: 0,
         groups: 0,
         last_key: Vec::new(),
@@ -111,4 +125,26 @@ pub(crate) fn reduce_task(
     counters.add(Counter::ReduceInputGroups, input.groups);
     counters.add(Counter::ReduceInputRecords, input.records);
     Ok(())
+}
+
+/// Where to cut `partition` of the last stage into key ranges reduced at once, if that is
+/// allowed and pays: the stage's reducer keeps no state across keys, the partition holds at
+/// least the host's threshold of bytes, and the threads the `others` running reduce tasks
+/// leave are at least two. `None` reduces it whole.
+fn split_plan(
+    partition: usize,
+    runs: &[Run],
+    stage: &Stage,
+    res: &Shared,
+    others: usize,
+) -> Result<Option<Vec<Vec<u8>>>, ExecError> {
+    let Some(threshold) = res.reduce_split_bytes else {
+        return Ok(None);
+    };
+    let ranges = res.threads.saturating_sub(others).max(1);
+    if !stage.independent_keys || ranges < 2 || partition_size(runs, partition) < threshold {
+        return Ok(None);
+    }
+    let points = split_points(runs, partition, &stage.order, ranges)?;
+    Ok((!points.is_empty()).then_some(points))
 }

@@ -571,6 +571,30 @@ pub fn verify_blocks(stored: &[u8], name: &str, start_offset: u64) -> Result<u64
     Ok(raw_len)
 }
 
+/// Bytes the block whose header is `header` takes in its stream, header included: where the
+/// next block starts. The header is checked as a reader checks it before reading the body
+/// (codec, reserved bytes, lengths); the checksum, which covers the body too, is not: whoever
+/// reads the block checks it then. Lets a reader hop from block to block of a stream without
+/// reading or decompressing the bodies it skips.
+///
+/// `name` and `offset` (the header's position in that source) are used in errors.
+///
+/// # Errors
+/// [`FormatError::Corrupt`] for a header no writer produces.
+pub fn block_len(
+    header: &[u8; BLOCK_HEADER_LEN],
+    name: &str,
+    offset: u64,
+) -> Result<u64, FormatError> {
+    let header = Header::decode(header);
+    header.check().map_err(|detail| FormatError::Corrupt {
+        source_name: name.to_string(),
+        offset,
+        detail,
+    })?;
+    Ok(BLOCK_HEADER_LEN as u64 + u64::from(header.stored_len))
+}
+
 /// Most bytes one byte of an LZ4 block can decompress to: a match-length extension byte of 255
 /// adds 255 bytes of output, and nothing in the format adds more per input byte.
 const LZ4_MAX_EXPANSION: usize = 255;

@@ -44,7 +44,9 @@ mod error;
 pub mod record;
 mod run;
 
-pub use block::{verify_blocks, BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN};
+pub use block::{
+    block_len, verify_blocks, BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN,
+};
 pub use codec::Codec;
 pub use error::FormatError;
 pub use run::{RunReader, RunWriter};

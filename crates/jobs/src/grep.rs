@@ -88,5 +88,7 @@ pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
     .with_stage(
         Stage::new(reducers, |_| CountReducer { key: Vec::new() }).with_combine(Combine::SumCounts),
     )
-    .with_stage(Stage::new(1, |_| ByCountReducer { count: Vec::new() }))
+    // Stage 1 feeds stage 2 and stays whole; stage 2 writes each (count, match) key's line
+    // from that key alone, so its single partition may be split.
+    .with_stage(Stage::new(1, |_| ByCountReducer { count: Vec::new() }).with_independent_keys())
 }

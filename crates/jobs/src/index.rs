@@ -95,6 +95,8 @@ pub fn inverted_index(reducers: usize) -> Job {
             paths: Vec::new(),
             line: Vec::new(),
         })
-        .with_combine(distinct),
+        .with_combine(distinct)
+        // A word's postings depend on its own paths; the buffers are cleared for each word.
+        .with_independent_keys(),
     )
 }

@@ -20,6 +20,7 @@ impl Mapper for SortMapper {
 /// and keys are spread by Hadoop's hash partitioner (as in Hadoop's `Sort` example).
 pub fn sort(reducers: usize) -> Job {
     Job::new("sort", |_| SortMapper)
-        .with_stage(Stage::new(reducers, |_| PassThrough))
+        // Records pass through one by one: nothing is kept from one key to the next.
+        .with_stage(Stage::new(reducers, |_| PassThrough).with_independent_keys())
         .with_output(OutputFormat::ValueOnly)
 }

@@ -180,8 +180,10 @@ pub fn terasort_job(boundaries: Vec<Vec<u8>>, reducers: usize) -> TeraSort {
             sink: Arc::clone(&sink),
         }) as Box<dyn Mapper>
     });
-    let stage =
-        Stage::new(reducers, |_| PassThrough).with_partitioner(Arc::clone(&partitioner) as _);
+    // Rows pass through one by one: nothing is kept from one key to the next.
+    let stage = Stage::new(reducers, |_| PassThrough)
+        .with_partitioner(Arc::clone(&partitioner) as _)
+        .with_independent_keys();
     let job = Job::from_factory("terasort", mapper)
         .with_stage(stage)
         .with_output(OutputFormat::Raw)

@@ -52,7 +52,10 @@ impl Reducer for SumReducer {
 /// partition chosen by Hadoop's hash partitioner.
 pub fn wordcount(reducers: usize) -> Job {
     Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() }).with_stage(
-        Stage::new(reducers, |_| SumReducer { text: Vec::new() }).with_combine(Combine::SumCounts),
+        Stage::new(reducers, |_| SumReducer { text: Vec::new() })
+            .with_combine(Combine::SumCounts)
+            // A key's line depends on its counts alone.
+            .with_independent_keys(),
     )
 }
 

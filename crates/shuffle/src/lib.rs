@@ -17,6 +17,8 @@
 //! * [`RunCatalog`]: the runs of one stage, in the stable order the merge relies on.
 //! * [`policy`]: which runs to merge before the final merge, within a memory budget.
 //! * [`merge_partition`], [`merge_early`], [`merge_memory_early`]: the merges.
+//! * [`split_points`], [`prepare_partition`], [`merge_range`]: one partition's merge cut
+//!   into key ranges merged apart (a skewed partition's reduce on several threads).
 //! * [`Resources`]: the memory pool, the share for held runs and the spill target every task
 //!   of a job shares.
 //!
@@ -30,10 +32,12 @@ pub mod policy;
 mod quota;
 mod resources;
 mod run;
+mod split;
 
 pub use catalog::{PlacedRun, RunCatalog};
 pub use merge::{
-    merge_early, merge_memory_early, merge_partition, MergeSpec, PartitionMerge, MEMORY_MERGE_WIDTH,
+    merge_early, merge_memory_early, merge_partition, merge_range, prepare_partition, KeyRange,
+    MergeSpec, PartitionMerge, MEMORY_MERGE_WIDTH,
 };
 pub use quota::{MemRunQuota, QuotaReservation};
 pub use resources::{Resources, SORT_BLOCK};
@@ -41,6 +45,7 @@ pub use run::{
     LocalSpills, MemRun, MemRunBuilder, MemSlice, Run, RunCursor, RunKind, RunSink, RunSource,
     RunWriter, SpillTarget,
 };
+pub use split::{partition_size, split_points};
 
 /// Block size of spill files: large enough for sequential I/O and good compression, small enough
 /// that a merge can read many runs at once within the budget.

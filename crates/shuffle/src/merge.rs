@@ -1,6 +1,7 @@
 //! Merges of runs: early merges while map tasks still run, passes through disk that keep a
 //! final merge within its memory, and the final merge of one partition that a reducer reads.
 
+use std::cmp::Ordering;
 use std::sync::Arc;
 
 use sluice_api::Counter;
@@ -234,9 +235,28 @@ pub fn merge_partition(
     memory: usize,
     res: &Resources,
 ) -> Result<PartitionMerge, ExecError> {
+    let sources = prepare_partition(runs, partition, spec, memory, memory, res)?;
+    merge_range(&sources, partition, spec, KeyRange::ALL, res)
+}
+
+/// The runs of `partition` a final merge reads: those of `runs` with records for it, after
+/// windows of spill files were merged through disk (each into one spill file that takes its
+/// place, see [`merge_window`]) until a merge within `readers` bytes can read the rest at
+/// once. A pass holds at most `memory` bytes.
+///
+/// # Errors
+/// A merge pass failed.
+pub fn prepare_partition(
+    runs: &[Run],
+    partition: usize,
+    spec: MergeSpec<'_>,
+    memory: usize,
+    readers: usize,
+    res: &Resources,
+) -> Result<Vec<Run>, ExecError> {
     // The final merge reads up to `final_fan_in` stored runs; a pass through disk reads fewer,
     // so that the merged run's writer fits beside its readers.
-    let final_fan_in = fan_in(memory);
+    let final_fan_in = fan_in(readers);
     let pass_fan_in = fan_in(memory.saturating_sub(2 * res.write_chunk()));
     let mut sources: Vec<Run> = runs
         .iter()
@@ -256,6 +276,42 @@ pub fn merge_partition(
         )?;
         sources.splice(window, [merged]);
     }
+    Ok(sources)
+}
+
+/// A range of keys in a stage's order: from `from` (included; the first key if `None`) to
+/// `to` (excluded; past the last key if `None`).
+#[derive(Debug, Clone, Copy)]
+pub struct KeyRange<'a> {
+    /// The first key of the range, if it has a lower bound.
+    pub from: Option<&'a [u8]>,
+    /// The first key after the range, if it has an upper bound.
+    pub to: Option<&'a [u8]>,
+}
+
+impl KeyRange<'_> {
+    /// Every key.
+    pub const ALL: KeyRange<'static> = KeyRange {
+        from: None,
+        to: None,
+    };
+}
+
+/// The merge of the keys of `range` of `partition` of `sources` (runs prepared by
+/// [`prepare_partition`], oldest first): each run entered at the range's first key
+/// ([`RunSource::open_at`](crate::RunSource::open_at)), the stream ended before its upper
+/// bound. Equal keys stay in run order, as in the whole partition's merge, and two ranges
+/// that meet at a key hold every record of the partition between them exactly once.
+///
+/// # Errors
+/// Opening a run failed.
+pub fn merge_range(
+    sources: &[Run],
+    partition: usize,
+    spec: MergeSpec<'_>,
+    range: KeyRange<'_>,
+    res: &Resources,
+) -> Result<PartitionMerge, ExecError> {
     let stored = sources
         .iter()
         .filter(|r| r.kind() == RunKind::Stored)
@@ -263,25 +319,51 @@ pub fn merge_partition(
     let readers = res.reserve_or_force(stored * READER_COST);
     let cursors = sources
         .iter()
-        .map(|r| r.open(partition))
+        .map(|r| match range.from {
+            Some(key) => r.open_at(partition, key, spec.order),
+            None => r.open(partition),
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(PartitionMerge {
         merge: Merger::with_order(cursors, spec.order.clone()),
+        upper: range.to.map(|key| UpperBound {
+            key: key.to_vec(),
+            order: spec.order.clone(),
+            reached: false,
+        }),
         _readers: readers,
     })
 }
 
-/// The merged records of one partition, in key order (equal keys in run order), with the
-/// memory of its readers reserved for as long as it lives.
+/// The merged records of one partition (or of a range of its keys), in key order (equal keys
+/// in run order), with the memory of its readers reserved for as long as it lives.
 pub struct PartitionMerge {
     merge: Merger<RunCursor>,
+    /// Where the stream ends, for a range with an upper bound: at the first key not before it.
+    upper: Option<UpperBound>,
     _readers: sluice_spill::MemoryReservation,
+}
+
+/// The end of a range's stream.
+struct UpperBound {
+    /// The first key after the range.
+    key: Vec<u8>,
+    order: KeyOrder,
+    /// Whether the merge reached it: the stream has ended.
+    reached: bool,
 }
 
 impl SortedCursor for PartitionMerge {
     #[inline]
     fn advance(&mut self) -> Result<bool, CursorError> {
-        self.merge.advance()
+        let Some(upper) = &mut self.upper else {
+            return self.merge.advance();
+        };
+        if upper.reached || !self.merge.advance()? {
+            return Ok(false);
+        }
+        upper.reached = upper.order.compare(self.merge.key(), &upper.key) != Ordering::Less;
+        Ok(!upper.reached)
     }
     #[inline]
     fn key(&self) -> &[u8] {

@@ -9,10 +9,12 @@ use std::fmt::Debug;
 use std::ops::Range;
 use std::sync::Arc;
 
+use std::cmp::Ordering;
+
 use sluice_api::ExecError;
 use sluice_format::{record, Codec};
-use sluice_sort::{BytesCursor, CursorError, SortedCursor};
-use sluice_spill::{SegmentReader, SpillDir, SpillFile, SpillWriter};
+use sluice_sort::{BytesCursor, CursorError, KeyOrder, SortedCursor};
+use sluice_spill::{ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter};
 
 use crate::quota::QuotaReservation;
 
@@ -42,6 +44,67 @@ pub trait RunSource: Send + Sync + Debug {
     /// the run knows without reading them: what a copy of the partition in memory takes.
     fn partition_bytes(&self, _partition: usize) -> Option<u64> {
         None
+    }
+    /// A cursor over `partition`'s records from the first whose key is not less than `key` in
+    /// `order` (the order the run was sorted in): where a merge of the keys from `key` on
+    /// enters the run. The default opens the partition and skips the records before `key`;
+    /// a source that can find the place faster (a spill file, by its blocks) does.
+    ///
+    /// # Errors
+    /// The run cannot be read.
+    fn open_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        order: &KeyOrder,
+    ) -> Result<RunCursor, ExecError> {
+        let cursor = self.open(partition)?;
+        Ok(RunCursor::Other(Box::new(Entered::new(
+            cursor, key, order,
+        )?)))
+    }
+    /// Up to `count` of `partition`'s keys, in order, spread about evenly over its bytes, where
+    /// the run can tell without reading all of them: what a reduce task cuts its partition into
+    /// key ranges by. The default knows none.
+    ///
+    /// # Errors
+    /// The run cannot be read.
+    fn sample_keys(&self, _partition: usize, _count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
+        Ok(Vec::new())
+    }
+}
+
+/// A cursor entered at a key: the records before it skipped, the first one not before it
+/// held for the first `advance` (see [`RunSource::open_at`]).
+struct Entered<C> {
+    inner: C,
+    held: bool,
+}
+
+impl<C: SortedCursor> Entered<C> {
+    fn new(mut inner: C, key: &[u8], order: &KeyOrder) -> Result<Entered<C>, ExecError> {
+        while inner.advance()? {
+            if order.compare(inner.key(), key) != Ordering::Less {
+                return Ok(Entered { inner, held: true });
+            }
+        }
+        Ok(Entered { inner, held: false })
+    }
+}
+
+impl<C: SortedCursor> SortedCursor for Entered<C> {
+    fn advance(&mut self) -> Result<bool, CursorError> {
+        if self.held {
+            self.held = false;
+            return Ok(true);
+        }
+        self.inner.advance()
+    }
+    fn key(&self) -> &[u8] {
+        self.inner.key()
+    }
+    fn value(&self) -> &[u8] {
+        self.inner.value()
     }
 }
 
@@ -100,6 +163,20 @@ impl RunSource for SpillFile {
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         Some(self.segment(partition).map_or(0, |s| s.raw_len))
     }
+    fn open_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        order: &KeyOrder,
+    ) -> Result<RunCursor, ExecError> {
+        let compare = |a: &[u8], b: &[u8]| order.compare(a, b);
+        Ok(RunCursor::Disk(Box::new(
+            self.open_segment_at(partition, key, &compare)?,
+        )))
+    }
+    fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
+        Ok(SpillFile::sample_keys(self, partition, count)?)
+    }
 }
 
 /// A sorted run held in memory: records encoded back to back, partition after partition. Its
@@ -134,27 +211,84 @@ impl RunSource for MemRun {
         Ok(RunCursor::Memory(BytesCursor::new(MemSlice {
             run: Arc::clone(&self.data),
             partition,
+            from: 0,
         })))
     }
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         let len = self.data.partitions.get(partition).map_or(0, |r| r.len());
         Some(u64::try_from(len).unwrap_or(u64::MAX))
     }
+    /// Scans the partition's records from its start to the first not before `key`: they are
+    /// in memory, and a scan decodes only their lengths and compares keys.
+    fn open_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        order: &KeyOrder,
+    ) -> Result<RunCursor, ExecError> {
+        let bytes = self.data.partition(partition);
+        let mut from = 0;
+        while from < bytes.len() {
+            let span = record::decode(bytes, from)?;
+            let record_key = &bytes[span.key_start..span.key_start + span.key_len];
+            if order.compare(record_key, key) != Ordering::Less {
+                break;
+            }
+            from = span.next;
+        }
+        Ok(RunCursor::Memory(BytesCursor::new(MemSlice {
+            run: Arc::clone(&self.data),
+            partition,
+            from,
+        })))
+    }
+    /// The keys of the first records at or after `i / count` of the partition's bytes.
+    fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
+        let bytes = self.data.partition(partition);
+        let mut keys = Vec::new();
+        let mut next_sample = 0;
+        let mut at = 0;
+        while at < bytes.len() && next_sample < count {
+            let span = record::decode(bytes, at)?;
+            if at >= next_sample.saturating_mul(bytes.len()) / count {
+                keys.push(bytes[span.key_start..span.key_start + span.key_len].to_vec());
+                next_sample += 1;
+                // Several samples may fall on one long record: the next one is after it.
+                while next_sample < count && next_sample.saturating_mul(bytes.len()) / count <= at {
+                    next_sample += 1;
+                }
+            }
+            at = span.next;
+        }
+        Ok(keys)
+    }
 }
 
-/// One partition of a [`MemRun`], shareable between threads.
+impl MemRunData {
+    /// The encoded records of `partition` (none for a partition out of range).
+    fn partition(&self, partition: usize) -> &[u8] {
+        match self.partitions.get(partition) {
+            Some(range) => &self.bytes[range.clone()],
+            None => &[],
+        }
+    }
+}
+
+/// One partition of a [`MemRun`], from a record on, shareable between threads.
 #[derive(Debug)]
 pub struct MemSlice {
     run: Arc<MemRunData>,
     partition: usize,
+    /// Where in the partition's bytes the slice starts (a record's first byte).
+    from: usize,
 }
 
 impl AsRef<[u8]> for MemSlice {
     fn as_ref(&self) -> &[u8] {
-        match self.run.partitions.get(self.partition) {
-            Some(range) => &self.run.bytes[range.clone()],
-            None => &[],
-        }
+        self.run
+            .partition(self.partition)
+            .get(self.from..)
+            .unwrap_or_default()
     }
 }
 
@@ -183,6 +317,17 @@ pub trait SpillTarget: Send + Sync {
     /// # Errors
     /// The run cannot be created (no space, no permission).
     fn create(&self, partitions: usize) -> Result<Box<dyn RunWriter>, ExecError>;
+
+    /// A scratch file beside the runs, removed when dropped: for bytes a task keeps out of
+    /// memory for a while. The default has none.
+    ///
+    /// # Errors
+    /// The file cannot be created, or the target keeps no scratch files.
+    fn scratch_file(&self) -> Result<ScratchFile, ExecError> {
+        Err(ExecError::Config(
+            "the job's spill target keeps no scratch files".into(),
+        ))
+    }
 }
 
 /// Spill files in a job's private directory, removed with it.
@@ -211,6 +356,10 @@ impl SpillTarget for LocalSpills {
             self.codec,
             self.block_size,
         )?))
+    }
+
+    fn scratch_file(&self) -> Result<ScratchFile, ExecError> {
+        Ok(self.dir.scratch_file()?)
     }
 }
 

@@ -61,12 +61,15 @@
 //! Every block carries its own CRC32C, so a damaged data file is reported with its path and the
 //! offset of the bad block.
 
+use std::cmp::Ordering as KeyOrdering;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
-use sluice_format::{Codec, FormatError, RunReader, RunWriter};
+use sluice_format::{block_len, Codec, FormatError, RunReader, RunWriter, BLOCK_HEADER_LEN};
 use sluice_io::{DirectWriter, ReadAhead};
 
 use crate::{IndexProblem, Segment, SpillError, SpillIndex};
@@ -113,6 +116,27 @@ impl SpillDir {
         self.dir.path()
     }
 
+    /// A new scratch file in the directory, removed when dropped: for bytes a task keeps out
+    /// of memory for a while, such as a reduce range's output waiting for the ranges before
+    /// it.
+    ///
+    /// # Errors
+    /// [`SpillError::Io`] naming the file if it cannot be created.
+    pub fn scratch_file(&self) -> Result<ScratchFile, SpillError> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let path = self.dir.path().join(format!("scratch-{id:06}.tmp"));
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+            .map_err(|source| SpillError::Io {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(ScratchFile { file, path })
+    }
+
     /// Starts a new spill file with `partitions` segments.
     ///
     /// # Errors
@@ -139,6 +163,42 @@ impl SpillDir {
             raw_start: 0,
             path,
         })
+    }
+}
+
+/// A scratch file of a [`SpillDir`], removed when dropped (and with the directory, whatever
+/// happens).
+#[derive(Debug)]
+pub struct ScratchFile {
+    file: File,
+    path: PathBuf,
+}
+
+impl ScratchFile {
+    /// The file, to write and read back.
+    pub fn file(&mut self) -> &mut File {
+        &mut self.file
+    }
+
+    /// Where it is, for messages.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl std::io::Write for ScratchFile {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.file.flush()
+    }
+}
+
+impl Drop for ScratchFile {
+    fn drop(&mut self) {
+        // Best effort: the spill directory is removed at the end of the job anyway.
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 
@@ -222,6 +282,7 @@ impl SpillWriter {
             path: self.path,
             index,
             owned: true,
+            blocks: Mutex::new(None),
         })
     }
 }
@@ -236,6 +297,34 @@ pub struct SpillFile {
     index: SpillIndex,
     /// Whether dropping this deletes the files: only the writer's does.
     owned: bool,
+    /// Where the blocks of the partition last asked about start ([`SpillFile::block_starts`]):
+    /// a reduce task enters one partition of each file at several keys, and hops its block
+    /// headers once.
+    blocks: Mutex<Option<(usize, Arc<[u64]>)>>,
+}
+
+/// The comparator [`SpillFile::open_segment_at`] orders keys by: the order the run was sorted in.
+pub type KeyCompare<'a> = &'a dyn Fn(&[u8], &[u8]) -> KeyOrdering;
+
+/// Reads `pos..end` of a file with positioned reads: one block probed where it is, without the
+/// read-ahead of a sequential reader.
+struct ReadAt<'a> {
+    file: &'a File,
+    pos: u64,
+    end: u64,
+}
+
+impl Read for ReadAt<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = usize::try_from(self.end.saturating_sub(self.pos)).unwrap_or(usize::MAX);
+        let want = buf.len().min(left);
+        if want == 0 {
+            return Ok(0);
+        }
+        let n = self.file.read_at(&mut buf[..want], self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
 }
 
 /// A cursor over one segment of a spill file.
@@ -247,6 +336,9 @@ pub struct SegmentReader {
     run: RunReader<ReadAhead>,
     end: u64,
     path: PathBuf,
+    /// The reader stands on a record the next `advance` returns without moving (the first
+    /// record at or after the key a reader was opened at).
+    held: bool,
 }
 
 impl SegmentReader {
@@ -254,7 +346,12 @@ impl SegmentReader {
     ///
     /// # Errors
     /// A corrupt or truncated block, or a segment shorter than written.
+    #[inline]
     pub fn advance(&mut self) -> Result<bool, FormatError> {
+        if self.held {
+            self.held = false;
+            return Ok(true);
+        }
         if self.run.advance()? {
             return Ok(true);
         }
@@ -317,6 +414,7 @@ impl SpillFile {
             path: data_path.to_path_buf(),
             index,
             owned: false,
+            blocks: Mutex::new(None),
         })
     }
 
@@ -370,15 +468,188 @@ impl SpillFile {
         let file = File::open(&self.path).map_err(io_err)?;
         // Cannot overflow: the index was checked (or written) to lie within the file.
         let end = segment.offset + segment.stored_len;
-        Ok(SegmentReader {
+        Ok(self.reader_from(file, segment.offset, end))
+    }
+
+    /// A reader of the blocks from `start` (a block's header) to `end` (its segment's end).
+    fn reader_from(&self, file: File, start: u64, end: u64) -> SegmentReader {
+        SegmentReader {
             run: RunReader::new(
-                ReadAhead::new(file, segment.offset, end),
+                ReadAhead::new(file, start, end),
                 self.path.display().to_string(),
-                segment.offset,
+                start,
             ),
             end,
             path: self.path.clone(),
+            held: false,
+        }
+    }
+
+    /// Where each block of `partition`'s segment starts, in order (none for an empty segment
+    /// or a partition out of range), found by hopping from header to header: no block body is
+    /// read or decompressed. The last partition asked about is remembered.
+    ///
+    /// # Errors
+    /// [`SpillError::Io`]; [`SpillError::Format`] naming the offset of a header no writer
+    /// produces, or of a block that runs past its segment's end.
+    pub fn block_starts(&self, partition: usize) -> Result<Arc<[u64]>, SpillError> {
+        {
+            let cached = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((p, starts)) = &*cached {
+                if *p == partition {
+                    return Ok(Arc::clone(starts));
+                }
+            }
+        }
+        let segment = self.segment(partition).unwrap_or_default();
+        let name = self.path.display().to_string();
+        let file = File::open(&self.path).map_err(|source| SpillError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        let end = segment.offset + segment.stored_len;
+        let mut starts = Vec::new();
+        let mut at = segment.offset;
+        let mut header = [0u8; BLOCK_HEADER_LEN];
+        while at < end {
+            let fits = end - at >= BLOCK_HEADER_LEN as u64;
+            if !fits {
+                return Err(SpillError::Format(FormatError::Corrupt {
+                    source_name: name,
+                    offset: at,
+                    detail: format!(
+                        "truncated block header at the end of partition {partition}'s segment"
+                    ),
+                }));
+            }
+            file.read_exact_at(&mut header, at)
+                .map_err(|source| SpillError::Io {
+                    path: self.path.clone(),
+                    source,
+                })?;
+            let len = block_len(&header, &name, at)?;
+            starts.push(at);
+            at = at.saturating_add(len);
+        }
+        if at != end {
+            return Err(SpillError::Format(FormatError::Corrupt {
+                source_name: name,
+                offset: starts.last().copied().unwrap_or(segment.offset),
+                detail: format!("block runs past the end of partition {partition}'s segment"),
+            }));
+        }
+        let starts: Arc<[u64]> = starts.into();
+        *self.blocks.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((partition, Arc::clone(&starts)));
+        Ok(starts)
+    }
+
+    /// The first key of the block at `starts[i]` of a segment ending at `end`: that block
+    /// alone is read, checked and decompressed.
+    fn first_key(
+        &self,
+        file: &File,
+        starts: &[u64],
+        i: usize,
+        end: u64,
+    ) -> Result<Vec<u8>, SpillError> {
+        let start = starts[i];
+        let block_end = starts.get(i + 1).copied().unwrap_or(end);
+        let mut run = RunReader::new(
+            ReadAt {
+                file,
+                pos: start,
+                end: block_end,
+            },
+            self.path.display().to_string(),
+            start,
+        );
+        if !run.advance()? {
+            return Err(SpillError::Format(FormatError::Corrupt {
+                source_name: self.path.display().to_string(),
+                offset: start,
+                detail: "a spill block without records".to_string(),
+            }));
+        }
+        Ok(run.key().to_vec())
+    }
+
+    fn open_data(&self) -> Result<File, SpillError> {
+        File::open(&self.path).map_err(|source| SpillError::Io {
+            path: self.path.clone(),
+            source,
         })
+    }
+
+    /// Up to `count` keys of `partition`, in order, spread evenly over its blocks: the first
+    /// key of every `blocks / count`-th block (each block probed is read and decompressed,
+    /// no other). For choosing where to cut a partition into ranges of about equal size.
+    ///
+    /// # Errors
+    /// As for [`SpillFile::block_starts`], and a corrupt block probed.
+    pub fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, SpillError> {
+        let starts = self.block_starts(partition)?;
+        if starts.is_empty() || count == 0 {
+            return Ok(Vec::new());
+        }
+        let segment = self.segment(partition).unwrap_or_default();
+        let end = segment.offset + segment.stored_len;
+        let file = self.open_data()?;
+        let mut picked: Vec<usize> = (0..count)
+            .map(|i| i.saturating_mul(starts.len()) / count)
+            .collect();
+        picked.dedup();
+        picked
+            .into_iter()
+            .map(|i| self.first_key(&file, &starts, i, end))
+            .collect()
+    }
+
+    /// Opens a cursor over `partition`'s records from the first whose key is not less than
+    /// `key` (in the order `compare` gives, the one the run was sorted in): the blocks are
+    /// found by hopping their headers ([`SpillFile::block_starts`]) and binary-searched by
+    /// their first keys, decompressing only the blocks probed; the records of the block where
+    /// the key may start that come before it are skipped.
+    ///
+    /// # Errors
+    /// As for [`SpillFile::block_starts`] and [`SpillFile::open_segment`], and a corrupt
+    /// block probed or skipped.
+    pub fn open_segment_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        compare: KeyCompare<'_>,
+    ) -> Result<SegmentReader, SpillError> {
+        let starts = self.block_starts(partition)?;
+        let segment = self.segment(partition).unwrap_or_default();
+        let end = segment.offset + segment.stored_len;
+        let file = self.open_data()?;
+        // Blocks are in key order, so "the first key is less than `key`" holds for a prefix
+        // of them; `below` counts that prefix.
+        let (mut low, mut high) = (0, starts.len());
+        while low < high {
+            let middle = low + (high - low) / 2;
+            if compare(&self.first_key(&file, &starts, middle, end)?, key) == KeyOrdering::Less {
+                low = middle + 1;
+            } else {
+                high = middle;
+            }
+        }
+        let below = low;
+        // Records equal to `key` may end the last block that starts below it; none can be
+        // in an earlier one.
+        let start = match below.checked_sub(1) {
+            Some(block) => starts[block],
+            None => starts.first().copied().unwrap_or(end),
+        };
+        let mut reader = self.reader_from(file, start, end);
+        while reader.advance()? {
+            if compare(reader.key(), key) != KeyOrdering::Less {
+                reader.held = true;
+                break;
+            }
+        }
+        Ok(reader)
     }
 
     /// Reads `partition`'s segment as stored (compressed blocks, headers included), for a

@@ -30,6 +30,8 @@ mod index;
 mod pool;
 
 pub use error::SpillError;
-pub use file::{SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter};
+pub use file::{
+    KeyCompare, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter,
+};
 pub use index::{IndexProblem, Segment, SpillIndex};
 pub use pool::{MemoryPool, MemoryReservation};

@@ -577,6 +577,8 @@ fn reduce_stage(
             (program_factory(program, context), kind)
         }
     };
+    // Never `with_independent_keys`: a reducer program may count or buffer across keys, or
+    // write at its end, so its partition is never split into key ranges.
     let stage = Stage::from_factory(reducers, reducer)
         .with_combine(combine)
         .with_partitioner(partitioner(args, conf)?)
