@@ -80,6 +80,9 @@ pub fn split_points(
         .iter()
         .map(|(_, weight)| weight)
         .fold(0, |a, b| a.saturating_add(*b));
+    let Some(smallest) = samples.first().map(|(key, _)| key.clone()) else {
+        return Ok(Vec::new());
+    };
     let mut boundaries: Vec<Vec<u8>> = Vec::with_capacity(ranges - 1);
     let mut below = 0u64;
     let mut next = 1u64;
@@ -89,9 +92,9 @@ pub fn split_points(
         // the next boundary's share.
         let target = u128::from(sampled) * u128::from(next) / u128::from(ranges);
         if next < ranges && u128::from(below) >= target && below > 0 {
-            let distinct = boundaries
-                .last()
-                .is_none_or(|last| order.compare(last, &key) == Ordering::Less);
+            // A cut at the smallest key, or at the last cut's, would leave a range empty.
+            let after = boundaries.last().unwrap_or(&smallest);
+            let distinct = order.compare(after, &key) == Ordering::Less;
             if distinct {
                 boundaries.push(key);
             }
