@@ -23,7 +23,10 @@ use std::sync::Arc;
 
 use sluice_api::{Counter, Emit, ExecError, Job, Stage, TaskContext};
 use sluice_io::JobCommitter;
-use sluice_shuffle::{merge_range, prepare_partition, KeyRange, MergeSpec, Resources, Run};
+use sluice_shuffle::policy::READER_COST;
+use sluice_shuffle::{
+    merge_range, prepare_partition, KeyRange, MergeSpec, Resources, Run, RunKind,
+};
 use sluice_spill::{MemoryReservation, ScratchFile, SpillError};
 
 use crate::part_file::{LineFormat, TextOutput};
@@ -55,20 +58,24 @@ pub(crate) fn reduce_ranges(
     let status = res.runs.status();
     let write_chunk = res.runs.write_chunk();
     let ranges = points.len() + 1;
-    // Each range has an equal share of the task's memory beside the part file's writer: half
-    // for its readers, half for its output while it waits for the ranges before it.
+    // Each range has an equal share of the task's memory beside the part file's writer: at
+    // most half for the readers of its spill files (passes through disk first if they need
+    // more), the rest for its output while it waits for the ranges before it.
     let range_share = res.task_share.saturating_sub(2 * write_chunk) / ranges;
-    let readers = range_share / 2;
-    let buffer = range_share - readers;
     let spec = MergeSpec::of(stage);
     let sources = prepare_partition(
         runs,
         partition,
         spec,
         res.task_share.saturating_sub(2 * write_chunk),
-        readers,
+        range_share / 2,
         &res.runs,
     )?;
+    let stored = sources
+        .iter()
+        .filter(|run| run.kind() == RunKind::Stored)
+        .count();
+    let buffer = range_share.saturating_sub(stored.saturating_mul(READER_COST));
     let mut out = TextOutput::create(
         committer,
         &job.part_names.name(false, partition),
@@ -256,7 +263,7 @@ impl<'a> RangeOutput<'a> {
     }
 
     /// Moves what is in memory to a new scratch file, where the rest of the output goes.
-    fn to_disk(&mut self) -> Result<(), ExecError> {
+    fn move_to_disk(&mut self) -> Result<(), ExecError> {
         let file = self.res.spills().scratch_file()?;
         let chunk = self.res.reserve_or_force(self.chunk);
         let mut writer = BufWriter::with_capacity(self.chunk, file);
@@ -307,7 +314,7 @@ fn scratch_error(file: &ScratchFile, source: std::io::Error) -> ExecError {
 impl Emit for RangeOutput<'_> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
         if self.file.is_none() && !self.room(self.format.len(key, value)) {
-            self.to_disk()?;
+            self.move_to_disk()?;
         }
         let written = match &mut self.file {
             Some((writer, _)) => self

@@ -70,9 +70,14 @@ pub(crate) fn reduce_task(
     job: &Job,
     res: &Shared,
 ) -> Result<(), ExecError> {
-    let running = res.reduce_started();
     let partition = ctx.task;
-    if let ReduceTarget::Files(committer) = target {
+    // Only tasks of large partitions count as keeping a thread busy: a small one ends soon
+    // and leaves its thread to the ranges of a large one.
+    let large = res
+        .reduce_split_bytes
+        .is_some_and(|threshold| partition_size(runs, partition) >= threshold);
+    let running = large.then(|| res.reduce_started());
+    if let (ReduceTarget::Files(committer), Some(running)) = (target, &running) {
         if let Some(points) = split_plan(partition, runs, stage, res, running.others())? {
             return reduce_ranges(ctx, runs, stage, *committer, job, res, &points);
         }
@@ -127,10 +132,10 @@ pub(crate) fn reduce_task(
     Ok(())
 }
 
-/// Where to cut `partition` of the last stage into key ranges reduced at once, if that is
-/// allowed and pays: the stage's reducer keeps no state across keys, the partition holds at
-/// least the host's threshold of bytes, and the threads the `others` running reduce tasks
-/// leave are at least two. `None` reduces it whole.
+/// Where to cut `partition` of the last stage, a large one, into key ranges reduced at once,
+/// if that is allowed and there are threads for it: the stage's reducer keeps no state across
+/// keys, and the threads the `others` running tasks of large partitions leave are at least
+/// two. `None` reduces it whole.
 fn split_plan(
     partition: usize,
     runs: &[Run],
@@ -138,11 +143,8 @@ fn split_plan(
     res: &Shared,
     others: usize,
 ) -> Result<Option<Vec<Vec<u8>>>, ExecError> {
-    let Some(threshold) = res.reduce_split_bytes else {
-        return Ok(None);
-    };
     let ranges = res.threads.saturating_sub(others).max(1);
-    if !stage.independent_keys || ranges < 2 || partition_size(runs, partition) < threshold {
+    if !stage.independent_keys || ranges < 2 {
         return Ok(None);
     }
     let points = split_points(runs, partition, &stage.order, ranges)?;

@@ -19,16 +19,17 @@ pub(crate) struct Shared {
     pub(crate) threads: usize,
     /// From how many bytes a last stage's partition is split into key ranges.
     pub(crate) reduce_split_bytes: Option<u64>,
-    /// Reduce tasks running now: a task splits its partition only into as many ranges as
-    /// there are threads the others leave.
+    /// Reduce tasks of large partitions (of at least `reduce_split_bytes`) running now: a
+    /// task splits its partition only into as many ranges as there are threads the others
+    /// leave. Tasks of small partitions are not counted: they end soon.
     pub(crate) running_reduces: AtomicUsize,
 }
 
-/// Counts a reduce task as running for as long as it lives.
+/// Counts a reduce task of a large partition as running for as long as it lives.
 pub(crate) struct Running<'a>(&'a AtomicUsize);
 
 impl Running<'_> {
-    /// Reduce tasks running besides this one.
+    /// Reduce tasks of large partitions running besides this one.
     pub(crate) fn others(&self) -> usize {
         self.0.load(Ordering::Relaxed).saturating_sub(1)
     }
@@ -41,7 +42,7 @@ impl Drop for Running<'_> {
 }
 
 impl Shared {
-    /// Counts a reduce task as running until the result is dropped.
+    /// Counts a reduce task of a large partition as running until the result is dropped.
     pub(crate) fn reduce_started(&self) -> Running<'_> {
         self.running_reduces.fetch_add(1, Ordering::Relaxed);
         Running(&self.running_reduces)

@@ -107,7 +107,7 @@ fn resources(dir: &std::path::Path, block: usize) -> Resources {
 /// duplicates, one key (`k0500`) repeated far more than a block holds, values naming the run
 /// and the record.
 fn records(seed: usize, order: &KeyOrder) -> Vec<Records> {
-    let mut partitions = vec![Vec::new(); PARTITIONS];
+    let mut partitions = Vec::with_capacity(PARTITIONS);
     for p in 0..PARTITIONS {
         let mut recs = Vec::new();
         for i in 0..600 {
@@ -128,7 +128,7 @@ fn records(seed: usize, order: &KeyOrder) -> Vec<Records> {
         }
         // Stable, so that the order of equal keys is the order above.
         recs.sort_by(|a, b| order.compare(&a.0, &b.0));
-        partitions[p] = recs;
+        partitions.push(recs);
     }
     partitions
 }

@@ -37,10 +37,13 @@ def main():
     parser.add_argument("--files", type=int, default=3)
     parser.add_argument("--lines", type=int, default=20000)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--vocabulary", type=int, default=4000,
+                        help="distinct words of the large partition (a tenth as many elsewhere)")
     args = parser.parse_args()
     rng = random.Random(args.seed)
-    hot = vocabulary(rng, 4000, args.reducers, 0, True)
-    cold = vocabulary(rng, 400, args.reducers, 0, False) if args.reducers > 1 else hot
+    hot = vocabulary(rng, args.vocabulary, args.reducers, 0, True)
+    cold = (vocabulary(rng, max(1, args.vocabulary // 10), args.reducers, 0, False)
+            if args.reducers > 1 else hot)
     os.makedirs(args.out, exist_ok=True)
     for f in range(args.files):
         lines = []
