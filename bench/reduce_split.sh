@@ -137,4 +137,4 @@ for job in sort wordcount; do
     done
 done
 echo
-echo "Medians of $runs runs each, in turn; $threads threads; $(nproc) cores; sluice $("$sluice" --version 2>/dev/null || echo '(version unknown)')."
+echo "Medians of $runs runs each, in turn; $threads threads; $(nproc) cores; $("$sluice" --version 2>/dev/null || echo "sluice (version unknown)")."
