@@ -37,7 +37,7 @@ use sluice_api::ExecError;
 use sluice_exec::TaskHost;
 use sluice_format::record;
 use sluice_shuffle::{Run, RunCursor, RunKind, RunSource, RunWriter};
-use sluice_sort::{BytesCursor, SortedCursor};
+use sluice_sort::{BytesCursor, KeyOrder, SortedCursor};
 
 use crate::link::Link;
 use crate::ClusterError;
@@ -453,6 +453,25 @@ impl RunSource for Only {
             self.run.partition_bytes(partition)
         } else {
             Some(0)
+        }
+    }
+    fn open_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        order: &KeyOrder,
+    ) -> Result<RunCursor, ExecError> {
+        if self.partitions.contains(&partition) {
+            self.run.open_at(partition, key, order)
+        } else {
+            self.open(partition)
+        }
+    }
+    fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
+        if self.partitions.contains(&partition) {
+            self.run.sample_keys(partition, count)
+        } else {
+            Ok(Vec::new())
         }
     }
 }
