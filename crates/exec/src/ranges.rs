@@ -146,7 +146,10 @@ pub(crate) fn reduce_ranges(
     counters.add(Counter::OutputBytes, bytes);
     counters.add(Counter::ReduceInputGroups, totals.groups);
     counters.add(Counter::ReduceInputRecords, totals.records);
-    counters.add(Counter::ReduceRanges, ranges as u64);
+    counters.add(
+        Counter::ReduceRanges,
+        u64::try_from(ranges).unwrap_or(u64::MAX),
+    );
     Ok(())
 }
 
@@ -328,7 +331,9 @@ impl Emit for RangeOutput<'_> {
                 .map_err(|e| ExecError::Config(format!("formatting a record: {e}")))?,
         };
         self.records += 1;
-        self.bytes += written as u64;
+        self.bytes = self
+            .bytes
+            .saturating_add(u64::try_from(written).unwrap_or(u64::MAX));
         Ok(())
     }
 }

@@ -322,7 +322,9 @@ impl Read for ReadAt<'_> {
             return Ok(0);
         }
         let n = self.file.read_at(&mut buf[..want], self.pos)?;
-        self.pos += n as u64;
+        self.pos = self
+            .pos
+            .saturating_add(u64::try_from(n).unwrap_or(u64::MAX));
         Ok(n)
     }
 }
