@@ -73,7 +73,7 @@ impl RunSource for PlainRun {
     fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
         let mut bytes = Vec::new();
         for (k, v) in &self.partitions[partition] {
-            sluice_format::record::encode(&mut bytes, k, v);
+            sluice_format::record::encode(&mut bytes, k, v).unwrap();
         }
         Ok(RunCursor::Other(Box::new(BytesCursor::new(bytes))))
     }
