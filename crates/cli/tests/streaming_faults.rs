@@ -876,14 +876,16 @@ fn usage_errors_are_refused_clearly() {
         "-output",
         &out,
         "-inputformat",
-        "SequenceFileInputFormat",
+        "org.apache.hadoop.mapred.lib.CombineTextInputFormat",
         "-mapper",
         "cat",
         "-reducer",
         "cat",
     ]);
     format.assert_failed(&s.path("out"));
-    format.assert_says("-inputformat SequenceFileInputFormat is not supported");
+    format.assert_says(
+        "-inputformat org.apache.hadoop.mapred.lib.CombineTextInputFormat is not supported",
+    );
 
     let missing = s.run(&["-output", &out, "-mapper", "cat", "-reducer", "cat"]);
     missing.assert_failed(&s.path("out"));
