@@ -58,9 +58,9 @@ clients:
 	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
 
-# The tests that need Hadoop, HDFS and S3 servers, or YARN are ignored (listed, with the reason)
+# The tests that need Hadoop, HDFS and S3 servers, YARN, or root are ignored (listed, with the reason)
 # unless these features are on; here they are, so every test runs.
-TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-stores,sluice-cli/test-yarn,$\
+TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
 	sluice-io/test-hadoop
 

@@ -30,6 +30,12 @@ if command -v java >/dev/null 2>&1; then
     fi
 fi
 need mvn "Maven (fetches Hadoop's jars once, about 170 MB)" "apt-get install maven"
+need zstd "zstd (an independent decoder in the codec tests)" "apt-get install zstd"
+if [ "$(id -u)" = 0 ]; then
+    # As root, the permission tests run sluice as nobody, and the full-disk tests mount a tmpfs.
+    need setpriv "setpriv (the permission tests, as root)" "apt-get install util-linux"
+    need mount "mount (the full-disk tests, as root)" "apt-get install mount"
+fi
 [ -x /usr/bin/time ] || missing+=("GNU time (peak memory in the budget tests): apt-get install time")
 
 if [ ${#missing[@]} -gt 0 ]; then
