@@ -61,12 +61,13 @@ impl ExecError {
         }
     }
 
-    /// Whether running the task again could succeed: not for a cancelled job or a bad
-    /// configuration.
+    /// Whether running the task again could succeed: not for a cancelled job, a bad
+    /// configuration, or input that is corrupt or missing ([`IoError::is_retryable`]).
     pub fn is_retryable(&self) -> bool {
         match self {
             ExecError::Cancelled | ExecError::Config(_) => false,
             ExecError::Task { source, .. } => source.is_retryable(),
+            ExecError::Io(e) => e.is_retryable(),
             // A program that is not there will not be there on the next attempt either, nor
             // will a program without a shm client learn the protocol.
             ExecError::Client(e) => e.retryable,

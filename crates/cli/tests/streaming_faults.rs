@@ -484,6 +484,50 @@ fn job_fails_after_max_attempts() {
     run.assert_says("flaky-failure");
 }
 
+/// Corrupt input stays corrupt: a truncated gzip file and a SequenceFile with a broken
+/// header fail their task at once, naming the file, instead of being read four times.
+#[test]
+fn corrupt_input_is_not_retried() {
+    let s = Scratch::new();
+    let text = b"alpha\nbeta\ngamma\n".repeat(200);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gz, &text).unwrap();
+    let gz = gz.finish().unwrap();
+    let truncated = s.path("truncated.txt.gz");
+    fs::write(&truncated, &gz[..gz.len() / 2]).unwrap();
+    // A SequenceFile header of version 6 whose key class name runs past the end of the file.
+    let seq = s.path("broken.seq");
+    fs::write(&seq, b"SEQ\x06\x7fTruncated").unwrap();
+    for (input, format) in [
+        (&truncated, "TextInputFormat"),
+        (&seq, "SequenceFileAsTextInputFormat"),
+    ] {
+        let out = s.arg(&format!("out-{format}"));
+        let run = s.run(&[
+            "-D",
+            "mapreduce.map.maxattempts=4",
+            "-input",
+            &input.display().to_string(),
+            "-output",
+            &out,
+            "-inputformat",
+            format,
+            "-mapper",
+            "cat",
+            "-reducer",
+            "cat",
+        ]);
+        run.assert_failed(&s.path(&format!("out-{format}")));
+        run.assert_says(&input.display().to_string());
+        run.assert_says("attempt 1 of 4 failed");
+        assert!(
+            !run.stderr.contains("trying again"),
+            "{format}: a corrupt input was retried:\n{}",
+            run.stderr
+        );
+    }
+}
+
 /// `head -n 1` exits 0 after its first line of 4 MB of input: the records it never read would
 /// silently be lost, so the task fails (as in Hadoop) and the message says why.
 #[test]

@@ -118,3 +118,30 @@ pub enum IoError {
         source: io::Error,
     },
 }
+
+impl IoError {
+    /// Whether another attempt at the same work could succeed. A path that does not exist,
+    /// a location that cannot be used, or a file whose bytes are corrupt will be the same on
+    /// the next attempt, so a task failing with one fails at once instead of being retried;
+    /// reads, writes and stores can fail for a passing reason (a full disk being cleared, a
+    /// flaky connection) and are retried.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            IoError::Read { .. } | IoError::Write { .. } | IoError::Store { .. } => true,
+            IoError::Decompress { source, .. } => !matches!(
+                source.kind(),
+                std::io::ErrorKind::InvalidData
+                    | std::io::ErrorKind::InvalidInput
+                    | std::io::ErrorKind::UnexpectedEof
+            ),
+            IoError::InputNotFound { .. }
+            | IoError::BadPattern { .. }
+            | IoError::SequenceFile { .. }
+            | IoError::UnsupportedLocation { .. }
+            | IoError::BadLocation { .. }
+            | IoError::UnsupportedScheme { .. }
+            | IoError::Unsplittable { .. }
+            | IoError::OutputExists { .. } => false,
+        }
+    }
+}
