@@ -1488,20 +1488,21 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
     }
 }
 
-/// A partition larger than the workers' split threshold (64 MiB by default) is reduced as
-/// key ranges on its owner's two threads: the part file is the one machine's unsplit one,
-/// byte for byte, and the report counts the ranges.
+/// A partition larger than the job's split threshold (`--reduce-split`, forwarded to the
+/// workers) is reduced as key ranges on its owner's two threads: the part file is the one
+/// machine's unsplit one, byte for byte, and the report counts the ranges. With `--reduce-split
+/// off` the workers do not split it.
 #[test]
 fn a_large_partition_is_split_into_key_ranges_on_its_worker() {
     let dir = tempfile::tempdir().unwrap();
     let workers = Workers::start(Path::new(SLUICE), &dir.path().join("w"), 2, "1GiB", |_| {});
     let input = dir.path().join("big");
     fs::create_dir_all(&input).unwrap();
-    // About 100 MB of `key\tvalue` lines, keys repeated across files.
+    // About 12 MB of `key\tvalue` lines, keys repeated across files.
     for f in 0..4u64 {
-        let text: String = (0..500_000u64)
+        let text: String = (0..60_000u64)
             .map(|i| {
-                let k = (i * 7919 + f * 104_729) % 250_000;
+                let k = (i * 7919 + f * 104_729) % 30_000;
                 format!(
                     "key{k:07}\tfile {f} line {i} {}\n",
                     "v".repeat((k % 20) as usize)
@@ -1510,13 +1511,6 @@ fn a_large_partition_is_split_into_key_ranges_on_its_worker() {
             .collect();
         fs::write(input.join(format!("f{f}.txt")), text).unwrap();
     }
-    let report = dir.path().join("report.json");
-    let mut args = strings(&[
-        "run", "sort", "--quiet", "-r", "1", "-i", "big", "-o", "cluster",
-    ]);
-    args.extend(["--report".to_string(), report.display().to_string()]);
-    args.extend(workers.args());
-    ok(&sluice(&args, dir.path()), "sort on workers");
     let local = strings(&[
         "run",
         "sort",
@@ -1534,12 +1528,32 @@ fn a_large_partition_is_split_into_key_ranges_on_its_worker() {
         &sluice(&local, dir.path()),
         "the same on one machine, unsplit",
     );
-    assert_same(
-        &dir.path().join("local"),
-        &dir.path().join("cluster"),
-        "sort",
-    );
-    let report: serde_json::Value = serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
-    let ranges = report["counters"]["reduce_ranges"].as_u64().unwrap();
-    assert_eq!(ranges, 2, "the partition's owner has 2 threads: {report}");
+    for (split, expected_ranges) in [("2MiB", 2), ("off", 0)] {
+        let output = format!("cluster-{split}");
+        let report = dir.path().join(format!("report-{split}.json"));
+        let mut args = strings(&[
+            "run",
+            "sort",
+            "--quiet",
+            "-r",
+            "1",
+            "-i",
+            "big",
+            "-o",
+            &output,
+            "--reduce-split",
+            split,
+        ]);
+        args.extend(["--report".to_string(), report.display().to_string()]);
+        args.extend(workers.args());
+        ok(&sluice(&args, dir.path()), "sort on workers");
+        assert_same(&dir.path().join("local"), &dir.path().join(&output), "sort");
+        let report: serde_json::Value =
+            serde_json::from_slice(&fs::read(&report).unwrap()).unwrap();
+        let ranges = report["counters"]["reduce_ranges"].as_u64().unwrap_or(0);
+        assert_eq!(
+            ranges, expected_ranges,
+            "--reduce-split {split}, the owner has 2 threads: {report}"
+        );
+    }
 }

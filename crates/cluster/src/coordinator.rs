@@ -246,6 +246,7 @@ pub(crate) fn run_linked(
         staging: absolute(&staging, &working_dir),
         working_dir: working_dir.display().to_string(),
         spill_codec: job.config.spill_codec.to_string(),
+        reduce_split_bytes: job.config.reduce_split_bytes,
         job_secret: Secret::generate()?.to_hex(),
         files: files.iter().map(|(entry, _)| entry.clone()).collect(),
     };

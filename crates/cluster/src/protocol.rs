@@ -20,7 +20,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 3;
+pub const PROTOCOL_VERSION: u32 = 4;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +50,9 @@ pub struct JobStart {
     pub staging: String,
     /// Compression of spill files (`none`, `lz4`, `zstd:LEVEL`).
     pub spill_codec: String,
+    /// The size from which a last-stage partition is reduced as key ranges on several threads
+    /// (`None`: never), as `--reduce-split` gave it.
+    pub reduce_split_bytes: Option<u64>,
     /// The job's secret (hex): the worker's shuffle listener admits only peers that know it.
     pub job_secret: String,
     /// The directory the job was submitted from: a streaming job's programs are looked for

@@ -810,7 +810,8 @@ impl RunningJob {
             dir.path().to_path_buf(),
         )
         .with_serving(worker.settings.threads)
-        .with_spill_codec(codec);
+        .with_spill_codec(codec)
+        .with_reduce_split_bytes(start.reduce_split_bytes);
         let host = TaskHost::new(built.job(), &settings, status)?;
         let output = Location::parse(&start.output).map_err(|e| setup("bad output", &e))?;
         let staging = Location::parse(&start.staging).map_err(|e| setup("bad staging", &e))?;
