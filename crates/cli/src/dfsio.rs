@@ -32,7 +32,7 @@ use sluice_io::{IoError, Location, Storage, Stores};
 use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
-    at_least_one, default_threads, parse_any_location, parse_location, parse_size_arg, progress,
+    default_threads, file_count, parse_any_location, parse_location, parse_size_arg, progress,
     random, stores, tasks, thread_count,
 };
 
@@ -57,7 +57,7 @@ pub(crate) struct DfsioArgs {
     #[arg(long)]
     clean: bool,
     /// Number of files, each one task (TestDFSIO's -nrFiles).
-    #[arg(long, value_parser = at_least_one, required_unless_present = "clean")]
+    #[arg(long, value_parser = file_count, required_unless_present = "clean")]
     files: Option<usize>,
     /// Bytes per file, e.g. 256MiB. MiB, GiB are powers of 1024, MB, GB of 1000, as everywhere
     /// in sluice: TestDFSIO's `-size 256MB` is `--size 256MiB` here.

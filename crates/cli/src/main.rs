@@ -219,7 +219,7 @@ enum GenData {
         #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
         define: Vec<(String, String)>,
         /// Number of files [default: one per 64 MiB, at least 1].
-        #[arg(long, value_parser = at_least_one)]
+        #[arg(long, value_parser = file_count)]
         files: Option<usize>,
         /// Seed: the same seed, size and file count give the same bytes.
         #[arg(long, default_value_t = 42)]
@@ -272,6 +272,18 @@ fn at_least_one(text: &str) -> Result<usize, String> {
 /// The most worker threads a job may be given: far more than any machine's cores, few enough
 /// that each thread's share of a budget stays a usable size.
 pub(crate) const MAX_THREADS: usize = 4096;
+
+/// The most files a generator or benchmark may be asked to write: each is a task with its own
+/// bookkeeping, and a count beyond this is a slip of the keyboard, not a plan.
+pub(crate) const MAX_FILES: usize = 1_000_000;
+
+/// A number of files (or of the tasks that write them), from 1 to [`MAX_FILES`].
+pub(crate) fn file_count(text: &str) -> Result<usize, String> {
+    match at_least_one(text)? {
+        n if n > MAX_FILES => Err(format!("must be at most {MAX_FILES}")),
+        n => Ok(n),
+    }
+}
 
 /// A number of threads, from 1 to [`MAX_THREADS`].
 pub(crate) fn thread_count(text: &str) -> Result<usize, String> {

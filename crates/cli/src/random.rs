@@ -19,7 +19,7 @@ use sluice_io::{JobCommitter, PartAttempt, DEFAULT_WRITE_BUFFER};
 use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
-    at_least_one, default_threads, parse_any_location, parse_size_arg, progress, stores, tasks,
+    default_threads, file_count, parse_any_location, parse_size_arg, progress, stores, tasks,
     thread_count,
 };
 
@@ -34,7 +34,7 @@ pub(crate) struct RandomArgs {
     #[arg(long, short = 'o', value_parser = parse_any_location)]
     output: String,
     /// Number of files [default: one per 64 MiB, at least 1].
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = file_count)]
     files: Option<usize>,
     /// Seed: the same seed, size and file count give the same bytes.
     #[arg(long, default_value_t = 42)]

@@ -10,7 +10,7 @@ use sluice_jobs::{teragen, teravalidate};
 use sluice_spec::{BuiltJob, JobSpec};
 
 use crate::{
-    at_least_one, default_threads, execute, parse_any_location, progress, thread_count, CommonArgs,
+    default_threads, execute, file_count, parse_any_location, progress, thread_count, CommonArgs,
 };
 
 /// Options of `sluice run teragen`.
@@ -29,7 +29,7 @@ pub(crate) struct TeraGenArgs {
     define: Vec<(String, String)>,
     /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
     /// tasks) [default: the number of threads].
-    #[arg(long, value_parser = at_least_one)]
+    #[arg(long, value_parser = file_count)]
     maps: Option<usize>,
     /// Worker threads [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]

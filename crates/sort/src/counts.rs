@@ -302,11 +302,12 @@ impl CountTable {
                     .push(Vec::with_capacity(key.len().max(self.block_size)));
             }
             let block = self.blocks.len() - 1;
+            let block_number = u32::try_from(block).map_err(|_| too_large())?;
             let arena = &mut self.blocks[block];
             let offset = u32::try_from(arena.len()).map_err(|_| too_large())?;
             arena.extend_from_slice(key);
             let mut place = [0u8; INLINE];
-            place[..4].copy_from_slice(&(block as u32).to_le_bytes());
+            place[..4].copy_from_slice(&block_number.to_le_bytes());
             place[4..8].copy_from_slice(&offset.to_le_bytes());
             place[8..].copy_from_slice(&hash.to_le_bytes());
             place

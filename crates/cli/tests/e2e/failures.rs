@@ -523,6 +523,44 @@ fn error_messages_state_each_cause_once() {
     );
 }
 
+/// A file count far beyond reason (each file is a task) is a usage error (exit 2) naming the
+/// option and the bound, for every command that writes files, instead of aborting on a
+/// terabyte allocation.
+#[test]
+fn absurd_file_counts_are_refused_up_front() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out").display().to_string();
+    let huge = "100000000000";
+    let commands: [&[&str]; 4] = [
+        &[
+            "gen", "text", "--size", "1KiB", "--files", huge, "--output", &out,
+        ],
+        &[
+            "gen", "random", "--size", "1KiB", "--files", huge, "--output", &out,
+        ],
+        &[
+            "run", "teragen", "--rows", "10", "--maps", huge, "--output", &out,
+        ],
+        &[
+            "run", "dfsio", "--write", "--size", "1KiB", "--files", huge, "--output", &out,
+        ],
+    ];
+    for args in commands {
+        let outcome = crate::util::sluice(args, None);
+        let what = args.join(" ");
+        outcome.assert_code(2, &what);
+        assert!(
+            outcome.stderr.contains("must be at most 1000000"),
+            "{what}: {}",
+            outcome.stderr
+        );
+        assert!(
+            !dir.path().join("out").exists(),
+            "{what} created its output"
+        );
+    }
+}
+
 /// A reducer count far beyond what the budget can keep track of is a usage error (exit 2)
 /// before anything is read, allocated or created, naming the option and the bound, instead of
 /// aborting on a 48 GB allocation (terasort's boundaries) or leaving directories behind.
