@@ -1,0 +1,364 @@
+//! One map task's native collector: the records Java hands over in batches go into sluice's
+//! own map-side [`Collector`] (sort, combine, spill under the task's `io.sort.mb`), and at the
+//! end its runs are merged per partition into Hadoop's `file.out`.
+//!
+//! ```text
+//!  batch (partition, key, value)* ─► key to sortable form ─► Collector ─(budget full)─► spill file
+//!  flush ─► Collector::finish ─► merge_partition per partition ─► key back ─► IFileWriter
+//! ```
+//!
+//! Memory: every byte the collector, its spill writers and the final merge hold is reserved
+//! from one [`MemoryPool`] of the job's `mapreduce.task.io.sort.mb`, as sluice's own tasks do.
+
+use std::sync::Arc;
+
+use sluice_api::{Counter, Emit, ExecError, JobStatus, Reducer, Values};
+use sluice_format::Codec;
+use sluice_mapside::{Collector, CollectorSpec, MapCombine};
+use sluice_shuffle::{merge_partition, LocalSpills, MergeSpec, Resources, SPILL_BLOCK};
+use sluice_sort::{KeyOrder, SortedCursor};
+use sluice_spill::{MemoryPool, SpillDir};
+
+use crate::error::JniError;
+use crate::ifile::{IFileWriter, IndexEntry};
+use crate::keys::KeyKind;
+
+/// Keys are compared as unsigned bytes once they are in sortable form (see `keys`).
+static ORDER: KeyOrder = KeyOrder::Bytes;
+
+/// Bytes of a record header in a batch: partition, key length, value length (big-endian).
+const RECORD_HEADER: usize = 12;
+
+/// A combiner that sums the values of a key, as Hadoop's `IntSumReducer` (4-byte
+/// `IntWritable`s) and `LongSumReducer` (8-byte `LongWritable`s) do, with Java's wrap-around.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SumCombiner {
+    /// `IntWritable` values.
+    Int,
+    /// `LongWritable` values.
+    Long,
+}
+
+impl SumCombiner {
+    /// The combiner the Java side numbered `code` (0: none).
+    pub fn from_code(code: i32) -> Result<Option<SumCombiner>, JniError> {
+        match code {
+            0 => Ok(None),
+            1 => Ok(Some(SumCombiner::Int)),
+            2 => Ok(Some(SumCombiner::Long)),
+            _ => Err(JniError::Config(format!("unknown combiner code {code}"))),
+        }
+    }
+
+    /// Adds one serialised value to `sum`.
+    fn add(self, sum: i64, value: &[u8]) -> Result<i64, ExecError> {
+        let bad = || ExecError::user(format!("a combined value has {} bytes", value.len()));
+        Ok(match self {
+            SumCombiner::Int => {
+                let v = i32::from_be_bytes(value.try_into().map_err(|_| bad())?);
+                // Java int arithmetic: the sum wraps at 32 bits (and so stays an i32).
+                i64::from(int_sum(sum)?.wrapping_add(v))
+            }
+            SumCombiner::Long => {
+                sum.wrapping_add(i64::from_be_bytes(value.try_into().map_err(|_| bad())?))
+            }
+        })
+    }
+
+    /// The serialised sum.
+    fn encode(self, sum: i64, out: &mut Vec<u8>) -> Result<(), ExecError> {
+        out.clear();
+        match self {
+            SumCombiner::Int => out.extend_from_slice(&int_sum(sum)?.to_be_bytes()),
+            SumCombiner::Long => out.extend_from_slice(&sum.to_be_bytes()),
+        }
+        Ok(())
+    }
+}
+
+/// An `Int` sum, which [`SumCombiner::add`] keeps within `i32`.
+fn int_sum(sum: i64) -> Result<i32, ExecError> {
+    i32::try_from(sum).map_err(|_| ExecError::user(format!("an int sum out of range: {sum}")))
+}
+
+/// The combiner as sluice's collector runs it over each spill.
+struct SumReducer {
+    kind: SumCombiner,
+    value: Vec<u8>,
+}
+
+impl Reducer for SumReducer {
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        let mut sum = 0i64;
+        while let Some(value) = values.next_value()? {
+            sum = self.kind.add(sum, value)?;
+        }
+        self.kind.encode(sum, &mut self.value)?;
+        out.emit(key, &self.value)
+    }
+}
+
+/// What the task's settings are.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Reduce tasks (partitions).
+    pub partitions: usize,
+    /// How keys compare.
+    pub key: KeyKind,
+    /// The combiner, if the job has one.
+    pub combiner: Option<SumCombiner>,
+    /// `mapreduce.task.io.sort.mb`, in bytes.
+    pub budget: usize,
+    /// `mapreduce.map.combine.minspills`: the combiner also runs over the final merge when
+    /// there are at least this many runs, as Hadoop's does.
+    pub min_spills_for_combine: usize,
+    /// The directory sluice's spill directory is made in.
+    pub spill_parent: String,
+}
+
+/// What a flush reports: the index entries and the counters Hadoop's `MapOutputBuffer` keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlushReport {
+    /// One entry per partition.
+    pub index: Vec<IndexEntry>,
+    /// `SPILLED_RECORDS`.
+    pub spilled_records: u64,
+    /// `COMBINE_INPUT_RECORDS`.
+    pub combine_input: u64,
+    /// `COMBINE_OUTPUT_RECORDS`.
+    pub combine_output: u64,
+    /// Runs the collector made (spill files and the last run).
+    pub runs: u64,
+    /// Most bytes the pool held at once.
+    pub peak_memory: u64,
+}
+
+/// One map task's native collector.
+pub struct NativeCollector {
+    settings: Settings,
+    /// Borrows `resources`: declared first so that it is dropped first.
+    collector: Option<Collector<'static>>,
+    resources: Box<Resources>,
+    sortable: Vec<u8>,
+    collected: u64,
+}
+
+impl NativeCollector {
+    /// A collector for a task with `settings`; its spill directory is created.
+    ///
+    /// # Errors
+    /// The spill directory cannot be created.
+    pub fn new(settings: Settings) -> Result<Box<NativeCollector>, JniError> {
+        if settings.partitions == 0 || settings.budget == 0 {
+            return Err(JniError::Config(format!(
+                "{} partitions and {} bytes of sort buffer cannot collect",
+                settings.partitions, settings.budget
+            )));
+        }
+        let write_chunk = 64 * 1024;
+        let spills = LocalSpills::new(
+            SpillDir::create_in(std::path::Path::new(&settings.spill_parent))
+                .map_err(ExecError::from)?
+                .with_write_chunk(write_chunk),
+            Codec::Lz4,
+            SPILL_BLOCK,
+        );
+        let buckets = (settings.budget / (16 * sluice_shuffle::SORT_BLOCK)).clamp(1, 256);
+        let resources = Box::new(Resources::new(
+            MemoryPool::new(settings.budget),
+            settings.budget,
+            Box::new(spills),
+            write_chunk,
+            buckets,
+            Arc::new(JobStatus::default()),
+        ));
+        // SAFETY: the reference points into the heap allocation of `resources`, which never
+        // moves (a `Box`) and lives as long as the returned value; the collector that holds the
+        // reference is dropped before it (field order, and `finish_output` takes it first).
+        // Its `'static` lifetime never escapes this struct.
+        let res: &'static Resources = unsafe { &*(&*resources as *const Resources) };
+        let combine = match settings.combiner {
+            Some(kind) => MapCombine::Reducer(Box::new(SumReducer {
+                kind,
+                value: Vec::with_capacity(8),
+            })),
+            None => MapCombine::None,
+        };
+        let spec = CollectorSpec {
+            partitions: settings.partitions,
+            order: &ORDER,
+            combine,
+        };
+        let collector = Collector::new(res, spec, settings.budget, 64 * 1024);
+        Ok(Box::new(NativeCollector {
+            settings,
+            collector: Some(collector),
+            resources,
+            sortable: Vec::new(),
+            collected: 0,
+        }))
+    }
+
+    /// Takes a batch of records, each a 12-byte header (partition, key length, value length,
+    /// big-endian 32-bit) followed by the serialised key and value.
+    ///
+    /// # Errors
+    /// The batch is malformed, a key is malformed, or a spill failed.
+    pub fn collect_batch(&mut self, batch: &[u8]) -> Result<(), JniError> {
+        let collector = self
+            .collector
+            .as_mut()
+            .ok_or_else(|| JniError::Config("the collector was flushed already".into()))?;
+        let mut at = 0usize;
+        while at < batch.len() {
+            let malformed = |reason: &str| JniError::Batch {
+                offset: at,
+                reason: reason.to_string(),
+            };
+            let header = batch
+                .get(at..at + RECORD_HEADER)
+                .ok_or_else(|| malformed("truncated header"))?;
+            let field = |i: usize| {
+                let bytes = [header[i], header[i + 1], header[i + 2], header[i + 3]];
+                usize::try_from(i32::from_be_bytes(bytes)).ok()
+            };
+            let (partition, klen, vlen) = match (field(0), field(4), field(8)) {
+                (Some(p), Some(k), Some(v)) => (p, k, v),
+                _ => return Err(malformed("a negative field")),
+            };
+            if partition >= self.settings.partitions {
+                return Err(malformed("partition out of range"));
+            }
+            let key_start = at + RECORD_HEADER;
+            let value_start = key_start + klen;
+            let end = value_start + vlen;
+            let (key, value) = match (
+                batch.get(key_start..value_start),
+                batch.get(value_start..end),
+            ) {
+                (Some(k), Some(v)) => (k, v),
+                _ => return Err(malformed("a record longer than the batch")),
+            };
+            self.settings.key.to_sortable(key, &mut self.sortable)?;
+            let partition = u32::try_from(partition).map_err(|_| malformed("partition"))?;
+            collector.collect(partition, &self.sortable, value)?;
+            self.collected += 1;
+            at = end;
+        }
+        Ok(())
+    }
+
+    /// Sorts and combines what is left, merges every run into `file.out` at `path` (one IFile
+    /// segment per partition) and reports the index and counters.
+    ///
+    /// # Errors
+    /// A spill, the merge or writing the file failed.
+    pub fn finish_output(&mut self, path: &str) -> Result<FlushReport, JniError> {
+        let collector = self
+            .collector
+            .take()
+            .ok_or_else(|| JniError::Config("the collector was flushed already".into()))?;
+        let runs = collector.finish()?;
+        let res = &*self.resources;
+        // The collector's emptied buffer was kept for a next task; there is none.
+        res.drop_spare_buffers();
+        let counters = &res.status().counters;
+        let mut combine_input = counters.get(Counter::CombineInputRecords);
+        let mut combine_output = counters.get(Counter::CombineOutputRecords);
+        // Every record went into exactly one run, after the combiner if there is one.
+        let run_records = match self.settings.combiner {
+            Some(_) => combine_output,
+            None => self.collected,
+        };
+        let combine_final = self
+            .settings
+            .combiner
+            .filter(|_| runs.len() >= self.settings.min_spills_for_combine.max(1));
+        let spec = MergeSpec {
+            partitions: self.settings.partitions,
+            order: &ORDER,
+            sum_counts: false,
+        };
+        let mut writer = IFileWriter::create(path)?;
+        let mut index = Vec::with_capacity(self.settings.partitions);
+        let mut serialised = Vec::new();
+        let mut value = Vec::new();
+        let mut pending: Option<(Vec<u8>, i64)> = None;
+        for partition in 0..self.settings.partitions {
+            let mut merge = merge_partition(&runs, partition, spec, self.settings.budget, res)?;
+            while merge.advance().map_err(ExecError::from)? {
+                let key = merge.key();
+                match combine_final {
+                    None => {
+                        serialised.clear();
+                        self.settings.key.to_serialised(key, &mut serialised)?;
+                        writer.append(&serialised, merge.value())?;
+                    }
+                    Some(kind) => {
+                        combine_input += 1;
+                        if let Some((pending_key, sum)) = &mut pending {
+                            if pending_key.as_slice() == key {
+                                *sum = kind.add(*sum, merge.value())?;
+                                continue;
+                            }
+                        }
+                        if let Some((done, sum)) = pending.take() {
+                            self.write_sum(
+                                &mut writer,
+                                kind,
+                                &done,
+                                sum,
+                                &mut serialised,
+                                &mut value,
+                            )?;
+                            combine_output += 1;
+                        }
+                        pending = Some((key.to_vec(), kind.add(0, merge.value())?));
+                    }
+                }
+            }
+            if let (Some(kind), Some((done, sum))) = (combine_final, pending.take()) {
+                self.write_sum(&mut writer, kind, &done, sum, &mut serialised, &mut value)?;
+                combine_output += 1;
+            }
+            index.push(writer.end_segment()?);
+        }
+        let written = writer.records();
+        writer.finish()?;
+        // Hadoop counts each spill's records, and the final file's again when it merged
+        // several spills (a single spill is renamed into place).
+        let spilled_records = if runs.len() > 1 {
+            run_records + written
+        } else {
+            written
+        };
+        Ok(FlushReport {
+            index,
+            spilled_records,
+            combine_input,
+            combine_output,
+            runs: runs.len() as u64,
+            peak_memory: res.pool().peak() as u64,
+        })
+    }
+
+    fn write_sum(
+        &self,
+        writer: &mut IFileWriter,
+        kind: SumCombiner,
+        key: &[u8],
+        sum: i64,
+        serialised: &mut Vec<u8>,
+        value: &mut Vec<u8>,
+    ) -> Result<(), JniError> {
+        serialised.clear();
+        self.settings.key.to_serialised(key, serialised)?;
+        kind.encode(sum, value)?;
+        writer.append(serialised, value)
+    }
+}

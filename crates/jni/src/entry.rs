@@ -1,0 +1,196 @@
+//! Every JNI entry point of the library, in one place.
+//!
+//! The Java class `org.sluice.hadoop.SluiceNative` declares them as static native methods. Each
+//! runs its body through [`guard`], which catches panics (`catch_unwind`) and typed errors and
+//! throws them as a Java `java.io.IOException` carrying the message, so that no panic ever
+//! unwinds into the JVM: the task fails with Hadoop's usual report and the JVM lives on.
+//!
+//! Records cross in batches (one call per direct buffer of about 1 MB), never one by one.
+//!
+//! A collector lives behind a `jlong` handle: the address of its `Box`, made by
+//! `collectorInit` and freed by `collectorClose`. The Java side owns the handle, calls these
+//! methods from the map task's single collecting thread, and zeroes its copy when closing.
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use jni::objects::{JByteBuffer, JClass, JString};
+use jni::sys::{jint, jlong, jlongArray};
+use jni::JNIEnv;
+
+use crate::collector::{NativeCollector, Settings, SumCombiner};
+use crate::error::JniError;
+use crate::keys::KeyKind;
+
+/// The exception class every failure is thrown as.
+const EXCEPTION: &str = "java/io/IOException";
+
+/// Runs `body`, turning its error or panic into a pending Java exception and `fallback`.
+fn guard<'local, T>(
+    env: &mut JNIEnv<'local>,
+    fallback: T,
+    body: impl FnOnce(&mut JNIEnv<'local>) -> Result<T, JniError>,
+) -> T {
+    let outcome = catch_unwind(AssertUnwindSafe(|| body(env)));
+    let message = match outcome {
+        Ok(Ok(value)) => return value,
+        Ok(Err(error)) => error.to_string(),
+        Err(payload) => {
+            let text = payload
+                .downcast_ref::<&str>()
+                .map(|s| (*s).to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "a panic without a message".to_string());
+            format!("sluice: native code panicked: {text}")
+        }
+    };
+    // A JNI call that failed inside the body may have left its own exception pending; it is
+    // the more precise one.
+    if !env.exception_check().unwrap_or(false) {
+        // If even throwing fails, the JVM is out of memory and will say so itself.
+        let _ = env.throw_new(EXCEPTION, message);
+    }
+    fallback
+}
+
+/// The collector behind a handle.
+fn collector<'a>(handle: jlong) -> Result<&'a mut NativeCollector, JniError> {
+    if handle == 0 {
+        return Err(JniError::Config("the collector is closed".into()));
+    }
+    // SAFETY: a non-zero handle is the address `collectorInit` returned from `Box::into_raw`,
+    // not yet freed by `collectorClose` (the Java side zeroes its handle when it closes), and
+    // the Java side calls into one collector from one thread at a time, so this is the only
+    // reference to it while the call runs.
+    Ok(unsafe { &mut *(handle as *mut NativeCollector) })
+}
+
+fn to_usize(value: i64, what: &str) -> Result<usize, JniError> {
+    usize::try_from(value).map_err(|_| JniError::Config(format!("{what} is {value}")))
+}
+
+/// `long collectorInit(int partitions, int keyKind, int combiner, long budget, int
+/// minSpillsForCombine, String spillParent)`: a new collector's handle.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorInit<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    partitions: jint,
+    key_kind: jint,
+    combiner: jint,
+    budget: jlong,
+    min_spills: jint,
+    spill_parent: JString<'local>,
+) -> jlong {
+    guard(&mut env, 0, |env| {
+        let key = KeyKind::from_code(key_kind)
+            .ok_or_else(|| JniError::Config(format!("unknown key kind {key_kind}")))?;
+        let settings = Settings {
+            partitions: to_usize(partitions.into(), "the number of partitions")?,
+            key,
+            combiner: SumCombiner::from_code(combiner)?,
+            budget: to_usize(budget, "the sort buffer")?,
+            min_spills_for_combine: to_usize(min_spills.into(), "the combiner's minimum spills")?,
+            spill_parent: env.get_string(&spill_parent)?.into(),
+        };
+        let collector = NativeCollector::new(settings)?;
+        Ok(Box::into_raw(collector) as jlong)
+    })
+}
+
+/// `void collectorCollect(long handle, ByteBuffer batch, int length)`: the first `length`
+/// bytes of the direct buffer `batch` are records (see `NativeCollector::collect_batch`).
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorCollect<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteBuffer<'local>,
+    length: jint,
+) {
+    guard(&mut env, (), |env| {
+        let collector = collector(handle)?;
+        let address = env.get_direct_buffer_address(&batch)?;
+        let capacity = env.get_direct_buffer_capacity(&batch)?;
+        let length = to_usize(length.into(), "the batch length")?;
+        if length > capacity {
+            return Err(JniError::Config(format!(
+                "a batch of {length} bytes in a buffer of {capacity}"
+            )));
+        }
+        // SAFETY: `address` is the start of the direct buffer's `capacity` bytes, which the
+        // JVM keeps allocated while `batch` is referenced (it is, for this call); the Java side
+        // does not write to the buffer while this call runs (the one collecting thread is in
+        // it); `length <= capacity` was checked above.
+        let bytes = unsafe { std::slice::from_raw_parts(address, length) };
+        collector.collect_batch(bytes)
+    })
+}
+
+/// `long[] collectorFlush(long handle, String outputPath)`: writes `file.out` and returns, per
+/// partition, start offset, raw length and part length, then `SPILLED_RECORDS`,
+/// `COMBINE_INPUT_RECORDS`, `COMBINE_OUTPUT_RECORDS`, the number of runs and the peak native
+/// memory in bytes.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorFlush<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    output: JString<'local>,
+) -> jlongArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let collector = collector(handle)?;
+        let path: String = env.get_string(&output)?.into();
+        let report = collector.finish_output(&path)?;
+        let mut values = Vec::with_capacity(report.index.len() * 3 + 5);
+        for entry in &report.index {
+            values.extend([entry.start, entry.raw_length, entry.part_length]);
+        }
+        values.extend([
+            report.spilled_records,
+            report.combine_input,
+            report.combine_output,
+            report.runs,
+            report.peak_memory,
+        ]);
+        let values: Vec<jlong> = values
+            .into_iter()
+            .map(|v| jlong::try_from(v).map_err(|_| JniError::Config(format!("{v} overflows"))))
+            .collect::<Result<_, _>>()?;
+        let length = i32::try_from(values.len())
+            .map_err(|_| JniError::Config("too many partitions".into()))?;
+        let array = env.new_long_array(length)?;
+        env.set_long_array_region(&array, 0, &values)?;
+        Ok(array.into_raw())
+    })
+}
+
+/// `void collectorClose(long handle)`: frees the collector (and its spill directory).
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorClose<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, (), |_| {
+        if handle != 0 {
+            // SAFETY: as in `collector`: the handle came from `Box::into_raw` in
+            // `collectorInit`, and the Java side closes it once, after its last use.
+            drop(unsafe { Box::from_raw(handle as *mut NativeCollector) });
+        }
+        Ok(())
+    })
+}
+
+/// `void panicForTest(String message)`: panics with a formatted message, so that a test can
+/// check that a panic becomes a Java exception and not a crashed JVM.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_panicForTest<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    message: JString<'local>,
+) {
+    guard(&mut env, (), |env| {
+        let text: String = env.get_string(&message)?.into();
+        panic!("forced for a test: {text}");
+    })
+}
