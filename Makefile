@@ -8,7 +8,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn clients
+.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -51,6 +51,11 @@ stores:
 yarn:
 	yarn/build.sh
 	tests/yarn/fetch.sh
+
+# sluice's map-output collector for Hadoop, target/plugin/sluice-plugin.jar with the native
+# library (crates/jni) inside (plugin/README.md).
+plugin:
+	plugin/build.sh
 
 # The C and Python clients of the shm protocol: the C one must build warning-free, the Python
 # one passes its own tests. (Both are also run against the engine by the Rust conformance suite.)

@@ -1,0 +1,366 @@
+package org.sluice.hadoop;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.Path;
+import org.apache.hadoop.fs.RawLocalFileSystem;
+import org.apache.hadoop.fs.permission.FsPermission;
+import org.apache.hadoop.io.BooleanWritable;
+import org.apache.hadoop.io.ByteWritable;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.DataOutputBuffer;
+import org.apache.hadoop.io.IntWritable;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.io.RawComparator;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.io.VIntWritable;
+import org.apache.hadoop.io.VLongWritable;
+import org.apache.hadoop.io.WritableComparator;
+import org.apache.hadoop.io.serializer.SerializationFactory;
+import org.apache.hadoop.io.serializer.Serializer;
+import org.apache.hadoop.io.serializer.WritableSerialization;
+import org.apache.hadoop.mapred.Counters;
+import org.apache.hadoop.mapred.IndexRecord;
+import org.apache.hadoop.mapred.JobConf;
+import org.apache.hadoop.mapred.MapOutputCollector;
+import org.apache.hadoop.mapred.MapOutputFile;
+import org.apache.hadoop.mapred.MapTask;
+import org.apache.hadoop.mapred.SpillRecord;
+import org.apache.hadoop.mapred.Task.TaskReporter;
+import org.apache.hadoop.mapreduce.MRJobConfig;
+import org.apache.hadoop.mapreduce.TaskCounter;
+import org.apache.hadoop.util.IndexedSorter;
+import org.apache.hadoop.util.QuickSort;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Hadoop's map-output collector replaced by sluice's native one: sort, combine, spill and
+ * merge run in the sluice library, and the result is Hadoop's own {@code file.out} and {@code
+ * file.out.index}, which the stock shuffle and reducers read.
+ *
+ * <p>Enable it per job or cluster-wide, with Hadoop's own buffer as the fallback:
+ *
+ * <pre>
+ * mapreduce.job.map.output.collector.class=org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer
+ * </pre>
+ *
+ * <p>{@link #init} throws, so that Hadoop uses the next collector of the list, for every job it
+ * cannot reproduce exactly, and logs one line saying why: a key class and sort comparator not
+ * among those sluice reproduces (the comparator actually configured is checked, not only the
+ * key), keys or values not serialised as Writables, map output compression, encrypted
+ * intermediate data, a {@code map.sort.class} other than QuickSort, a combiner other than the
+ * known sum combiners, or a native library that does not load.
+ *
+ * <p>Records are serialised with the job's serializers into a direct buffer of 1 MB and handed
+ * to the library one buffer at a time. Native memory is bounded by {@code
+ * mapreduce.task.io.sort.mb}. The counters are those Hadoop's {@code MapOutputBuffer} keeps,
+ * plus {@code sluice/NATIVE_COLLECTOR_TASKS}, 1 per task whose output sluice wrote.
+ */
+public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> {
+  private static final Logger LOG = LoggerFactory.getLogger(NativeMapOutputCollector.class);
+
+  /** The counter group of sluice's own counters. */
+  public static final String COUNTER_GROUP = "sluice";
+  /** Map tasks whose output the native collector wrote. */
+  public static final String COUNTER_TASKS = "NATIVE_COLLECTOR_TASKS";
+
+  /** Bytes of a batch: about 1 MB, one JNI call each. */
+  static final int BATCH = 1 << 20;
+  /** Bytes of a record's header in a batch: partition, key length, value length. */
+  static final int HEADER = 12;
+  /** Bytes of an index entry (three longs), for the size estimate of the index file. */
+  static final int INDEX_ENTRY = 24;
+  /** Permissions the shuffle needs on the output, as MapTask sets them. */
+  private static final FsPermission SHUFFLE_OUTPUT_PERM = new FsPermission((short) 0640);
+
+  /** Key codes of the library's KeyKind (crates/jni/src/keys.rs). */
+  static final int KEY_TEXT = 1;
+  static final int KEY_BYTES = 2;
+  static final int KEY_INT = 3;
+  static final int KEY_LONG = 4;
+  static final int KEY_LONG_DECREASING = 5;
+  static final int KEY_VLONG = 6;
+  static final int KEY_BYTE = 7;
+  static final int KEY_RAW = 8;
+
+  /** Combiner codes of the library's SumCombiner. */
+  static final int COMBINE_NONE = 0;
+  static final int COMBINE_INT_SUM = 1;
+  static final int COMBINE_LONG_SUM = 2;
+
+  /** The combiners the library runs natively, and the value class each needs. */
+  private static final Map<String, Class<?>> SUM_COMBINERS = new HashMap<String, Class<?>>();
+
+  static {
+    SUM_COMBINERS.put("org.apache.hadoop.mapreduce.lib.reduce.IntSumReducer", IntWritable.class);
+    SUM_COMBINERS.put("org.apache.hadoop.examples.WordCount$IntSumReducer", IntWritable.class);
+    SUM_COMBINERS.put("org.apache.hadoop.mapreduce.lib.reduce.LongSumReducer",
+        LongWritable.class);
+    SUM_COMBINERS.put("org.apache.hadoop.mapred.lib.LongSumReducer", LongWritable.class);
+  }
+
+  private JobConf job;
+  private TaskReporter reporter;
+  private MapTask mapTask;
+  private MapOutputFile mapOutputFile;
+  private RawLocalFileSystem rfs;
+  private int partitions;
+  private Class<?> keyClass;
+  private Class<?> valClass;
+  private Serializer<K> keySerializer;
+  private Serializer<V> valSerializer;
+  private final DataOutputBuffer keyOut = new DataOutputBuffer();
+  private final DataOutputBuffer valOut = new DataOutputBuffer();
+  private ByteBuffer batch;
+  private long handle;
+  private long bytesCollected;
+
+  private Counters.Counter mapOutputRecordCounter;
+  private Counters.Counter mapOutputByteCounter;
+  private Counters.Counter fileOutputByteCounter;
+  private Counters.Counter spilledRecordsCounter;
+  private Counters.Counter combineInputCounter;
+  private Counters.Counter combineOutputCounter;
+
+  /** Why sluice cannot collect this job's output exactly as Hadoop would, or null if it can. */
+  static String refusal(JobConf job) {
+    if (job.getCompressMapOutput()) {
+      return "map output compression is on (mapreduce.map.output.compress)";
+    }
+    if (job.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA, false)) {
+      return "intermediate data is encrypted (" + MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA
+          + ")";
+    }
+    Class<?> sorter = job.getClass(MRJobConfig.MAP_SORT_CLASS, QuickSort.class,
+        IndexedSorter.class);
+    if (sorter != QuickSort.class) {
+      return "map.sort.class is " + sorter.getName() + ", not QuickSort";
+    }
+    int sortmb = job.getInt(MRJobConfig.IO_SORT_MB, MRJobConfig.DEFAULT_IO_SORT_MB);
+    if ((sortmb & 0x7FF) != sortmb || sortmb == 0) {
+      return MRJobConfig.IO_SORT_MB + " is " + sortmb;
+    }
+    SerializationFactory serializations = new SerializationFactory(job);
+    Class<?> key = job.getMapOutputKeyClass();
+    Class<?> value = job.getMapOutputValueClass();
+    if (!(serializations.getSerialization(key) instanceof WritableSerialization)
+        || !(serializations.getSerialization(value) instanceof WritableSerialization)) {
+      return "the map output key or value is not serialised as a Writable";
+    }
+    if (keyKind(job) == 0) {
+      return "the sort comparator " + job.getOutputKeyComparator().getClass().getName()
+          + " of key class " + key.getName() + " is not one sluice reproduces";
+    }
+    String combiner = combinerName(job);
+    if (combiner != null) {
+      Class<?> needs = SUM_COMBINERS.get(combiner);
+      if (needs == null) {
+        return "the combiner " + combiner + " is not one sluice runs natively";
+      }
+      if (needs != value) {
+        return "the combiner " + combiner + " needs " + needs.getName() + " values, not "
+            + value.getName();
+      }
+    }
+    return null;
+  }
+
+  /** The library's code for the job's key class and comparator, or 0 if it has none. */
+  static int keyKind(JobConf job) {
+    Class<?> key = job.getMapOutputKeyClass();
+    RawComparator<?> comparator = job.getOutputKeyComparator();
+    Class<?> c = comparator.getClass();
+    if (key == Text.class && c == Text.Comparator.class) {
+      return KEY_TEXT;
+    } else if (key == BytesWritable.class && c == BytesWritable.Comparator.class) {
+      return KEY_BYTES;
+    } else if (key == IntWritable.class && c == IntWritable.Comparator.class) {
+      return KEY_INT;
+    } else if (key == LongWritable.class && c == LongWritable.Comparator.class) {
+      return KEY_LONG;
+    } else if (key == LongWritable.class && c == LongWritable.DecreasingComparator.class) {
+      return KEY_LONG_DECREASING;
+    } else if ((key == VIntWritable.class || key == VLongWritable.class)
+        && c == WritableComparator.class) {
+      // No raw comparator registered: the generic one compares the numbers.
+      return KEY_VLONG;
+    } else if (key == ByteWritable.class && c == ByteWritable.Comparator.class) {
+      return KEY_BYTE;
+    } else if ((key == BooleanWritable.class && c == BooleanWritable.Comparator.class)
+        || (key == NullWritable.class && c == NullWritable.Comparator.class)) {
+      return KEY_RAW;
+    }
+    return 0;
+  }
+
+  /** The combiner class Hadoop's CombinerRunner would run (old API first), or null. */
+  static String combinerName(JobConf job) {
+    Class<?> old = job.getCombinerClass();
+    if (old != null) {
+      return old.getName();
+    }
+    String name = job.get(MRJobConfig.COMBINE_CLASS_ATTR);
+    return name == null ? null : name.trim();
+  }
+
+  @Override
+  @SuppressWarnings("unchecked")
+  public void init(MapOutputCollector.Context context) throws IOException, ClassNotFoundException {
+    job = context.getJobConf();
+    String why = refusal(job);
+    if (why == null) {
+      try {
+        NativeLoader.load();
+      } catch (IOException e) {
+        why = e.getMessage();
+      }
+    }
+    if (why != null) {
+      LOG.info("sluice: native collector not used: " + why);
+      throw new IOException("sluice: native collector not used: " + why);
+    }
+    reporter = context.getReporter();
+    mapTask = context.getMapTask();
+    mapOutputFile = mapTask.getMapOutputFile();
+    rfs = (RawLocalFileSystem) FileSystem.getLocal(job).getRaw();
+    partitions = job.getNumReduceTasks();
+    keyClass = job.getMapOutputKeyClass();
+    valClass = job.getMapOutputValueClass();
+    SerializationFactory serializations = new SerializationFactory(job);
+    keySerializer = (Serializer<K>) serializations.getSerializer(keyClass);
+    keySerializer.open(keyOut);
+    valSerializer = (Serializer<V>) serializations.getSerializer(valClass);
+    valSerializer.open(valOut);
+
+    mapOutputRecordCounter = reporter.getCounter(TaskCounter.MAP_OUTPUT_RECORDS);
+    mapOutputByteCounter = reporter.getCounter(TaskCounter.MAP_OUTPUT_BYTES);
+    fileOutputByteCounter = reporter.getCounter(TaskCounter.MAP_OUTPUT_MATERIALIZED_BYTES);
+    spilledRecordsCounter = reporter.getCounter(TaskCounter.SPILLED_RECORDS);
+    combineInputCounter = reporter.getCounter(TaskCounter.COMBINE_INPUT_RECORDS);
+    String combiner = combinerName(job);
+    int combine = COMBINE_NONE;
+    if (combiner != null) {
+      combineOutputCounter = reporter.getCounter(TaskCounter.COMBINE_OUTPUT_RECORDS);
+      combine = SUM_COMBINERS.get(combiner) == IntWritable.class ? COMBINE_INT_SUM
+          : COMBINE_LONG_SUM;
+    }
+
+    long budget = ((long) job.getInt(MRJobConfig.IO_SORT_MB, MRJobConfig.DEFAULT_IO_SORT_MB))
+        << 20;
+    Path spill = mapOutputFile.getSpillFileForWrite(0, 0);
+    File spillParent = rfs.pathToFile(spill).getParentFile();
+    if (!spillParent.isDirectory() && !spillParent.mkdirs() && !spillParent.isDirectory()) {
+      throw new IOException("sluice: cannot create " + spillParent);
+    }
+    handle = SluiceNative.collectorInit(partitions, keyKind(job), combine, budget,
+        job.getInt(MRJobConfig.MAP_COMBINE_MIN_SPILLS, 3), spillParent.getAbsolutePath());
+    batch = ByteBuffer.allocateDirect(BATCH);
+    LOG.info("sluice: native collector, " + partitions + " partitions, "
+        + (budget >> 20) + " MB, combiner " + (combiner == null ? "none" : combiner));
+  }
+
+  @Override
+  public void collect(K key, V value, int partition) throws IOException, InterruptedException {
+    if (key.getClass() != keyClass) {
+      throw new IOException("Type mismatch in key from map: expected " + keyClass.getName()
+          + ", received " + key.getClass().getName());
+    }
+    if (value.getClass() != valClass) {
+      throw new IOException("Type mismatch in value from map: expected " + valClass.getName()
+          + ", received " + value.getClass().getName());
+    }
+    if (partition < 0 || partition >= partitions) {
+      throw new IOException("Illegal partition for " + key + " (" + partition + ")");
+    }
+    keyOut.reset();
+    keySerializer.serialize(key);
+    valOut.reset();
+    valSerializer.serialize(value);
+    int klen = keyOut.getLength();
+    int vlen = valOut.getLength();
+    long need = (long) HEADER + klen + vlen;
+    if (need > batch.capacity()) {
+      // A record larger than a batch travels alone in a buffer of its own.
+      send();
+      ByteBuffer alone = ByteBuffer.allocateDirect((int) need);
+      put(alone, partition, klen, vlen);
+      SluiceNative.collectorCollect(handle, alone, alone.position());
+    } else {
+      if (batch.remaining() < need) {
+        send();
+      }
+      put(batch, partition, klen, vlen);
+    }
+    mapOutputRecordCounter.increment(1);
+    mapOutputByteCounter.increment(klen + vlen);
+    bytesCollected += klen + vlen;
+  }
+
+  private void put(ByteBuffer into, int partition, int klen, int vlen) {
+    into.putInt(partition).putInt(klen).putInt(vlen);
+    into.put(keyOut.getData(), 0, klen).put(valOut.getData(), 0, vlen);
+  }
+
+  /** Hands the batch to the library and empties it. */
+  private void send() throws IOException {
+    if (batch.position() > 0) {
+      SluiceNative.collectorCollect(handle, batch, batch.position());
+      batch.clear();
+    }
+  }
+
+  @Override
+  public void flush() throws IOException, InterruptedException, ClassNotFoundException {
+    send();
+    Path output = mapOutputFile.getOutputFileForWrite(bytesCollected + partitions * 150L);
+    Path index = mapOutputFile.getOutputIndexFileForWrite((long) partitions * INDEX_ENTRY);
+    File outputFile = rfs.pathToFile(output);
+    File parent = outputFile.getParentFile();
+    if (!parent.isDirectory() && !parent.mkdirs() && !parent.isDirectory()) {
+      throw new IOException("sluice: cannot create " + parent);
+    }
+    long[] report = SluiceNative.collectorFlush(handle, outputFile.getAbsolutePath());
+    SpillRecord spillRecord = new SpillRecord(partitions);
+    for (int p = 0; p < partitions; p++) {
+      spillRecord.putIndex(
+          new IndexRecord(report[3 * p], report[3 * p + 1], report[3 * p + 2]), p);
+    }
+    spillRecord.writeToFile(index, job);
+    int at = 3 * partitions;
+    spilledRecordsCounter.increment(report[at]);
+    if (combineOutputCounter != null) {
+      combineInputCounter.increment(report[at + 1]);
+      combineOutputCounter.increment(report[at + 2]);
+    }
+    mapTask.getSortPhase().complete();
+    fileOutputByteCounter.increment(rfs.getFileStatus(output).getLen());
+    if (!SHUFFLE_OUTPUT_PERM.equals(SHUFFLE_OUTPUT_PERM.applyUMask(FsPermission.getUMask(job)))) {
+      rfs.setPermission(output, SHUFFLE_OUTPUT_PERM);
+      rfs.setPermission(index, SHUFFLE_OUTPUT_PERM);
+    }
+    reporter.getCounter(COUNTER_GROUP, COUNTER_TASKS).increment(1);
+    LOG.info("sluice: map output written natively: " + report[at + 3] + " runs, "
+        + report[at] + " spilled records, peak native memory " + report[at + 4] + " bytes");
+    release();
+  }
+
+  @Override
+  public void close() throws IOException {
+    release();
+  }
+
+  private void release() throws IOException {
+    if (handle != 0) {
+      long h = handle;
+      handle = 0;
+      SluiceNative.collectorClose(h);
+    }
+  }
+}
