@@ -1,0 +1,496 @@
+//! Differential tests of the native map-output collector inside Apache Hadoop 3.4.2: each of
+//! Hadoop's example jobs runs in local mode twice, with Hadoop's own collector and with
+//! `org.sluice.hadoop.NativeMapOutputCollector` first in
+//! `mapreduce.job.map.output.collector.class`, and the two runs must agree:
+//!
+//! * the output files are byte-identical (grep's, whose order among equal counts Hadoop leaves
+//!   unspecified, are compared per count);
+//! * the record counters are equal (all of the map output and shuffle counters when neither run
+//!   spills more than once; with a 1 MB sort buffer the two spill at different records, so
+//!   then only those that do not depend on where spills fall);
+//! * the collector was used (the `sluice` counter group counts the tasks, and no task logged a
+//!   refusal), or, for the jobs it must refuse, was not (no `sluice` counters, the refusal
+//!   logged with its reason) and Hadoop's output came out all the same.
+//!
+//! A last case makes the library panic inside an entry point: the JVM must get an
+//! `IOException` with the panic's message and go on.
+//!
+//! All jobs run in one JVM (`tests/plugin/ExamplesBatch.java`), from the jars `make hadoop`
+//! and `make plugin` put in `target/hadoop/lib` and `target/plugin`.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
+    org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
+
+const EXAMPLES: &str = "org.apache.hadoop.examples";
+
+/// Counters that do not depend on where spills fall.
+const RECORD_COUNTERS: &[&str] = &[
+    "Map input records",
+    "Map output records",
+    "Map output bytes",
+    "Reduce input groups",
+    "Reduce output records",
+];
+
+/// Counters that are equal when both collectors spill once per task.
+const SPILL_COUNTERS: &[&str] = &[
+    "Combine input records",
+    "Combine output records",
+    "Spilled Records",
+    "Map output materialized bytes",
+    "Reduce input records",
+    "Reduce shuffle bytes",
+];
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Panics with the way to get them unless the jars are there: a test that needs Hadoop never
+/// passes without it (without the `test-hadoop` feature it is ignored, with the reason).
+fn require_jars() {
+    let root = root();
+    assert!(
+        root.join("target/hadoop/lib/.complete").exists(),
+        "the Hadoop jars are missing: run `make hadoop` (tests/hadoop/fetch.sh)"
+    );
+    assert!(
+        root.join("target/plugin/sluice-plugin.jar").exists(),
+        "target/plugin/sluice-plugin.jar is missing: run `make plugin`"
+    );
+}
+
+/// What a job must show about the collector.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// Used in every map task; `exact`: every counter of [`SPILL_COUNTERS`] equal too.
+    Native { exact: bool },
+    /// Refused, logging this reason.
+    Refused(&'static str),
+}
+
+/// How the outputs are compared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Compare {
+    Bytes,
+    /// Lines grouped by their first tab-separated field, each group as a sorted list.
+    PerKey,
+}
+
+struct Job {
+    name: &'static str,
+    /// Class and arguments; `{in:NAME}` is the input NAME, `{out}` the output directory.
+    args: Vec<String>,
+    options: Vec<String>,
+    expect: Expect,
+    compare: Compare,
+}
+
+fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect: Expect) -> Job {
+    Job {
+        name,
+        args: std::iter::once(format!("{EXAMPLES}.{class}"))
+            .chain(args.iter().map(|a| a.to_string()))
+            .collect(),
+        options: options.iter().map(|o| o.to_string()).collect(),
+        expect,
+        compare: Compare::Bytes,
+    }
+}
+
+/// A deterministic generator (64-bit LCG), so that the inputs are the same on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+/// `lines` lines of `words` words each, drawn from `vocabulary` words, skewed towards the
+/// first ones as real text is.
+fn text(lines: usize, words: usize, vocabulary: u64, seed: u64) -> String {
+    let mut rng = Lcg(seed);
+    let mut out = String::new();
+    for _ in 0..lines {
+        for w in 0..words {
+            let a = rng.next(vocabulary);
+            let b = rng.next(vocabulary);
+            if w > 0 {
+                out.push(' ');
+            }
+            out.push_str(&format!("w{}", a * b / vocabulary));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn write_inputs(scratch: &Path) {
+    let put = |name: &str, file: &str, contents: String| {
+        let dir = scratch.join("in").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(file), contents).unwrap();
+    };
+    put("text", "a.txt", text(3000, 8, 4000, 1));
+    put("text", "b.txt", text(1000, 5, 4000, 2));
+    put("big", "big.txt", text(40_000, 8, 50_000, 3));
+    put(
+        "few",
+        "few.txt",
+        "red blue red\ngreen\nblue red\n".repeat(10),
+    );
+    let mut rng = Lcg(4);
+    let pairs: String = (0..2000)
+        .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
+        .collect();
+    put("pairs", "pairs.txt", pairs);
+}
+
+fn jobs() -> Vec<Job> {
+    let native = Expect::Native { exact: true };
+    let spills = Expect::Native { exact: false };
+    let reduces = |n: &'static str| n;
+    let mut jobs = vec![
+        job("wordcount-1-reducer", "WordCount", &[reduces("mapreduce.job.reduces=1")], &["{in:text}", "{out}"], native),
+        job("wordcount-4-reducers", "WordCount", &["mapreduce.job.reduces=4"], &["{in:text}", "{out}"], native),
+        job("wordcount-more-reducers-than-keys", "WordCount", &["mapreduce.job.reduces=7"], &["{in:few}", "{out}"], native),
+        job("wordcount-many-spills", "WordCount", &["mapreduce.job.reduces=3", "mapreduce.task.io.sort.mb=1"], &["{in:big}", "{out}"], spills),
+        job("terasort", "terasort.TeraSort", &["mapreduce.job.reduces=3"], &["{in:teragen}", "{out}"], native),
+        job("terasort-many-spills", "terasort.TeraSort", &["mapreduce.job.reduces=2", "mapreduce.task.io.sort.mb=1"], &["{in:teragen}", "{out}"], spills),
+        job("grep", "Grep", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}", "w1[0-9]*"], native),
+        job("secondarysort-falls-back", "SecondarySort", &[], &["{in:pairs}", "{out}"], Expect::Refused("the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator")),
+        job("compressed-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true"], &["{in:text}", "{out}"], Expect::Refused("map output compression is on")),
+        job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
+    ];
+    jobs.iter_mut()
+        .filter(|j| j.name == "grep")
+        .for_each(|j| j.compare = Compare::PerKey);
+    jobs
+}
+
+/// Appends a case to the manifest.
+fn case(manifest: &mut String, name: &str, result: &Path, args: &[String]) {
+    manifest.push_str(&format!("case {name}\nresult {}\n", result.display()));
+    for a in args {
+        manifest.push_str(&format!("arg {a}\n"));
+    }
+    manifest.push_str("end\n");
+}
+
+/// The class, the generic options, then the arguments with their places filled in.
+fn arguments(job: &Job, scratch: &Path, run: &str, plugin: bool) -> Vec<String> {
+    let mut out = vec![job.args[0].clone()];
+    let tmp = scratch.join("tmp").join(run);
+    let mut options = vec![
+        "mapreduce.framework.name=local".to_string(),
+        "fs.defaultFS=file:///".to_string(),
+        format!("hadoop.tmp.dir={}", tmp.display()),
+    ];
+    options.extend(job.options.iter().cloned());
+    if plugin {
+        options.push(COLLECTOR.to_string());
+    }
+    for o in options {
+        out.push("-D".into());
+        out.push(o);
+    }
+    for a in &job.args[1..] {
+        out.push(if a == "{out}" {
+            scratch.join("out").join(run).display().to_string()
+        } else if let Some(name) = a.strip_prefix("{in:").and_then(|a| a.strip_suffix('}')) {
+            scratch.join("in").join(name).display().to_string()
+        } else {
+            a.clone()
+        });
+    }
+    out
+}
+
+/// The counter blocks of a log, one per job: group → name → value.
+type Counters = BTreeMap<String, BTreeMap<String, u64>>;
+
+fn counters(log: &str) -> Vec<Counters> {
+    let mut blocks: Vec<Counters> = Vec::new();
+    let mut group = String::new();
+    let mut inside = false;
+    for line in log.lines() {
+        if line.contains("Job: Counters: ") {
+            blocks.push(Counters::new());
+            inside = true;
+        } else if inside && line.starts_with("\t\t") {
+            if let Some((name, value)) = line.trim().split_once('=') {
+                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
+                    block
+                        .entry(group.clone())
+                        .or_default()
+                        .insert(name.to_string(), v);
+                }
+            }
+        } else if inside && line.starts_with('\t') {
+            group = line.trim().to_string();
+        } else {
+            inside = false;
+        }
+    }
+    blocks
+}
+
+/// The visible files of an output directory: name → bytes.
+fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            !name.starts_with('.') && !name.starts_with('_')
+        })
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn per_key(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+    files
+        .iter()
+        .map(|(name, bytes)| {
+            let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            for line in String::from_utf8_lossy(bytes).lines() {
+                let key = line.split('\t').next().unwrap_or("").to_string();
+                groups.entry(key).or_default().push(line.to_string());
+            }
+            groups.values_mut().for_each(|g| g.sort());
+            (name.clone(), groups)
+        })
+        .collect()
+}
+
+fn check(job: &Job, scratch: &Path) -> Result<(), String> {
+    let result = |run: &str| scratch.join("results").join(run);
+    let (stock, plugin) = (
+        format!("{}-stock", job.name),
+        format!("{}-plugin", job.name),
+    );
+    let mut logs = Vec::new();
+    for run in [&stock, &plugin] {
+        let exit = fs::read_to_string(result(run).join("exit")).unwrap_or_default();
+        let log = fs::read_to_string(result(run).join("log")).unwrap_or_default();
+        if exit.trim() != "0" {
+            return Err(format!("{run} exited {exit}:\n{log}"));
+        }
+        logs.push(log);
+    }
+    let (stock_files, plugin_files) = (
+        outputs(&scratch.join("out").join(&stock)),
+        outputs(&scratch.join("out").join(&plugin)),
+    );
+    if stock_files.is_empty() {
+        return Err(format!("{stock} wrote no output"));
+    }
+    let same = match job.compare {
+        Compare::Bytes => stock_files == plugin_files,
+        Compare::PerKey => per_key(&stock_files) == per_key(&plugin_files),
+    };
+    if !same {
+        return Err(format!(
+            "the outputs differ: see {} and {}",
+            scratch.join("out").join(&stock).display(),
+            scratch.join("out").join(&plugin).display()
+        ));
+    }
+    let (stock_counters, plugin_counters) = (counters(&logs[0]), counters(&logs[1]));
+    if stock_counters.is_empty() || stock_counters.len() != plugin_counters.len() {
+        return Err(format!(
+            "{} counter blocks in the stock log, {} with the plugin",
+            stock_counters.len(),
+            plugin_counters.len()
+        ));
+    }
+    let framework = "Map-Reduce Framework";
+    let mut compared: Vec<&str> = RECORD_COUNTERS.to_vec();
+    if job.expect == (Expect::Native { exact: true }) || matches!(job.expect, Expect::Refused(_)) {
+        compared.extend(SPILL_COUNTERS);
+    }
+    for (i, (s, p)) in stock_counters.iter().zip(&plugin_counters).enumerate() {
+        for name in &compared {
+            let get = |c: &Counters| c.get(framework).and_then(|g| g.get(*name)).copied();
+            if get(s) != get(p) {
+                return Err(format!(
+                    "job {i}: {name} is {:?} in Hadoop, {:?} with the plugin",
+                    get(s),
+                    get(p)
+                ));
+            }
+        }
+        let tasks = p
+            .get("sluice")
+            .and_then(|g| g.get("NATIVE_COLLECTOR_TASKS"));
+        match job.expect {
+            Expect::Native { .. } => {
+                if tasks.is_none_or(|&t| t == 0) {
+                    return Err(format!("job {i}: no sluice/NATIVE_COLLECTOR_TASKS counter"));
+                }
+            }
+            Expect::Refused(_) => {
+                if tasks.is_some() {
+                    return Err(format!("job {i}: the collector was used"));
+                }
+            }
+        }
+    }
+    if job.expect == (Expect::Native { exact: false }) {
+        // These jobs exist to make the native collector spill: some task must have merged
+        // several runs ("... written natively: N runs, ...").
+        let most_runs = logs[1]
+            .lines()
+            .filter_map(|l| l.split("written natively: ").nth(1))
+            .filter_map(|rest| rest.split(' ').next()?.parse::<u64>().ok())
+            .max();
+        if most_runs.is_none_or(|runs| runs < 2) {
+            return Err(format!("no task spilled more than once ({most_runs:?} runs)"));
+        }
+    }
+    let refused = logs[1].contains("sluice: native collector not used");
+    match job.expect {
+        Expect::Native { .. } if refused => Err(format!("a task refused:\n{}", logs[1])),
+        Expect::Refused(why)
+            if !logs[1].contains(&format!("sluice: native collector not used: {why}")) =>
+        {
+            Err(format!("the refusal \"{why}\" is not logged:\n{}", logs[1]))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Java 17, `make hadoop` and `make plugin` (the test-hadoop feature)"
+)]
+fn hadoop_examples_give_the_same_output_with_the_native_collector() {
+    require_jars();
+    let root = root();
+    let scratch_dir = tempfile::Builder::new()
+        .prefix("plugin-hadoop")
+        .tempdir_in(root.join("target"))
+        .unwrap();
+    let scratch_path = scratch_dir.path().to_path_buf();
+    let scratch = scratch_path.as_path();
+    write_inputs(scratch);
+    let mut manifest = String::new();
+    let teragen = vec![
+        format!("{EXAMPLES}.terasort.TeraGen"),
+        "-D".into(),
+        "mapreduce.framework.name=local".into(),
+        "-D".into(),
+        "fs.defaultFS=file:///".into(),
+        "-D".into(),
+        format!("hadoop.tmp.dir={}", scratch.join("tmp/teragen").display()),
+        "-D".into(),
+        "mapreduce.job.maps=2".into(),
+        "30000".into(),
+        scratch.join("in/teragen").display().to_string(),
+    ];
+    case(
+        &mut manifest,
+        "teragen",
+        &scratch.join("results/teragen"),
+        &teragen,
+    );
+    // SLUICE_PLUGIN_CASES=a,b runs only the named jobs.
+    let only = std::env::var("SLUICE_PLUGIN_CASES").ok();
+    let jobs: Vec<Job> = jobs()
+        .into_iter()
+        .filter(|j| {
+            only.as_ref()
+                .is_none_or(|o| o.split(',').any(|n| n == j.name))
+        })
+        .collect();
+    for job in &jobs {
+        for plugin in [false, true] {
+            let run = format!("{}-{}", job.name, if plugin { "plugin" } else { "stock" });
+            let args = arguments(job, scratch, &run, plugin);
+            case(
+                &mut manifest,
+                &run,
+                &scratch.join("results").join(&run),
+                &args,
+            );
+        }
+    }
+    case(
+        &mut manifest,
+        "panic",
+        &scratch.join("results/panic"),
+        &["@panic".to_string()],
+    );
+    fs::write(scratch.join("manifest"), manifest).unwrap();
+
+    let classpath = format!(
+        "{}:{}:{}/*",
+        root.join("tests/plugin").display(),
+        root.join("target/plugin/sluice-plugin.jar").display(),
+        root.join("target/hadoop/lib").display()
+    );
+    let status = Command::new("java")
+        .arg("-Djava.security.manager=allow")
+        .arg("-cp")
+        .arg(classpath)
+        .arg(root.join("tests/plugin/ExamplesBatch.java"))
+        .arg(scratch.join("manifest"))
+        .current_dir(scratch)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(status.success(), "the Java driver failed: {status}");
+    assert_eq!(
+        fs::read_to_string(scratch.join("results/teragen/exit"))
+            .unwrap_or_default()
+            .trim(),
+        "0",
+        "teragen failed"
+    );
+
+    let failures: Vec<String> = jobs
+        .iter()
+        .filter_map(|job| {
+            check(job, scratch)
+                .err()
+                .map(|e| format!("{}: {e}", job.name))
+        })
+        .collect();
+
+    let panic_log = fs::read_to_string(scratch.join("results/panic/log")).unwrap_or_default();
+    let panic_exit = fs::read_to_string(scratch.join("results/panic/exit")).unwrap_or_default();
+    let mut failures = failures;
+    if panic_exit.trim() != "0"
+        || !panic_log.contains(
+            "java.io.IOException: sluice: native code panicked: forced for a test: message 42",
+        )
+    {
+        failures.push(format!(
+            "panic: not an IOException with the message:\n{panic_log}"
+        ));
+    }
+    if !failures.is_empty() {
+        // Kept for a look at the outputs and logs.
+        let kept = scratch_dir.keep();
+        panic!("{}\n\n(kept in {})", failures.join("\n\n"), kept.display());
+    }
+}

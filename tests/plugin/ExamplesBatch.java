@@ -1,0 +1,155 @@
+import java.io.BufferedReader;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.security.Permission;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Runs many of Hadoop's example jobs (the {@code main} of each program's class) in one JVM, for the
+ * differential tests of sluice's map-output collector (crates/jni/tests/plugin_hadoop.rs).
+ *
+ * <p>Usage: {@code java -Djava.security.manager=allow -cp
+ * 'tests/plugin:target/plugin/sluice-plugin.jar:target/hadoop/lib/*'
+ * tests/plugin/ExamplesBatch.java MANIFEST}. The manifest lists cases as blocks:
+ *
+ * <pre>
+ * case NAME
+ * result DIR        (where the case's log and exit code go)
+ * arg ARGUMENT      (the program's class, then its arguments, one per line: the rest of the line)
+ * end
+ * </pre>
+ *
+ * <p>While a case runs, System.out and System.err (and so the log, see log4j.properties) go to
+ * {@code DIR/log}; the exit code is written to {@code DIR/exit} last. A case whose only argument
+ * is {@code @panic} calls the library's test entry point that panics, and passes (exit 0) if
+ * that arrives as an IOException, whose message it logs.
+ */
+public class ExamplesBatch {
+  /** Thrown instead of exiting when a case calls System.exit. */
+  static final class ExitTrap extends SecurityException {
+    private static final long serialVersionUID = 1L;
+    final int status;
+
+    ExitTrap(int status) {
+      super("System.exit(" + status + ")");
+      this.status = status;
+    }
+  }
+
+  static volatile boolean exiting;
+
+  record Case(String name, Path result, List<String> args) {}
+
+  public static void main(String[] argv) throws Exception {
+    List<Case> cases = parse(Paths.get(argv[0]));
+    System.setSecurityManager(new SecurityManager() {
+      @Override
+      public void checkPermission(Permission perm) {}
+
+      @Override
+      public void checkExit(int status) {
+        if (!exiting) {
+          throw new ExitTrap(status);
+        }
+      }
+    });
+    PrintStream out = System.out;
+    PrintStream err = System.err;
+    for (Case c : cases) {
+      Files.createDirectories(c.result());
+      long start = System.nanoTime();
+      int code;
+      try (PrintStream log = new PrintStream(
+          new FileOutputStream(c.result().resolve("log").toFile()), true, StandardCharsets.UTF_8)) {
+        System.setOut(log);
+        System.setErr(log);
+        try {
+          if (c.args().equals(List.of("@panic"))) {
+            code = panic(log);
+          } else {
+            code = run(c.args());
+          }
+        } catch (ExitTrap e) {
+          code = e.status;
+        } catch (Throwable t) {
+          log.println("ExamplesBatch: the job threw");
+          t.printStackTrace(log);
+          code = 255;
+        } finally {
+          System.out.flush();
+          System.err.flush();
+          System.setOut(out);
+          System.setErr(err);
+        }
+      }
+      Files.writeString(c.result().resolve("exit"), code + "\n");
+      out.printf("hadoop: %-40s exit %3d  %5.1fs%n", c.name(), code, (System.nanoTime() - start) / 1e9);
+    }
+    exiting = true;
+    System.exit(0);
+  }
+
+  /**
+   * Runs {@code main} of the class {@code args[0]} (an example program, such as {@code
+   * org.apache.hadoop.examples.WordCount}) with the other arguments: its exit status, or 0 if
+   * it returns.
+   */
+  static int run(List<String> args) throws Throwable {
+    Method main = Class.forName(args.get(0)).getMethod("main", String[].class);
+    try {
+      main.invoke(null, (Object) args.subList(1, args.size()).toArray(new String[0]));
+      return 0;
+    } catch (InvocationTargetException e) {
+      throw e.getCause();
+    }
+  }
+
+  /** Calls the panicking entry point; 0 if the panic arrived as an IOException. */
+  static int panic(PrintStream log) throws Exception {
+    Class<?> loader = Class.forName("org.sluice.hadoop.NativeLoader");
+    loader.getMethod("load").invoke(null);
+    Class<?> lib = Class.forName("org.sluice.hadoop.SluiceNative");
+    Method m = lib.getDeclaredMethod("panicForTest", String.class);
+    m.setAccessible(true);
+    try {
+      m.invoke(null, "message " + 42);
+      log.println("ExamplesBatch: no exception");
+      return 1;
+    } catch (InvocationTargetException e) {
+      Throwable cause = e.getCause();
+      log.println("ExamplesBatch: " + cause.getClass().getName() + ": " + cause.getMessage());
+      return cause instanceof IOException ? 0 : 1;
+    }
+  }
+
+  static List<Case> parse(Path manifest) throws IOException {
+    List<Case> cases = new ArrayList<>();
+    String name = null;
+    Path result = null;
+    List<String> args = new ArrayList<>();
+    try (BufferedReader r = Files.newBufferedReader(manifest, StandardCharsets.UTF_8)) {
+      for (String line; (line = r.readLine()) != null; ) {
+        if (line.startsWith("case ")) {
+          name = line.substring(5);
+          result = null;
+          args = new ArrayList<>();
+        } else if (line.startsWith("result ")) {
+          result = Paths.get(line.substring(7));
+        } else if (line.startsWith("arg ")) {
+          args.add(line.substring(4));
+        } else if (line.equals("end")) {
+          cases.add(new Case(name, result, args));
+        }
+      }
+    }
+    return cases;
+  }
+}
