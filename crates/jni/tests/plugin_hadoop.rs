@@ -93,6 +93,8 @@ struct Job {
     options: Vec<String>,
     expect: Expect,
     compare: Compare,
+    /// The plugin's run is in a JVM where the library cannot load.
+    unloadable: bool,
 }
 
 fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect: Expect) -> Job {
@@ -104,6 +106,7 @@ fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect:
         options: options.iter().map(|o| o.to_string()).collect(),
         expect,
         compare: Compare::Bytes,
+        unloadable: false,
     }
 }
 
@@ -174,11 +177,18 @@ fn jobs() -> Vec<Job> {
         job("grep", "Grep", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}", "w1[0-9]*"], native),
         job("secondarysort-falls-back", "SecondarySort", &[], &["{in:pairs}", "{out}"], Expect::Refused("the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator")),
         job("compressed-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true"], &["{in:text}", "{out}"], Expect::Refused("map output compression is on")),
+        job("sort-randomwriter", "Sort", &[], &["-r", "2", "-outFormat", "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat", "-outKey", "org.apache.hadoop.io.BytesWritable", "-outValue", "org.apache.hadoop.io.BytesWritable", "{in:random}", "{out}"], native),
+        job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
         job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
     ];
-    jobs.iter_mut()
-        .filter(|j| j.name == "grep")
-        .for_each(|j| j.compare = Compare::PerKey);
+    for j in &mut jobs {
+        j.compare = if j.name == "grep" {
+            Compare::PerKey
+        } else {
+            Compare::Bytes
+        };
+        j.unloadable = j.name == "unloadable-library-falls-back";
+    }
     jobs
 }
 
@@ -364,7 +374,9 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             .filter_map(|rest| rest.split(' ').next()?.parse::<u64>().ok())
             .max();
         if most_runs.is_none_or(|runs| runs < 2) {
-            return Err(format!("no task spilled more than once ({most_runs:?} runs)"));
+            return Err(format!(
+                "no task spilled more than once ({most_runs:?} runs)"
+            ));
         }
     }
     let refused = logs[1].contains("sluice: native collector not used");
@@ -414,6 +426,35 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
         &scratch.join("results/teragen"),
         &teragen,
     );
+    let local = |run: &str| {
+        [
+            "mapreduce.framework.name=local".to_string(),
+            "fs.defaultFS=file:///".to_string(),
+            format!("hadoop.tmp.dir={}", scratch.join("tmp").join(run).display()),
+        ]
+        .into_iter()
+        .flat_map(|o| ["-D".to_string(), o])
+    };
+    // SequenceFiles of random BytesWritable keys and values, for sort.
+    let randomwriter: Vec<String> = std::iter::once(format!("{EXAMPLES}.RandomWriter"))
+        .chain(local("randomwriter"))
+        .chain(
+            [
+                "-D",
+                "mapreduce.randomwriter.totalbytes=2000000",
+                "-D",
+                "mapreduce.randomwriter.bytespermap=1000000",
+            ]
+            .map(String::from),
+        )
+        .chain([scratch.join("in/random").display().to_string()])
+        .collect();
+    case(
+        &mut manifest,
+        "randomwriter",
+        &scratch.join("results/randomwriter"),
+        &randomwriter,
+    );
     // SLUICE_PLUGIN_CASES=a,b runs only the named jobs.
     let only = std::env::var("SLUICE_PLUGIN_CASES").ok();
     let jobs: Vec<Job> = jobs()
@@ -423,16 +464,17 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
                 .is_none_or(|o| o.split(',').any(|n| n == j.name))
         })
         .collect();
+    let mut unloadable = String::new();
     for job in &jobs {
         for plugin in [false, true] {
             let run = format!("{}-{}", job.name, if plugin { "plugin" } else { "stock" });
             let args = arguments(job, scratch, &run, plugin);
-            case(
-                &mut manifest,
-                &run,
-                &scratch.join("results").join(&run),
-                &args,
-            );
+            let into = if plugin && job.unloadable {
+                &mut unloadable
+            } else {
+                &mut manifest
+            };
+            case(into, &run, &scratch.join("results").join(&run), &args);
         }
     }
     case(
@@ -442,6 +484,7 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
         &["@panic".to_string()],
     );
     fs::write(scratch.join("manifest"), manifest).unwrap();
+    fs::write(scratch.join("manifest-unloadable"), &unloadable).unwrap();
 
     let classpath = format!(
         "{}:{}:{}/*",
@@ -449,23 +492,33 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
         root.join("target/plugin/sluice-plugin.jar").display(),
         root.join("target/hadoop/lib").display()
     );
-    let status = Command::new("java")
-        .arg("-Djava.security.manager=allow")
-        .arg("-cp")
-        .arg(classpath)
-        .arg(root.join("tests/plugin/ExamplesBatch.java"))
-        .arg(scratch.join("manifest"))
-        .current_dir(scratch)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
-    assert!(status.success(), "the Java driver failed: {status}");
-    assert_eq!(
-        fs::read_to_string(scratch.join("results/teragen/exit"))
-            .unwrap_or_default()
-            .trim(),
-        "0",
-        "teragen failed"
-    );
+    let batch = |manifest: &str, property: Option<String>| {
+        let status = Command::new("java")
+            .arg("-Djava.security.manager=allow")
+            .args(property)
+            .arg("-cp")
+            .arg(&classpath)
+            .arg(root.join("tests/plugin/ExamplesBatch.java"))
+            .arg(scratch.join(manifest))
+            .current_dir(scratch)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+        assert!(status.success(), "the Java driver failed: {status}");
+    };
+    batch("manifest", None);
+    if !unloadable.is_empty() {
+        // A library file that is not a library: loading it fails as a broken install would.
+        let broken = scratch.join("broken.so");
+        fs::write(&broken, "not a library").unwrap();
+        batch(
+            "manifest-unloadable",
+            Some(format!("-Dsluice.native.library={}", broken.display())),
+        );
+    }
+    for generator in ["teragen", "randomwriter"] {
+        let exit = fs::read_to_string(scratch.join("results").join(generator).join("exit"));
+        assert_eq!(exit.unwrap_or_default().trim(), "0", "{generator} failed");
+    }
 
     let failures: Vec<String> = jobs
         .iter()
