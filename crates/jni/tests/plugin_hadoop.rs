@@ -82,7 +82,8 @@ enum Expect {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Compare {
     Bytes,
-    /// Lines grouped by their first tab-separated field, each group as a sorted list.
+    /// Runs of lines with the same first tab-separated field, in order, each run's lines as
+    /// a sorted list: the order of keys is checked, not the order within a key.
     PerKey,
 }
 
@@ -277,16 +278,20 @@ fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
-fn per_key(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, BTreeMap<String, Vec<String>>> {
+fn per_key(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<(String, Vec<String>)>> {
     files
         .iter()
         .map(|(name, bytes)| {
-            let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
+            // Runs of lines with equal keys, in file order; each run's lines sorted.
+            let mut groups: Vec<(String, Vec<String>)> = Vec::new();
             for line in String::from_utf8_lossy(bytes).lines() {
                 let key = line.split('\t').next().unwrap_or("").to_string();
-                groups.entry(key).or_default().push(line.to_string());
+                match groups.last_mut() {
+                    Some((last, lines)) if *last == key => lines.push(line.to_string()),
+                    _ => groups.push((key, vec![line.to_string()])),
+                }
             }
-            groups.values_mut().for_each(|g| g.sort());
+            groups.iter_mut().for_each(|(_, g)| g.sort());
             (name.clone(), groups)
         })
         .collect()
