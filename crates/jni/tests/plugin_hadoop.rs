@@ -178,6 +178,7 @@ fn jobs() -> Vec<Job> {
         job("grep", "Grep", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}", "w1[0-9]*"], native),
         job("secondarysort-falls-back", "SecondarySort", &[], &["{in:pairs}", "{out}"], Expect::Refused("the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator")),
         job("compressed-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true"], &["{in:text}", "{out}"], Expect::Refused("map output compression is on")),
+        job("multifilewc", "MultiFileWordCount", &[], &["{in:text}", "{out}"], native),
         job("sort-randomwriter", "Sort", &[], &["-r", "2", "-outFormat", "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat", "-outKey", "org.apache.hadoop.io.BytesWritable", "-outValue", "org.apache.hadoop.io.BytesWritable", "{in:random}", "{out}"], native),
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
         job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
@@ -469,6 +470,7 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
                 .is_none_or(|o| o.split(',').any(|n| n == j.name))
         })
         .collect();
+    assert!(!jobs.is_empty(), "SLUICE_PLUGIN_CASES names no job");
     let mut unloadable = String::new();
     for job in &jobs {
         for plugin in [false, true] {
