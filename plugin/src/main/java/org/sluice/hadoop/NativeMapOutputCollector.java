@@ -318,6 +318,16 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
 
   @Override
   public void flush() throws IOException, InterruptedException, ClassNotFoundException {
+    try {
+      writeOutput();
+    } finally {
+      // The native memory and spill files go now, whether the output was written or not.
+      release();
+    }
+  }
+
+  /** Sends the last batch, has the library write file.out, writes the index, counts. */
+  private void writeOutput() throws IOException {
     send();
     Path output = mapOutputFile.getOutputFileForWrite(bytesCollected + partitions * 150L);
     Path index = mapOutputFile.getOutputIndexFileForWrite((long) partitions * INDEX_ENTRY);
@@ -348,7 +358,6 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
     reporter.getCounter(COUNTER_GROUP, COUNTER_TASKS).increment(1);
     LOG.info("sluice: map output written natively: " + report[at + 3] + " runs, "
         + report[at] + " spilled records, peak native memory " + report[at + 4] + " bytes");
-    release();
   }
 
   @Override
