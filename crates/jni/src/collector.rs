@@ -362,3 +362,181 @@ impl NativeCollector {
         writer.append(serialised, value)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use sluice_hadoop::writable::{write_text, WritableReader};
+
+    use super::*;
+
+    fn record(batch: &mut Vec<u8>, partition: i32, key: &[u8], value: &[u8]) {
+        batch.extend(partition.to_be_bytes());
+        batch.extend(i32::try_from(key.len()).unwrap().to_be_bytes());
+        batch.extend(i32::try_from(value.len()).unwrap().to_be_bytes());
+        batch.extend(key);
+        batch.extend(value);
+    }
+
+    /// Reads `file.out` back by its index, checking each segment's end marker and CRC32:
+    /// per partition, the (key, value) records in file order.
+    fn read_ifile(bytes: &[u8], index: &[IndexEntry]) -> Vec<Vec<(Vec<u8>, Vec<u8>)>> {
+        let mut offset = 0;
+        index
+            .iter()
+            .map(|entry| {
+                assert_eq!(entry.start, offset, "segments follow each other");
+                offset += entry.part_length;
+                let start = usize::try_from(entry.start).unwrap();
+                let raw = usize::try_from(entry.raw_length).unwrap();
+                let segment = &bytes[start..start + raw];
+                let crc = &bytes[start + raw..start + raw + 4];
+                assert_eq!(crc32fast::hash(segment).to_be_bytes(), crc);
+                let mut reader = WritableReader::new(segment);
+                let mut records = Vec::new();
+                loop {
+                    let klen = reader.read_vint().unwrap();
+                    let vlen = reader.read_vint().unwrap();
+                    if (klen, vlen) == (-1, -1) {
+                        break;
+                    }
+                    let key = reader
+                        .read_raw("key", usize::try_from(klen).unwrap())
+                        .unwrap();
+                    let value = reader
+                        .read_raw("value", usize::try_from(vlen).unwrap())
+                        .unwrap();
+                    records.push((key.to_vec(), value.to_vec()));
+                }
+                assert!(reader.remaining().is_empty(), "bytes after the end marker");
+                records
+            })
+            .collect()
+    }
+
+    fn settings(dir: &std::path::Path, key: KeyKind, combiner: Option<SumCombiner>) -> Settings {
+        Settings {
+            partitions: 3,
+            key,
+            combiner,
+            budget: 1 << 20,
+            min_spills_for_combine: 3,
+            spill_parent: dir.to_str().unwrap().to_string(),
+        }
+    }
+
+    /// Word counts through a 1 MiB budget (many spills, combined on each and in the final
+    /// merge) come out as one record per word, in Text order, with the counts a map of the
+    /// input gives.
+    #[test]
+    fn word_counts_spill_and_merge_into_sorted_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut collector =
+            NativeCollector::new(settings(dir.path(), KeyKind::Text, Some(SumCombiner::Int)))
+                .unwrap();
+        let mut expected: Vec<BTreeMap<Vec<u8>, i32>> = vec![BTreeMap::new(); 3];
+        let mut batch = Vec::new();
+        let mut key = Vec::new();
+        for i in 0..200_000u32 {
+            let word = format!("w{}", (i * 7919) % 5003).into_bytes();
+            let partition = (word.iter().map(|&b| u32::from(b)).sum::<u32>() % 3) as usize;
+            *expected[partition].entry(word.clone()).or_default() += 1;
+            key.clear();
+            write_text(&mut key, &word).unwrap();
+            record(
+                &mut batch,
+                i32::try_from(partition).unwrap(),
+                &key,
+                &1i32.to_be_bytes(),
+            );
+            if batch.len() > 64 * 1024 {
+                collector.collect_batch(&batch).unwrap();
+                batch.clear();
+            }
+        }
+        collector.collect_batch(&batch).unwrap();
+        let out = dir.path().join("file.out");
+        let report = collector.finish_output(out.to_str().unwrap()).unwrap();
+        assert!(
+            report.runs >= 3,
+            "expected several spills, got {} runs",
+            report.runs
+        );
+        let segments = read_ifile(&std::fs::read(&out).unwrap(), &report.index);
+        for (partition, records) in segments.iter().enumerate() {
+            let want: Vec<(Vec<u8>, Vec<u8>)> = expected[partition]
+                .iter()
+                .map(|(word, n)| {
+                    let mut key = Vec::new();
+                    write_text(&mut key, word).unwrap();
+                    (key, n.to_be_bytes().to_vec())
+                })
+                .collect();
+            assert_eq!(records, &want, "partition {partition}");
+        }
+        let written: u64 = expected.iter().map(|m| m.len() as u64).sum();
+        // As Hadoop counts: every combined record is spilled (in a spill, then again in the
+        // final file); the final merge combines every spilled record once more.
+        assert_eq!(report.combine_output, report.spilled_records);
+        let in_spills = report.spilled_records - written;
+        assert_eq!(report.combine_input, 200_000 + in_spills);
+        assert!(report.peak_memory <= 1 << 20);
+    }
+
+    /// `LongWritable.DecreasingComparator` keys, no combiner: every record kept, largest key
+    /// first.
+    #[test]
+    fn decreasing_long_keys_come_out_largest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut collector =
+            NativeCollector::new(settings(dir.path(), KeyKind::LongDecreasing, None)).unwrap();
+        let keys: Vec<i64> = (0..50_000i64).map(|i| (i * 7_777) % 1_001 - 500).collect();
+        let mut batch = Vec::new();
+        for (i, k) in keys.iter().enumerate() {
+            let partition = i32::try_from(i % 3).unwrap();
+            record(&mut batch, partition, &k.to_be_bytes(), b"v");
+        }
+        collector.collect_batch(&batch).unwrap();
+        let out = dir.path().join("file.out");
+        let report = collector.finish_output(out.to_str().unwrap()).unwrap();
+        let segments = read_ifile(&std::fs::read(&out).unwrap(), &report.index);
+        for (partition, records) in segments.iter().enumerate() {
+            let mut want: Vec<i64> = keys
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| i % 3 == partition)
+                .map(|(_, &k)| k)
+                .collect();
+            want.sort_by(|a, b| b.cmp(a));
+            let got: Vec<i64> = records
+                .iter()
+                .map(|(k, _)| i64::from_be_bytes(k.as_slice().try_into().unwrap()))
+                .collect();
+            assert_eq!(got, want, "partition {partition}");
+        }
+        assert_eq!(report.combine_input, 0);
+    }
+
+    #[test]
+    fn malformed_batches_are_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut collector = NativeCollector::new(settings(dir.path(), KeyKind::Int, None)).unwrap();
+        let mut batch = Vec::new();
+        record(&mut batch, 3, &[0, 0, 0, 1], b"");
+        assert!(matches!(
+            collector.collect_batch(&batch),
+            Err(JniError::Batch { .. })
+        ));
+        let mut batch = Vec::new();
+        record(&mut batch, 0, &[0, 0, 1], b"");
+        assert!(matches!(
+            collector.collect_batch(&batch),
+            Err(JniError::Key(_))
+        ));
+        assert!(matches!(
+            collector.collect_batch(&[0, 0, 0]),
+            Err(JniError::Batch { .. })
+        ));
+    }
+}
