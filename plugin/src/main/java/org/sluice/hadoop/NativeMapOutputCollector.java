@@ -267,7 +267,8 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   }
 
   @Override
-  public void collect(K key, V value, int partition) throws IOException, InterruptedException {
+  public synchronized void collect(K key, V value, int partition)
+      throws IOException, InterruptedException {
     if (key.getClass() != keyClass) {
       throw new IOException("Type mismatch in key from map: expected " + keyClass.getName()
           + ", received " + key.getClass().getName());
@@ -286,6 +287,9 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
     int klen = keyOut.getLength();
     int vlen = valOut.getLength();
     long need = (long) HEADER + klen + vlen;
+    if (need > Integer.MAX_VALUE) {
+      throw new IOException("sluice: a map output record of " + need + " bytes is too large");
+    }
     if (need > batch.capacity()) {
       // A record larger than a batch travels alone in a buffer of its own.
       send();
@@ -317,7 +321,8 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   }
 
   @Override
-  public void flush() throws IOException, InterruptedException, ClassNotFoundException {
+  public synchronized void flush()
+      throws IOException, InterruptedException, ClassNotFoundException {
     try {
       writeOutput();
     } finally {
@@ -361,10 +366,11 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   }
 
   @Override
-  public void close() throws IOException {
+  public synchronized void close() throws IOException {
     release();
   }
 
+  /** Frees the native collector (once); the library is only ever called under this lock. */
   private void release() throws IOException {
     if (handle != 0) {
       long h = handle;
