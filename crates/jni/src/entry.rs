@@ -9,7 +9,8 @@
 //!
 //! A collector lives behind a `jlong` handle: the address of its `Box`, made by
 //! `collectorInit` and freed by `collectorClose`. The Java side owns the handle, calls these
-//! methods from the map task's single collecting thread, and zeroes its copy when closing.
+//! methods under the Java collector's lock (one call at a time), and zeroes its copy when
+//! closing.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
