@@ -13,8 +13,8 @@
 //! on no other sluice crate, and `sluice-format` does not depend on it. Its users are the
 //! programming model (`sluice-api`'s `HashPartitioner`), the streaming front end
 //! (`sluice-streaming`), the built-in jobs (`sluice-jobs`: word count, TeraGen, TeraSort,
-//! TeraValidate), and the JNI library that is to run inside Hadoop's tasks, which will read,
-//! write and sort Hadoop's own serialised keys and values ([`writable`]).
+//! TeraValidate), and the JNI library that runs inside Hadoop's map tasks (`sluice-jni`), which
+//! reads, writes and sorts Hadoop's own serialised keys and values ([`writable`]).
 //!
 //! # Modules
 //!

@@ -3,8 +3,8 @@
 //!
 //! Inside a Hadoop task, keys and values travel as the bytes their `write(DataOutput)` methods
 //! produce, and the sort compares those bytes with the key class's registered raw comparator,
-//! without deserialising. Code that works on Hadoop's buffers (the JNI library that is to run
-//! inside Hadoop's tasks) has to read, write and order exactly those bytes.
+//! without deserialising. Code that works on Hadoop's buffers (the JNI library that runs inside
+//! Hadoop's map tasks, `sluice-jni`) has to read, write and order exactly those bytes.
 //!
 //! # Encodings
 //!
