@@ -12,13 +12,32 @@ import java.security.Permission;
 import java.util.ArrayList;
 import java.util.List;
 
+import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.io.BooleanWritable;
+import org.apache.hadoop.io.ByteWritable;
+import org.apache.hadoop.io.BytesWritable;
+import org.apache.hadoop.io.IntWritable;
+import org.apache.hadoop.io.LongWritable;
+import org.apache.hadoop.io.NullWritable;
+import org.apache.hadoop.io.Text;
+import org.apache.hadoop.io.VIntWritable;
+import org.apache.hadoop.io.VLongWritable;
+import org.apache.hadoop.io.Writable;
+import org.apache.hadoop.mapreduce.Job;
+import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
+import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
+import org.apache.hadoop.util.GenericOptionsParser;
+
 /**
  * Runs many of Hadoop's example jobs (the {@code main} of each program's class) in one JVM, for the
  * differential tests of sluice's map-output collector (crates/jni/tests/plugin_hadoop.rs).
  *
- * <p>Usage: {@code java -Djava.security.manager=allow -cp
- * 'tests/plugin:target/plugin/sluice-plugin.jar:target/hadoop/lib/*'
- * tests/plugin/ExamplesBatch.java MANIFEST}. The manifest lists cases as blocks:
+ * <p>Usage: compiled with {@code javac -d CLASSES} (not run as a source file, so that the
+ * tasks can load the job classes of {@link KeyTypes} by name), then {@code java
+ * -Djava.security.manager=allow -cp
+ * 'CLASSES:tests/plugin:target/plugin/sluice-plugin.jar:target/hadoop/lib/*' ExamplesBatch
+ * MANIFEST}. The manifest lists cases as blocks:
  *
  * <pre>
  * case NAME
@@ -48,6 +67,7 @@ public class ExamplesBatch {
 
   record Case(String name, Path result, List<String> args) {}
 
+  @SuppressWarnings("removal") // the exit trap; Java 17 still has the security manager
   public static void main(String[] argv) throws Exception {
     List<Case> cases = parse(Paths.get(argv[0]));
     System.setSecurityManager(new SecurityManager() {
@@ -151,5 +171,69 @@ public class ExamplesBatch {
       }
     }
     return cases;
+  }
+
+  /**
+   * A job whose map output keys are of one Writable type, for the comparators no example job
+   * uses: {@code ExamplesBatch$KeyTypes [-D ...] TYPE IN OUT}. Each input line holds a number
+   * n; the key is n as TYPE ({@code int}, {@code long}, {@code long-decreasing} (LongWritable
+   * with its DecreasingComparator), {@code vint}, {@code vlong}, {@code byte}, {@code boolean}
+   * (n even), {@code null}, {@code bytes} (the line's bytes)), the value the line; the
+   * identity reducer writes them as text.
+   */
+  public static class KeyTypes {
+    public static class Map extends Mapper<LongWritable, Text, Writable, Text> {
+      private String type;
+
+      @Override
+      protected void setup(Context context) {
+        type = context.getConfiguration().get("keytypes.type");
+      }
+
+      @Override
+      protected void map(LongWritable offset, Text line, Context context)
+          throws IOException, InterruptedException {
+        long n = Long.parseLong(line.toString().trim());
+        Writable key;
+        switch (type) {
+          case "int": key = new IntWritable((int) (n * 40503)); break;
+          case "long": case "long-decreasing": key = new LongWritable(n * 2654435761L); break;
+          case "vint": key = new VIntWritable((int) (n * 40503)); break;
+          case "vlong": key = new VLongWritable(n * 2654435761L); break;
+          case "byte": key = new ByteWritable((byte) n); break;
+          case "boolean": key = new BooleanWritable(n % 2 == 0); break;
+          case "null": key = NullWritable.get(); break;
+          case "bytes": key = new BytesWritable(line.copyBytes()); break;
+          default: throw new IOException("unknown type " + type);
+        }
+        context.write(key, line);
+      }
+    }
+
+    static final java.util.Map<String, Class<?>> CLASSES = java.util.Map.of(
+        "int", IntWritable.class, "long", LongWritable.class,
+        "long-decreasing", LongWritable.class, "vint", VIntWritable.class,
+        "vlong", VLongWritable.class, "byte", ByteWritable.class,
+        "boolean", BooleanWritable.class, "null", NullWritable.class,
+        "bytes", BytesWritable.class);
+
+    public static void main(String[] argv) throws Exception {
+      Configuration conf = new Configuration();
+      String[] args = new GenericOptionsParser(conf, argv).getRemainingArgs();
+      conf.set("keytypes.type", args[0]);
+      Job job = Job.getInstance(conf, "key types " + args[0]);
+      job.setJarByClass(KeyTypes.class);
+      job.setMapperClass(Map.class);
+      job.setMapOutputKeyClass(CLASSES.get(args[0]));
+      job.setMapOutputValueClass(Text.class);
+      job.setOutputKeyClass(CLASSES.get(args[0]));
+      job.setOutputValueClass(Text.class);
+      if (args[0].equals("long-decreasing")) {
+        job.setSortComparatorClass(LongWritable.DecreasingComparator.class);
+      }
+      FileInputFormat.addInputPath(job, new org.apache.hadoop.fs.Path(args[1]));
+      FileOutputFormat.setOutputPath(job, new org.apache.hadoop.fs.Path(args[2]));
+      System.exit(job.waitForCompletion(true) ? 0 : 1);
+    }
   }
 }

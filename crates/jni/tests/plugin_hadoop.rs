@@ -85,6 +85,9 @@ enum Compare {
     /// Runs of lines with the same first tab-separated field, in order, each run's lines as
     /// a sorted list: the order of keys is checked, not the order within a key.
     PerKey,
+    /// The lines of each file, sorted: the files hold the values of one key (`NullWritable`,
+    /// which `TextOutputFormat` does not print).
+    Sorted,
 }
 
 struct Job {
@@ -162,7 +165,24 @@ fn write_inputs(scratch: &Path) {
         .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
         .collect();
     put("pairs", "pairs.txt", pairs);
+    let numbers: String = (0..3000)
+        .map(|_| format!("{}\n", rng.next(4_000_001) as i64 - 2_000_000))
+        .collect();
+    put("numbers", "numbers.txt", numbers);
 }
+
+/// The key-type jobs: name, and the type `ExamplesBatch$KeyTypes` makes keys of.
+const KEY_TYPES: &[(&str, &str)] = &[
+    ("keys-int", "int"),
+    ("keys-long", "long"),
+    ("keys-long-decreasing", "long-decreasing"),
+    ("keys-vint", "vint"),
+    ("keys-vlong", "vlong"),
+    ("keys-byte", "byte"),
+    ("keys-boolean", "boolean"),
+    ("keys-null", "null"),
+    ("keys-bytes", "bytes"),
+];
 
 fn jobs() -> Vec<Job> {
     let native = Expect::Native { exact: true };
@@ -183,8 +203,18 @@ fn jobs() -> Vec<Job> {
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
         job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
     ];
+    // A job of the test driver's own for each key type no example uses: the order of keys
+    // must be Hadoop's, the order of values within a key is unspecified.
+    for (name, kind) in KEY_TYPES {
+        let args = [*kind, "{in:numbers}", "{out}"];
+        let mut j = job(name, "", &["mapreduce.job.reduces=2"], &args, native);
+        j.args[0] = "ExamplesBatch$KeyTypes".to_string();
+        jobs.push(j);
+    }
     for j in &mut jobs {
-        j.compare = if j.name == "grep" {
+        j.compare = if j.name == "keys-null" {
+            Compare::Sorted
+        } else if j.name == "grep" || j.name.starts_with("keys-") {
             Compare::PerKey
         } else {
             Compare::Bytes
@@ -279,6 +309,20 @@ fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+fn sorted_lines(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<String>> {
+    files
+        .iter()
+        .map(|(name, bytes)| {
+            let mut lines: Vec<String> = String::from_utf8_lossy(bytes)
+                .lines()
+                .map(String::from)
+                .collect();
+            lines.sort();
+            (name.clone(), lines)
+        })
+        .collect()
+}
+
 fn per_key(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<(String, Vec<String>)>> {
     files
         .iter()
@@ -323,6 +367,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     let same = match job.compare {
         Compare::Bytes => stock_files == plugin_files,
         Compare::PerKey => per_key(&stock_files) == per_key(&plugin_files),
+        Compare::Sorted => sorted_lines(&stock_files) == sorted_lines(&plugin_files),
     };
     if !same {
         return Err(format!(
@@ -493,19 +538,32 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
     fs::write(scratch.join("manifest"), manifest).unwrap();
     fs::write(scratch.join("manifest-unloadable"), &unloadable).unwrap();
 
+    // The driver is compiled to class files (not run as a source file) so that Hadoop's tasks
+    // can load its job classes by name.
+    let classes = scratch.join("classes");
     let classpath = format!(
-        "{}:{}:{}/*",
+        "{}:{}:{}:{}/*",
+        classes.display(),
         root.join("tests/plugin").display(),
         root.join("target/plugin/sluice-plugin.jar").display(),
         root.join("target/hadoop/lib").display()
     );
+    let javac = Command::new("javac")
+        .arg("-d")
+        .arg(&classes)
+        .arg("-cp")
+        .arg(&classpath)
+        .arg(root.join("tests/plugin/ExamplesBatch.java"))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
+    assert!(javac.success(), "ExamplesBatch.java does not compile");
     let batch = |manifest: &str, property: Option<String>| {
         let status = Command::new("java")
             .arg("-Djava.security.manager=allow")
             .args(property)
             .arg("-cp")
             .arg(&classpath)
-            .arg(root.join("tests/plugin/ExamplesBatch.java"))
+            .arg("ExamplesBatch")
             .arg(scratch.join(manifest))
             .current_dir(scratch)
             .status()
