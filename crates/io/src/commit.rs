@@ -139,7 +139,8 @@ pub fn committer_for(output: &Location) -> Result<Box<dyn JobCommitter>, IoError
 /// * a job that fails or is aborted, or whose committer is dropped without a commit (an error
 ///   unwinding, a panic), leaves nothing: the staging directory is removed;
 /// * a job killed outright (`SIGKILL`, a power cut) before its commit leaves nothing at `out`,
-///   and its staging directory behind as a hidden sibling (to be removed by hand);
+///   and its staging directory behind as a hidden sibling, which the next job writing `out`
+///   removes (see [`remove_abandoned`](crate::remove_abandoned));
 /// * the commit syncs the part files, then renames the staging directory to `out` in one
 ///   step, so `out` appears with every committed part file complete or not at all; a kill
 ///   between the rename and `_SUCCESS` leaves `out` complete but without `_SUCCESS`, which

@@ -51,6 +51,7 @@ mod local;
 mod location;
 mod nline;
 mod output;
+mod owned_dir;
 mod readahead;
 pub mod seqfile;
 mod split;
@@ -68,6 +69,7 @@ pub use local::LocalStorage;
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;
+pub use owned_dir::{remove_abandoned, OwnedDir};
 pub use readahead::ReadAhead;
 pub use split::{plan_block_splits, plan_input_splits, plan_splits, Split};
 pub use storage::{

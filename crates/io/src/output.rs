@@ -11,14 +11,16 @@ use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Component, Path, PathBuf};
 
-use crate::IoError;
+use crate::{IoError, OwnedDir};
 
 /// Writes a job's output atomically.
 ///
 /// Part files are created in a hidden sibling directory (`.NAME.sluice-tmp-PID` next to the output
 /// directory `NAME`). [`OutputCommitter::commit`] renames it to the output path and then writes an
 /// empty `_SUCCESS` file. If the committer is dropped without a commit (an error, a panic), the
-/// temporary directory is removed, so a failed job leaves neither output nor `_SUCCESS`.
+/// temporary directory is removed, so a failed job leaves neither output nor `_SUCCESS`. One
+/// left by a job killed outright is removed by the next job writing the same output (see
+/// [`remove_abandoned`](crate::remove_abandoned)).
 ///
 /// This is the local implementation of the rename commit; [`LocalRenameCommitter`] builds the
 /// [`JobCommitter`] protocol (task attempts committed one by one) on it.
@@ -31,6 +33,9 @@ pub struct OutputCommitter {
     temp_dir: PathBuf,
     /// Set once the temporary directory is no longer ours to remove.
     finished: bool,
+    /// The lock that tells other jobs the staging directory is in use (it follows the
+    /// directory when it is renamed to the output).
+    _owned: OwnedDir,
 }
 
 impl OutputCommitter {
@@ -54,14 +59,24 @@ impl OutputCommitter {
         };
         let parent = parent_dir(output);
         fs::create_dir_all(parent).map_err(|source| write_error(parent, source))?;
+        // What a killed job left for this output goes first (see `owned_dir`).
+        crate::remove_abandoned(parent, &temp_prefix(name));
         let mut temp_name = temp_prefix(name);
         temp_name.push(std::process::id().to_string());
         let temp_dir = parent.join(temp_name);
         fs::create_dir(&temp_dir).map_err(|source| write_error(&temp_dir, source))?;
+        let owned = match OwnedDir::lock(&temp_dir) {
+            Ok(owned) => owned,
+            Err(source) => {
+                let _ = fs::remove_dir(&temp_dir);
+                return Err(write_error(&temp_dir, source));
+            }
+        };
         Ok(OutputCommitter {
             final_dir: output.to_path_buf(),
             temp_dir,
             finished: false,
+            _owned: owned,
         })
     }
 

@@ -62,6 +62,7 @@
 //! offset of the bad block.
 
 use std::cmp::Ordering as KeyOrdering;
+use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::os::unix::fs::FileExt;
@@ -70,34 +71,48 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use sluice_format::{block_len, Codec, FormatError, RunReader, RunWriter, BLOCK_HEADER_LEN};
-use sluice_io::{DirectWriter, ReadAhead};
+use sluice_io::{DirectWriter, OwnedDir, ReadAhead};
+
+/// The start of a spill directory's name; the creating process's id and a random part follow.
+const SPILL_DIR_PREFIX: &str = ".sluice-spill-";
 
 use crate::{IndexProblem, Segment, SpillError, SpillIndex};
 
 /// The job's private scratch directory; removed with everything in it when dropped.
 #[derive(Debug)]
 pub struct SpillDir {
+    /// Removed when dropped, before the lock below is released.
     dir: tempfile::TempDir,
+    /// Tells other jobs that the directory is in use.
+    _owned: OwnedDir,
     next_id: AtomicU64,
     /// Chunk size of each spill file's [`DirectWriter`] (it holds two).
     write_chunk: usize,
 }
 
 impl SpillDir {
-    /// Creates a fresh directory named `.sluice-spill-XXXXXX` inside `parent`.
+    /// Creates a fresh directory named `.sluice-spill-PID-XXXXXX` inside `parent`, after
+    /// removing those that jobs killed outright left there (see
+    /// [`sluice_io::remove_abandoned`]).
     ///
     /// # Errors
     /// [`SpillError::Io`] naming `parent` if it cannot be created there.
     pub fn create_in(parent: &Path) -> Result<SpillDir, SpillError> {
+        sluice_io::remove_abandoned(parent, OsStr::new(SPILL_DIR_PREFIX));
         let dir = tempfile::Builder::new()
-            .prefix(".sluice-spill-")
+            .prefix(&format!("{SPILL_DIR_PREFIX}{}-", std::process::id()))
             .tempdir_in(parent)
             .map_err(|source| SpillError::Io {
                 path: parent.to_path_buf(),
                 source,
             })?;
+        let owned = OwnedDir::lock(dir.path()).map_err(|source| SpillError::Io {
+            path: dir.path().to_path_buf(),
+            source,
+        })?;
         Ok(SpillDir {
             dir,
+            _owned: owned,
             next_id: AtomicU64::new(0),
             write_chunk: sluice_io::DIRECT_CHUNK,
         })

@@ -656,3 +656,97 @@ fn absurd_thread_counts_are_refused() {
     assert!(!out.exists());
     assert_eq!(list_dir(dir.path()), vec!["in.txt"]);
 }
+
+/// A job killed outright (SIGKILL, as the out-of-memory killer does) leaves its staging and
+/// spill directories behind; the next job writing the same output with the same spill
+/// directory removes them, runs, and leaves nothing but its output.
+#[test]
+fn what_a_killed_job_left_is_removed_by_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("gen");
+    gen_text(&input, "24MiB", 4, 5);
+    let spill = dir.path().join("spill");
+    fs::create_dir(&spill).unwrap();
+    let out = dir.path().join("out");
+    let args = |out: &Path| {
+        vec![
+            "run".to_string(),
+            "wordcount".into(),
+            "--quiet".into(),
+            "--memory".into(),
+            "8MiB".into(),
+            "--threads".into(),
+            "2".into(),
+            "--input".into(),
+            input.display().to_string(),
+            "--output".into(),
+            out.display().to_string(),
+            "--spill-dir".into(),
+            spill.display().to_string(),
+        ]
+    };
+    let mut child = Command::new(crate::util::SLUICE)
+        .args(args(&out))
+        .spawn()
+        .unwrap();
+    // Killed once a spill file is written: both directories exist then.
+    let spilled = || {
+        list_dir(&spill).iter().any(|d| {
+            d.starts_with(".sluice-spill-")
+                && fs::read_dir(spill.join(d)).is_ok_and(|mut files| {
+                    files.any(|f| {
+                        f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".spill"))
+                    })
+                })
+        })
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !spilled() {
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "the job ended before it spilled"
+        );
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no spill file in 60 s"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let staging: Vec<String> = list_dir(dir.path())
+        .into_iter()
+        .filter(|n| n.starts_with(".out.sluice-tmp-"))
+        .collect();
+    assert_eq!(staging.len(), 1, "the killed job's staging directory");
+    assert!(!out.exists(), "a killed job left output");
+    // A job writing another output leaves the killed job's staging directory alone (only its
+    // spill directory, in the shared spill place, is removed).
+    let other = dir.path().join("other");
+    let outcome = crate::util::sluice(&args(&other), None);
+    outcome.assert_code(0, "a job beside the killed one's leftovers");
+    assert!(dir.path().join(&staging[0]).exists());
+    assert_no_debris(&spill);
+    let outcome = crate::util::sluice(&args(&out), None);
+    outcome.assert_code(0, "the killed job again");
+    assert!(out.join("_SUCCESS").exists());
+    assert_no_debris(dir.path());
+    assert_no_debris(&spill);
+    assert_eq!(list_dir(&spill), Vec::<String>::new());
+    let counts = |d: &Path| {
+        let mut lines: Vec<String> = list_dir(d)
+            .iter()
+            .filter(|n| n.starts_with("part-"))
+            .flat_map(|n| {
+                fs::read_to_string(d.join(n))
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    assert_eq!(counts(&out), counts(&other), "the rerun's counts");
+}
