@@ -12,6 +12,9 @@
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
 //! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
 //!
+//! The iterative jobs [`pagerank`], [`connected_components`] and [`kmeans`] run a chain of
+//! such jobs, one per iteration, through the same driver (see their module).
+//!
 //! [`teragen`] and [`teravalidate`] (the sort benchmark's generator and checker, Hadoop's file
 //! formats) are not MapReduce jobs and run on their own.
 //!
@@ -19,6 +22,7 @@
 
 mod grep;
 mod index;
+mod iterative;
 mod sort;
 mod tera;
 mod terasort;
@@ -26,6 +30,11 @@ mod wordcount;
 
 pub use grep::grep;
 pub use index::inverted_index;
+pub use iterative::{
+    connected_components, kmeans, pagerank, rmat_edges, GraphShape, IterationStep, IterativeConfig,
+    IterativeReport, KmeansSettings, PageRankSettings, PointsShape, PointsWriter, Progress,
+    RmatEdges, DAMPING,
+};
 pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
