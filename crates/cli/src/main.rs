@@ -8,6 +8,8 @@ mod cluster;
 mod console;
 mod dfsio;
 mod gen;
+mod gen_graph;
+mod iterate;
 mod progress;
 mod random;
 mod size;
@@ -128,6 +130,17 @@ enum RunJob {
     /// each, in parallel, through sluice's stores (local, HDFS, S3), and report throughput
     /// and IO rates as TestDFSIO does (printed, and appended to --result-file).
     Dfsio(dfsio::DfsioArgs),
+    /// PageRank of an edge list (`src<TAB>dst` lines), by power iteration: damping 0.85,
+    /// the rank of vertices without out-edges spread over all vertices. Output:
+    /// `vertex<TAB>rank` lines by vertex id. On this machine only.
+    Pagerank(iterate::PageRankArgs),
+    /// Connected components of an edge list taken as undirected. Output: `vertex<TAB>label`
+    /// lines, the label being the smallest vertex id of the component. On this machine only.
+    ConnectedComponents(iterate::ComponentsArgs),
+    /// k-means clustering of points (numbers separated by commas or spaces, one point a
+    /// line), from the first k points as initial centres. Output: `centre<TAB>x1,x2,...`.
+    /// On this machine only.
+    Kmeans(iterate::KmeansArgs),
 }
 
 /// Options every job takes.
@@ -231,6 +244,11 @@ enum GenData {
     /// Files of pseudo-random bytes, on any store (local, HDFS, S3), like Hadoop's
     /// RandomWriter: part-m-NNNNN files, then _SUCCESS.
     Random(random::RandomArgs),
+    /// An R-MAT graph (Graph500's parameters) as an edge list of `src<TAB>dst` lines.
+    Graph(gen_graph::GraphArgs),
+    /// Points drawn around random centres, one a line, coordinates separated by spaces or
+    /// commas: k-means input.
+    Points(gen_graph::PointsArgs),
 }
 
 /// A location of any store, checked but kept as written: it is resolved against the default
@@ -384,6 +402,8 @@ fn run(cli: Cli) -> Result<()> {
         #[cfg(feature = "remote")]
         Command::Cleanup { journal } => stores::run_watcher(&journal),
         Command::Gen(GenData::Random(args)) => random::run(&args),
+        Command::Gen(GenData::Graph(args)) => gen_graph::graph(&args),
+        Command::Gen(GenData::Points(args)) => gen_graph::points(&args),
         Command::Gen(GenData::Text {
             size,
             output,
@@ -468,6 +488,9 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Teragen(args) => return tera::run_teragen(&args),
         RunJob::Teravalidate(args) => return tera::run_teravalidate(&args),
         RunJob::Dfsio(args) => return dfsio::run(&args),
+        RunJob::Pagerank(args) => return iterate::pagerank(&args),
+        RunJob::ConnectedComponents(args) => return iterate::connected_components(&args),
+        RunJob::Kmeans(args) => return iterate::kmeans(&args),
     };
     common.check()?;
     let status = Arc::new(JobStatus::default());

@@ -490,7 +490,7 @@ fn kmeans_refuses_fewer_points_than_clusters_and_mixed_dimensions() {
         anyhow_chain(run_kmeans(dir.path(), 2, 0.1, 10).unwrap_err())
     );
     assert!(
-        error.contains("line at byte 8") && error.contains("points"),
+        error.contains("record at byte 8") && error.contains("points"),
         "{error}"
     );
     assert!(!dir.path().join("centres").exists());
@@ -544,7 +544,7 @@ fn a_malformed_edge_names_its_file_and_offset_and_writes_nothing() {
         .unwrap_err();
         let text = anyhow_chain(error);
         assert!(
-            text.contains("edges.txt") && text.contains("line at byte 8"),
+            text.contains("edges.txt") && text.contains("record at byte 8"),
             "{text}"
         );
         assert!(!output.exists());

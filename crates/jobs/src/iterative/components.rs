@@ -17,7 +17,7 @@ use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 use sluice_io::Location;
 
 use super::pagerank::{FromKey, StateToKey};
-use super::parse::{self, Source};
+use super::parse;
 use super::{
     discard, step, IterativeConfig, IterativeReport, Progress, Scratch, Tallied, Tally, Tallying,
 };
@@ -75,32 +75,30 @@ pub fn connected_components(
 /// neighbours distinct and without the vertex itself. The tally counts vertices.
 fn prepare_job(partitions: usize, counts: &Arc<Tally<u64>>) -> Job {
     let counts = Arc::clone(counts);
-    Job::new("connected-components-prepare", |input| EdgeMapper {
-        source: Source::of(input),
-    })
-    .with_stage(Stage::new(partitions, move |ctx| {
-        Tallying::new(
-            Neighbours {
-                ids: Vec::new(),
-                line: Vec::new(),
-                vertices: 0,
-            },
-            &counts,
-            ctx,
-        )
-    }))
+    Job::new("connected-components-prepare", |_| EdgeMapper).with_stage(Stage::new(
+        partitions,
+        move |ctx| {
+            Tallying::new(
+                Neighbours {
+                    ids: Vec::new(),
+                    line: Vec::new(),
+                    vertices: 0,
+                },
+                &counts,
+                ctx,
+            )
+        },
+    ))
 }
 
-struct EdgeMapper {
-    source: Source,
-}
+struct EdgeMapper;
 
 impl Mapper for EdgeMapper {
-    fn map(&mut self, offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
         if parse::skipped(line) {
             return Ok(());
         }
-        let (a, b) = parse::edge_or_error(&self.source, offset, line)?;
+        let (a, b) = parse::edge_or_error(line)?;
         out.emit(&parse::key(a), &parse::tagged(NEIGHBOUR, b.to_le_bytes()))?;
         out.emit(&parse::key(b), &parse::tagged(NEIGHBOUR, a.to_le_bytes()))
     }

@@ -21,7 +21,7 @@ use std::time::Instant;
 use sluice_api::{Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 
 use super::pagerank::{FromKey, StateToKey};
-use super::parse::{self, Source};
+use super::parse;
 use super::{discard, step, IterativeConfig, IterativeReport, Progress, Scratch};
 
 /// k-means' own settings.
@@ -176,7 +176,6 @@ fn read_centres(dir: &std::path::Path) -> Result<Vec<(usize, Vec<f64>)>, ExecErr
 /// first `k` points keyed by (task, offset), so that one reducer sees them in input order.
 fn initial_job(k: usize) -> Job {
     Job::new("kmeans-initial", move |input| FirstPoints {
-        source: Source::of(input),
         task: input.task as u64,
         left: k,
         point: Vec::new(),
@@ -189,7 +188,6 @@ fn initial_job(k: usize) -> Job {
 }
 
 struct FirstPoints {
-    source: Source,
     task: u64,
     left: usize,
     point: Vec<f64>,
@@ -200,8 +198,7 @@ impl Mapper for FirstPoints {
         if self.left == 0 || parse::skipped(line) {
             return Ok(());
         }
-        parse::point(line, &mut self.point)
-            .ok_or_else(|| self.source.error(offset, POINT_EXPECTED, line))?;
+        parse::point(line, &mut self.point).ok_or_else(|| parse::bad_line(POINT_EXPECTED, line))?;
         self.left -= 1;
         let mut key = [0u8; 16];
         key[..8].copy_from_slice(&self.task.to_be_bytes());
@@ -244,11 +241,10 @@ impl Reducer for TakeFirst {
 
 fn iteration_job(centres: &Arc<Vec<Vec<f64>>>, partitions: usize) -> Job {
     let centres = Arc::clone(centres);
-    Job::new("kmeans", move |input| {
+    Job::new("kmeans", move |_| {
         let k = centres.len();
         let d = centres.first().map_or(0, Vec::len);
         Assign {
-            source: Source::of(input),
             centres: Arc::clone(&centres),
             sums: vec![0.0; k * d],
             counts: vec![0; k],
@@ -263,7 +259,6 @@ fn iteration_job(centres: &Arc<Vec<Vec<f64>>>, partitions: usize) -> Job {
 
 /// Assigns each point to its nearest centre, and sums the points of each centre.
 struct Assign {
-    source: Source,
     centres: Arc<Vec<Vec<f64>>>,
     /// Centre `i`'s sum is `sums[i * d..(i + 1) * d]`.
     sums: Vec<f64>,
@@ -272,12 +267,11 @@ struct Assign {
 }
 
 impl Mapper for Assign {
-    fn map(&mut self, offset: u64, line: &[u8], _out: &mut dyn Emit) -> Result<(), ExecError> {
+    fn map(&mut self, _offset: u64, line: &[u8], _out: &mut dyn Emit) -> Result<(), ExecError> {
         if parse::skipped(line) {
             return Ok(());
         }
-        parse::point(line, &mut self.point)
-            .ok_or_else(|| self.source.error(offset, POINT_EXPECTED, line))?;
+        parse::point(line, &mut self.point).ok_or_else(|| parse::bad_line(POINT_EXPECTED, line))?;
         let d = self.point.len();
         let mut nearest = 0;
         let mut best = f64::INFINITY;
@@ -287,7 +281,7 @@ impl Mapper for Assign {
                     "a point of {d} coordinates among points of {}",
                     centre.len()
                 );
-                return Err(self.source.error(offset, &what, line));
+                return Err(parse::bad_line(&what, line));
             }
             let dist = distance2(centre, &self.point);
             if dist < best {

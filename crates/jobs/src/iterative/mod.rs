@@ -77,7 +77,7 @@ pub struct IterativeReport {
     /// Every iteration, in order.
     pub steps: Vec<IterationStep>,
     /// The last job's report (the one that wrote the output); its counters add up every job
-    /// of the run, since they share one status.
+    /// of the run, since they share one status, and its peak memory is the run's.
     pub output: JobReport,
     /// Wall time of the whole run.
     pub wall_seconds: f64,
@@ -93,6 +93,8 @@ pub(crate) struct Scratch<'a> {
     status: Arc<JobStatus>,
     jobs: usize,
     started: Instant,
+    /// The most memory any job of the run reserved at once.
+    peak: usize,
 }
 
 impl<'a> Scratch<'a> {
@@ -134,6 +136,7 @@ impl<'a> Scratch<'a> {
             status,
             jobs: 0,
             started: Instant::now(),
+            peak: 0,
         })
     }
 
@@ -153,6 +156,7 @@ impl<'a> Scratch<'a> {
         config.output = Location::from_path(&out);
         config.planned = None;
         let report = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
+        self.peak = self.peak.max(report.peak_memory_reserved);
         Ok((out, report))
     }
 
@@ -166,6 +170,7 @@ impl<'a> Scratch<'a> {
             .join(format!("{:04}-{}", self.jobs, job.name));
         config.output = Location::from_path(&out);
         let report = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
+        self.peak = self.peak.max(report.peak_memory_reserved);
         Ok((out, report))
     }
 
@@ -181,7 +186,8 @@ impl<'a> Scratch<'a> {
         let mut config = self.config.job.clone();
         config.inputs = vec![Location::from_path(input)];
         config.planned = None;
-        let output = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
+        let mut output = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
+        output.peak_memory_reserved = output.peak_memory_reserved.max(self.peak);
         Ok(IterativeReport {
             algorithm: algorithm.to_string(),
             iterations: steps.len(),

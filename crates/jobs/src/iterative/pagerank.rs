@@ -26,7 +26,7 @@ use std::time::Instant;
 use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
 use sluice_io::Location;
 
-use super::parse::{self, Source};
+use super::parse;
 use super::{
     discard, step, IterativeConfig, IterativeReport, Progress, Scratch, Tallied, Tally, Tallying,
 };
@@ -108,10 +108,7 @@ pub fn pagerank(
 /// counts (vertices, dangling vertices).
 fn prepare_job(partitions: usize, counts: &Arc<Tally<(u64, u64)>>) -> Job {
     let counts = Arc::clone(counts);
-    Job::new("pagerank-prepare", |input| EdgeMapper {
-        source: Source::of(input),
-    })
-    .with_stage(Stage::new(partitions, move |ctx| {
+    Job::new("pagerank-prepare", |_| EdgeMapper).with_stage(Stage::new(partitions, move |ctx| {
         Tallying::new(
             Adjacency {
                 line: Vec::new(),
@@ -123,16 +120,14 @@ fn prepare_job(partitions: usize, counts: &Arc<Tally<(u64, u64)>>) -> Job {
     }))
 }
 
-struct EdgeMapper {
-    source: Source,
-}
+struct EdgeMapper;
 
 impl Mapper for EdgeMapper {
-    fn map(&mut self, offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
         if parse::skipped(line) {
             return Ok(());
         }
-        let (src, dst) = parse::edge_or_error(&self.source, offset, line)?;
+        let (src, dst) = parse::edge_or_error(line)?;
         out.emit(&parse::key(src), &parse::tagged(EDGE, dst.to_le_bytes()))?;
         out.emit(&parse::key(dst), &[VERTEX])
     }

@@ -2,31 +2,19 @@
 //!
 //! Input lines that cannot be read fail the job, as a Hadoop job whose mapper meets a number
 //! it cannot parse fails (`NumberFormatException`), with an error naming the file and the
-//! line's byte offset. Blank lines and lines starting with `#` (the comments of SNAP's edge
+//! line's byte offset (the engine's context around [`bad_line`]). Blank lines and lines starting with `#` (the comments of SNAP's edge
 //! lists) are skipped.
 
-use sluice_api::{ExecError, MapInput};
-use sluice_io::Location;
+use sluice_api::ExecError;
 
-/// Where a map task reads, for errors naming the file.
-#[derive(Clone)]
-pub(crate) struct Source(pub(crate) Location);
-
-impl Source {
-    pub(crate) fn of(input: &MapInput) -> Source {
-        Source(input.location.clone())
-    }
-
-    /// An error about the line at `offset`.
-    pub(crate) fn error(&self, offset: u64, what: &str, line: &[u8]) -> ExecError {
-        const SHOWN: usize = 80;
-        let shown = String::from_utf8_lossy(&line[..line.len().min(SHOWN)]);
-        let more = if line.len() > SHOWN { "..." } else { "" };
-        ExecError::user(format!(
-            "{}: line at byte {offset}: {what}: {shown:?}{more}",
-            self.0
-        ))
-    }
+/// The error of an input line that does not parse. The engine names the map task's file and
+/// the line's byte offset around it (`map task 3 (edges.txt, bytes ...): record at byte 812:
+/// ...`).
+pub(crate) fn bad_line(what: &str, line: &[u8]) -> ExecError {
+    const SHOWN: usize = 80;
+    let shown = String::from_utf8_lossy(&line[..line.len().min(SHOWN)]);
+    let more = if line.len() > SHOWN { "..." } else { "" };
+    ExecError::user(format!("{what}: {shown:?}{more}"))
 }
 
 /// Whether a line carries no record: blank, or a `#` comment.
@@ -58,15 +46,10 @@ pub(crate) fn edge(line: &[u8]) -> Option<(u64, u64)> {
 }
 
 /// Reads an edge line, or says why not.
-pub(crate) fn edge_or_error(
-    source: &Source,
-    offset: u64,
-    line: &[u8],
-) -> Result<(u64, u64), ExecError> {
+pub(crate) fn edge_or_error(line: &[u8]) -> Result<(u64, u64), ExecError> {
     let trimmed = line.strip_suffix(b"\r").unwrap_or(line);
     edge(trimmed).ok_or_else(|| {
-        source.error(
-            offset,
+        bad_line(
             "expected an edge: two vertex ids (decimal, 0..2^64) separated by a tab",
             line,
         )
