@@ -203,7 +203,7 @@ fn generate(
         write_part(
             job.committer(),
             &format!("part-{index:05}.txt"),
-            &status,
+            status,
             name,
             |out| {
                 let mut next = first;
