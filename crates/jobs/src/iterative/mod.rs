@@ -32,11 +32,10 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_api::{
-    ExecError, Job, JobConfig, JobReport, JobStatus, Reducer, SortedInput, TaskContext, Values,
+    Emit, ExecError, Job, JobConfig, JobReport, JobStatus, Reducer, SortedInput, TaskContext,
+    Values,
 };
 use sluice_io::{IoError, Location, Storage};
-
-use sluice_api::Emit;
 
 /// How an iterative job runs, beyond the engine's own settings.
 #[derive(Debug, Clone)]
@@ -140,11 +139,12 @@ impl<'a> Scratch<'a> {
         })
     }
 
-    /// Runs `job` on `inputs` into a new scratch directory, and returns that directory.
-    pub(crate) fn run(
+    /// Runs `job` on `inputs` (the user's when `None`) into a new scratch directory, and
+    /// returns that directory.
+    fn run_into_scratch(
         &mut self,
         job: &Job,
-        inputs: Vec<Location>,
+        inputs: Option<Vec<Location>>,
     ) -> Result<(PathBuf, JobReport), ExecError> {
         self.jobs += 1;
         let out = self
@@ -152,26 +152,28 @@ impl<'a> Scratch<'a> {
             .path()
             .join(format!("{:04}-{}", self.jobs, job.name));
         let mut config = self.config.job.clone();
-        config.inputs = inputs;
+        if let Some(inputs) = inputs {
+            config.inputs = inputs;
+            config.planned = None;
+        }
         config.output = Location::from_path(&out);
-        config.planned = None;
         let report = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
         self.peak = self.peak.max(report.peak_memory_reserved);
         Ok((out, report))
     }
 
+    /// Runs `job` on `inputs` into a new scratch directory, and returns that directory.
+    pub(crate) fn run(
+        &mut self,
+        job: &Job,
+        inputs: Vec<Location>,
+    ) -> Result<(PathBuf, JobReport), ExecError> {
+        self.run_into_scratch(job, Some(inputs))
+    }
+
     /// Runs `job` on the user's inputs into a new scratch directory.
     pub(crate) fn run_on_input(&mut self, job: &Job) -> Result<(PathBuf, JobReport), ExecError> {
-        let mut config = self.config.job.clone();
-        self.jobs += 1;
-        let out = self
-            .dir
-            .path()
-            .join(format!("{:04}-{}", self.jobs, job.name));
-        config.output = Location::from_path(&out);
-        let report = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
-        self.peak = self.peak.max(report.peak_memory_reserved);
-        Ok((out, report))
+        self.run_into_scratch(job, None)
     }
 
     /// Runs the final `job` on `input` (a scratch directory) into the user's output.

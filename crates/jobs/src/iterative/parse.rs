@@ -2,8 +2,8 @@
 //!
 //! Input lines that cannot be read fail the job, as a Hadoop job whose mapper meets a number
 //! it cannot parse fails (`NumberFormatException`), with an error naming the file and the
-//! line's byte offset (the engine's context around [`bad_line`]). Blank lines and lines starting with `#` (the comments of SNAP's edge
-//! lists) are skipped.
+//! line's byte offset (the engine's context around [`bad_line`]). Blank lines and lines
+//! starting with `#` (the comments of SNAP's edge lists) are skipped.
 
 use sluice_api::ExecError;
 
