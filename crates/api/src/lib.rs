@@ -37,7 +37,7 @@ pub use model::{
     decode_count, encode_count, Combine, CountSink, Emit, LineSource, MapInput, Mapper,
     MapperFactory, Partitioner, Reducer, ReducerFactory, SortedInput, TaskContext,
 };
-pub use output::{OutputFormat, PartNames};
+pub use output::{OutputFormat, PartNames, SequenceOutput, Serialized};
 pub use partition::{HashPartitioner, TotalOrderPartitioner};
 pub use sluice_io::OutputCodec;
 pub use sluice_sort::{KeyComparator, KeyOrder, SortedCursor};

@@ -217,6 +217,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         Err(SpecError::Streaming(e @ StreamingError::Launch(_))) => {
             return Ok(launch_error(console, &e.to_string(), 5))
         }
+        Err(SpecError::Streaming(e @ StreamingError::InvalidConf(_))) => {
+            let message = format!("Invalid job conf : {e}");
+            return Ok(launch_error(console, &message, 3));
+        }
         Err(e) => {
             let error = anyhow::Error::new(e).context("cannot set up the streaming job");
             return Ok(launch_error(console, &format!("{error:#}"), 1));

@@ -1,22 +1,60 @@
 //! Part files, as Hadoop's `TextOutputFormat` writes them (or, for fixed-length records, its
-//! `TeraOutputFormat`), through the job's output committer.
+//! `TeraOutputFormat`; or its `SequenceFileOutputFormat`), through the job's output committer.
 
 use std::io::Write;
 use std::path::PathBuf;
 
+use sluice_io::seqfile::{SeqFileWriter, SeqWriteOptions};
 use sluice_io::{CompressedWriter, IoError, JobCommitter, OutputCodec, PartAttempt, StorageWriter};
 
-use sluice_api::{Emit, ExecError, OutputFormat};
+use sluice_api::{Emit, ExecError, OutputFormat, SequenceOutput};
 
-/// The file under a part file: written directly, or through a compressor (the plain path
-/// stays free of any compression layer).
+/// The file under a part file: written directly, through a compressor (the plain path stays
+/// free of any compression layer), or as a SequenceFile.
 enum PartWriter {
     Plain(StorageWriter),
     Compressed(CompressedWriter<StorageWriter>),
+    Sequence(Box<SequenceWriter>),
+}
+
+/// A SequenceFile part file and the buffers its records are serialised into.
+struct SequenceWriter {
+    writer: SeqFileWriter<StorageWriter>,
+    format: SequenceOutput,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl SequenceWriter {
+    /// Appends one record; returns the bytes of its serialised key and value.
+    fn append(&mut self, key: &[u8], value: &[u8]) -> std::io::Result<usize> {
+        self.key.clear();
+        self.value.clear();
+        self.format
+            .key
+            .put(key, &mut self.key)
+            .and_then(|()| self.format.value.put(value, &mut self.value))
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        self.writer.append(&self.key, &self.value)?;
+        Ok(self.key.len() + self.value.len())
+    }
 }
 
 impl PartWriter {
-    fn create(file: StorageWriter, codec: OutputCodec) -> std::io::Result<Self> {
+    fn create(file: StorageWriter, codec: OutputCodec, format: &Records) -> std::io::Result<Self> {
+        if let Records::Sequence(format) = format {
+            let options = SeqWriteOptions {
+                compression: format.compression,
+                codec: Some(format.codec),
+                ..SeqWriteOptions::new(format.key_class.clone(), format.value_class.clone())
+            };
+            return Ok(PartWriter::Sequence(Box::new(SequenceWriter {
+                writer: SeqFileWriter::new(file, options)?,
+                format: format.clone(),
+                key: Vec::new(),
+                value: Vec::new(),
+            })));
+        }
         Ok(match codec {
             OutputCodec::None => PartWriter::Plain(file),
             codec => PartWriter::Compressed(CompressedWriter::new(codec, file)?),
@@ -27,8 +65,18 @@ impl PartWriter {
         match self {
             PartWriter::Plain(file) => file.finish(),
             PartWriter::Compressed(writer) => writer.finish()?.finish(),
+            PartWriter::Sequence(writer) => writer.writer.finish()?.finish(),
         }
     }
+}
+
+/// How records become the bytes of a part file.
+#[derive(Debug, Clone)]
+enum Records {
+    /// Lines (or raw records) of a text file.
+    Lines(LineFormat),
+    /// Records of a SequenceFile.
+    Sequence(SequenceOutput),
 }
 
 /// One part file being written by one task attempt. On local disk it is written past the page
@@ -46,17 +94,18 @@ pub(crate) struct TextOutput<'c> {
     path: PathBuf,
     /// Chunk size of the writer, for a lazy output's writer created later.
     chunk: usize,
-    /// How the file is compressed.
+    /// How the file is compressed (a SequenceFile compresses inside, as its format says).
     codec: OutputCodec,
     /// How a record becomes bytes of the file.
-    format: LineFormat,
+    format: Records,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
 }
 
 impl<'c> TextOutput<'c> {
     /// Part file `name` of task attempt `attempt`, with the extension of `codec` (Hadoop's
-    /// `part-00000.gz`), made by `committer`. A `lazy` output creates its file only when the
+    /// `part-00000.gz`; a SequenceFile's name has none, and `codec` is ignored for it: the
+    /// format says how it is compressed), made by `committer`. A `lazy` output creates its file only when the
     /// first record arrives (Hadoop's `-lazyOutput`); otherwise the file is created now, so
     /// that a task without output still leaves an empty part file (compressed, it holds the
     /// codec's empty stream, as Hadoop's does). The writer holds two chunks of `chunk` bytes.
@@ -69,6 +118,12 @@ impl<'c> TextOutput<'c> {
         lazy: bool,
         chunk: usize,
     ) -> Result<TextOutput<'c>, ExecError> {
+        let (format, codec) = match format {
+            OutputFormat::SequenceFile(sequence) => {
+                (Records::Sequence(sequence.clone()), OutputCodec::None)
+            }
+            lines => (Records::Lines(LineFormat::of(lines)), codec),
+        };
         let name = format!("{name}{}", codec.extension());
         let path = committer.output().join(&name).error_path();
         let attempt = u32::try_from(attempt)
@@ -81,7 +136,7 @@ impl<'c> TextOutput<'c> {
             path,
             chunk,
             codec,
-            format: LineFormat::of(format),
+            format,
             records: 0,
             bytes: 0,
         };
@@ -95,7 +150,7 @@ impl<'c> TextOutput<'c> {
     fn open(&self) -> Result<PartWriter, ExecError> {
         let part = PartAttempt::new(&self.name, self.attempt);
         let file = self.committer.create_part(part, self.chunk)?;
-        PartWriter::create(file, self.codec).map_err(|e| self.write_error(e))
+        PartWriter::create(file, self.codec, &self.format).map_err(|e| self.write_error(e))
     }
 
     fn write_error(&self, source: std::io::Error) -> ExecError {
@@ -106,10 +161,11 @@ impl<'c> TextOutput<'c> {
     }
 
     /// Flushes the file; returns (records, bytes) written. The bytes are those of the file:
-    /// for a compressed one, its compressed size (Hadoop's `Bytes Written` counts what reaches
-    /// the file system).
+    /// for a compressed one or a SequenceFile, its size (Hadoop's `Bytes Written` counts what
+    /// reaches the file system).
     pub(crate) fn finish(mut self) -> Result<(u64, u64), ExecError> {
-        let compressed = self.codec != OutputCodec::None;
+        let compressed =
+            self.codec != OutputCodec::None || matches!(self.format, Records::Sequence(_));
         if let Some(writer) = self.writer.take() {
             match writer.finish() {
                 Ok(file_bytes) if compressed => self.bytes = file_bytes,
@@ -129,16 +185,24 @@ impl<'c> TextOutput<'c> {
             ));
         };
         // One branch per record; each arm is the writer's own monomorphic code.
-        match writer {
-            PartWriter::Plain(w) => self.format.put(w, key, value),
-            PartWriter::Compressed(w) => self.format.put(w, key, value),
+        match (writer, &self.format) {
+            (PartWriter::Plain(w), Records::Lines(format)) => format.put(w, key, value),
+            (PartWriter::Compressed(w), Records::Lines(format)) => format.put(w, key, value),
+            (PartWriter::Sequence(w), _) => w.append(key, value),
+            (_, Records::Sequence(_)) => Err(std::io::Error::other(
+                "a SequenceFile record written to a text file",
+            )),
         }
     }
 
-    /// How records become bytes of this file: for output formatted elsewhere and appended
-    /// with [`TextOutput::append`].
-    pub(crate) fn format(&self) -> &LineFormat {
-        &self.format
+    /// How records become bytes of this file, for output formatted elsewhere and appended
+    /// with [`TextOutput::append`]; `None` for a SequenceFile, whose records only its own
+    /// writer lays out.
+    pub(crate) fn format(&self) -> Option<&LineFormat> {
+        match &self.format {
+            Records::Lines(format) => Some(format),
+            Records::Sequence(_) => None,
+        }
     }
 
     /// Appends `bytes`, records formatted by [`TextOutput::format`] elsewhere, to the file
@@ -153,6 +217,9 @@ impl<'c> TextOutput<'c> {
         let result = match &mut self.writer {
             Some(PartWriter::Plain(w)) => w.write_all(bytes),
             Some(PartWriter::Compressed(w)) => w.write_all(bytes),
+            Some(PartWriter::Sequence(_)) => Err(std::io::Error::other(
+                "formatted bytes appended to a SequenceFile",
+            )),
             None => Ok(()),
         };
         result.map_err(|e| self.write_error(e))
@@ -175,13 +242,13 @@ pub(crate) struct LineFormat {
 }
 
 impl LineFormat {
-    /// The records of `format`.
+    /// The records of `format` (a text format).
     fn of(format: &OutputFormat) -> LineFormat {
         let separator = match format {
             OutputFormat::KeyValue => Some(b"\t".to_vec()),
             OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
             OutputFormat::ValueOnly => None,
-            OutputFormat::Raw => Some(Vec::new()),
+            OutputFormat::Raw | OutputFormat::SequenceFile(_) => Some(Vec::new()),
         };
         let terminator: &[u8] = if *format == OutputFormat::Raw {
             b""

@@ -85,7 +85,9 @@ pub(crate) fn reduce_ranges(
         job.lazy_output,
         write_chunk,
     )?;
-    let format = out.format().clone();
+    let format = out.format().cloned().ok_or_else(|| {
+        ExecError::Config("a SequenceFile part file cannot be written as key ranges".into())
+    })?;
     let range = |i: usize| KeyRange {
         from: i.checked_sub(1).map(|j| points[j].as_slice()),
         to: points.get(i).map(Vec::as_slice),

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use sluice_api::{Counter, ExecError, Job, JobStatus, Stage, TaskContext};
+use sluice_api::{Counter, ExecError, Job, JobStatus, OutputFormat, Stage, TaskContext};
 use sluice_io::JobCommitter;
 use sluice_shuffle::{merge_partition, partition_size, split_points, MergeSpec, Run, RunCatalog};
 use sluice_sort::{CursorError, SortedCursor};
@@ -77,7 +77,9 @@ pub(crate) fn reduce_task(
         .reduce_split_bytes
         .is_some_and(|threshold| partition_size(runs, partition) >= threshold);
     let running = large.then(|| res.reduce_started());
-    if let (ReduceTarget::Files(committer), Some(running)) = (target, &running) {
+    // Ranges join formatted text; a SequenceFile's records are laid out by its one writer.
+    let text = !matches!(job.output, OutputFormat::SequenceFile(_));
+    if let (ReduceTarget::Files(committer), Some(running), true) = (target, &running, text) {
         if let Some(points) = split_plan(partition, runs, stage, res, running.others())? {
             return reduce_ranges(ctx, runs, stage, *committer, job, res, &points);
         }

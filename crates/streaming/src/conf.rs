@@ -58,9 +58,14 @@ const DEPRECATED: &[(&str, &str)] = &[
         "mapred.output.dir",
         "mapreduce.output.fileoutputformat.outputdir",
     ),
+    ("mapred.output.key.class", "mapreduce.job.output.key.class"),
     (
         "mapred.output.key.comparator.class",
         "mapreduce.job.output.key.comparator.class",
+    ),
+    (
+        "mapred.output.value.class",
+        "mapreduce.job.output.value.class",
     ),
     ("mapred.reduce.max.attempts", "mapreduce.reduce.maxattempts"),
     ("mapred.reduce.tasks", "mapreduce.job.reduces"),

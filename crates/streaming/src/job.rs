@@ -17,10 +17,13 @@ use super::conf::{env_var_name, JobConf};
 use super::options::StreamingArgs;
 use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
 use super::scratch::Scratch;
+use super::seqout::{
+    sequence_output, FinalWriter, SequenceFormat, SEQUENCE_BINARY_OUTPUT, SEQUENCE_OUTPUT,
+};
 use super::submission::{is_job_id, Submission};
 use super::task::{
-    IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, SeqView, StreamMapper,
-    StreamReducer,
+    Destination, IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, SeqView,
+    StreamMapper, StreamReducer,
 };
 use super::{nline, StreamingError};
 use sluice_api::{
@@ -184,10 +187,23 @@ pub fn build_with(
         conf.set("mapreduce.job.maps", maps.to_string());
     }
 
-    check_output_format(args)?;
+    let sequence_format = part_file_format(args)?;
     let output_codec = super::compress::output_codec(&conf)?;
     let sides = Sides::read(args, &conf)?;
-    let map_program = map_program(args, &conf, &input_format, &sides, reducers, submission)?;
+    let destination = if sequence_format.is_some() {
+        Destination::SequenceFile
+    } else {
+        Destination::TextFile
+    };
+    let map_program = map_program(
+        args,
+        &conf,
+        &input_format,
+        &sides,
+        (reducers == 0).then_some(destination),
+        submission,
+    )?;
+    let map_declares = map_program.is_some() || sides.sets("stream.map.output");
     let map_kind = match &map_program {
         Some(p) => p.reader.framing.output_kind(),
         None => Kind::Text,
@@ -198,18 +214,36 @@ pub fn build_with(
     let context = Arc::new(context);
     let map_rings = map_program.as_ref().map_or(0, |p| p.shm.ring_bytes());
     let mapper = mapper_factory(map_program, &input_format, &context);
-    let (stages, final_kind, ring_bytes) = if reducers == 0 {
-        (Vec::new(), map_kind, map_rings)
+    let (stages, final_writer, ring_bytes) = if reducers == 0 {
+        let writer = FinalWriter {
+            emits: map_kind,
+            declared: map_declares.then(|| sides.map_out.output_kind()),
+        };
+        (Vec::new(), writer, map_rings)
     } else {
         let reduce = reduce_stage(
-            args, &conf, &sides, map_kind, reducers, submission, &context,
+            args,
+            &conf,
+            &sides,
+            (map_kind, destination),
+            reducers,
+            submission,
+            &context,
         )?;
         // A combiner runs while its map task's program still does.
         let rings = (map_rings + reduce.combiner_rings).max(reduce.reducer_rings);
-        (vec![reduce.stage], reduce.output_kind, rings)
+        let writer = FinalWriter {
+            emits: reduce.output_kind,
+            declared: (reduce.command || sides.sets("stream.reduce.output"))
+                .then(|| sides.reduce_out.output_kind()),
+        };
+        (vec![reduce.stage], writer, rings)
     };
+    let final_kind = final_writer.emits;
 
-    let output_format = if final_kind == Kind::KeyOnly {
+    let output_format = if let Some(format) = sequence_format {
+        OutputFormat::SequenceFile(sequence_output(&conf, format, final_writer)?)
+    } else if final_kind == Kind::KeyOnly {
         OutputFormat::ValueOnly
     } else {
         match conf.get_or("mapreduce.output.textoutputformat.separator", "\t") {
@@ -282,13 +316,32 @@ fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat,
     }
 }
 
-fn check_output_format(args: &StreamingArgs) -> Result<(), StreamingError> {
-    match args.output_format.as_deref() {
-        Some(name) if !TEXT_OUTPUT.contains(&name) => Err(usage(format!(
-            "-outputformat {name} is not supported: sluice writes TextOutputFormat part files"
-        ))),
-        _ => Ok(()),
+/// The `-outputformat` of the job: `None` for text part files, or the SequenceFile format.
+fn part_file_format(args: &StreamingArgs) -> Result<Option<SequenceFormat>, StreamingError> {
+    let Some(name) = args.output_format.as_deref() else {
+        return Ok(None);
+    };
+    if TEXT_OUTPUT.contains(&name) {
+        return Ok(None);
     }
+    if let Some(format) = SequenceFormat::of(name) {
+        return Ok(Some(format));
+    }
+    let known = format!(
+        "sluice writes org.apache.hadoop.mapred.TextOutputFormat, {SEQUENCE_OUTPUT} and \
+         {SEQUENCE_BINARY_OUTPUT}"
+    );
+    if !name.contains('.') {
+        // Hadoop looks a short -outputformat name up in its streaming package only.
+        return Err(usage(format!(
+            "-outputformat : class not found : {name} (Hadoop's streaming job knows output \
+             formats by their full class names; {known})"
+        )));
+    }
+    Err(usage(format!(
+        "-outputformat {name} is not supported: {known} (Hadoop's streaming job runs the old \
+         API's org.apache.hadoop.mapred classes)"
+    )))
 }
 
 /// How records cross to and from the programs on each side of the shuffle: the framings (`-io`
@@ -297,6 +350,8 @@ fn check_output_format(args: &StreamingArgs) -> Result<(), StreamingError> {
 /// then stays the one `-io` names, text by default).
 struct Sides<'c> {
     conf: &'c JobConf,
+    /// `-io` names a framing.
+    io_set: bool,
     map_in: Framing,
     map_out: Framing,
     reduce_in: Framing,
@@ -343,6 +398,7 @@ impl<'c> Sides<'c> {
         let (reduce_out, reduce_out_shm) = side("stream.reduce.output")?;
         Ok(Sides {
             conf,
+            io_set: io_framing.is_some(),
             map_in,
             map_out,
             reduce_in,
@@ -358,6 +414,13 @@ impl<'c> Sides<'c> {
                 capacity,
             },
         })
+    }
+
+    /// Whether the framing of `key`'s direction is set (by `-io` or the key itself), which
+    /// makes Hadoop's streaming job declare that direction's classes.
+    fn sets(&self, key: &str) -> bool {
+        let io = self.io_set;
+        io || self.conf.get(key).is_some_and(|v| v != SHM)
     }
 
     fn separator(&self, key: &str) -> Vec<u8> {
@@ -395,7 +458,7 @@ fn map_program(
     conf: &JobConf,
     input_format: &InputFormat,
     sides: &Sides<'_>,
-    reducers: usize,
+    destination: Option<Destination>,
     submission: &Submission,
 ) -> Result<Option<Arc<Program>>, StreamingError> {
     // Only a text writer leaves the key out (TextInputFormat's byte offset); the other
@@ -430,7 +493,7 @@ fn map_program(
                 separator: sides.separator("stream.map.output.field.separator"),
                 key_fields: sides.key_fields("stream.num.map.output.key.fields")?,
             },
-            is_final: reducers == 0,
+            output: destination.unwrap_or(Destination::Shuffle),
             shm: sides.map_shm,
         })),
     };
@@ -500,18 +563,21 @@ struct ReduceStage {
     stage: Stage,
     /// The kind of object the job's output holds.
     output_kind: Kind,
+    /// The reducer is a command (not aggregate or the identity).
+    command: bool,
     /// Shared memory a running combiner program holds (0 without one).
     combiner_rings: u64,
     /// Shared memory a running reducer program holds (0 without one).
     reducer_rings: u64,
 }
 
-/// The reduce stage of the job.
+/// The reduce stage of the job, whose input is map output of the kind given, and whose output
+/// goes to the destination given.
 fn reduce_stage(
     args: &StreamingArgs,
     conf: &JobConf,
     sides: &Sides<'_>,
-    map_kind: Kind,
+    (map_kind, destination): (Kind, Destination),
     reducers: usize,
     submission: &Submission,
     context: &Arc<JobContext>,
@@ -538,7 +604,7 @@ fn reduce_stage(
                     role: Role::Combine,
                     writer: sides.reduce_writer(map_kind),
                     reader: sides.reduce_reader()?,
-                    is_final: false,
+                    output: Destination::Shuffle,
                     shm: sides.reduce_shm,
                 }),
                 context,
@@ -546,8 +612,9 @@ fn reduce_stage(
         }
         None => Combine::None,
     };
-    let identity =
-        move |_: &TaskContext| Box::new(IdentityReducer { render: map_kind }) as Box<dyn Reducer>;
+    let render = (destination == Destination::TextFile).then_some(map_kind);
+    let identity = move |_: &TaskContext| Box::new(IdentityReducer { render }) as Box<dyn Reducer>;
+    let mut is_command = false;
     let (reducer, output_kind): (sluice_api::ReducerFactory, Kind) = match reducer_spec {
         _ if aggregate => (
             Arc::new(|_: &TaskContext| {
@@ -569,11 +636,12 @@ fn reduce_stage(
                 role: Role::Reduce,
                 writer: sides.reduce_writer(map_kind),
                 reader: sides.reduce_reader()?,
-                is_final: true,
+                output: destination,
                 shm: sides.reduce_shm,
             });
             let kind = program.reader.framing.output_kind();
             reducer_rings = program.shm.ring_bytes();
+            is_command = true;
             (program_factory(program, context), kind)
         }
     };
@@ -586,6 +654,7 @@ fn reduce_stage(
     Ok(ReduceStage {
         stage,
         output_kind,
+        command: is_command,
         combiner_rings,
         reducer_rings,
     })

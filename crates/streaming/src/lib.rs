@@ -16,6 +16,7 @@
 //! * [`options`]: the command line (generic options, then streaming options).
 //! * [`conf`]: the job configuration with Hadoop's deprecated key names.
 //! * [`compress`]: the output compression keys and codecs.
+//! * [`seqout`]: SequenceFile output: its formats, classes and compression.
 //! * [`command`]: splitting a command line and finding its program (no shell).
 //! * [`protocol`]: the `-io` framings (text, rawbytes, typedbytes, keyonlytext).
 //! * `process`: one program run — feeder and reader threads, stderr, timeout, cleanup.
@@ -41,6 +42,7 @@ mod process;
 mod program;
 pub mod protocol;
 mod scratch;
+pub mod seqout;
 pub mod submission;
 mod task;
 
@@ -76,6 +78,10 @@ pub enum StreamingError {
     /// status 5 (for example a directory among the input files); the message says why.
     #[error("{0}")]
     Launch(String),
+    /// The job's configuration is one Hadoop's output format rejects when the job is
+    /// submitted ("Invalid job conf", exit status 3); the message says why.
+    #[error("{0}")]
+    InvalidConf(String),
     /// Setting up the job's working directory failed.
     #[error("{context}")]
     Setup {

@@ -399,7 +399,9 @@ Streaming options:
                             N lines, the mapper gets offset<TAB>line; SequenceFileInputFormat,
                             SequenceFileAsTextInputFormat, or
                             org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat
-  -outputformat <class>     TextOutputFormat (default)
+  -outputformat <class>     org.apache.hadoop.mapred.TextOutputFormat (default),
+                            org.apache.hadoop.mapred.SequenceFileOutputFormat or
+                            org.apache.hadoop.mapred.SequenceFileAsBinaryOutputFormat
   -partitioner <class>      HashPartitioner (default) or KeyFieldBasedPartitioner
   -numReduceTasks <n>       number of reduce tasks (default 1)
   -cmdenv <name=value>      environment variable for the programs; repeatable

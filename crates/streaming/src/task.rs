@@ -224,10 +224,22 @@ pub(super) struct Program {
     pub(super) writer: RecordWriter,
     /// How its output is read.
     pub(super) reader: RecordReader,
-    /// Convert what it writes to text (it writes the job's output).
-    pub(super) is_final: bool,
+    /// Where what it writes goes: on to the shuffle, or into the job's part files.
+    pub(super) output: Destination,
     /// Which of its directions go through shared memory.
     pub(super) shm: ShmSides,
+}
+
+/// Where a program's output (or a native stand-in's) goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Destination {
+    /// To the next step, as the bytes the framing read.
+    Shuffle,
+    /// Into text part files: rendered as Hadoop's `TextOutputFormat` prints the objects.
+    TextFile,
+    /// Into SequenceFiles: the objects' bytes, which the engine serialises as the job's
+    /// output classes say (a `keyonlytext` record's value is its `NullWritable`, empty).
+    SequenceFile,
 }
 
 /// Which step of the job a program runs.
@@ -367,8 +379,11 @@ impl Program {
         let mut buf = Vec::new();
         let (mut key_text, mut value_text) = (Vec::new(), Vec::new());
         self.reader.for_each(stdout, &mut buf, |key, value| {
-            if !self.is_final {
-                return out.emit(key, value);
+            match self.output {
+                Destination::Shuffle => return out.emit(key, value),
+                Destination::SequenceFile if kinds == Kind::KeyOnly => return out.emit(key, &[]),
+                Destination::SequenceFile => return out.emit(key, value),
+                Destination::TextFile => {}
             }
             match kinds {
                 Kind::Text | Kind::Offset => out.emit(key, value),
@@ -558,8 +573,9 @@ impl Mapper for IdentityMapper {
 /// Hadoop's `IdentityReducer`: every value of every key, unchanged — printed as Hadoop prints
 /// the map output's kind of object.
 pub(super) struct IdentityReducer {
-    /// The kind of the map output.
-    pub(super) render: Kind,
+    /// The kind of the map output, to print it in text part files; `None` passes it on as
+    /// it is (SequenceFile output).
+    pub(super) render: Option<Kind>,
 }
 
 impl Reducer for IdentityReducer {
@@ -569,15 +585,21 @@ impl Reducer for IdentityReducer {
         values: &mut Values<'_>,
         out: &mut dyn Emit,
     ) -> Result<(), ExecError> {
+        let Some(kind) = self.render else {
+            while let Some(value) = values.next_value()? {
+                out.emit(key, value)?;
+            }
+            return Ok(());
+        };
         let (mut key_text, mut value_text) = (Vec::new(), Vec::new());
-        render(self.render, key, &mut key_text)?;
+        render(kind, key, &mut key_text)?;
         while let Some(value) = values.next_value()? {
-            match self.render {
+            match kind {
                 Kind::KeyOnly => out.emit(key, key)?,
                 Kind::Text | Kind::Offset => out.emit(key, value)?,
                 Kind::Bytes | Kind::TypedBytes => {
                     value_text.clear();
-                    render(self.render, value, &mut value_text)?;
+                    render(kind, value, &mut value_text)?;
                     out.emit(&key_text, &value_text)?;
                 }
             }

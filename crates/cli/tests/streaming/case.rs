@@ -14,7 +14,9 @@
 //!   launched), `sort-values` (`true` when Hadoop leaves the order of values within equal keys
 //!   unspecified: lines are then compared after sorting each run of lines with equal keys),
 //!   `decompress` (`true` for compressed output: files are compared after decoding each by its
-//!   extension, since the compressed bytes of two implementations differ).
+//!   extension, since the compressed bytes of two implementations differ), `sequencefile`
+//!   (`true` for SequenceFile output: part files are compared by their header's classes,
+//!   compression and codec and by their records, since sync markers are random).
 //! - `setup.py` (optional): run with Python 3 in the scratch copy before the job, to make what
 //!   git cannot hold (empty directories) or what is too big to commit (inputs spanning
 //!   several local-FS blocks). It must be deterministic: its output is not part of the hash.
@@ -42,6 +44,9 @@ pub(crate) struct Expect {
     pub(crate) exit_code: Option<i32>,
     /// Compare what the output files decode to (by extension) rather than their bytes.
     pub(crate) decompress: bool,
+    /// The part files are SequenceFiles: compare their headers and records (decoded, since
+    /// sync markers are random), not their bytes.
+    pub(crate) sequence_file: bool,
 }
 
 impl Default for Expect {
@@ -53,6 +58,7 @@ impl Default for Expect {
             sort_values: false,
             exit_code: None,
             decompress: false,
+            sequence_file: false,
         }
     }
 }
@@ -88,6 +94,7 @@ impl Expect {
                 }
                 "sort-values" => expect.sort_values = value == "true",
                 "decompress" => expect.decompress = value == "true",
+                "sequencefile" => expect.sequence_file = value == "true",
                 "exit-code" => {
                     let code = value
                         .parse()

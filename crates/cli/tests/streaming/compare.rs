@@ -68,12 +68,16 @@ pub(crate) fn compare(expect: &Expect, hadoop: &Run, sluice: &Run) -> Vec<String
         return problems;
     }
     if h_ok {
-        problems.extend(compare_dirs(
-            &hadoop.output,
-            &sluice.output,
-            expect.sort_values,
-            expect.decompress,
-        ));
+        if expect.sequence_file {
+            problems.extend(compare_sequence_files(&hadoop.output, &sluice.output));
+        } else {
+            problems.extend(compare_dirs(
+                &hadoop.output,
+                &sluice.output,
+                expect.sort_values,
+                expect.decompress,
+            ));
+        }
     } else {
         for (who, run) in [("Hadoop", hadoop), ("sluice", sluice)] {
             if run.output.join("_SUCCESS").exists() {
@@ -211,6 +215,43 @@ pub(crate) fn compare_dirs(
                 (false, false) => "",
             };
             problems.push(format!("file {name} differs{note}: {diff}"));
+        }
+    }
+    problems
+}
+
+/// Compares two output directories of SequenceFiles: the same visible names, and each part
+/// file with the same header (classes, compression, codec, metadata) and records.
+pub(crate) fn compare_sequence_files(hadoop: &Path, sluice: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let h_names = visible_entries(hadoop);
+    let s_names = visible_entries(sluice);
+    if h_names != s_names {
+        problems.push(format!(
+            "output files differ\n  Hadoop: {h_names:?}\n  sluice: {s_names:?}"
+        ));
+    }
+    for name in h_names.iter().filter(|n| s_names.contains(n)) {
+        if !name.starts_with("part-") {
+            continue;
+        }
+        let h = decode::sequence_file(&fs::read(hadoop.join(name)).unwrap());
+        let s = decode::sequence_file(&fs::read(sluice.join(name)).unwrap());
+        match (h, s) {
+            (Ok(h), Ok(s)) => {
+                if let Some(diff) = first_difference(&h, &s) {
+                    problems.push(format!(
+                        "SequenceFile {name} differs (header line, then records): {diff}"
+                    ));
+                }
+            }
+            (h, s) => {
+                for (who, result) in [("Hadoop", h), ("sluice", s)] {
+                    if let Err(e) = result {
+                        problems.push(format!("{who}'s {name} is not a SequenceFile: {e}"));
+                    }
+                }
+            }
         }
     }
     problems
