@@ -399,3 +399,65 @@ fn failure_checks_want_the_marker_and_no_success_file() {
     assert!(!success);
     assert!(Expect::parse("bogus = 1\n").is_err());
 }
+
+/// SequenceFiles compare by header and records, not bytes: two files of the same records
+/// with different sync markers are equal; a changed value or class is found.
+#[test]
+fn comparator_decodes_sequence_files() {
+    // An uncompressed SequenceFile of Text records, laid out by hand as Hadoop's
+    // SequenceFile.Writer writes one: "SEQ" 6, classes, two flags, no metadata, sync, then
+    // (record length, key length, key, value) per record and a sync entry between them.
+    let file = |sync: u8, value: &[u8], class: &str| {
+        let mut f = b"SEQ\x06".to_vec();
+        for c in [class, "org.apache.hadoop.io.Text"] {
+            f.push(c.len() as u8);
+            f.extend(c.as_bytes());
+        }
+        f.extend([0, 0, 0, 0, 0, 0]);
+        f.extend([sync; 16]);
+        let mut record = |key: &[u8], value: &[u8]| {
+            let (k, v) = (
+                [&[key.len() as u8][..], key].concat(),
+                [&[value.len() as u8][..], value].concat(),
+            );
+            f.extend(((k.len() + v.len()) as u32).to_be_bytes());
+            f.extend((k.len() as u32).to_be_bytes());
+            f.extend(k);
+            f.extend(v);
+        };
+        record(b"a", b"1");
+        record(b"b", value);
+        f.extend([0xff; 4]);
+        f.extend([sync; 16]);
+        f
+    };
+    let text = "org.apache.hadoop.io.Text";
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    fs::write(a.path().join("part-00000"), file(1, b"2", text)).unwrap();
+    fs::write(b.path().join("part-00000"), file(2, b"2", text)).unwrap();
+    assert!(compare::compare_sequence_files(a.path(), b.path()).is_empty());
+    assert_eq!(
+        decode::sequence_file(&file(1, b"2", text)).unwrap(),
+        b"org.apache.hadoop.io.Text org.apache.hadoop.io.Text NONE  []\n\\x01a\t\\x011\n\\x01b\t\\x012\n"
+    );
+    fs::write(b.path().join("part-00000"), file(2, b"3", text)).unwrap();
+    let problems = compare::compare_sequence_files(a.path(), b.path());
+    assert!(
+        problems.len() == 1 && problems[0].contains("line 3"),
+        "{problems:?}"
+    );
+    let long = "org.apache.hadoop.io.LongWritable";
+    fs::write(b.path().join("part-00000"), file(1, b"2", long)).unwrap();
+    let problems = compare::compare_sequence_files(a.path(), b.path());
+    assert!(
+        problems.len() == 1 && problems[0].contains("line 1"),
+        "{problems:?}"
+    );
+    fs::write(b.path().join("part-00000"), b"SEQ\x06\x01").unwrap();
+    let problems = compare::compare_sequence_files(a.path(), b.path());
+    assert!(
+        problems.len() == 1 && problems[0].contains("sluice's part-00000 is not a SequenceFile"),
+        "{problems:?}"
+    );
+}
