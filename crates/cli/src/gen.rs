@@ -39,7 +39,7 @@ impl SplitMix64 {
     }
 
     /// A number in `0..n`.
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
     }
 }

@@ -12,6 +12,8 @@ mod gen_graph;
 mod iterate;
 mod progress;
 mod random;
+mod randomwriter;
+mod seqsort;
 mod size;
 mod stores;
 mod streaming;
@@ -103,7 +105,22 @@ enum RunJob {
     },
     /// Sort `key<TAB>value` lines by key (bytes before the first tab; a line without a tab is
     /// all key). Lines are output unchanged; equal keys keep input order.
-    Sort(CommonArgs),
+    ///
+    /// Given SequenceFiles (found by their first bytes, `SEQ`, or with --input-format
+    /// sequencefile), it is Hadoop's `sort` example, the benchmark run on `gen randomwriter`
+    /// output: part-r-NNNNN SequenceFiles of the input's key and value classes (from the
+    /// files' headers, which must all agree), each sorted by the key class's comparator
+    /// (Text, BytesWritable: unsigned bytes after the length; Int/Long/VInt/VLongWritable:
+    /// signed numbers; BooleanWritable), keys spread by Hadoop's HashPartitioner. Values of
+    /// any class are copied unchanged; the output is uncompressed.
+    Sort {
+        /// What the input is: auto (SequenceFiles if the first non-empty, uncompressed input
+        /// file starts with `SEQ`), text or sequencefile.
+        #[arg(long, value_enum, default_value = "auto")]
+        input_format: seqsort::SortInput,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// For each word, list the input files that contain it. Output: `word<TAB>path,path,...`
     /// with paths sorted and distinct.
     Invertedindex(CommonArgs),
@@ -249,6 +266,15 @@ enum GenData {
     /// Points drawn around random centres, one a line, coordinates separated by spaces or
     /// commas: k-means input.
     Points(gen_graph::PointsArgs),
+    /// Hadoop's RandomWriter: part-m-NNNNN SequenceFiles of BytesWritable keys (10-999 random
+    /// bytes) and values (0-19999 bytes), each file ("map") holding at least the bytes per map
+    /// (1 GiB by default) of keys and values, as Hadoop's mapreduce.randomwriter.* keys say.
+    /// The input of `sluice run sort` and of Hadoop's `sort` example.
+    Randomwriter(randomwriter::RandomWriterArgs),
+    /// Hadoop's RandomTextWriter: part-m-NNNNN SequenceFiles of Text keys (5-9 words) and
+    /// values (10-99 words) drawn from Hadoop's list of 1000 words, each word followed by a
+    /// space, as Hadoop's mapreduce.randomtextwriter.* keys say.
+    Randomtextwriter(randomwriter::RandomWriterArgs),
 }
 
 /// A location of any store, checked but kept as written: it is resolved against the default
@@ -404,6 +430,12 @@ fn run(cli: Cli) -> Result<()> {
         Command::Gen(GenData::Random(args)) => random::run(&args),
         Command::Gen(GenData::Graph(args)) => gen_graph::graph(&args),
         Command::Gen(GenData::Points(args)) => gen_graph::points(&args),
+        Command::Gen(GenData::Randomwriter(args)) => {
+            randomwriter::run(randomwriter::Generator::Bytes, &args)
+        }
+        Command::Gen(GenData::Randomtextwriter(args)) => {
+            randomwriter::run(randomwriter::Generator::Text, &args)
+        }
         Command::Gen(GenData::Text {
             size,
             output,
@@ -469,12 +501,10 @@ fn run_builtin(job: RunJob) -> Result<()> {
             };
             (spec, common)
         }
-        RunJob::Sort(c) => (
-            JobSpec::Sort {
-                reducers: c.reducers,
-            },
-            c,
-        ),
+        RunJob::Sort {
+            input_format,
+            common,
+        } => (seqsort::sort_spec(input_format, &common)?, common),
         RunJob::Invertedindex(c) => (
             JobSpec::InvertedIndex {
                 reducers: c.reducers,

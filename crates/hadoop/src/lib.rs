@@ -26,6 +26,7 @@
 //!   output into raw values, encoding map input, and the text Hadoop prints for a value.
 //! * [`tera`]: the rows Hadoop's TeraGen writes (byte-exact, any row number) and the
 //!   TeraGen/TeraValidate checksum.
+//! * [`random_text`]: the word list of Hadoop's `RandomTextWriter` example.
 //! * [`partition`]: Hadoop's `HashPartitioner` and `Text.hashCode()`, which decide the reducer
 //!   (and so the part file) of each key.
 //! * [`words`]: the words of a line as Java's `StringTokenizer` cuts them, classified 64 bytes
@@ -51,6 +52,7 @@
 pub mod java;
 pub mod keyfield;
 pub mod partition;
+pub mod random_text;
 pub mod tera;
 pub mod typedbytes;
 pub mod words;

@@ -9,6 +9,7 @@
 //! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |
 //! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
 //! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
+//! | [`sort_sequence_files`] | SequenceFile records; key by its class's comparator | — | identity | SequenceFiles, sorted (Hadoop's `sort` example) |
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
 //! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
 //!
@@ -23,6 +24,7 @@
 mod grep;
 mod index;
 mod iterative;
+mod seqsort;
 mod sort;
 mod tera;
 mod terasort;
@@ -35,6 +37,7 @@ pub use iterative::{
     IterativeReport, KmeansSettings, PageRankSettings, PointsShape, PointsWriter, Progress,
     RmatEdges, DAMPING,
 };
+pub use seqsort::sort_sequence_files;
 pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,

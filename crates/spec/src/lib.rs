@@ -65,6 +65,16 @@ pub enum JobSpec {
         /// Reduce partitions (part files); at least 1.
         reducers: usize,
     },
+    /// [`sluice_jobs::sort_sequence_files`]: Hadoop's `sort` example over SequenceFiles.
+    #[serde(rename = "sort-sequencefile")]
+    SortSequenceFile {
+        /// Reduce partitions (part files); at least 1.
+        reducers: usize,
+        /// The key class (a `Writable` whose comparator sluice knows).
+        key_class: String,
+        /// The value class, written unchanged.
+        value_class: String,
+    },
     /// [`sluice_jobs::inverted_index`].
     #[serde(rename = "invertedindex")]
     InvertedIndex {
@@ -135,6 +145,13 @@ pub enum SpecError {
         /// The pattern's capture groups.
         groups: usize,
     },
+    /// A SequenceFile sort of keys whose comparator sluice does not know.
+    #[error(
+        "sort: keys of class {0} cannot be sorted (sluice knows the comparators of Text, \
+         BytesWritable, IntWritable, LongWritable, VIntWritable, VLongWritable and \
+         BooleanWritable)"
+    )]
+    KeyClass(String),
     /// TeraSort with more boundaries than its reducers can take.
     #[error(
         "terasort: {boundaries} partition boundaries for {reducers} reducer(s); at most {} fit",
@@ -231,6 +248,17 @@ impl JobSpec {
             }
             JobSpec::Sort { reducers: r } => {
                 BuiltJob::Job(sluice_jobs::sort(reducers("sort", *r)?))
+            }
+            JobSpec::SortSequenceFile {
+                reducers: r,
+                key_class,
+                value_class,
+            } => {
+                let r = reducers("sort", *r)?;
+                BuiltJob::Job(
+                    sluice_jobs::sort_sequence_files(r, key_class, value_class)
+                        .ok_or_else(|| SpecError::KeyClass(key_class.clone()))?,
+                )
             }
             JobSpec::InvertedIndex { reducers: r } => {
                 BuiltJob::Job(sluice_jobs::inverted_index(reducers("invertedindex", *r)?))
