@@ -1,0 +1,373 @@
+//! Differential test of the Sort benchmark against Apache Hadoop 3.4.2's own RandomWriter,
+//! RandomTextWriter and `sort` examples (`hadoop-mapreduce-examples`, local mode, from the
+//! jars `make hadoop` puts in `target/hadoop/lib`):
+//!
+//! 1. Hadoop's `sort` reads the SequenceFiles `sluice gen randomwriter` writes (its default
+//!    classes are BytesWritable, so files of another class would fail it), and its output
+//!    holds the same records, part file by part file, as `sluice run sort`'s, for one and
+//!    for several reducers. The same for `gen randomtextwriter` (Text keys and values).
+//! 2. sluice sorts what Hadoop's RandomWriter writes as Hadoop's `sort` does.
+//!
+//! Records are compared, not bytes: sync markers are random. Both outputs are read by a
+//! SequenceFile reader written here (uncompressed files only), independent of sluice's. Hadoop
+//! leaves the order of records with equal keys to its sort, so records are compared as the
+//! sequence of keys and, within each run of equal keys, as a multiset.
+#![allow(clippy::unwrap_used)]
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Panics with the way to get them unless the jars are there. A test that needs Hadoop never
+/// passes without it: without the `test-hadoop` feature it is ignored, with the reason.
+fn require_hadoop() {
+    let lib = root().join("target/hadoop/lib");
+    assert!(
+        lib.join(".complete").exists(),
+        "the Hadoop jars are missing from {}: run `make hadoop` (or tests/hadoop/fetch.sh); the \
+         tests that need Hadoop are ignored without the test-hadoop feature",
+        lib.display()
+    );
+}
+
+/// Runs Hadoop's example `program` in local mode in `scratch`; panics with its log unless it
+/// exits 0.
+fn hadoop(scratch: &Path, program: &str, args: &[&str]) {
+    let root = root();
+    let classpath = format!(
+        "{}:{}/*",
+        root.join("tests/hadoop").display(),
+        root.join("target/hadoop/lib").display()
+    );
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(classpath)
+        .arg("org.apache.hadoop.examples.ExampleDriver")
+        .arg(program)
+        .args(["-D", "mapreduce.framework.name=local"])
+        .args(["-D", "fs.defaultFS=file:///"])
+        .arg("-D")
+        .arg(format!(
+            "hadoop.tmp.dir={}",
+            scratch.join("hadoop-tmp").display()
+        ))
+        .args(args)
+        .current_dir(scratch)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(
+        out.status.success(),
+        "Hadoop {program} failed ({}):\n{}{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Runs `sluice ARGS`; panics with its stderr unless it exits 0.
+fn sluice(args: &[&str]) {
+    let out = Command::new(SLUICE).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "sluice {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A file's key class, value class and records (serialised key, serialised value).
+type SeqFile = (String, String, Vec<(Vec<u8>, Vec<u8>)>);
+
+/// Hadoop's `WritableUtils.readVInt`.
+fn vint(b: &[u8], i: &mut usize) -> i64 {
+    let first = b[*i] as i8;
+    *i += 1;
+    if first >= -112 {
+        return i64::from(first);
+    }
+    let negative = first < -120;
+    let n = if negative { -119 - first } else { -111 - first };
+    let mut v = 0i64;
+    for _ in 1..n {
+        v = (v << 8) | i64::from(b[*i]);
+        *i += 1;
+    }
+    if negative {
+        !v
+    } else {
+        v
+    }
+}
+
+fn int(b: &[u8], i: &mut usize) -> i32 {
+    let v = i32::from_be_bytes(b[*i..*i + 4].try_into().unwrap());
+    *i += 4;
+    v
+}
+
+fn text(b: &[u8], i: &mut usize) -> Vec<u8> {
+    let n = usize::try_from(vint(b, i)).unwrap();
+    *i += n;
+    b[*i - n..*i].to_vec()
+}
+
+/// Reads an uncompressed SequenceFile (version 6).
+fn read_seq(file: &Path) -> SeqFile {
+    let b = fs::read(file).unwrap();
+    assert_eq!(&b[..4], b"SEQ\x06", "{}", file.display());
+    let mut i = 4;
+    let key_class = String::from_utf8(text(&b, &mut i)).unwrap();
+    let value_class = String::from_utf8(text(&b, &mut i)).unwrap();
+    assert_eq!(&b[i..i + 2], [0, 0], "{} is compressed", file.display());
+    i += 2;
+    for _ in 0..int(&b, &mut i) {
+        text(&b, &mut i);
+        text(&b, &mut i);
+    }
+    let sync = b[i..i + 16].to_vec();
+    i += 16;
+    let mut records = Vec::new();
+    while i < b.len() {
+        let len = int(&b, &mut i);
+        if len == -1 {
+            assert_eq!(b[i..i + 16], sync);
+            i += 16;
+            continue;
+        }
+        let key_len = usize::try_from(int(&b, &mut i)).unwrap();
+        let len = usize::try_from(len).unwrap();
+        records.push((b[i..i + key_len].to_vec(), b[i + key_len..i + len].to_vec()));
+        i += len;
+    }
+    (key_class, value_class, records)
+}
+
+/// The visible part files of `dir`, in name order.
+fn parts(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.file_name().unwrap().to_str().unwrap();
+            name.starts_with("part-")
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// The records in a comparable form: runs of equal keys have their records sorted.
+fn canonical(mut records: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut start = 0;
+    while start < records.len() {
+        let end = start
+            + records[start..]
+                .iter()
+                .take_while(|r| r.0 == records[start].0)
+                .count();
+        records[start..end].sort();
+        start = end;
+    }
+    records
+}
+
+/// Sorts `input` with Hadoop's `sort` and with `sluice run sort`, `reducers` each, and checks
+/// that every part file holds the same records of `class`; returns the records sorted.
+fn both_sort(scratch: &Path, input: &Path, reducers: usize, class: &str) -> usize {
+    let r = reducers.to_string();
+    let hadoop_out = scratch.join(format!("hadoop-sorted-{reducers}"));
+    let sluice_out = scratch.join(format!("sluice-sorted-{reducers}"));
+    hadoop(
+        scratch,
+        "sort",
+        &[
+            "-r",
+            &r,
+            "-outKey",
+            class,
+            "-outValue",
+            class,
+            path(input),
+            path(&hadoop_out),
+        ],
+    );
+    sluice(&[
+        "run",
+        "sort",
+        "-q",
+        "--reducers",
+        &r,
+        "--input",
+        path(input),
+        "--output",
+        path(&sluice_out),
+    ]);
+    let (h, s) = (parts(&hadoop_out), parts(&sluice_out));
+    let names = |v: &[PathBuf]| -> Vec<String> {
+        v.iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(names(&h), names(&s));
+    assert_eq!(h.len(), reducers);
+    let mut total = 0;
+    for (hp, sp) in h.iter().zip(&s) {
+        let (hk, hv, hr) = read_seq(hp);
+        let (sk, sv, sr) = read_seq(sp);
+        assert_eq!((&sk, &sv), (&hk, &hv), "{}", sp.display());
+        assert_eq!((sk.as_str(), sv.as_str()), (class, class));
+        assert_eq!(sr.len(), hr.len(), "{}", sp.display());
+        let keys = |r: &[(Vec<u8>, Vec<u8>)]| r.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
+        assert!(keys(&sr) == keys(&hr), "keys differ in {}", sp.display());
+        assert!(
+            canonical(sr.clone()) == canonical(hr),
+            "records differ in {}",
+            sp.display()
+        );
+        total += sr.len();
+    }
+    total
+}
+
+/// The payload of a serialised BytesWritable or Text.
+fn payload(class: &str, serialised: &[u8]) -> Vec<u8> {
+    let mut i = 0;
+    if class.ends_with("BytesWritable") {
+        let n = usize::try_from(int(serialised, &mut i)).unwrap();
+        assert_eq!(serialised.len(), 4 + n);
+        serialised[4..].to_vec()
+    } else {
+        let t = text(serialised, &mut i);
+        assert_eq!(i, serialised.len());
+        t
+    }
+}
+
+/// Every record of the input directory's part files.
+fn all_records(dir: &Path, class: &str) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut records = Vec::new();
+    for p in parts(dir) {
+        let (k, v, r) = read_seq(&p);
+        assert_eq!((k.as_str(), v.as_str()), (class, class));
+        records.extend(r);
+    }
+    records
+}
+
+const BYTES: &str = "org.apache.hadoop.io.BytesWritable";
+const TEXT: &str = "org.apache.hadoop.io.Text";
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoop_sorts_sluices_randomwriter_output_as_sluice_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("random");
+    sluice(&[
+        "gen",
+        "randomwriter",
+        "-q",
+        "--maps",
+        "3",
+        "--bytes-per-map",
+        "400000",
+        "--output",
+        path(&input),
+    ]);
+    let records = all_records(&input, BYTES);
+    let mut per_map = [0usize; 3];
+    for (i, p) in parts(&input).iter().enumerate() {
+        per_map[i] = read_seq(p)
+            .2
+            .iter()
+            .map(|(k, v)| k.len() + v.len() - 8)
+            .sum();
+    }
+    // Each map writes until its payload reaches the bytes per map, and stops there.
+    assert!(per_map
+        .iter()
+        .all(|&b| (400_000..400_000 + 21_000).contains(&b)));
+    for (k, v) in &records {
+        let (k, v) = (payload(BYTES, k), payload(BYTES, v));
+        assert!((10..1000).contains(&k.len()), "key of {} bytes", k.len());
+        assert!(v.len() < 20000, "value of {} bytes", v.len());
+    }
+    for reducers in [1, 3] {
+        assert_eq!(both_sort(d, &input, reducers, BYTES), records.len());
+    }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoop_sorts_sluices_randomtextwriter_output_as_sluice_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("text");
+    sluice(&[
+        "gen",
+        "randomtextwriter",
+        "-q",
+        "--maps",
+        "2",
+        "--bytes-per-map",
+        "300000",
+        "--output",
+        path(&input),
+    ]);
+    let records = all_records(&input, TEXT);
+    for (k, v) in &records {
+        let count = |t: &[u8]| t.iter().filter(|&&b| b == b' ').count();
+        let (k, v) = (payload(TEXT, k), payload(TEXT, v));
+        assert!((5..10).contains(&count(&k)), "{k:?}");
+        assert!((10..100).contains(&count(&v)), "{v:?}");
+    }
+    assert_eq!(both_sort(d, &input, 2, TEXT), records.len());
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn sluice_sorts_hadoops_randomwriter_output_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("hadoop-random");
+    hadoop(
+        d,
+        "randomwriter",
+        &[
+            "-D",
+            "mapreduce.randomwriter.bytespermap=300000",
+            "-D",
+            "mapreduce.randomwriter.totalbytes=900000",
+            path(&input),
+        ],
+    );
+    let records = all_records(&input, BYTES);
+    assert!(!records.is_empty());
+    for reducers in [1, 4] {
+        assert_eq!(both_sort(d, &input, reducers, BYTES), records.len());
+    }
+}
