@@ -317,13 +317,12 @@ pub(crate) fn run(generator: Generator, args: &RandomWriterArgs) -> Result<()> {
     Ok(())
 }
 
-/// The generator of map `index` under `seed`.
+/// The generator of map `index` under `seed`. Its starting state is a SplitMix64 output of
+/// (seed, index), not a multiple of the generator's own increment: maps started `index`
+/// increments apart would give the same numbers shifted by a record or so.
 fn map_rng(seed: u64, index: usize) -> SplitMix64 {
-    SplitMix64(
-        seed.wrapping_mul(0x2545_f491_4f6c_dd1d)
-            .wrapping_add(index as u64)
-            .wrapping_mul(0x9e37_79b9_7f4a_7c15),
-    )
+    let mut mixer = SplitMix64(seed.wrapping_mul(0x2545_f491_4f6c_dd1d) ^ index as u64);
+    SplitMix64(mixer.next())
 }
 
 /// Records between checks for cancellation.
@@ -609,6 +608,26 @@ mod tests {
             let last = payload(generator, k).len() + payload(generator, v).len();
             assert!(total - last < 200_000);
         }
+    }
+
+    /// Maps draw their own records: no key of one map is a key of another (keys of 10 or
+    /// more random bytes do not repeat by chance).
+    #[test]
+    fn maps_share_no_keys() {
+        let p = plan(Generator::Bytes, &args(&["--size", "300000"])).unwrap();
+        let words = random_text::words();
+        let status = JobStatus::default();
+        let mut seen = std::collections::HashSet::new();
+        let mut total = 0;
+        for map in 0..4 {
+            write_records(&p, &words, &mut map_rng(42, map), &status, |k, _| {
+                seen.insert(k.to_vec());
+                total += 1;
+                Ok(())
+            })
+            .unwrap();
+        }
+        assert_eq!(seen.len(), total);
     }
 
     #[test]

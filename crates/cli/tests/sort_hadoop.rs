@@ -291,6 +291,9 @@ fn hadoop_sorts_sluices_randomwriter_output_as_sluice_does() {
         path(&input),
     ]);
     let records = all_records(&input, BYTES);
+    // Random keys of 10 or more bytes do not repeat: maps must not draw the same numbers.
+    let distinct: std::collections::HashSet<&Vec<u8>> = records.iter().map(|r| &r.0).collect();
+    assert_eq!(distinct.len(), records.len());
     let mut per_map = [0usize; 3];
     for (i, p) in parts(&input).iter().enumerate() {
         per_map[i] = read_seq(p)
