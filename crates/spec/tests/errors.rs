@@ -24,6 +24,11 @@ fn a_job_needs_a_reducer() {
     for spec in [
         JobSpec::WordCount { reducers: 0 },
         JobSpec::Sort { reducers: 0 },
+        JobSpec::SortSequenceFile {
+            reducers: 0,
+            key_class: "org.apache.hadoop.io.Text".into(),
+            value_class: "org.apache.hadoop.io.Text".into(),
+        },
         JobSpec::InvertedIndex { reducers: 0 },
         JobSpec::Grep {
             pattern: "a".into(),
@@ -60,6 +65,18 @@ fn grep_needs_a_pattern_with_its_group() {
         group.to_string(),
         "grep: capture group 3, but the pattern has only 2 capture group(s)"
     );
+}
+
+#[test]
+fn a_sequence_file_sort_needs_a_key_class_with_a_known_comparator() {
+    let spec = JobSpec::SortSequenceFile {
+        reducers: 1,
+        key_class: "org.apache.hadoop.io.DoubleWritable".into(),
+        value_class: "org.apache.hadoop.io.Text".into(),
+    };
+    let e = error(&spec);
+    assert!(matches!(e, SpecError::KeyClass(_)), "{e:?}");
+    assert!(e.to_string().contains("DoubleWritable"), "{e}");
 }
 
 #[test]

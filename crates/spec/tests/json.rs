@@ -32,6 +32,11 @@ fn every_variant_survives_a_round_trip() {
             reducers: 2,
         },
         JobSpec::Sort { reducers: 1 },
+        JobSpec::SortSequenceFile {
+            reducers: 2,
+            key_class: "org.apache.hadoop.io.BytesWritable".into(),
+            value_class: "org.apache.hadoop.io.Text".into(),
+        },
         JobSpec::InvertedIndex { reducers: 4 },
         JobSpec::TeraSort {
             reducers: 4,
