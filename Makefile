@@ -47,7 +47,8 @@ stores:
 	tests/stores/fetch.sh
 
 # sluice's YARN submitter, target/yarn/sluice-yarn.jar (yarn/README.md), and Apache Hadoop's
-# minicluster jars for its tests, which run a real YARN cluster (tests/yarn/README.md).
+# minicluster jars for its tests and the plugin's, which run a real YARN cluster
+# (tests/yarn/README.md).
 yarn:
 	yarn/build.sh
 	tests/yarn/fetch.sh
@@ -67,7 +68,7 @@ clients:
 # unless these features are on; here they are, so every test runs.
 TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
-	sluice-io/test-hadoop,sluice-jni/test-hadoop
+	sluice-io/test-hadoop,sluice-jni/test-hadoop,sluice-jni/test-yarn
 
 test: prereqs fmt lint deps hadoop stores yarn plugin clients
 	$(CARGO) test --workspace --release --features $(TEST_FEATURES)
