@@ -50,6 +50,17 @@ import org.apache.hadoop.util.GenericOptionsParser;
  * {@code DIR/log}; the exit code is written to {@code DIR/exit} last. A case whose only argument
  * is {@code @panic} calls the library's test entry point that panics, and passes (exit 0) if
  * that arrives as an IOException, whose message it logs.
+ *
+ * <p>{@code ExamplesBatch --yarn CONFDIR MANIFEST} first starts a MiniDFSCluster and a
+ * MiniMRYarnCluster (two NodeManagers, every task in a container JVM of its own; their
+ * directories are under {@code target} of the working directory), copies the directory
+ * {@code in} of the working directory to {@code /in} of the HDFS, and writes the cluster's
+ * configuration to {@code core-site.xml}, {@code mapred-site.xml} and {@code yarn-site.xml} in
+ * {@code CONFDIR}, which must be on the classpath, so that the
+ * jobs' {@code new Configuration()} finds the cluster. Containers get this JVM's classpath
+ * (the mini cluster's rule), so the plugin jar must not be on it: the jobs ship it with
+ * {@code -libjars}, as a user would. At the end it copies {@code /out} of the HDFS to the
+ * directory {@code out} and halts instead of stopping the clusters, which takes half a minute.
  */
 public class ExamplesBatch {
   /** Thrown instead of exiting when a case calls System.exit. */
@@ -69,7 +80,9 @@ public class ExamplesBatch {
 
   @SuppressWarnings("removal") // the exit trap; Java 17 still has the security manager
   public static void main(String[] argv) throws Exception {
-    List<Case> cases = parse(Paths.get(argv[0]));
+    boolean yarn = argv[0].equals("--yarn");
+    List<Case> cases = parse(Paths.get(argv[yarn ? 2 : 0]));
+    Configuration running = yarn ? startYarn(Paths.get(argv[1])) : null;
     System.setSecurityManager(new SecurityManager() {
       @Override
       public void checkPermission(Permission perm) {}
@@ -114,8 +127,84 @@ public class ExamplesBatch {
       out.printf("hadoop: %-40s exit %3d  %5.1fs%n", c.name(), code, (System.nanoTime() - start) / 1e9);
     }
     exiting = true;
+    if (yarn) {
+      fetchOutputs(running);
+      Runtime.getRuntime().halt(0);
+    }
     System.exit(0);
   }
+
+  /**
+   * Starts a MiniDFSCluster and a MiniMRYarnCluster on it, writes their configuration as the
+   * site files of {@code confDir}, and copies the directory {@code in} of the working directory
+   * to {@code /in} of the HDFS. The distributed cache (the jars of {@code -libjars},
+   * terasort's partition file) needs a file system of its own: with the local file system as
+   * the default one the job client does not copy them to the staging directory and the
+   * containers never see them.
+   */
+  static Configuration startYarn(Path confDir) throws Exception {
+    Configuration conf = new Configuration();
+    conf.set("hdfs.minidfs.basedir", Paths.get("target", "dfs").toAbsolutePath().toString());
+    conf.setInt("dfs.replication", 1);
+    Class<?> builderClass = Class.forName("org.apache.hadoop.hdfs.MiniDFSCluster$Builder");
+    Object builder = builderClass.getConstructor(Configuration.class).newInstance(conf);
+    builderClass.getMethod("numDataNodes", int.class).invoke(builder, 1);
+    Object dfs = builderClass.getMethod("build").invoke(builder);
+    Object fs = dfs.getClass().getMethod("getFileSystem").invoke(dfs);
+    conf.set("fs.defaultFS", ((org.apache.hadoop.fs.FileSystem) fs).getUri().toString());
+    // Small containers for a small machine: no memory checks (a JVM reserves far more
+    // virtual memory than YARN allows by default), room for an application master and a
+    // few tasks at once.
+    conf.setInt("yarn.scheduler.minimum-allocation-mb", 128);
+    conf.setInt("yarn.nodemanager.resource.memory-mb", 3072);
+    conf.setBoolean("yarn.nodemanager.vmem-check-enabled", false);
+    conf.setBoolean("yarn.nodemanager.pmem-check-enabled", false);
+    conf.setFloat(
+        "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage", 100f);
+    conf.setInt("yarn.app.mapreduce.am.resource.mb", 512);
+    conf.set("yarn.app.mapreduce.am.command-opts", "-Xmx384m " + OPENS);
+    conf.setInt("mapreduce.map.memory.mb", 384);
+    conf.setInt("mapreduce.reduce.memory.mb", 384);
+    conf.set("mapreduce.map.java.opts", "-Xmx256m " + OPENS);
+    conf.set("mapreduce.reduce.java.opts", "-Xmx256m " + OPENS);
+    conf.setInt("mapreduce.task.io.sort.mb", 16);
+    // Reduces start once every map is done: fewer JVMs at once on a small machine.
+    conf.setFloat("mapreduce.job.reduce.slowstart.completedmaps", 1.0f);
+    Class<?> clusterClass = Class.forName("org.apache.hadoop.mapreduce.v2.MiniMRYarnCluster");
+    Object cluster =
+        clusterClass.getConstructor(String.class, int.class).newInstance("sluice-plugin-yarn", 2);
+    clusterClass.getMethod("init", Configuration.class).invoke(cluster, conf);
+    clusterClass.getMethod("start").invoke(cluster);
+    Configuration running = (Configuration) clusterClass.getMethod("getConfig").invoke(cluster);
+    Files.createDirectories(confDir);
+    // Written as each site file: a key is read from the last resource loaded, and
+    // mapred-default.xml (local mode) and yarn-default.xml come after core-site.xml.
+    for (String site : new String[] {"core-site.xml", "mapred-site.xml", "yarn-site.xml"}) {
+      try (java.io.OutputStream out = Files.newOutputStream(confDir.resolve(site))) {
+        running.writeXml(out);
+      }
+    }
+    org.apache.hadoop.fs.FileSystem hdfs = org.apache.hadoop.fs.FileSystem.get(running);
+    if (Files.isDirectory(Paths.get("in"))) {
+      hdfs.copyFromLocalFile(new org.apache.hadoop.fs.Path(Paths.get("in").toUri()),
+          new org.apache.hadoop.fs.Path("/in"));
+    }
+    System.out.println("yarn: MiniMRYarnCluster up on " + hdfs.getUri());
+    return running;
+  }
+
+  /** Copies {@code /out} of the cluster's HDFS to the directory {@code out}. */
+  static void fetchOutputs(Configuration running) throws IOException {
+    org.apache.hadoop.fs.FileSystem hdfs = org.apache.hadoop.fs.FileSystem.get(running);
+    org.apache.hadoop.fs.Path out = new org.apache.hadoop.fs.Path("/out");
+    if (hdfs.exists(out)) {
+      hdfs.copyToLocalFile(out, new org.apache.hadoop.fs.Path(Paths.get("out").toUri()));
+    }
+  }
+
+  /** Java 17 options the MapReduce application master's web app needs under Hadoop 3.4. */
+  static final String OPENS =
+      "--add-opens=java.base/java.lang=ALL-UNNAMED --add-opens=java.base/java.util=ALL-UNNAMED";
 
   /**
    * Runs {@code main} of the class {@code args[0]} (an example program, such as {@code

@@ -1,0 +1,484 @@
+//! The native map-output collector on a real YARN cluster: Hadoop 3.4's `MiniMRYarnCluster`
+//! (two NodeManagers; every map and reduce task in a container JVM of its own), started once
+//! by `tests/plugin/ExamplesBatch.java --yarn` for all the jobs. Each job runs twice on it,
+//! with Hadoop's own collector and with `org.sluice.hadoop.NativeMapOutputCollector` first in
+//! `mapreduce.job.map.output.collector.class`, the plugin jar shipped with `-libjars` as a
+//! user would ship it. So each map task's JVM extracts and loads the library itself (several
+//! at once on the two NodeManagers), and Hadoop's `ShuffleHandler` serves the `file.out` the
+//! library wrote over HTTP to the reducers' fetchers. The two runs must agree:
+//!
+//! * the output files are byte-identical;
+//! * the record counters are equal;
+//! * the collector was used in every map task (`sluice`/`NATIVE_COLLECTOR_TASKS` equals
+//!   `Launched map tasks`, and no task's log holds a refusal), or, for secondarysort (its sort
+//!   comparator is set in code), refused in every task (no `sluice` counter, the refusal in
+//!   the tasks' logs) with Hadoop's output all the same.
+//!
+//! Inputs and outputs are on the cluster's HDFS (the driver copies them), as the distributed
+//! cache (`-libjars`, terasort's partition file) needs. The jars come from `make yarn` (`target/yarn/lib`: the minicluster, the examples) and
+//! `make plugin` (`target/plugin/sluice-plugin.jar`).
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
+    org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
+
+const EXAMPLES: &str = "org.apache.hadoop.examples";
+
+/// Counters that do not depend on where spills fall.
+const RECORD_COUNTERS: &[&str] = &[
+    "Map input records",
+    "Map output records",
+    "Map output bytes",
+    "Reduce input groups",
+    "Reduce output records",
+];
+
+/// What a refusing task logs.
+const REFUSAL: &str = "sluice: native collector not used";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Panics with the way to get them unless the jars are there: a test that needs YARN never
+/// passes without it (without the `test-yarn` feature it is ignored, with the reason).
+fn require_jars() {
+    let root = root();
+    assert!(
+        root.join("target/yarn/lib/.complete").exists()
+            && root
+                .join("target/yarn/lib/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar")
+                .exists(),
+        "the minicluster jars are missing: run `make yarn` (tests/yarn/fetch.sh)"
+    );
+    assert!(
+        root.join("target/plugin/sluice-plugin.jar").exists(),
+        "target/plugin/sluice-plugin.jar is missing: run `make plugin`"
+    );
+}
+
+struct Job {
+    name: &'static str,
+    /// The example's class, after `org.apache.hadoop.examples.`.
+    class: &'static str,
+    options: &'static [&'static str],
+    /// Arguments; `{in:NAME}` is the input NAME, `{out}` the output directory.
+    args: &'static [&'static str],
+    /// The collector must be used (else: refused, logging this reason).
+    refusal: Option<&'static str>,
+    /// Some native task must have spilled more than once.
+    spills: bool,
+}
+
+const JOBS: &[Job] = &[
+    Job {
+        name: "wordcount",
+        class: "WordCount",
+        // A 1 MB sort buffer: the native collector spills several times in each task.
+        options: &["mapreduce.job.reduces=3", "mapreduce.task.io.sort.mb=1"],
+        args: &["{in:text}", "{out}"],
+        refusal: None,
+        spills: true,
+    },
+    Job {
+        name: "terasort",
+        class: "terasort.TeraSort",
+        options: &["mapreduce.job.reduces=2"],
+        args: &["{in:teragen}", "{out}"],
+        refusal: None,
+        spills: false,
+    },
+    Job {
+        name: "secondarysort",
+        class: "SecondarySort",
+        options: &["mapreduce.job.reduces=2"],
+        args: &["{in:pairs}", "{out}"],
+        refusal: Some(
+            "the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator",
+        ),
+        spills: false,
+    },
+];
+
+/// A deterministic generator (64-bit LCG), so that the inputs are the same on every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+/// `lines` lines of 8 words each, skewed towards the first words of the vocabulary.
+fn text(lines: usize, vocabulary: u64, seed: u64) -> String {
+    let mut rng = Lcg(seed);
+    let mut out = String::new();
+    for _ in 0..lines {
+        let words: Vec<String> = (0..8)
+            .map(|_| {
+                format!(
+                    "w{}",
+                    rng.next(vocabulary) * rng.next(vocabulary) / vocabulary
+                )
+            })
+            .collect();
+        out.push_str(&words.join(" "));
+        out.push('\n');
+    }
+    out
+}
+
+/// Two files of text (so two map tasks that start together) and the pairs of secondarysort.
+fn write_inputs(scratch: &Path) {
+    let put = |name: &str, file: &str, contents: String| {
+        let dir = scratch.join("in").join(name);
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join(file), contents).unwrap();
+    };
+    put("text", "a.txt", text(25_000, 50_000, 1));
+    put("text", "b.txt", text(20_000, 50_000, 2));
+    let mut rng = Lcg(4);
+    let pairs: String = (0..2000)
+        .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
+        .collect();
+    put("pairs", "pairs.txt", pairs);
+}
+
+/// Appends a case to the manifest.
+fn case(manifest: &mut String, name: &str, result: &Path, args: &[String]) {
+    manifest.push_str(&format!("case {name}\nresult {}\n", result.display()));
+    for a in args {
+        manifest.push_str(&format!("arg {a}\n"));
+    }
+    manifest.push_str("end\n");
+}
+
+/// The class, the generic options, then the arguments with their places filled in.
+fn arguments(job: &Job, run: &str, plugin: Option<&Path>) -> Vec<String> {
+    let mut out = vec![format!("{EXAMPLES}.{}", job.class)];
+    for o in job.options {
+        out.push("-D".into());
+        out.push(o.to_string());
+    }
+    if let Some(jar) = plugin {
+        out.extend(["-D".to_string(), COLLECTOR.to_string()]);
+        out.extend(["-libjars".to_string(), jar.display().to_string()]);
+    }
+    for a in job.args {
+        // Paths of the cluster's HDFS: the driver copies `in` there first and `/out` back.
+        out.push(if *a == "{out}" {
+            format!("/out/{run}")
+        } else if let Some(name) = a.strip_prefix("{in:").and_then(|a| a.strip_suffix('}')) {
+            format!("/in/{name}")
+        } else {
+            a.to_string()
+        });
+    }
+    out
+}
+
+/// The counter blocks of a log, one per job: group → name → value.
+type Counters = BTreeMap<String, BTreeMap<String, u64>>;
+
+fn counters(log: &str) -> Vec<Counters> {
+    let mut blocks: Vec<Counters> = Vec::new();
+    let mut group = String::new();
+    let mut inside = false;
+    for line in log.lines() {
+        if line.contains("Job: Counters: ") {
+            blocks.push(Counters::new());
+            inside = true;
+        } else if inside && line.starts_with("\t\t") {
+            if let Some((name, value)) = line.trim().split_once('=') {
+                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
+                    block
+                        .entry(group.clone())
+                        .or_default()
+                        .insert(name.to_string(), v);
+                }
+            }
+        } else if inside && line.starts_with('\t') {
+            group = line.trim().to_string();
+        } else if !line.starts_with("WARN") {
+            inside = false;
+        }
+    }
+    blocks
+}
+
+/// The visible files of an output directory: name → bytes.
+fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            !name.starts_with('.') && !name.starts_with('_')
+        })
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The applications of the jobs a client log names ("Running job: job_A_B" runs as the
+/// application `application_A_B`).
+fn applications(log: &str) -> Vec<String> {
+    log.lines()
+        .filter_map(|l| l.split("Running job: job_").nth(1))
+        .map(|id| format!("application_{}", id.trim()))
+        .collect()
+}
+
+/// Everything the map tasks' containers of `application` logged (`syslog` of each container
+/// under the NodeManagers' log directories), concatenated.
+fn task_logs(dir: &Path, application: &str, into: &mut String) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if path.is_dir() {
+            task_logs(&path, application, into);
+        } else if e.file_name() == "syslog"
+            && path.to_string_lossy().contains(&format!("/{application}/"))
+        {
+            into.push_str(&fs::read_to_string(&path).unwrap_or_default());
+        }
+    }
+}
+
+fn check(job: &Job, scratch: &Path) -> Result<(), String> {
+    let result = |run: &str| scratch.join("results").join(run);
+    let (stock, plugin) = (
+        format!("{}-stock", job.name),
+        format!("{}-plugin", job.name),
+    );
+    let mut logs = Vec::new();
+    for run in [&stock, &plugin] {
+        let exit = fs::read_to_string(result(run).join("exit")).unwrap_or_default();
+        let log = fs::read_to_string(result(run).join("log")).unwrap_or_default();
+        if exit.trim() != "0" {
+            return Err(format!("{run} exited {exit}:\n{log}"));
+        }
+        if !log.contains("Running job: job_") || log.contains("job_local") {
+            return Err(format!("{run} did not run on YARN:\n{log}"));
+        }
+        logs.push(log);
+    }
+    let (stock_files, plugin_files) = (
+        outputs(&scratch.join("out").join(&stock)),
+        outputs(&scratch.join("out").join(&plugin)),
+    );
+    if stock_files.is_empty() {
+        return Err(format!("{stock} wrote no output"));
+    }
+    if stock_files != plugin_files {
+        return Err(format!(
+            "the outputs differ: see {} and {}",
+            scratch.join("out").join(&stock).display(),
+            scratch.join("out").join(&plugin).display()
+        ));
+    }
+    let (stock_counters, plugin_counters) = (counters(&logs[0]), counters(&logs[1]));
+    if stock_counters.len() != 1 || plugin_counters.len() != 1 {
+        return Err(format!(
+            "{} counter blocks in the stock log, {} with the plugin (one each expected)",
+            stock_counters.len(),
+            plugin_counters.len()
+        ));
+    }
+    let (s, p) = (&stock_counters[0], &plugin_counters[0]);
+    let get =
+        |c: &Counters, group: &str, name: &str| c.get(group).and_then(|g| g.get(name)).copied();
+    for name in RECORD_COUNTERS {
+        let framework = "Map-Reduce Framework";
+        if get(s, framework, name) != get(p, framework, name) {
+            return Err(format!(
+                "{name} is {:?} in Hadoop, {:?} with the plugin",
+                get(s, framework, name),
+                get(p, framework, name)
+            ));
+        }
+    }
+    let maps = get(p, "Job Counters", "Launched map tasks");
+    let native = get(p, "sluice", "NATIVE_COLLECTOR_TASKS");
+    let apps = applications(&logs[1]);
+    let mut tasks = String::new();
+    for app in &apps {
+        task_logs(&scratch.join("target"), app, &mut tasks);
+    }
+    if apps.len() != 1 || tasks.is_empty() {
+        return Err(format!(
+            "no task logs of the plugin's application ({apps:?}) under {}",
+            scratch.join("target").display()
+        ));
+    }
+    match job.refusal {
+        None => {
+            if maps.is_none() || native != maps {
+                return Err(format!(
+                    "sluice/NATIVE_COLLECTOR_TASKS is {native:?}, Launched map tasks {maps:?}"
+                ));
+            }
+            if tasks.contains(REFUSAL) {
+                return Err(format!("a task refused:\n{tasks}"));
+            }
+            // "... written natively: N runs, ...", one line per map task.
+            let most_runs = tasks
+                .lines()
+                .filter_map(|l| l.split("written natively: ").nth(1))
+                .filter_map(|rest| rest.split(' ').next()?.parse::<u64>().ok())
+                .max();
+            if job.spills && most_runs.is_none_or(|runs| runs < 2) {
+                return Err(format!(
+                    "no task spilled more than once ({most_runs:?} runs)"
+                ));
+            }
+        }
+        Some(why) => {
+            if native.is_some() {
+                return Err(format!("the collector was used in {native:?} tasks"));
+            }
+            if !tasks.contains(&format!("{REFUSAL}: {why}")) {
+                return Err(format!(
+                    "the refusal \"{why}\" is not in the task logs:\n{tasks}"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs Java 17, `make yarn` and `make plugin` (the test-yarn feature)"
+)]
+fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector() {
+    require_jars();
+    let root = root();
+    let scratch_dir = tempfile::Builder::new()
+        .prefix("plugin-yarn")
+        .tempdir_in(root.join("target"))
+        .unwrap();
+    let scratch_path = scratch_dir.path().to_path_buf();
+    let scratch = scratch_path.as_path();
+    write_inputs(scratch);
+    let jar = root.join("target/plugin/sluice-plugin.jar");
+
+    let mut manifest = String::new();
+    // terasort's input, generated in local mode into the HDFS (it is only input): two files.
+    let teragen = [
+        format!("{EXAMPLES}.terasort.TeraGen"),
+        "-D".into(),
+        "mapreduce.framework.name=local".into(),
+        "-D".into(),
+        format!("hadoop.tmp.dir={}", scratch.join("tmp/teragen").display()),
+        "-D".into(),
+        "mapreduce.job.maps=2".into(),
+        "20000".into(),
+        "/in/teragen".into(),
+    ];
+    case(
+        &mut manifest,
+        "teragen",
+        &scratch.join("results/teragen"),
+        &teragen,
+    );
+    for job in JOBS {
+        for plugin in [None, Some(jar.as_path())] {
+            let run = format!(
+                "{}-{}",
+                job.name,
+                if plugin.is_some() { "plugin" } else { "stock" }
+            );
+            let args = arguments(job, &run, plugin);
+            case(
+                &mut manifest,
+                &run,
+                &scratch.join("results").join(&run),
+                &args,
+            );
+        }
+    }
+    fs::write(scratch.join("manifest"), manifest).unwrap();
+
+    // The plugin jar is not on this classpath: the containers get the driver's classpath
+    // (the mini cluster's rule), and the jobs must ship the jar themselves.
+    let classes = scratch.join("classes");
+    let conf = scratch.join("conf");
+    // On the classpath from the start: a directory missing when the JVM starts is never
+    // searched.
+    fs::create_dir_all(&conf).unwrap();
+    let lib = format!("{}/*", root.join("target/yarn/lib").display());
+    let javac = Command::new("javac")
+        .arg("-d")
+        .arg(&classes)
+        .arg("-cp")
+        .arg(&lib)
+        .arg(root.join("tests/plugin/ExamplesBatch.java"))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
+    assert!(javac.success(), "ExamplesBatch.java does not compile");
+    let classpath = format!(
+        "{}:{}:{}:{lib}",
+        conf.display(),
+        classes.display(),
+        root.join("tests/plugin").display(),
+    );
+    let status = Command::new("java")
+        .arg("-Djava.security.manager=allow")
+        // The ResourceManager's web app of Hadoop 3.4 on Java 17.
+        .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")
+        .arg("-cp")
+        .arg(&classpath)
+        .arg("ExamplesBatch")
+        .arg("--yarn")
+        .arg(&conf)
+        .arg(scratch.join("manifest"))
+        .current_dir(scratch)
+        .stderr(fs::File::create(scratch.join("cluster.log")).unwrap())
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    let kept = |scratch_dir: tempfile::TempDir| scratch_dir.keep().display().to_string();
+    if !status.success() {
+        panic!(
+            "the Java driver failed: {status} (see {}/cluster.log)",
+            kept(scratch_dir)
+        );
+    }
+    let exit = fs::read_to_string(scratch.join("results/teragen/exit"));
+    assert_eq!(exit.unwrap_or_default().trim(), "0", "teragen failed");
+
+    let failures: Vec<String> = JOBS
+        .iter()
+        .filter_map(|job| {
+            check(job, scratch)
+                .err()
+                .map(|e| format!("{}: {e}", job.name))
+        })
+        .collect();
+    if !failures.is_empty() {
+        panic!(
+            "{}\n\n(kept in {})",
+            failures.join("\n\n"),
+            kept(scratch_dir)
+        );
+    }
+}
