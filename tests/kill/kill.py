@@ -3,7 +3,7 @@
 
 For each job (word count, TeraSort, a streaming job with a mapper and a reducer program), the
 harness runs the job once to the end for its reference output and duration, then `--trials`
-times: starts it, waits a random time within that duration, and kills it with SIGKILL (what the
+times: starts it, waits a random time within that duration (or a little beyond), and kills it with SIGKILL (what the
 out-of-memory killer and `kill -9` do; no handler runs). After each kill:
 
   * the output directory is absent, or complete: `_SUCCESS` and the reference's part files,
@@ -86,8 +86,8 @@ def trials(sluice, scratch, rng, count):
     outputs = os.path.join(scratch, "outputs")
     for d in (spill, outputs):
         os.mkdir(d)
-    run([sluice, "gen", "text", "--size", "48MiB", "--files", "4", "--output", text, "-q"], check=True)
-    run([sluice, "run", "teragen", "--rows", "400000", "--output", rows, "--quiet"], check=True)
+    run([sluice, "gen", "text", "--size", "192MiB", "--files", "4", "--output", text, "-q"], check=True)
+    run([sluice, "run", "teragen", "--rows", "2000000", "--output", rows, "--quiet"], check=True)
     mapper = os.path.join(scratch, "mapper.sh")
     with open(mapper, "w") as f:
         f.write("#!/bin/sh\nexec tr -s ' ' '\\n'\n")
@@ -116,7 +116,9 @@ def trials(sluice, scratch, rng, count):
         outcomes = {"absent": 0, "complete": 0}
         out = os.path.join(outputs, name)
         for trial in range(count):
-            delay = rng.uniform(0, duration)
+            # A little beyond the reference's duration too, so that some kills find the job
+            # committing or done.
+            delay = rng.uniform(0, duration * 1.15)
             child = subprocess.Popen(command(out), stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
             time.sleep(delay)
