@@ -41,9 +41,7 @@ runs=3
 sluice=${SLUICE:-}
 skip_hadoop=false
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-die() { echo "streaming.sh: error: $*" >&2; exit 1; }
-log() { echo "streaming.sh: $*" >&2; }
+. "$script_dir/lib.sh"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -57,11 +55,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -x /usr/bin/time ] || die "GNU time is needed at /usr/bin/time (apt-get install time)"
-if [ -z "$sluice" ]; then
-    sluice=${CARGO_TARGET_DIR:-$repo_root/target}/release/sluice
-    [ -x "$sluice" ] || (cd "$repo_root" && cargo build --release -p sluice-cli)
-fi
+require_gnu_time
+find_sluice
 if ! $skip_hadoop; then
     (cd "$repo_root" && tests/hadoop/fetch.sh) >&2
 fi
@@ -88,7 +83,7 @@ python_args=(-files "$jobdir/wc_map.py,$jobdir/wc_reduce.py" -input "$corpus"
 cat_args=(-input "$corpus" -mapper /bin/cat -reducer /bin/cat)
 
 # Runs "$@" under GNU time in directory $1 (shifted off); prints "seconds rss_kib".
-timed() {
+timed_in() {
     local dir=$1
     shift
     (cd "$dir" && /usr/bin/time -f '%e %M' -o "$jobdir/time" "$@" >"$jobdir/stdout" 2>"$jobdir/stderr") \
@@ -103,7 +98,7 @@ run_sluice() {
     local best_s="" best_rss=""
     for i in $(seq 1 "$runs"); do
         rm -rf "$jobdir/out-sluice-$name"
-        read -r s rss < <(timed "$jobdir" "$sluice" streaming "$@" -output "$jobdir/out-sluice-$name")
+        read -r s rss < <(timed_in "$jobdir" "$sluice" streaming "$@" -output "$jobdir/out-sluice-$name")
         log "sluice $name run $i: $s s, $rss KiB"
         if [ -z "$best_s" ] || awk "BEGIN{exit !($s < $best_s)}"; then best_s=$s; best_rss=$rss; fi
     done
@@ -116,7 +111,7 @@ run_hadoop() {
     rm -rf "$jobdir/out-hadoop-$name" "$jobdir/hadoop-tmp"
     mkdir -p "$jobdir/hadoop-cwd-$name"
     cp "$jobdir/wc_map.py" "$jobdir/wc_reduce.py" "$jobdir/hadoop-cwd-$name/"
-    read -r s rss < <(timed "$jobdir/hadoop-cwd-$name" java -cp "$repo_root/tests/hadoop:$hadoop_lib/*" \
+    read -r s rss < <(timed_in "$jobdir/hadoop-cwd-$name" java -cp "$repo_root/tests/hadoop:$hadoop_lib/*" \
         org.apache.hadoop.streaming.HadoopStreaming \
         -D mapreduce.framework.name=local -D fs.defaultFS=file:/// \
         -D hadoop.tmp.dir="$jobdir/hadoop-tmp" "$@" -output "$jobdir/out-hadoop-$name")
@@ -141,13 +136,12 @@ for job in python cat; do
 done
 
 log "timing the floor: the Python scripts alone"
-read -r map_s _ < <(timed "$jobdir" bash -c "python3 wc_map.py < <(cat '$corpus'/*) > map.out")
-read -r sort_s _ < <(timed "$jobdir" bash -c "LC_ALL=C sort -S 1G map.out > map.sorted")
-read -r red_s _ < <(timed "$jobdir" bash -c "python3 wc_reduce.py < map.sorted > reduce.out")
+read -r map_s _ < <(timed_in "$jobdir" bash -c "python3 wc_map.py < <(cat '$corpus'/*) > map.out")
+read -r sort_s _ < <(timed_in "$jobdir" bash -c "LC_ALL=C sort -S 1G map.out > map.sorted")
+read -r red_s _ < <(timed_in "$jobdir" bash -c "python3 wc_reduce.py < map.sorted > reduce.out")
 rm -f "$jobdir/map.out" "$jobdir/map.sorted"
 floor=$(awk "BEGIN{printf \"%.2f\", $map_s + $red_s}")
 
-ratio() { awk "BEGIN{printf \"%.1f\", $1 / $2}"; }
 report=$work/streaming-results.md
 {
     echo "### Streaming jobs, $size corpus ($(date -u +%Y-%m-%d))"

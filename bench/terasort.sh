@@ -38,9 +38,7 @@ work=$script_dir/scratch
 sluice=${SLUICE:-}
 skip_gnu_sort=false
 
-usage() { sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"; }
-die() { echo "terasort.sh: error: $*" >&2; exit 1; }
-log() { echo "terasort.sh: $*" >&2; }
+. "$script_dir/lib.sh"
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -56,11 +54,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 
-[ -x /usr/bin/time ] || die "GNU time is needed at /usr/bin/time (apt-get install time)"
-if [ -z "$sluice" ]; then
-    sluice=${CARGO_TARGET_DIR:-$repo_root/target}/release/sluice
-    [ -x "$sluice" ] || (cd "$repo_root" && cargo build --release -p sluice-cli)
-fi
+require_gnu_time
+find_sluice
 if [ "$hadoop_rows" != 0 ]; then
     (cd "$repo_root" && tests/hadoop/fetch.sh) >&2
 fi
@@ -73,30 +68,6 @@ run=$work/terasort-run
 rm -rf "$run"
 mkdir -p "$run"
 
-drop_caches() {
-    sync
-    if [ -w /proc/sys/vm/drop_caches ]; then
-        echo 3 > /proc/sys/vm/drop_caches
-        cache_note="dropped before each step"
-    else
-        cache_note="not dropped (not root): steps may read cached input"
-    fi
-}
-
-# timed NAME COMMAND...: runs the command under GNU time; sets $secs and $rss_mib.
-timed() {
-    local name=$1
-    shift
-    drop_caches
-    log "$name: $*"
-    /usr/bin/time -f "%e %M" -o "$run/$name.time" "$@" > "$run/$name.log" 2>&1 \
-        || { cat "$run/$name.log" >&2; die "$name failed"; }
-    read -r secs kib < <(tail -n 1 "$run/$name.time")
-    rss_mib=$(awk -v k="$kib" 'BEGIN { printf "%.0f", k / 1024 }')
-}
-
-mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
 
 # teragen_to DIR ROWS: writes the rows, prints the checksum.
 teragen_to() {

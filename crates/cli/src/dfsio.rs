@@ -323,7 +323,7 @@ fn append_result(path: &std::path::Path, block: &str) -> Result<()> {
 /// over: generating every byte afresh would cost the CPU that the store's client needs, and
 /// no store sluice writes to compresses or deduplicates.
 fn fill_chunk(chunk: &mut [u8], index: usize) {
-    let mut rng = SplitMix64(0xd_f510_u64 ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut rng = SplitMix64::stream(0xd_f510, index as u64);
     random::fill_random(chunk, &mut rng);
 }
 

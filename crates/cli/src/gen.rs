@@ -38,6 +38,14 @@ impl SplitMix64 {
         z ^ (z >> 31)
     }
 
+    /// The generator of stream `index` under `seed` (a file, a task): each stream starts at a
+    /// state hashed from both, so streams are unrelated. Starting stream `i` at `seed + i` steps
+    /// instead would make every stream the previous one shifted by a word.
+    pub(crate) fn stream(seed: u64, index: u64) -> SplitMix64 {
+        let base = SplitMix64(seed).next();
+        SplitMix64(SplitMix64(base ^ index).next())
+    }
+
     /// A number in `0..n`.
     pub(crate) fn below(&mut self, n: u64) -> u64 {
         ((u128::from(self.next()) * u128::from(n)) >> 64) as u64

@@ -1,7 +1,8 @@
 //! `sluice run pagerank|connected-components|kmeans`: the iterative jobs, on this machine.
 //!
 //! Each iteration is a job of the local driver; its progress is one line on stderr per
-//! iteration, and the summary is the last job's (counters of all the jobs together) with the
+//! iteration, and the summary is the whole run's (the user's input files; map tasks, counters
+//! and phase times of all its jobs added up; the output the last job wrote) with the
 //! iteration count and whether the run converged.
 
 use std::sync::Arc;

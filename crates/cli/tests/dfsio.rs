@@ -304,6 +304,19 @@ fn gen_random_writes_files_of_random_bytes() {
     assert!(counts
         .iter()
         .all(|&c| (f64::from(c) - expected).abs() < expected * 0.1));
+    // Each file has bytes of its own: no file is another one shifted (its first 64 bytes occur
+    // nowhere in the other files).
+    for (i, name) in names[1..].iter().enumerate() {
+        let head = &std::fs::read(a.join(name)).unwrap()[..64];
+        for other in names[1..].iter().enumerate().filter(|(j, _)| *j != i) {
+            let other_bytes = std::fs::read(a.join(other.1)).unwrap();
+            assert!(
+                !other_bytes.windows(64).any(|w| w == head),
+                "{name}'s first bytes occur in {}",
+                other.1
+            );
+        }
+    }
 
     let again = gen(a.to_str().unwrap(), "1");
     assert_eq!(again.status.code(), Some(1));

@@ -12,13 +12,11 @@
 //! could take it for stale and remove it. So the maker, once it holds the lock, checks that
 //! the directory is still the one at the path, and makes another if it is not.
 
-use std::fs::{self, File};
+use std::fs;
 use std::io;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use sluice_io::{remove_if_unowned, OwnedDir};
 
 /// Most jobs of one id with a directory in one scratch directory at a time.
 const MAX_SAME_JOB: usize = 1000;
@@ -30,7 +28,7 @@ const MAX_RACES: usize = 10;
 #[derive(Debug)]
 pub(crate) struct JobDir {
     path: PathBuf,
-    _lock: Flock<File>,
+    _lock: OwnedDir,
 }
 
 impl JobDir {
@@ -41,19 +39,13 @@ impl JobDir {
     pub(crate) fn create(scratch: &Path, job_id: &str) -> io::Result<JobDir> {
         for _ in 0..MAX_RACES {
             let path = make_unique(scratch, job_id)?;
-            let dir = File::open(&path)?;
-            // Blocking: another worker holds the lock of a directory it has just made only
+            // Waiting: another worker holds the lock of a directory it has just made only
             // for as long as it takes to remove it, believing it stale.
-            let lock =
-                Flock::lock(dir, FlockArg::LockExclusive).map_err(|(_, e)| io::Error::from(e))?;
-            let held = lock.metadata()?;
-            match fs::symlink_metadata(&path) {
-                Ok(now) if now.dev() == held.dev() && now.ino() == held.ino() => {
-                    return Ok(JobDir { path, _lock: lock });
-                }
-                // Removed by a worker cleaning up before the lock was taken: make another.
-                _ => continue,
+            let lock = OwnedDir::lock_waiting(&path)?;
+            if lock.is_at(&path)? {
+                return Ok(JobDir { path, _lock: lock });
             }
+            // Removed by a worker cleaning up before the lock was taken: make another.
         }
         Err(io::Error::other(format!(
             "cannot keep a directory in {}: it was removed {MAX_RACES} times as it was made",
@@ -109,17 +101,10 @@ pub(crate) fn remove_stale(scratch: &Path) -> Vec<PathBuf> {
             continue;
         }
         let path = entry.path();
-        let Ok(dir) = File::open(&path) else { continue };
-        match Flock::lock(dir, FlockArg::LockExclusiveNonblock) {
-            Ok(_lock) => {
-                // Still locked while it goes: a worker making a directory of this name now
-                // waits, then sees it gone and makes another.
-                if fs::remove_dir_all(&path).is_ok() {
-                    removed.push(path);
-                }
-            }
-            Err((_, Errno::EWOULDBLOCK)) => {} // A running worker's.
-            Err(_) => {}
+        // A running worker holds its directory's lock; a worker making a directory of this
+        // name now waits for the lock, then sees the directory gone and makes another.
+        if remove_if_unowned(&path) {
+            removed.push(path);
         }
     }
     removed

@@ -265,9 +265,7 @@ impl TaskHost {
         map_task(&task, job, &self.shared, Some(catalog), committer)?;
         // Not part of the task: its runs are in the catalog now, and a retry would add them
         // twice.
-        let spec = MergeSpec::of(stage);
-        merge_early(catalog, spec, self.shared.task_share, &self.shared.runs)?;
-        merge_memory_early(catalog, spec, &self.shared.runs)
+        self.merge_piled_up(catalog, MergeSpec::of(stage))
     }
 
     /// Runs one attempt of a map task as [`TaskHost::run_map`] does, but returns its runs
@@ -346,9 +344,19 @@ impl TaskHost {
             ))
         })?;
         catalog.add(task, runs);
-        let spec = MergeSpec::of(stage);
-        merge_early(catalog, spec, self.shared.task_share, &self.shared.runs)?;
-        merge_memory_early(catalog, spec, &self.shared.runs)
+        self.merge_piled_up(catalog, MergeSpec::of(stage))
+    }
+
+    /// Merges the runs that have piled up in `catalog`, window after window until none is
+    /// due. Only one merge runs at a time: a task that finishes while another thread merges
+    /// skips its turn, so the merging thread goes on with what piled up meanwhile rather than
+    /// leaving it all to the reduce tasks.
+    fn merge_piled_up(&self, catalog: &RunCatalog, spec: MergeSpec<'_>) -> Result<(), ExecError> {
+        let res = &self.shared.runs;
+        while merge_early(catalog, spec, self.shared.task_share, res)?
+            || merge_memory_early(catalog, spec, res)?
+        {}
+        Ok(())
     }
 
     /// A writer of a run of `partitions` partitions whose records take `bytes` encoded: in

@@ -69,7 +69,7 @@ pub use local::LocalStorage;
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;
-pub use owned_dir::{remove_abandoned, OwnedDir};
+pub use owned_dir::{remove_abandoned, remove_if_unowned, OwnedDir};
 pub use readahead::ReadAhead;
 pub use split::{plan_block_splits, plan_input_splits, plan_splits, Split};
 pub use storage::{

@@ -21,6 +21,7 @@ use std::ffi::OsStr;
 use std::fs::{self, File};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use nix::errno::Errno;
@@ -41,10 +42,44 @@ impl OwnedDir {
     /// # Errors
     /// The error of opening or locking it (a lock held by another process included).
     pub fn lock(dir: &Path) -> io::Result<OwnedDir> {
+        Self::lock_with(dir, FlockArg::LockExclusiveNonblock)
+    }
+
+    /// Locks `dir`, waiting while another process holds its lock (one that has taken it for
+    /// abandoned holds it only as long as it takes to remove it: see [`OwnedDir::is_at`]).
+    ///
+    /// # Errors
+    /// The error of opening or locking it.
+    pub fn lock_waiting(dir: &Path) -> io::Result<OwnedDir> {
+        Self::lock_with(dir, FlockArg::LockExclusive)
+    }
+
+    fn lock_with(dir: &Path, how: FlockArg) -> io::Result<OwnedDir> {
         let file = File::open(dir)?;
-        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock)
-            .map_err(|(_, errno)| io::Error::from(errno))?;
+        let lock = Flock::lock(file, how).map_err(|(_, errno)| io::Error::from(errno))?;
         Ok(OwnedDir { _lock: lock })
+    }
+
+    /// Whether the locked directory is still the one at `path`. Between making a directory and
+    /// locking it, another process cleaning up may lock it, take it for abandoned and remove
+    /// it; the maker then holds the lock of a removed directory, and must make another.
+    ///
+    /// # Errors
+    /// The error of examining the locked directory.
+    pub fn is_at(&self, path: &Path) -> io::Result<bool> {
+        let held = self._lock.metadata()?;
+        Ok(fs::symlink_metadata(path)
+            .is_ok_and(|now| now.dev() == held.dev() && now.ino() == held.ino()))
+    }
+}
+
+/// Removes directory `path` if no process holds its lock (its owner is gone), holding the
+/// lock while it goes so that nobody takes part of it meanwhile. Returns whether it was
+/// removed; a directory that is locked, or cannot be opened or removed, stays.
+pub fn remove_if_unowned(path: &Path) -> bool {
+    match OwnedDir::lock(path) {
+        Ok(_lock) => fs::remove_dir_all(path).is_ok(),
+        Err(_) => false,
     }
 }
 
@@ -66,11 +101,7 @@ pub fn remove_abandoned(parent: &Path, prefix: &OsStr) -> Vec<PathBuf> {
             continue;
         }
         let path = entry.path();
-        // Holding the lock while removing keeps a second job from examining it meanwhile.
-        let Ok(_lock) = OwnedDir::lock(&path) else {
-            continue;
-        };
-        if fs::remove_dir_all(&path).is_ok() {
+        if remove_if_unowned(&path) {
             removed.push(path);
         }
     }

@@ -21,22 +21,11 @@
 
 use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
-    org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
-
-const EXAMPLES: &str = "org.apache.hadoop.examples";
-
-/// Counters that do not depend on where spills fall.
-const RECORD_COUNTERS: &[&str] = &[
-    "Map input records",
-    "Map output records",
-    "Map output bytes",
-    "Reduce input groups",
-    "Reduce output records",
-];
+mod common;
+use common::*;
 
 /// Counters that are equal when both collectors spill once per task.
 const SPILL_COUNTERS: &[&str] = &[
@@ -47,27 +36,6 @@ const SPILL_COUNTERS: &[&str] = &[
     "Reduce input records",
     "Reduce shuffle bytes",
 ];
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Panics with the way to get them unless the jars are there: a test that needs Hadoop never
-/// passes without it (without the `test-hadoop` feature it is ignored, with the reason).
-fn require_jars() {
-    let root = root();
-    assert!(
-        root.join("target/hadoop/lib/.complete").exists(),
-        "the Hadoop jars are missing: run `make hadoop` (tests/hadoop/fetch.sh)"
-    );
-    assert!(
-        root.join("target/plugin/sluice-plugin.jar").exists(),
-        "target/plugin/sluice-plugin.jar is missing: run `make plugin`"
-    );
-}
 
 /// What a job must show about the collector.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -114,38 +82,6 @@ fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect:
     }
 }
 
-/// A deterministic generator (64-bit LCG), so that the inputs are the same on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
-
-/// `lines` lines of `words` words each, drawn from `vocabulary` words, skewed towards the
-/// first ones as real text is.
-fn text(lines: usize, words: usize, vocabulary: u64, seed: u64) -> String {
-    let mut rng = Lcg(seed);
-    let mut out = String::new();
-    for _ in 0..lines {
-        for w in 0..words {
-            let a = rng.next(vocabulary);
-            let b = rng.next(vocabulary);
-            if w > 0 {
-                out.push(' ');
-            }
-            out.push_str(&format!("w{}", a * b / vocabulary));
-        }
-        out.push('\n');
-    }
-    out
-}
-
 fn write_inputs(scratch: &Path) {
     let put = |name: &str, file: &str, contents: String| {
         let dir = scratch.join("in").join(name);
@@ -160,11 +96,8 @@ fn write_inputs(scratch: &Path) {
         "few.txt",
         "red blue red\ngreen\nblue red\n".repeat(10),
     );
-    let mut rng = Lcg(4);
-    let pairs: String = (0..2000)
-        .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
-        .collect();
-    put("pairs", "pairs.txt", pairs);
+    put("pairs", "pairs.txt", pairs(2000, 4));
+    let mut rng = Lcg(5);
     let numbers: String = (0..3000)
         .map(|_| format!("{}\n", rng.next(4_000_001) as i64 - 2_000_000))
         .collect();
@@ -224,15 +157,6 @@ fn jobs() -> Vec<Job> {
     jobs
 }
 
-/// Appends a case to the manifest.
-fn case(manifest: &mut String, name: &str, result: &Path, args: &[String]) {
-    manifest.push_str(&format!("case {name}\nresult {}\n", result.display()));
-    for a in args {
-        manifest.push_str(&format!("arg {a}\n"));
-    }
-    manifest.push_str("end\n");
-}
-
 /// The class, the generic options, then the arguments with their places filled in.
 fn arguments(job: &Job, scratch: &Path, run: &str, plugin: bool) -> Vec<String> {
     let mut out = vec![job.args[0].clone()];
@@ -260,53 +184,6 @@ fn arguments(job: &Job, scratch: &Path, run: &str, plugin: bool) -> Vec<String> 
         });
     }
     out
-}
-
-/// The counter blocks of a log, one per job: group → name → value.
-type Counters = BTreeMap<String, BTreeMap<String, u64>>;
-
-fn counters(log: &str) -> Vec<Counters> {
-    let mut blocks: Vec<Counters> = Vec::new();
-    let mut group = String::new();
-    let mut inside = false;
-    for line in log.lines() {
-        if line.contains("Job: Counters: ") {
-            blocks.push(Counters::new());
-            inside = true;
-        } else if inside && line.starts_with("\t\t") {
-            if let Some((name, value)) = line.trim().split_once('=') {
-                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
-                    block
-                        .entry(group.clone())
-                        .or_default()
-                        .insert(name.to_string(), v);
-                }
-            }
-        } else if inside && line.starts_with('\t') {
-            group = line.trim().to_string();
-        } else {
-            inside = false;
-        }
-    }
-    blocks
-}
-
-/// The visible files of an output directory: name → bytes.
-fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap())
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            !name.starts_with('.') && !name.starts_with('_')
-        })
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 fn sorted_lines(files: &BTreeMap<String, Vec<u8>>) -> BTreeMap<String, Vec<String>> {
@@ -448,7 +325,13 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     ignore = "needs Java 17, `make hadoop` and `make plugin` (the test-hadoop feature)"
 )]
 fn hadoop_examples_give_the_same_output_with_the_native_collector() {
-    require_jars();
+    require(&[
+        (
+            "target/hadoop/lib/.complete",
+            "`make hadoop` (tests/hadoop/fetch.sh)",
+        ),
+        ("target/plugin/sluice-plugin.jar", "`make plugin`"),
+    ]);
     let root = root();
     let scratch_dir = tempfile::Builder::new()
         .prefix("plugin-hadoop")

@@ -19,51 +19,15 @@
 //! `make plugin` (`target/plugin/sluice-plugin.jar`).
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
-const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
-    org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
-
-const EXAMPLES: &str = "org.apache.hadoop.examples";
-
-/// Counters that do not depend on where spills fall.
-const RECORD_COUNTERS: &[&str] = &[
-    "Map input records",
-    "Map output records",
-    "Map output bytes",
-    "Reduce input groups",
-    "Reduce output records",
-];
+mod common;
+use common::*;
 
 /// What a refusing task logs.
 const REFUSAL: &str = "sluice: native collector not used";
-
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .canonicalize()
-        .unwrap()
-}
-
-/// Panics with the way to get them unless the jars are there: a test that needs YARN never
-/// passes without it (without the `test-yarn` feature it is ignored, with the reason).
-fn require_jars() {
-    let root = root();
-    assert!(
-        root.join("target/yarn/lib/.complete").exists()
-            && root
-                .join("target/yarn/lib/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar")
-                .exists(),
-        "the minicluster jars are missing: run `make yarn` (tests/yarn/fetch.sh)"
-    );
-    assert!(
-        root.join("target/plugin/sluice-plugin.jar").exists(),
-        "target/plugin/sluice-plugin.jar is missing: run `make plugin`"
-    );
-}
 
 struct Job {
     name: &'static str,
@@ -108,38 +72,6 @@ const JOBS: &[Job] = &[
     },
 ];
 
-/// A deterministic generator (64-bit LCG), so that the inputs are the same on every run.
-struct Lcg(u64);
-
-impl Lcg {
-    fn next(&mut self, below: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % below
-    }
-}
-
-/// `lines` lines of 8 words each, skewed towards the first words of the vocabulary.
-fn text(lines: usize, vocabulary: u64, seed: u64) -> String {
-    let mut rng = Lcg(seed);
-    let mut out = String::new();
-    for _ in 0..lines {
-        let words: Vec<String> = (0..8)
-            .map(|_| {
-                format!(
-                    "w{}",
-                    rng.next(vocabulary) * rng.next(vocabulary) / vocabulary
-                )
-            })
-            .collect();
-        out.push_str(&words.join(" "));
-        out.push('\n');
-    }
-    out
-}
-
 /// Two files of text (so two map tasks that start together) and the pairs of secondarysort.
 fn write_inputs(scratch: &Path) {
     let put = |name: &str, file: &str, contents: String| {
@@ -147,22 +79,9 @@ fn write_inputs(scratch: &Path) {
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join(file), contents).unwrap();
     };
-    put("text", "a.txt", text(25_000, 50_000, 1));
-    put("text", "b.txt", text(20_000, 50_000, 2));
-    let mut rng = Lcg(4);
-    let pairs: String = (0..2000)
-        .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
-        .collect();
-    put("pairs", "pairs.txt", pairs);
-}
-
-/// Appends a case to the manifest.
-fn case(manifest: &mut String, name: &str, result: &Path, args: &[String]) {
-    manifest.push_str(&format!("case {name}\nresult {}\n", result.display()));
-    for a in args {
-        manifest.push_str(&format!("arg {a}\n"));
-    }
-    manifest.push_str("end\n");
+    put("text", "a.txt", text(25_000, 8, 50_000, 1));
+    put("text", "b.txt", text(20_000, 8, 50_000, 2));
+    put("pairs", "pairs.txt", pairs(2000, 4));
 }
 
 /// The class, the generic options, then the arguments with their places filled in.
@@ -187,53 +106,6 @@ fn arguments(job: &Job, run: &str, plugin: Option<&Path>) -> Vec<String> {
         });
     }
     out
-}
-
-/// The counter blocks of a log, one per job: group → name → value.
-type Counters = BTreeMap<String, BTreeMap<String, u64>>;
-
-fn counters(log: &str) -> Vec<Counters> {
-    let mut blocks: Vec<Counters> = Vec::new();
-    let mut group = String::new();
-    let mut inside = false;
-    for line in log.lines() {
-        if line.contains("Job: Counters: ") {
-            blocks.push(Counters::new());
-            inside = true;
-        } else if inside && line.starts_with("\t\t") {
-            if let Some((name, value)) = line.trim().split_once('=') {
-                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
-                    block
-                        .entry(group.clone())
-                        .or_default()
-                        .insert(name.to_string(), v);
-                }
-            }
-        } else if inside && line.starts_with('\t') {
-            group = line.trim().to_string();
-        } else if !line.starts_with("WARN") {
-            inside = false;
-        }
-    }
-    blocks
-}
-
-/// The visible files of an output directory: name → bytes.
-fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
-    fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap())
-        .filter(|e| {
-            let name = e.file_name().to_string_lossy().into_owned();
-            !name.starts_with('.') && !name.starts_with('_')
-        })
-        .map(|e| {
-            (
-                e.file_name().to_string_lossy().into_owned(),
-                fs::read(e.path()).unwrap(),
-            )
-        })
-        .collect()
 }
 
 /// The applications of the jobs a client log names ("Running job: job_A_B" runs as the
@@ -371,7 +243,17 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     ignore = "needs Java 17, `make yarn` and `make plugin` (the test-yarn feature)"
 )]
 fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector() {
-    require_jars();
+    require(&[
+        (
+            "target/yarn/lib/.complete",
+            "`make yarn` (tests/yarn/fetch.sh)",
+        ),
+        (
+            "target/yarn/lib/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar",
+            "`make yarn` (tests/yarn/fetch.sh)",
+        ),
+        ("target/plugin/sluice-plugin.jar", "`make plugin`"),
+    ]);
     let root = root();
     let scratch_dir = tempfile::Builder::new()
         .prefix("plugin-yarn")

@@ -184,6 +184,13 @@ fn pagerank_stops_at_the_iteration_limit() {
     assert_eq!(report.iterations, 4);
     assert_eq!(report.steps.len(), 4);
     assert!(report.steps.windows(2).all(|w| w[1].delta < w[0].delta));
+    // The summary is the run's: the user's one input file (not the last job's input, the
+    // previous iteration's parts), the map tasks of every iteration, the run's wall time.
+    let run = &report.output;
+    assert_eq!(run.input_files, 1, "{run:?}");
+    assert!(run.splits > report.iterations, "{run:?}");
+    assert_eq!(run.counters.map_tasks, run.splits as u64, "{run:?}");
+    assert_eq!(run.wall_seconds, report.wall_seconds);
 }
 
 #[test]

@@ -39,7 +39,7 @@ impl<'a> MergeSpec<'a> {
 /// Merges spill files of finished map tasks while other map tasks still run, when they have
 /// piled up (see [`RunCatalog::take_merge_window`]): the work is done while the input is
 /// still being read, and the reduce tasks start with fewer runs to merge. `memory` is what the
-/// merge may hold.
+/// merge may hold. Returns whether a merge ran (then another may be due).
 ///
 /// # Errors
 /// The merge failed; the catalog keeps the window's place (its runs are dropped).
@@ -48,11 +48,11 @@ pub fn merge_early(
     spec: MergeSpec<'_>,
     memory: usize,
     res: &Resources,
-) -> Result<(), ExecError> {
+) -> Result<bool, ExecError> {
     // The merged run's writer comes out of the same memory as the readers.
     let fan_in = fan_in(memory.saturating_sub(2 * res.write_chunk()));
     let Some(window) = catalog.take_merge_window(fan_in) else {
-        return Ok(());
+        return Ok(false);
     };
     let place = (window[0].0, window[0].1);
     let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
@@ -61,7 +61,7 @@ pub fn merge_early(
     match merged {
         Ok(run) => {
             catalog.end_merge(place, Some(run));
-            Ok(())
+            Ok(true)
         }
         Err(e) => {
             catalog.end_merge(place, None);
@@ -81,7 +81,8 @@ pub const MEMORY_MERGE_WIDTH: usize = 8;
 /// one frees the memory of seven, so later tasks keep their output in memory instead of
 /// spilling it, and the reduce tasks (only one, by default) have far fewer records to merge
 /// after the last map task, when only they can run. The merged run stays in memory if the
-/// budget's share for held runs allows, else it becomes a spill file.
+/// budget's share for held runs allows, else it becomes a spill file. Returns whether a merge
+/// ran (then another may be due).
 ///
 /// # Errors
 /// The merge failed; the catalog keeps the window's place (its runs are dropped).
@@ -89,12 +90,12 @@ pub fn merge_memory_early(
     catalog: &RunCatalog,
     spec: MergeSpec<'_>,
     res: &Resources,
-) -> Result<(), ExecError> {
+) -> Result<bool, ExecError> {
     if !spec.sum_counts {
-        return Ok(());
+        return Ok(false);
     }
     let Some(window) = catalog.take_memory_window(MEMORY_MERGE_WIDTH) else {
-        return Ok(());
+        return Ok(false);
     };
     let place = (window[0].0, window[0].1);
     let runs: Vec<Run> = window.into_iter().map(|(_, _, run)| run).collect();
@@ -103,7 +104,7 @@ pub fn merge_memory_early(
     match merged {
         Ok(run) => {
             catalog.end_merge(place, Some(run));
-            Ok(())
+            Ok(true)
         }
         Err(e) => {
             catalog.end_merge(place, None);

@@ -32,8 +32,8 @@ use std::time::Instant;
 
 use serde::Serialize;
 use sluice_api::{
-    Emit, ExecError, Job, JobConfig, JobReport, JobStatus, Reducer, SortedInput, TaskContext,
-    Values,
+    Emit, ExecError, Job, JobConfig, JobReport, JobStatus, PhaseTiming, Reducer, SortedInput,
+    TaskContext, Values,
 };
 use sluice_io::{IoError, Location, Storage};
 
@@ -75,8 +75,10 @@ pub struct IterativeReport {
     pub converged: bool,
     /// Every iteration, in order.
     pub steps: Vec<IterationStep>,
-    /// The last job's report (the one that wrote the output); its counters add up every job
-    /// of the run, since they share one status, and its peak memory is the run's.
+    /// The whole run as one job's report: the output and settings of the last job (the one
+    /// that wrote the output); input files of the user's input; map tasks, counters and time
+    /// per phase of all the run's jobs added up (they share one status); the run's peak
+    /// memory and wall time.
     pub output: JobReport,
     /// Wall time of the whole run.
     pub wall_seconds: f64,
@@ -94,6 +96,12 @@ pub(crate) struct Scratch<'a> {
     started: Instant,
     /// The most memory any job of the run reserved at once.
     peak: usize,
+    /// Input files of the first job (the user's input).
+    input_files: Option<usize>,
+    /// Map tasks of the jobs so far.
+    splits: usize,
+    /// Time per phase of the jobs so far, added up by phase.
+    phases: Vec<PhaseTiming>,
 }
 
 impl<'a> Scratch<'a> {
@@ -136,6 +144,9 @@ impl<'a> Scratch<'a> {
             jobs: 0,
             started: Instant::now(),
             peak: 0,
+            input_files: None,
+            splits: 0,
+            phases: Vec::new(),
         })
     }
 
@@ -158,8 +169,21 @@ impl<'a> Scratch<'a> {
         }
         config.output = Location::from_path(&out);
         let report = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
-        self.peak = self.peak.max(report.peak_memory_reserved);
+        self.account(&report);
         Ok((out, report))
+    }
+
+    /// Adds a job's report to the run's.
+    fn account(&mut self, report: &JobReport) {
+        self.peak = self.peak.max(report.peak_memory_reserved);
+        self.input_files.get_or_insert(report.input_files);
+        self.splits = self.splits.saturating_add(report.splits);
+        for timing in &report.phases {
+            match self.phases.iter_mut().find(|p| p.phase == timing.phase) {
+                Some(sum) => sum.seconds += timing.seconds,
+                None => self.phases.push(timing.clone()),
+            }
+        }
     }
 
     /// Runs `job` on `inputs` into a new scratch directory, and returns that directory.
@@ -189,14 +213,21 @@ impl<'a> Scratch<'a> {
         config.inputs = vec![Location::from_path(input)];
         config.planned = None;
         let mut output = sluice_exec::run_job(job, &config, Arc::clone(&self.status))?;
-        output.peak_memory_reserved = output.peak_memory_reserved.max(self.peak);
+        let mut run = self;
+        run.account(&output);
+        let wall_seconds = run.started.elapsed().as_secs_f64();
+        output.peak_memory_reserved = run.peak;
+        output.input_files = run.input_files.unwrap_or(output.input_files);
+        output.splits = run.splits;
+        output.phases = run.phases;
+        output.wall_seconds = wall_seconds;
         Ok(IterativeReport {
             algorithm: algorithm.to_string(),
             iterations: steps.len(),
             converged,
             steps,
             output,
-            wall_seconds: self.started.elapsed().as_secs_f64(),
+            wall_seconds,
         })
     }
 

@@ -1,0 +1,142 @@
+//! What the plugin's tests against Hadoop share: the collector setting, the jars they need,
+//! deterministic text, the driver's manifest, and the parsing of Hadoop's console counters
+//! and output directories.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// The setting that puts the native collector first, Hadoop's own after it as the fallback.
+pub(crate) const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
+    org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
+
+/// The package of Hadoop's example jobs.
+pub(crate) const EXAMPLES: &str = "org.apache.hadoop.examples";
+
+/// Counters that do not depend on where spills fall.
+pub(crate) const RECORD_COUNTERS: &[&str] = &[
+    "Map input records",
+    "Map output records",
+    "Map output bytes",
+    "Reduce input groups",
+    "Reduce output records",
+];
+
+/// The repository's root.
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// Panics with the way to get them unless the files (relative to the root) are there: a test
+/// that needs Hadoop never passes without it (without its feature it is ignored, with the
+/// reason). Each file comes with what to run when it is missing.
+pub(crate) fn require(files: &[(&str, &str)]) {
+    let root = root();
+    for (file, how) in files {
+        assert!(root.join(file).exists(), "{file} is missing: run {how}");
+    }
+}
+
+/// A deterministic generator (64-bit LCG), so that the inputs are the same on every run.
+pub(crate) struct Lcg(pub(crate) u64);
+
+impl Lcg {
+    /// A number in `0..below`.
+    pub(crate) fn next(&mut self, below: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % below
+    }
+}
+
+/// `lines` lines of `words` words each, drawn from `vocabulary` words, skewed towards the
+/// first ones as real text is.
+pub(crate) fn text(lines: usize, words: usize, vocabulary: u64, seed: u64) -> String {
+    let mut rng = Lcg(seed);
+    let mut out = String::new();
+    for _ in 0..lines {
+        for w in 0..words {
+            let a = rng.next(vocabulary);
+            let b = rng.next(vocabulary);
+            if w > 0 {
+                out.push(' ');
+            }
+            out.push_str(&format!("w{}", a * b / vocabulary));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Pairs of small numbers, one per line (secondarysort's input).
+pub(crate) fn pairs(count: usize, seed: u64) -> String {
+    let mut rng = Lcg(seed);
+    (0..count)
+        .map(|_| format!("{} {}\n", rng.next(50), rng.next(1000) as i64 - 500))
+        .collect()
+}
+
+/// Appends a case to the manifest `tests/plugin/ExamplesBatch.java` reads.
+pub(crate) fn case(manifest: &mut String, name: &str, result: &Path, args: &[String]) {
+    manifest.push_str(&format!("case {name}\nresult {}\n", result.display()));
+    for a in args {
+        manifest.push_str(&format!("arg {a}\n"));
+    }
+    manifest.push_str("end\n");
+}
+
+/// The counter blocks of a log, one per job: group → name → value.
+pub(crate) type Counters = BTreeMap<String, BTreeMap<String, u64>>;
+
+/// The counter blocks Hadoop's job client printed (`Job: Counters: N`, then groups indented
+/// by one tab and counters by two), in the order of the jobs. Warnings logged in the middle of
+/// a block do not end it.
+pub(crate) fn counters(log: &str) -> Vec<Counters> {
+    let mut blocks: Vec<Counters> = Vec::new();
+    let mut group = String::new();
+    let mut inside = false;
+    for line in log.lines() {
+        if line.contains("Job: Counters: ") {
+            blocks.push(Counters::new());
+            inside = true;
+        } else if inside && line.starts_with("\t\t") {
+            if let Some((name, value)) = line.trim().split_once('=') {
+                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
+                    block
+                        .entry(group.clone())
+                        .or_default()
+                        .insert(name.to_string(), v);
+                }
+            }
+        } else if inside && line.starts_with('\t') {
+            group = line.trim().to_string();
+        } else if !line.starts_with("WARN") {
+            inside = false;
+        }
+    }
+    blocks
+}
+
+/// The visible files of an output directory: name → bytes.
+pub(crate) fn outputs(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap())
+        .filter(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            !name.starts_with('.') && !name.starts_with('_')
+        })
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                fs::read(e.path()).unwrap(),
+            )
+        })
+        .collect()
+}
