@@ -528,22 +528,15 @@ fn run_builtin(job: RunJob) -> Result<()> {
     execute(&spec, built.job(), &common, Codec::Lz4, status).map(drop)
 }
 
-/// Runs `job` (built from `spec`) with the common options (spilling with `default_codec`
-/// unless `--spill-codec` says otherwise), on this machine or the `--cluster`, showing
-/// progress and then the summary. `status` is the job's live status.
-fn execute(
-    spec: &JobSpec,
-    job: &Job,
-    args: &CommonArgs,
-    default_codec: Codec,
-    status: Arc<JobStatus>,
-) -> Result<JobReport> {
+/// The engine's configuration of job `name` from the common options (spilling with
+/// `default_codec` unless `--spill-codec` says otherwise).
+fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<JobConfig> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
     let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut config = JobConfig::new(inputs, output)
-        .with_stores(stores::stores(&store_config, &job.name))
+        .with_stores(stores::stores(&store_config, name))
         .with_memory(memory)
         .with_threads(args.threads.unwrap_or_else(default_threads))
         .with_spill_codec(args.spill_codec.unwrap_or(default_codec))
@@ -554,6 +547,20 @@ fn execute(
     if let Some(dir) = &args.spill_dir {
         config = config.with_spill_parent(dir.clone());
     }
+    Ok(config)
+}
+
+/// Runs `job` (built from `spec`) with the common options (spilling with `default_codec`
+/// unless `--spill-codec` says otherwise), on this machine or the `--cluster`, showing
+/// progress and then the summary. `status` is the job's live status.
+fn execute(
+    spec: &JobSpec,
+    job: &Job,
+    args: &CommonArgs,
+    default_codec: Codec,
+    status: Arc<JobStatus>,
+) -> Result<JobReport> {
+    let config = job_config(&job.name, args, default_codec)?;
     cancel_on_ctrl_c(&status)?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let result = match &args.cluster {

@@ -119,6 +119,13 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     let store_config = crate::stores::store_config(&common.define)?;
     let inputs = crate::stores::resolve_all("--input", &common.input, &store_config)?;
     let stores = crate::stores::stores(&store_config, "terasort");
+    if common.cluster.is_none() {
+        // The output and the spills' place are checked before the sampling reads the input
+        // (the job checks them again as it starts): a read-only or missing place fails now.
+        let config = crate::job_config("terasort", common, sluice_jobs::TERASORT_SPILL_CODEC)?;
+        sluice_exec::check_places(&config)
+            .context("terasort cannot start; no output was written")?;
+    }
     let sample = sluice_jobs::sample_terasort_in(
         &stores,
         &inputs,

@@ -24,6 +24,8 @@ mod failures;
 mod jobs;
 #[path = "e2e/messy.rs"]
 mod messy;
+#[path = "e2e/places.rs"]
+mod places;
 #[path = "e2e/split.rs"]
 mod split;
 #[path = "e2e/tera.rs"]

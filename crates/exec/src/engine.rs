@@ -120,6 +120,24 @@ pub fn run_job(
     })
 }
 
+/// Checks, before any of the job's work, that its places can be written: the output set up
+/// (its staging directory made, then removed) and a spill directory made (and removed) where
+/// the job's spills go. [`run_job`] does the same as it starts; work that comes before the
+/// job (TeraSort's sampling of its input) calls this first, so that a read-only, full or
+/// missing place is reported before that work rather than after it.
+///
+/// # Errors
+/// As [`JobOutput::set_up`] ([`IoError::OutputExists`](sluice_io::IoError::OutputExists),
+/// [`IoError::CreateOutput`](sluice_io::IoError::CreateOutput), ...); a spill directory that
+/// cannot be made ([`SpillError::CreateDir`](sluice_spill::SpillError::CreateDir)).
+pub fn check_places(config: &JobConfig) -> Result<(), ExecError> {
+    let output = JobOutput::set_up(&config.stores, &config.output)?;
+    let spills = sluice_spill::SpillDir::create_in(&spill_parent(config));
+    // Dropping the output aborts it: its staging directory goes, nothing is left.
+    drop(output);
+    spills.map(drop).map_err(ExecError::from)
+}
+
 /// Runs every map task; their runs are the host's first stage's input (a map-only job's
 /// tasks write the part files).
 fn map_phase(

@@ -38,7 +38,7 @@ mod sink;
 mod tasks;
 
 pub use commit::JobOutput;
-pub use engine::run_job;
+pub use engine::{check_places, run_job};
 pub use host::{HostSettings, MapAttempt, TaskHost};
 pub use plan::{check_reducers, spill_parent, InputPlan};
 pub use tasks::run_tasks;

@@ -108,6 +108,20 @@ pub enum IoError {
         /// The output directory.
         path: PathBuf,
     },
+    /// The output directory cannot be created: its parent, or the staging directory beside it
+    /// where its files are written until the commit, cannot be made (a read-only or full file
+    /// system, no permission). Reported before the job does any work.
+    #[error("cannot create output directory {path}: cannot make {made}")]
+    CreateOutput {
+        /// The output directory.
+        path: PathBuf,
+        /// The directory that could not be made (a parent of the output, or its staging
+        /// directory).
+        made: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
     /// Creating, writing or renaming output failed.
     #[error("cannot write {path}")]
     Write {
@@ -127,7 +141,10 @@ impl IoError {
     /// flaky connection) and are retried.
     pub fn is_retryable(&self) -> bool {
         match self {
-            IoError::Read { .. } | IoError::Write { .. } | IoError::Store { .. } => true,
+            IoError::Read { .. }
+            | IoError::Write { .. }
+            | IoError::CreateOutput { .. }
+            | IoError::Store { .. } => true,
             IoError::Decompress { source, .. } => !matches!(
                 source.kind(),
                 std::io::ErrorKind::InvalidData

@@ -45,8 +45,9 @@ impl OutputCommitter {
     ///
     /// # Errors
     /// [`IoError::OutputExists`] if `output` exists (file, directory, or even a dangling symbolic
-    /// link); [`IoError::Write`] if the parent or the temporary directory cannot be created (e.g.
-    /// the parent is read-only, or a temporary directory of this process already exists).
+    /// link); [`IoError::CreateOutput`] if the parent or the temporary directory cannot be
+    /// created (e.g. the parent is read-only, or a temporary directory of this process already
+    /// exists); [`IoError::Write`] if the temporary directory cannot be locked.
     pub fn create(output: &Path) -> Result<OutputCommitter, IoError> {
         if exists(output).map_err(|source| write_error(output, source))? {
             return Err(IoError::OutputExists {
@@ -58,13 +59,18 @@ impl OutputCommitter {
             return Err(write_error(output, source));
         };
         let parent = parent_dir(output);
-        fs::create_dir_all(parent).map_err(|source| write_error(parent, source))?;
+        let cannot_make = |made: &Path, source| IoError::CreateOutput {
+            path: output.to_path_buf(),
+            made: made.to_path_buf(),
+            source,
+        };
+        fs::create_dir_all(parent).map_err(|source| cannot_make(parent, source))?;
         // What a killed job left for this output goes first (see `owned_dir`).
         crate::remove_abandoned(parent, &temp_prefix(name));
         let mut temp_name = temp_prefix(name);
         temp_name.push(std::process::id().to_string());
         let temp_dir = parent.join(temp_name);
-        fs::create_dir(&temp_dir).map_err(|source| write_error(&temp_dir, source))?;
+        fs::create_dir(&temp_dir).map_err(|source| cannot_make(&temp_dir, source))?;
         let owned = match OwnedDir::lock(&temp_dir) {
             Ok(owned) => owned,
             Err(source) => {

@@ -150,7 +150,7 @@ fn file_names_must_be_plain() {
 }
 
 #[test]
-fn unwritable_parent_is_a_write_error() {
+fn unwritable_parent_is_refused_naming_the_output() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().expect("tempdir");
     let parent = dir.path().join("ro");
@@ -161,8 +161,11 @@ fn unwritable_parent_is_a_write_error() {
     });
     fs::set_permissions(&parent, fs::Permissions::from_mode(0o755)).expect("chmod");
     match result {
-        Err(IoError::Write { path, .. }) => assert!(path.starts_with(&parent)),
-        Err(other) => panic!("expected a write error, got {other}"),
+        Err(IoError::CreateOutput { path, made, .. }) => {
+            assert_eq!(path, parent.join("out"));
+            assert!(made.starts_with(&parent), "{}", made.display());
+        }
+        Err(other) => panic!("expected a create-output error, got {other}"),
         Ok(()) => panic!("created output under a read-only parent"),
     }
 }

@@ -8,6 +8,17 @@ use crate::IndexProblem;
 /// Errors of spill files and the scratch directory.
 #[derive(Debug, thiserror::Error)]
 pub enum SpillError {
+    /// The job's spill directory could not be made in the place given for spills (a
+    /// read-only or full file system, a place that does not exist). Reported before the job
+    /// does any work.
+    #[error("cannot create a spill directory in {path}")]
+    CreateDir {
+        /// Where spills were to go (`--spill-dir`, or the output's parent).
+        path: PathBuf,
+        /// The operating system's error.
+        #[source]
+        source: io::Error,
+    },
     /// The scratch directory or a spill file could not be created, written or read.
     #[error("spill I/O on {path}")]
     Io {

@@ -96,15 +96,16 @@ impl SpillDir {
     /// [`sluice_io::remove_abandoned`]).
     ///
     /// # Errors
-    /// [`SpillError::Io`] naming `parent` if it cannot be created there.
+    /// [`SpillError::CreateDir`] naming `parent` if it cannot be created there;
+    /// [`SpillError::Io`] naming it if it cannot be locked.
     pub fn create_in(parent: &Path) -> Result<SpillDir, SpillError> {
         sluice_io::remove_abandoned(parent, OsStr::new(SPILL_DIR_PREFIX));
         let dir = tempfile::Builder::new()
             .prefix(&format!("{SPILL_DIR_PREFIX}{}-", std::process::id()))
             .tempdir_in(parent)
-            .map_err(|source| SpillError::Io {
+            .map_err(|source| SpillError::CreateDir {
                 path: parent.to_path_buf(),
-                source,
+                source: without_path(source),
             })?;
         let owned = OwnedDir::lock(dir.path()).map_err(|source| SpillError::Io {
             path: dir.path().to_path_buf(),
@@ -178,6 +179,17 @@ impl SpillDir {
             raw_start: 0,
             path,
         })
+    }
+}
+
+/// The operating system's error inside one of `tempfile`'s, which appends the path it tried
+/// (a random name) to the message as ` at path "..."`: the spill error names the place once,
+/// itself. An error in another form is kept whole.
+fn without_path(e: std::io::Error) -> std::io::Error {
+    let text = e.to_string();
+    match text.rsplit_once(" at path \"") {
+        Some((cause, _)) if e.get_ref().is_some() => std::io::Error::new(e.kind(), cause),
+        _ => e,
     }
 }
 
@@ -789,6 +801,25 @@ mod tests {
             out.push((r.key().to_vec(), r.value().to_vec()));
         }
         out
+    }
+
+    #[test]
+    fn a_spill_directory_that_cannot_be_made_is_named() {
+        let parent = tempfile::tempdir().unwrap();
+        let missing = parent.path().join("no-such-place");
+        match SpillDir::create_in(&missing) {
+            Err(e @ SpillError::CreateDir { .. }) => {
+                let text = e.to_string();
+                assert!(text.contains(&missing.display().to_string()), "{text}");
+                // The cause is the operating system's, as making any directory there
+                // gives it, without the random name tried.
+                let source = std::error::Error::source(&e).unwrap().to_string();
+                let os = std::fs::create_dir(missing.join("x")).unwrap_err();
+                assert_eq!(source, os.to_string());
+            }
+            other => panic!("expected CreateDir, got {other:?}"),
+        }
+        assert!(!missing.exists());
     }
 
     #[test]

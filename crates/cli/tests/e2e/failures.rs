@@ -10,32 +10,10 @@ use std::process::Command;
 
 use crate::compressed::{bzip2, gzip, Compress};
 use crate::corpus::messy_corpus;
-use crate::util::{assert_no_debris, gen_text, list_dir, running_as_root, JobRun, Outcome, JOBS};
-
-/// Asserts a failed job: exit 1, `sluice: error:` with every `needle` on stderr, no output.
-fn assert_job_failed(out: &Outcome, output: &Path, needles: &[&str], what: &str) {
-    out.assert_code(1, what);
-    assert!(
-        out.stderr.starts_with("sluice: error:"),
-        "{what}: stderr should start with `sluice: error:`: {}",
-        out.stderr
-    );
-    for needle in needles {
-        assert!(
-            out.stderr.contains(needle),
-            "{what}: stderr should mention {needle:?}: {}",
-            out.stderr
-        );
-    }
-    assert!(
-        !output.exists(),
-        "{what}: output {} exists",
-        output.display()
-    );
-    if let Some(parent) = output.parent().filter(|p| p.exists()) {
-        assert_no_debris(parent);
-    }
-}
+use crate::util::{
+    assert_job_failed, assert_no_debris, gen_text, list_dir, running_as_root, JobRun, Mount,
+    Outcome, JOBS,
+};
 
 #[test]
 fn missing_input_path() {
@@ -383,35 +361,6 @@ fn unreadable_input_file() {
         &[&locked.display().to_string(), "Permission denied"],
         "unreadable file",
     );
-}
-
-/// Unmounts a tmpfs when dropped (even if the test panics).
-pub(crate) struct Mount(pub(crate) PathBuf);
-
-impl Mount {
-    /// Mounts a tmpfs of `size` at `dir`; the tests that call it need root (the `test-root`
-    /// feature), and fail if the mount is refused.
-    pub(crate) fn tmpfs(dir: &Path, size: &str) -> Mount {
-        fs::create_dir_all(dir).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(dir)
-            .output()
-            .expect("run mount");
-        assert!(
-            status.status.success(),
-            "cannot mount a tmpfs at {}: {}",
-            dir.display(),
-            String::from_utf8_lossy(&status.stderr).trim()
-        );
-        Mount(dir.to_path_buf())
-    }
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.0).status();
-    }
 }
 
 /// A full disk (a 2 MiB tmpfs) under the output, the spills, or both: the job fails with a

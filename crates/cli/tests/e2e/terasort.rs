@@ -297,7 +297,7 @@ fn hundreds_of_runs_in_a_small_budget() {
 fn output_and_spills_on_a_file_system_without_direct_io() {
     let dir = tempfile::tempdir().unwrap();
     let (input, checksum) = teragen(dir.path(), "in", 50_000, 2);
-    let mount = crate::failures::Mount::tmpfs(&dir.path().join("tmpfs"), "64m");
+    let mount = crate::util::Mount::tmpfs(&dir.path().join("tmpfs"), "64m");
     let output = mount.0.join("out");
     let spills = mount.0.to_str().unwrap();
     terasort(

@@ -496,3 +496,67 @@ impl Case {
         }
     }
 }
+
+/// Asserts a failed job: exit 1, `sluice: error:` with every `needle` on stderr, no output.
+pub(crate) fn assert_job_failed(out: &Outcome, output: &Path, needles: &[&str], what: &str) {
+    out.assert_code(1, what);
+    assert!(
+        out.stderr.starts_with("sluice: error:"),
+        "{what}: stderr should start with `sluice: error:`: {}",
+        out.stderr
+    );
+    for needle in needles {
+        assert!(
+            out.stderr.contains(needle),
+            "{what}: stderr should mention {needle:?}: {}",
+            out.stderr
+        );
+    }
+    assert!(
+        !output.exists(),
+        "{what}: output {} exists",
+        output.display()
+    );
+    if let Some(parent) = output.parent().filter(|p| p.exists()) {
+        assert_no_debris(parent);
+    }
+}
+
+/// Unmounts a tmpfs when dropped (even if the test panics).
+pub(crate) struct Mount(pub(crate) PathBuf);
+
+impl Mount {
+    /// Mounts a tmpfs of `size` at `dir`; the tests that call it need root (the `test-root`
+    /// feature), and fail if the mount is refused.
+    pub(crate) fn tmpfs(dir: &Path, size: &str) -> Mount {
+        Mount::with_options(dir, &format!("size={size}"))
+    }
+
+    /// Mounts an empty, read-only tmpfs at `dir`: a place nobody, not even root (whom
+    /// permission bits do not stop), can create anything in.
+    pub(crate) fn read_only(dir: &Path) -> Mount {
+        Mount::with_options(dir, "ro,size=1m")
+    }
+
+    fn with_options(dir: &Path, options: &str) -> Mount {
+        fs::create_dir_all(dir).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs"])
+            .arg(dir)
+            .output()
+            .expect("run mount");
+        assert!(
+            status.status.success(),
+            "cannot mount a tmpfs ({options}) at {}: {}",
+            dir.display(),
+            String::from_utf8_lossy(&status.stderr).trim()
+        );
+        Mount(dir.to_path_buf())
+    }
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
