@@ -379,6 +379,23 @@ fn read_only_output_parent_and_spill_dir() {
             assert_no_debris(s.dir.path());
         }
     }
+    // The controls: with places that can be written, the same inputs do fail the jobs that
+    // read them (so an error that does not name them means nothing read them).
+    for (kind, culprit) in [(Kind::Sort, "zz-corrupt"), (Kind::Terasort, "no-such-rows")] {
+        let out = writable.join("out");
+        let mut cmd = s.command(kind, &out, "4MiB", None);
+        if kind == Kind::Terasort {
+            cmd.arg("--input").arg(s.path("no-such-rows"));
+        }
+        let outcome = s.run(cmd);
+        outcome.assert_code(1, &format!("control, {kind:?}"));
+        assert!(
+            outcome.stderr.contains(culprit),
+            "control, {kind:?}: {}",
+            outcome.stderr
+        );
+        assert!(!out.exists(), "control, {kind:?}: output written");
+    }
 }
 
 /// The job's spill directory removed (`rm -rf`) while the job spills: once a spill file is
