@@ -13,15 +13,30 @@
 //!   to stdin and stdout, and offers `BufRead` and `Write`.
 //!
 //! Inside, `ring` holds the single-producer, single-consumer byte ring with the batched futex
-//! wake-ups, and `region` the mapping, the only place where offsets become pointers.
+//! wake-ups, `sync` the atomics and the futex it uses, and `region` the mapping, the only place
+//! where offsets become pointers.
+//!
+//! Built with `--cfg loom` (`scripts/loom.sh`), the crate is only the ring and its model-checked
+//! tests: the ring runs on loom's atomics and a model of the futex (see `sync`), on the heap
+//! instead of a shared mapping, and the engine and client sides, which need real processes,
+//! are left out.
 
+// In a loom build only the ring's tests use the ring.
+#![cfg_attr(loom, allow(dead_code))]
+
+#[cfg(not(loom))]
 mod client;
+#[cfg(not(loom))]
 mod engine;
 mod layout;
+#[cfg(not(loom))]
 mod region;
 mod ring;
+mod sync;
 
+#[cfg(not(loom))]
 pub use client::Channel;
+#[cfg(not(loom))]
 pub use engine::{spawn, ChildInput, ChildOutput, ChildStatus, ChildWatch, EngineRegion};
 pub use layout::{
     Layout, RingLayout, ENV_FD, ENV_VERSION, HEADER_LEN, MAX_CAPACITY, MIN_CAPACITY, VERSION,

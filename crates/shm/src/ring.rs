@@ -6,15 +6,19 @@
 //! side), every counter loaded from shared memory is validated before use: a peer that writes
 //! nonsense gets a [`ShmError::Violation`], never an access outside the ring.
 
+#[cfg(not(loom))]
 use std::ptr::NonNull;
-use std::sync::atomic::{fence, AtomicU32, AtomicU64, Ordering};
+#[cfg(not(loom))]
 use std::sync::Arc;
 use std::time::Duration;
 
-use linux_futex::{AsFutex, Futex, Shared};
-
+#[cfg(not(loom))]
 use crate::layout::*;
+#[cfg(not(loom))]
 use crate::region::Region;
+use crate::sync::{fence, FutexWord, Ordering};
+#[cfg(not(loom))]
+use crate::sync::{AtomicU32, AtomicU64};
 use crate::ShmError;
 
 /// Longest single sleep on a futex. Waits are bounded so that a dead or stopped peer is noticed
@@ -51,21 +55,41 @@ pub(crate) trait Sleeper {
 ///
 /// The ring is checked once, at construction, to lie inside the mapping; after that its
 /// accessors are plain pointer arithmetic, because they run for every record.
+///
+/// This struct and its accessors are the seam the model checker uses: built with
+/// `--cfg loom`, a `Ring` is [`model::Ring`] instead, whose words are loom's atomics and whose
+/// data is loom cells on the heap, and the `Producer` and `Consumer` below run unchanged on it.
+#[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) struct Ring {
     /// Keeps the mapping alive as long as the pointer below is used.
-    _region: Arc<Region>,
+    _memory: Memory,
     /// The control block; the data follows at `R_DATA`.
     control: NonNull<u8>,
     capacity: u64,
 }
 
-// SAFETY: `control` points into a mapping kept alive by `_region`; it is only used for atomics
+/// What keeps a ring's memory alive.
+#[cfg(not(loom))]
+#[derive(Debug)]
+enum Memory {
+    /// A mapping of the shared region: the only kind outside tests.
+    Region(#[allow(dead_code)] Arc<Region>),
+    /// A heap block standing in for the region in tests under Miri, which cannot map a
+    /// memory file (see `tests::Backing`).
+    #[cfg(test)]
+    Heap(#[allow(dead_code)] Arc<tests::HeapBlock>),
+}
+
+// SAFETY: `control` points into a mapping kept alive by `_memory`; it is only used for atomics
 // and raw copies (see `Region`), so the ring can move to and be shared with another thread.
+#[cfg(not(loom))]
 unsafe impl Send for Ring {}
 // SAFETY: as for `Send`.
+#[cfg(not(loom))]
 unsafe impl Sync for Ring {}
 
+#[cfg(not(loom))]
 impl Ring {
     /// The ring `layout` describes; `layout` must come from a checked [`Layout`].
     pub(crate) fn new(region: Arc<Region>, layout: RingLayout) -> Ring {
@@ -75,9 +99,20 @@ impl Ring {
         let control = region.bytes(layout.offset as usize, (R_DATA + layout.capacity) as usize);
         assert!(layout.offset.is_multiple_of(128) && layout.capacity.is_power_of_two());
         Ring {
-            _region: region,
+            _memory: Memory::Region(region),
             control,
             capacity: layout.capacity,
+        }
+    }
+
+    /// A ring of `capacity` bytes in a heap block instead of a region (tests under Miri).
+    #[cfg(test)]
+    fn on_heap(block: Arc<tests::HeapBlock>, capacity: u64) -> Ring {
+        assert!(capacity.is_power_of_two() && block.len() >= (R_DATA + capacity) as usize);
+        Ring {
+            control: block.start(),
+            _memory: Memory::Heap(block),
+            capacity,
         }
     }
 
@@ -97,13 +132,13 @@ impl Ring {
     pub(crate) fn head(&self) -> &AtomicU64 {
         self.word(R_HEAD)
     }
-    pub(crate) fn data_seq(&self) -> &AtomicU32 {
+    pub(crate) fn data_seq(&self) -> &FutexWord {
         self.word(R_DATA_SEQ)
     }
     fn consumer_sleeping(&self) -> &AtomicU32 {
         self.word(R_CONSUMER_SLEEPING)
     }
-    pub(crate) fn space_seq(&self) -> &AtomicU32 {
+    pub(crate) fn space_seq(&self) -> &FutexWord {
         self.word(R_SPACE_SEQ)
     }
     fn producer_sleeping(&self) -> &AtomicU32 {
@@ -113,9 +148,7 @@ impl Ring {
     /// Where `len` bytes starting at counter `pos` lie in the data: the offset of the first
     /// byte, and how many fit before the end of the data (the rest wraps to offset 0).
     fn split(&self, pos: u64, len: usize) -> (usize, usize) {
-        assert!(len as u64 <= self.capacity);
-        let start = (pos & (self.capacity - 1)) as usize;
-        (start, len.min(self.capacity as usize - start))
+        split(self.capacity, pos, len)
     }
 
     fn data(&self) -> *mut u8 {
@@ -163,23 +196,143 @@ impl Ring {
     }
 }
 
-fn futex(word: &AtomicU32) -> &Futex<Shared> {
-    word.as_futex()
+/// Where `len` bytes starting at counter `pos` lie in the data of a ring of `capacity` bytes
+/// (see `Ring::split`).
+fn split(capacity: u64, pos: u64, len: usize) -> (usize, usize) {
+    assert!(len as u64 <= capacity);
+    let start = (pos & (capacity - 1)) as usize;
+    (start, len.min(capacity as usize - start))
+}
+
+#[cfg(loom)]
+pub(crate) use model::Ring;
+
+/// The ring as the model checker sees it (a `--cfg loom` build): the same words and the same
+/// data, but as loom objects on the heap, because loom can only follow accesses made through
+/// its own types. Each data byte is a loom cell, so that loom also reports a read of a byte
+/// that is not ordered after its write (a `tail` or `head` published too early).
+#[cfg(loom)]
+mod model {
+    use std::sync::Arc;
+
+    use loom::cell::UnsafeCell;
+
+    use crate::sync::{AtomicU32, AtomicU64, FutexWord};
+
+    /// One ring's memory, shared by the two sides.
+    struct Memory {
+        tail: AtomicU64,
+        closed: AtomicU32,
+        head: AtomicU64,
+        data_seq: FutexWord,
+        consumer_sleeping: AtomicU32,
+        space_seq: FutexWord,
+        producer_sleeping: AtomicU32,
+        data: Box<[UnsafeCell<u8>]>,
+    }
+
+    // SAFETY: as in the real ring, both sides access the data, each byte ordered by the
+    // protocol's counters; here loom checks every access against that ordering and fails the
+    // model on a race, so sharing the cells between the model's threads is what is under test.
+    unsafe impl Sync for Memory {}
+
+    /// One side's view of a ring (see the `Ring` of a normal build).
+    pub(crate) struct Ring {
+        memory: Arc<Memory>,
+        pub(super) capacity: u64,
+    }
+
+    impl std::fmt::Debug for Ring {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.debug_struct("Ring")
+                .field("capacity", &self.capacity)
+                .finish_non_exhaustive()
+        }
+    }
+
+    impl Ring {
+        /// A fresh, empty ring of `capacity` bytes (a power of two), inside a loom model.
+        pub(crate) fn new(capacity: u64) -> Ring {
+            assert!(capacity.is_power_of_two());
+            let data = (0..capacity).map(|_| UnsafeCell::new(0)).collect();
+            Ring {
+                memory: Arc::new(Memory {
+                    tail: AtomicU64::new(0),
+                    closed: AtomicU32::new(0),
+                    head: AtomicU64::new(0),
+                    data_seq: FutexWord::new(0),
+                    consumer_sleeping: AtomicU32::new(0),
+                    space_seq: FutexWord::new(0),
+                    producer_sleeping: AtomicU32::new(0),
+                    data,
+                }),
+                capacity,
+            }
+        }
+
+        /// Another view of the same ring, for the other side.
+        pub(crate) fn share(&self) -> Ring {
+            Ring {
+                memory: Arc::clone(&self.memory),
+                capacity: self.capacity,
+            }
+        }
+
+        pub(crate) fn tail(&self) -> &AtomicU64 {
+            &self.memory.tail
+        }
+        pub(crate) fn closed(&self) -> &AtomicU32 {
+            &self.memory.closed
+        }
+        pub(crate) fn head(&self) -> &AtomicU64 {
+            &self.memory.head
+        }
+        pub(crate) fn data_seq(&self) -> &FutexWord {
+            &self.memory.data_seq
+        }
+        pub(super) fn consumer_sleeping(&self) -> &AtomicU32 {
+            &self.memory.consumer_sleeping
+        }
+        pub(crate) fn space_seq(&self) -> &FutexWord {
+            &self.memory.space_seq
+        }
+        pub(super) fn producer_sleeping(&self) -> &AtomicU32 {
+            &self.memory.producer_sleeping
+        }
+
+        /// As the normal `Ring::copy_in`, one cell at a time.
+        pub(super) fn copy_in(&self, pos: u64, src: &[u8]) {
+            let (start, first) = super::split(self.capacity, pos, src.len());
+            let places = (start..start + first).chain(0..src.len() - first);
+            for (at, &byte) in places.zip(src) {
+                // SAFETY: loom checks that no other access to this cell races with this one,
+                // and fails the model if one does.
+                self.memory.data[at].with_mut(|p| unsafe { *p = byte });
+            }
+        }
+
+        /// As the normal `Ring::copy_out`, one cell at a time.
+        pub(super) fn copy_out(&self, pos: u64, dst: &mut [u8]) {
+            let (start, first) = super::split(self.capacity, pos, dst.len());
+            let places = (start..start + first).chain(0..dst.len() - first);
+            for (at, byte) in places.zip(dst) {
+                // SAFETY: as in `copy_in`.
+                *byte = self.memory.data[at].with(|p| unsafe { *p });
+            }
+        }
+    }
 }
 
 /// Bumps a wake-up counter and wakes whoever sleeps on it.
-fn wake(seq: &AtomicU32) {
+fn wake(seq: &FutexWord) {
     seq.fetch_add(1, Ordering::SeqCst);
-    futex(seq).wake(i32::MAX);
+    crate::sync::wake_all(seq);
 }
 
 /// Sleeps on `seq` while it still holds `seen`, for at most `timeout`. Returns whether the
 /// sleep timed out; every outcome sends the caller back to re-check the ring.
-fn sleep(seq: &AtomicU32, seen: u32, timeout: Duration) -> bool {
-    matches!(
-        futex(seq).wait_for(seen, timeout),
-        Err(linux_futex::TimedWaitError::TimedOut)
-    )
+fn sleep(seq: &FutexWord, seen: u32, timeout: Duration) -> bool {
+    crate::sync::wait(seq, seen, timeout)
 }
 
 /// The writing side of a ring.
@@ -498,7 +651,10 @@ impl Consumer {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_tests;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
     use proptest::prelude::*;
@@ -520,17 +676,80 @@ mod tests {
     /// Longer than any healthy peer takes to wake us, however busy the machine.
     const LOST_WAKE_UP: Duration = Duration::from_secs(10);
 
-    /// A producer and a consumer of one ring, each on its own mapping of the region.
-    fn pair(capacity: u64, checked: bool) -> (Producer, Consumer, Arc<Region>) {
-        let layout = Layout::new(Some(capacity), None).expect("layout");
-        let ring = layout.input.expect("ring");
-        let engine = Arc::new(Region::create(&layout).expect("region"));
-        let child = Arc::new(engine.map_again());
-        let producer = Producer::new(Ring::new(Arc::clone(&engine), ring), checked)
-            .with_wait_timeout(LOST_WAKE_UP);
-        let consumer = Consumer::new(Ring::new(Arc::clone(&child), ring), checked)
-            .with_wait_timeout(LOST_WAKE_UP);
-        (producer, consumer, child)
+    /// Zeroed, 128-aligned heap memory for one ring: what the tests use instead of a shared
+    /// region under Miri, which cannot create or map a memory file.
+    #[derive(Debug)]
+    pub(super) struct HeapBlock {
+        start: NonNull<u8>,
+        layout: std::alloc::Layout,
+    }
+
+    // SAFETY: as for `Region`: the block is only accessed through atomics and raw copies.
+    unsafe impl Send for HeapBlock {}
+    // SAFETY: as for `Send`.
+    unsafe impl Sync for HeapBlock {}
+
+    impl HeapBlock {
+        fn new(len: usize) -> HeapBlock {
+            let layout = std::alloc::Layout::from_size_align(len, 128).expect("block layout");
+            // SAFETY: `layout` has a non-zero size (a ring is at least its control block).
+            let start = unsafe { std::alloc::alloc_zeroed(layout) };
+            let start = NonNull::new(start).expect("out of memory");
+            HeapBlock { start, layout }
+        }
+
+        pub(super) fn start(&self) -> NonNull<u8> {
+            self.start
+        }
+
+        pub(super) fn len(&self) -> usize {
+            self.layout.size()
+        }
+    }
+
+    impl Drop for HeapBlock {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `new` with this layout; every ring on it holds an `Arc` of
+            // the block, so none is left when it drops.
+            unsafe { std::alloc::dealloc(self.start.as_ptr(), self.layout) }
+        }
+    }
+
+    /// The memory of the ring under test, from which each side gets its own view.
+    enum Backing {
+        /// A real shared region, each view on its own mapping, as two processes have.
+        Region(Arc<Region>, RingLayout),
+        /// A heap block (under Miri).
+        Heap(Arc<HeapBlock>, u64),
+    }
+
+    impl Backing {
+        fn new(capacity: u64) -> Backing {
+            if cfg!(miri) {
+                let block = HeapBlock::new((R_DATA + capacity) as usize);
+                return Backing::Heap(Arc::new(block), capacity);
+            }
+            let layout = Layout::new(Some(capacity), None).expect("layout");
+            let region = Region::create(&layout).expect("region");
+            Backing::Region(Arc::new(region), layout.input.expect("ring"))
+        }
+
+        /// Another view of the ring, on a mapping of its own.
+        fn ring(&self) -> Ring {
+            match self {
+                Backing::Region(region, layout) => Ring::new(Arc::new(region.map_again()), *layout),
+                Backing::Heap(block, capacity) => Ring::on_heap(Arc::clone(block), *capacity),
+            }
+        }
+    }
+
+    /// A producer and a consumer of one ring, each on its own mapping of the region (outside
+    /// Miri).
+    fn pair(capacity: u64, checked: bool) -> (Producer, Consumer, Backing) {
+        let backing = Backing::new(capacity);
+        let producer = Producer::new(backing.ring(), checked).with_wait_timeout(LOST_WAKE_UP);
+        let consumer = Consumer::new(backing.ring(), checked).with_wait_timeout(LOST_WAKE_UP);
+        (producer, consumer, backing)
     }
 
     /// Bytes that tell their own position, so that a misplaced copy shows.
@@ -540,7 +759,23 @@ mod tests {
             .collect()
     }
 
+    /// Proptest's defaults, except under Miri: a few cases (each is interpreted, slowly), and
+    /// no regression file (Miri's isolation keeps tests off the file system).
+    fn proptest_config() -> ProptestConfig {
+        if cfg!(miri) {
+            ProptestConfig {
+                cases: 4,
+                failure_persistence: None,
+                ..ProptestConfig::default()
+            }
+        } else {
+            ProptestConfig::default()
+        }
+    }
+
     proptest! {
+        #![proptest_config(proptest_config())]
+
         /// Any interleaving of writes and reads of any sizes delivers the written bytes in
         /// order: the model is a queue of bytes.
         #[test]
@@ -582,7 +817,14 @@ mod tests {
     /// with the sleeping and waking of a full and an empty ring exercised many times.
     #[test]
     fn threads_hammering_a_small_ring_keep_the_byte_stream() {
-        for (capacity, total) in [(4096u64, 8 << 20), (65536, 32 << 20)] {
+        // Under Miri, which interprets every step, one small run: enough for a few hundred
+        // sleeps and wake-ups in the executions it picks.
+        let runs: &[(u64, usize)] = if cfg!(miri) {
+            &[(4096, 64 << 10)]
+        } else {
+            &[(4096, 8 << 20), (65536, 32 << 20)]
+        };
+        for &(capacity, total) in runs {
             let (mut producer, mut consumer, _) = pair(capacity, true);
             let expected = pattern(0, total);
             std::thread::scope(|scope| {
@@ -624,8 +866,8 @@ mod tests {
 
     #[test]
     fn a_tail_beyond_the_capacity_is_a_violation() {
-        let (_producer, mut consumer, child) = pair(4096, true);
-        let ring = Ring::new(child, Layout::new(Some(4096), None).unwrap().input.unwrap());
+        let (_producer, mut consumer, backing) = pair(4096, true);
+        let ring = backing.ring();
         ring.tail().store(4097, Ordering::Release);
         let error = consumer
             .try_read(&mut [0; 10])
@@ -688,9 +930,9 @@ mod tests {
     /// the consumer; after a few fruitless waits it pauses instead of spinning.
     #[test]
     fn a_peer_that_only_wakes_does_not_make_the_consumer_spin() {
-        let (_producer, consumer, child) = pair(4096, true);
+        let (_producer, consumer, backing) = pair(4096, true);
         let mut consumer = consumer.with_wait_timeout(Duration::from_millis(10));
-        let ring = Ring::new(child, Layout::new(Some(4096), None).unwrap().input.unwrap());
+        let ring = backing.ring();
         let stop = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
