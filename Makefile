@@ -8,7 +8,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients
+.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients loom loom-mutants miri
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -63,6 +63,19 @@ plugin:
 clients:
 	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
+
+# The shm ring's wake-up protocol under the loom model checker (`--cfg loom`, its own target
+# directory), and the check that those tests fail when the protocol is broken; the shm crate's
+# unit tests under Miri (nightly, which the script adds with rustup when missing: not in CI).
+# docs/ROBUSTNESS.md, "The shm ring under a model checker and Miri".
+loom:
+	CARGO="$(CARGO)" tests/shm/loom.sh
+
+loom-mutants:
+	tests/shm/loom-mutants.sh
+
+miri:
+	tests/shm/miri.sh
 
 # The tests that need Hadoop, HDFS and S3 servers, YARN, or root are ignored (listed, with the reason)
 # unless these features are on; here they are, so every test runs.

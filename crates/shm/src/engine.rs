@@ -324,6 +324,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri can neither create a memory file nor start a process"
+    )]
     fn only_the_child_of_a_region_inherits_it() {
         let region = EngineRegion::create(Some(4096), Some(4096)).expect("region");
         assert_eq!(inherited(Some(&region)), 1);
@@ -332,6 +336,10 @@ mod tests {
     }
 
     #[test]
+    #[cfg_attr(
+        miri,
+        ignore = "Miri can neither create a memory file nor start a process"
+    )]
     fn programs_started_at_the_same_time_get_only_their_own_region() {
         std::thread::scope(|scope| {
             let runs: Vec<_> = (0..8u32)
