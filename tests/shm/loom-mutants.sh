@@ -42,7 +42,7 @@ mutant() {
         failures=$((failures + 1))
         return
     fi
-    printf '%-28s %-9s %s\n' "$name" "$outcome" \
+    printf '%-31s %-9s %s\n' "$name" "$outcome" \
         "$(grep -oE 'deadlock|Causality violation|assertion `left == right` failed|panicked' "$log" | sort | uniq -c | tr -s ' \n' ' ')"
     if [ "$outcome" != "$expect" ]; then
         echo "$name: expected '$expect', got '$outcome'" >&2
