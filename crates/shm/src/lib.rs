@@ -16,7 +16,7 @@
 //! wake-ups, `sync` the atomics and the futex it uses, and `region` the mapping, the only place
 //! where offsets become pointers.
 //!
-//! Built with `--cfg loom` (`scripts/loom.sh`), the crate is only the ring and its model-checked
+//! Built with `--cfg loom` (`tests/shm/loom.sh`), the crate is only the ring and its model-checked
 //! tests: the ring runs on loom's atomics and a model of the futex (see `sync`), on the heap
 //! instead of a shared mapping, and the engine and client sides, which need real processes,
 //! are left out.

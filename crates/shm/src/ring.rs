@@ -57,7 +57,7 @@ pub(crate) trait Sleeper {
 /// accessors are plain pointer arithmetic, because they run for every record.
 ///
 /// This struct and its accessors are the seam the model checker uses: built with
-/// `--cfg loom`, a `Ring` is [`model::Ring`] instead, whose words are loom's atomics and whose
+/// `--cfg loom`, a `Ring` is `model::Ring` instead, whose words are loom's atomics and whose
 /// data is loom cells on the heap, and the `Producer` and `Consumer` below run unchanged on it.
 #[cfg(not(loom))]
 #[derive(Debug)]
@@ -74,11 +74,11 @@ pub(crate) struct Ring {
 #[derive(Debug)]
 enum Memory {
     /// A mapping of the shared region: the only kind outside tests.
-    Region(#[allow(dead_code)] Arc<Region>),
+    Region(#[allow(dead_code, reason = "held, never read")] Arc<Region>),
     /// A heap block standing in for the region in tests under Miri, which cannot map a
     /// memory file (see `tests::Backing`).
     #[cfg(test)]
-    Heap(#[allow(dead_code)] Arc<tests::HeapBlock>),
+    Heap(#[allow(dead_code, reason = "held, never read")] Arc<tests::HeapBlock>),
 }
 
 // SAFETY: `control` points into a mapping kept alive by `_memory`; it is only used for atomics

@@ -3,9 +3,9 @@
 //!
 //! In a normal build everything here is `std`'s atomics and the Linux futex, re-exported or
 //! wrapped in an `#[inline]` function: the ring compiles to exactly the same code as if it
-//! used them directly. Built with `--cfg loom` (see `scripts/loom.sh`), the atomics are
+//! used them directly. Built with `--cfg loom` (see `tests/shm/loom.sh`), the atomics are
 //! loom's, which explores every interleaving of the two sides and every value a load may
-//! legally return, and the futex is [`model::FutexWord`], a model of futex semantics built
+//! legally return, and the futex is `model::FutexWord`, a model of futex semantics built
 //! from loom's own mutex and condition variable.
 
 #[cfg(loom)]

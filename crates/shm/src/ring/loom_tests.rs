@@ -1,4 +1,4 @@
-//! The ring's wake-up protocol under the loom model checker (`scripts/loom.sh`).
+//! The ring's wake-up protocol under the loom model checker (`tests/shm/loom.sh`).
 //!
 //! Each test runs a producer and a consumer of one tiny ring in two loom threads; loom runs it
 //! once for every interleaving of their atomic operations (up to the preemption bound below)
@@ -24,9 +24,9 @@ impl Sleeper for Model {
     }
 }
 
-/// How many times loom may switch threads where the running one could have gone on. Two is
-/// enough to interleave a wake-up between any two steps of a sleep, and keeps each test to
-/// seconds; `LOOM_MAX_PREEMPTIONS` overrides it for a deeper search.
+/// How many times loom may switch threads where the running one could have gone on, unless
+/// `LOOM_MAX_PREEMPTIONS` says otherwise (`tests/shm/loom.sh` sets 3). Two already catches
+/// every break of `tests/shm/loom-mutants.sh`, in under a second for all the tests.
 const PREEMPTIONS: usize = 2;
 
 /// Runs `test` under loom with the preemption bound.
