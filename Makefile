@@ -3,12 +3,14 @@
 #   make demo   build sluice, generate a 256 MiB corpus, count its words, show the top words
 #   make test   formatting, lints, the dependency checks, the shm clients, and every test
 #               (what .ci/run calls)
+#   make fuzz   every fuzz target for FUZZ_SECONDS each (not part of `make test`; see
+#               docs/FUZZING.md)
 
 CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients loom loom-mutants miri
+.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients loom loom-mutants miri fuzz
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -85,3 +87,10 @@ TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-sto
 
 test: prereqs fmt lint deps hadoop stores yarn plugin clients
 	$(CARGO) test --workspace --release --features $(TEST_FEATURES)
+
+# The cargo-fuzz targets under fuzz/, one after another, FUZZ_SECONDS each (nightly toolchain and
+# cargo-fuzz needed). Not part of `make test`: fuzzing takes as long as it is given.
+FUZZ_SECONDS ?= 60
+
+fuzz:
+	fuzz/run.sh $(FUZZ_SECONDS)

@@ -28,6 +28,8 @@
 mod client;
 #[cfg(not(loom))]
 mod engine;
+#[cfg(feature = "fuzzing")]
+pub mod fuzzing;
 mod layout;
 #[cfg(not(loom))]
 mod region;

@@ -371,8 +371,8 @@ impl Producer {
     }
 
     /// Sleeps at most `timeout` at a time (tests: long enough that a lost wake-up shows).
-    #[cfg(test)]
-    fn with_wait_timeout(mut self, timeout: Duration) -> Producer {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn with_wait_timeout(mut self, timeout: Duration) -> Producer {
         self.wait_timeout = timeout;
         self
     }
@@ -533,8 +533,8 @@ impl Consumer {
     }
 
     /// As [`Producer::with_wait_timeout`].
-    #[cfg(test)]
-    fn with_wait_timeout(mut self, timeout: Duration) -> Consumer {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn with_wait_timeout(mut self, timeout: Duration) -> Consumer {
         self.wait_timeout = timeout;
         self
     }

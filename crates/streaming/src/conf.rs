@@ -224,10 +224,20 @@ impl JobConf {
         let bad =
             |detail: String| StreamingError::Usage(format!("-conf {}: {detail}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        let doc = roxmltree::Document::parse(&text).map_err(|e| bad(e.to_string()))?;
+        self.load_xml_text(&text).map_err(bad)
+    }
+
+    /// Reads the text of a Hadoop configuration file into this configuration: what
+    /// [`JobConf::load_xml`] does once the file is read. Public so that the fuzz targets can
+    /// feed it bytes without a file; the error says what is wrong, without naming a file.
+    ///
+    /// # Errors
+    /// Why the text is not such a file. Properties read before the error are kept.
+    pub fn load_xml_text(&mut self, text: &str) -> Result<(), String> {
+        let doc = roxmltree::Document::parse(text).map_err(|e| e.to_string())?;
         let root = doc.root_element();
         if root.tag_name().name() != "configuration" {
-            return Err(bad("the root element is not <configuration>".into()));
+            return Err("the root element is not <configuration>".into());
         }
         for property in root.children().filter(|n| n.has_tag_name("property")) {
             let field = |name: &str| {
@@ -239,7 +249,7 @@ impl JobConf {
             match (field("name"), field("value")) {
                 (Some(name), Some(value)) if !name.is_empty() => self.set(&name, value),
                 (Some(name), None) if !name.is_empty() => {}
-                _ => return Err(bad("a <property> without a <name>".into())),
+                _ => return Err("a <property> without a <name>".into()),
             }
         }
         Ok(())
