@@ -37,14 +37,18 @@ fuzz_target!(|input: &[u8]| {
     let (mut input_ring, mut output_ring) = (Model::default(), Model::default());
     let mut buf = vec![0u8; 3 * capacity as usize];
     while let Some([op, a, b]) = take::<3>(&mut data) {
-        // A length up to 3 capacities, or a counter near the model's (or anywhere at all).
+        // A length up to 3 capacities; or a counter: far from the model's or right at the
+        // edges the engine must check (a capacity ahead, or the model's own value), give or
+        // take a little.
         let len = usize::from(u16::from_le_bytes([a, b])) % buf.len();
         let near = |base: u64| -> u64 {
-            let delta = u64::from(u16::from_le_bytes([a, b])) << (op >> 4 & 3) * 4;
-            if op & 0x40 != 0 {
-                base.wrapping_sub(delta)
-            } else {
-                base.wrapping_add(delta)
+            let delta = u64::from(u16::from_le_bytes([a, b])) << ((op >> 4 & 3) * 4);
+            let small = i64::from(a as i8);
+            match op >> 2 & 3 {
+                0 => base.wrapping_add(delta),
+                1 => base.wrapping_sub(delta),
+                2 => base.wrapping_add(capacity).wrapping_add_signed(small),
+                _ => base.wrapping_add_signed(small),
             }
         };
         match op & 3 {
