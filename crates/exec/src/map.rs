@@ -7,9 +7,11 @@ use sluice_api::{
 };
 use sluice_io::seqfile::{join_pair, SeqFileReader};
 use sluice_io::{
-    CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split, Storage, StoredInput,
+    BufferBudget, CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split,
+    Storage, StoredInput,
 };
 use sluice_shuffle::RunCatalog;
+use sluice_spill::{MemoryPool, MemoryReservation};
 
 use crate::part_file::TextOutput;
 use crate::shared::Shared;
@@ -69,6 +71,21 @@ pub(crate) struct MapTask<'a> {
     pub(crate) storage: &'a dyn Storage,
 }
 
+/// A line reader's buffer beyond its first size (a line longer than the buffer), reserved from
+/// the job's pool before the buffer grows: within the budget if it allows, else forced, which
+/// the job reports like any record larger than the budget. Given back when the buffer shrinks.
+struct LineBudget(MemoryReservation);
+
+impl BufferBudget for LineBudget {
+    fn set_extra(&mut self, extra: usize) {
+        if !self.0.try_resize(extra) {
+            // The line must be read whole: nothing else can make room for it.
+            let short = extra.saturating_sub(self.0.size());
+            self.0.grow_forced(short);
+        }
+    }
+}
+
 /// Reads a split's records in the job's [`InputFormat`].
 enum SplitReader {
     Lines(LineReader),
@@ -86,9 +103,14 @@ impl SplitReader {
         storage: &dyn Storage,
         file: &StoredInput,
         split: &Split,
+        pool: &MemoryPool,
     ) -> Result<Self, IoError> {
         Ok(match format {
-            InputFormat::Lines => SplitReader::Lines(LineReader::open_in(storage, file, split)?),
+            InputFormat::Lines => {
+                let mut reader = LineReader::open_in(storage, file, split)?;
+                reader.set_budget(Box::new(LineBudget(pool.empty_reservation())));
+                SplitReader::Lines(reader)
+            }
             // Fixed-length rows are a sort's input, read once and usually larger than memory.
             InputFormat::FixedLength(len) => SplitReader::Fixed(FixedRecordReader::open_in(
                 storage,
@@ -182,7 +204,7 @@ pub(crate) fn map_task(
 ) -> Result<(), ExecError> {
     let counters = &res.runs.status().counters;
     let mut input = SplitLines {
-        reader: SplitReader::open(job.input, t.storage, t.file, &t.split)?,
+        reader: SplitReader::open(job.input, t.storage, t.file, &t.split, res.runs.pool())?,
         res,
         records: 0,
         published_bytes: 0,

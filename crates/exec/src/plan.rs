@@ -13,8 +13,10 @@
 //!   or its merge readers and output buffer) stays within its share and flushes or merges in
 //!   passes to stay there.
 //!
-//! Every large buffer is reserved from the one pool before it is allocated; what is not
-//! counted is small and fixed per thread (the input line buffer, a spill write buffer).
+//! Every large buffer is reserved from the one pool before it is allocated, and so is what
+//! grows with the data (a long line's buffer, a spill file's partition table); what is not
+//! counted is small and fixed per thread (the input line buffer's first megabyte, a spill
+//! write buffer).
 
 use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
 use sluice_io::{discover, plan_block_splits, plan_input_splits, Split, Storage, StoredInput};

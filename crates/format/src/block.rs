@@ -125,12 +125,28 @@ fn block_crc(header: &[u8; BLOCK_HEADER_LEN], stored: &[u8]) -> u32 {
     crc32c::crc32c_append(crc32c::crc32c(&header[..CHECKED_HEADER_LEN]), stored)
 }
 
-/// Grows `buf` (never shrinks it) so that it holds at least `len` initialised bytes.
+/// Size beyond which a reused buffer is not kept at its high-water mark: one block of a huge
+/// record (a 100 MB line) must not keep its buffers for every later block.
+pub(crate) const RETAINED_BUFFER: usize = 1 << 20;
+
+/// Grows `buf` so that it holds at least `len` initialised bytes; shrinks it when it is far
+/// larger than needed and than [`RETAINED_BUFFER`] (left so by an earlier huge block).
 ///
 /// Buffers are used by slicing `..len`; keeping their length at the high-water mark means the
 /// zero-filling of `resize` happens once, not for every block.
 fn ensure_len(buf: &mut Vec<u8>, len: usize) {
     if buf.len() < len {
+        buf.resize(len, 0);
+    } else {
+        release_oversized(buf, len);
+    }
+}
+
+/// Frees `buf` when it holds more than [`RETAINED_BUFFER`] and more than twice the `len` bytes
+/// now needed: the memory of one huge block goes back once a normal one follows.
+fn release_oversized(buf: &mut Vec<u8>, len: usize) {
+    if buf.capacity() > RETAINED_BUFFER.max(len.saturating_mul(2)) {
+        *buf = Vec::new();
         buf.resize(len, 0);
     }
 }
@@ -644,6 +660,9 @@ fn read_up_to(inner: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 /// (or [`READ_GROW_STEP`]) per read, so memory stays proportional to the bytes really present.
 /// In the steady state `buf` is already big enough and this is one `read_exact`.
 fn read_exact_growing(inner: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> io::Result<()> {
+    if buf.len() > len {
+        release_oversized(buf, len);
+    }
     let mut filled = 0;
     while filled < len {
         if buf.len() <= filled {

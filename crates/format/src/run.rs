@@ -6,7 +6,7 @@
 
 use std::io::{Read, Write};
 
-use crate::block::{BlockReader, BlockWriter, MAX_BLOCK_LEN};
+use crate::block::{BlockReader, BlockWriter, MAX_BLOCK_LEN, RETAINED_BUFFER};
 use crate::record;
 use crate::{Codec, FormatError};
 
@@ -108,6 +108,10 @@ impl<W: Write> RunWriter<W> {
         // `write_block` writes nothing for an empty payload.
         let result = self.blocks.write_block(&self.pending);
         self.pending.clear();
+        if self.pending.capacity() > RETAINED_BUFFER.max(self.block_size.saturating_mul(2)) {
+            // A huge record had a block of its own: do not keep its memory for the others.
+            self.pending = Vec::new();
+        }
         result.map(drop)
     }
 }

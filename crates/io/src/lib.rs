@@ -64,7 +64,7 @@ pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
 pub use input::{discover, discover_inputs, is_hidden_name, Compression, InputFile, StoredInput};
-pub use line::LineReader;
+pub use line::{BufferBudget, LineReader};
 pub use local::LocalStorage;
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};

@@ -39,6 +39,14 @@ fn small_split_buffer(len: u64) -> usize {
     })
 }
 
+/// Accounts for a [`LineReader`]'s buffer beyond its first size: a line longer than the buffer
+/// makes it grow (to hold the line whole), and the job's memory budget must see that memory.
+pub trait BufferBudget: Send {
+    /// The buffer is about to hold `extra` bytes beyond its first size (called before it grows),
+    /// or has just given them back (called with 0 after it shrank to its first size).
+    fn set_extra(&mut self, extra: usize);
+}
+
 /// Reads the lines of one split the way Hadoop's `TextInputFormat` does.
 ///
 /// * A line ends at `\n`, `\r\n` or a lone `\r`; the terminator is not part of the line.
@@ -49,7 +57,8 @@ fn small_split_buffer(len: u64) -> usize {
 ///   exactly at the next split's first byte is read here, and skipped there).
 /// * Compressed files are always read whole from the beginning.
 ///
-/// Lines can be of any length (the buffer grows); bytes are never decoded or altered. (Unlike
+/// Lines can be of any length (the buffer grows, and shrinks back to its first size once the
+/// long line is consumed; a [`BufferBudget`] is told both); bytes are never decoded or altered. (Unlike
 /// Hadoop 2.8+, a UTF-8 byte order mark at the start of a file is kept as part of the first line.)
 ///
 /// After an error, every further call to [`LineReader::next_line`] fails too.
@@ -77,6 +86,10 @@ pub struct LineReader {
     positioned: bool,
     /// The kind of an earlier error, which poisons the reader.
     failed: Option<io::ErrorKind>,
+    /// The buffer's first size, which it shrinks back to after a long line.
+    base: usize,
+    /// Told of the buffer's growth beyond `base`.
+    budget: Option<Box<dyn BufferBudget>>,
 }
 
 impl LineReader {
@@ -163,11 +176,12 @@ impl LineReader {
         codec: Option<&'static str>,
         buffer_size: usize,
     ) -> LineReader {
+        let base = buffer_size.max(1);
         LineReader {
             reader,
             path,
             codec,
-            buf: vec![0; buffer_size.max(1)],
+            buf: vec![0; base],
             head: 0,
             tail: 0,
             eof: false,
@@ -177,7 +191,21 @@ impl LineReader {
             read_total: 0,
             positioned: false,
             failed: None,
+            base,
+            budget: None,
         }
+    }
+
+    /// Has `budget` told of the buffer's growth beyond its first size from now on.
+    pub fn set_budget(&mut self, budget: Box<dyn BufferBudget>) {
+        let extra = self.buf.len().saturating_sub(self.base);
+        self.budget = Some(budget);
+        budget_extra(&mut self.budget, extra);
+    }
+
+    /// Bytes the buffer holds (its first size, more while a long line is read).
+    pub fn buffer_size(&self) -> usize {
+        self.buf.len()
     }
 
     /// The next line and the byte offset of its first byte in the (uncompressed) file, or `None`
@@ -212,7 +240,7 @@ impl LineReader {
             self.positioned = true;
             if self.start != 0 {
                 // The partial (or whole) line at our start belongs to the previous split.
-                self.read_line()?;
+                self.skip_line()?;
             }
         }
         if self.pos > self.end {
@@ -261,6 +289,43 @@ impl LineReader {
         }
     }
 
+    /// Consumes the rest of the current line and its terminator without holding it: the
+    /// buffer does not grow for a long line that belongs to the previous split.
+    fn skip_line(&mut self) -> io::Result<()> {
+        loop {
+            let Some(found) = memchr2(b'\n', b'\r', &self.buf[self.head..self.tail]) else {
+                let tail = self.tail;
+                self.consume(tail, tail);
+                if !self.fill()? {
+                    return Ok(());
+                }
+                continue;
+            };
+            let at = self.head + found;
+            if self.buf[at] == b'\n' {
+                self.consume(at, at + 1);
+                return Ok(());
+            }
+            if at + 1 < self.tail {
+                let next = if self.buf[at + 1] == b'\n' {
+                    at + 2
+                } else {
+                    at + 1
+                };
+                self.consume(at, next);
+                return Ok(());
+            }
+            // The `\r` is the last byte we have: keep it, and let the next byte decide between
+            // `\r` and `\r\n`.
+            self.consume(at, at);
+            if !self.fill()? {
+                let head = self.head;
+                self.consume(head, head + 1);
+                return Ok(());
+            }
+        }
+    }
+
     /// Marks the line `buf[head..line_end]` and its terminator (up to `next`) consumed.
     fn consume(&mut self, line_end: usize, next: usize) -> (u64, Range<usize>) {
         let offset = self.pos;
@@ -271,7 +336,8 @@ impl LineReader {
     }
 
     /// Reads more input after the buffered bytes, keeping the unconsumed ones (moved to the front
-    /// of the buffer, which doubles when they fill it). Returns `false` at end of input.
+    /// of the buffer, which doubles when they fill it, and shrinks back to its first size when
+    /// they fit in that again). Returns `false` at end of input.
     fn fill(&mut self) -> io::Result<bool> {
         if self.eof {
             return Ok(false);
@@ -281,8 +347,16 @@ impl LineReader {
             self.tail -= self.head;
             self.head = 0;
         }
+        if self.buf.len() > self.base && self.tail < self.base {
+            // The long line is consumed: give its memory back rather than keep it for the
+            // rest of the split.
+            self.buf.truncate(self.base);
+            self.buf.shrink_to_fit();
+            budget_extra(&mut self.budget, 0);
+        }
         if self.tail == self.buf.len() {
             let grown = self.buf.len().saturating_mul(2);
+            budget_extra(&mut self.budget, grown - self.base);
             self.buf.resize(grown, 0);
         }
         loop {
@@ -311,6 +385,13 @@ impl LineReader {
 
     fn error(&self, source: io::Error) -> IoError {
         stream_error(&self.path, self.codec, self.read_total, source)
+    }
+}
+
+/// Tells `budget`, if any, that the buffer holds `extra` bytes beyond its first size.
+fn budget_extra(budget: &mut Option<Box<dyn BufferBudget>>, extra: usize) {
+    if let Some(budget) = budget {
+        budget.set_extra(extra);
     }
 }
 
@@ -569,6 +650,76 @@ mod tests {
                     }
                 }
             }
+        }
+    }
+
+    /// Records what a reader tells its budget.
+    struct Recorded(std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl BufferBudget for Recorded {
+        fn set_extra(&mut self, extra: usize) {
+            self.0.lock().unwrap_or_else(|p| p.into_inner()).push(extra);
+        }
+    }
+
+    #[test]
+    fn a_long_line_grows_the_buffer_through_the_budget_and_it_shrinks_back() {
+        let mut data = b"ab\n".to_vec();
+        data.extend(std::iter::repeat_n(b'x', 100));
+        data.extend_from_slice(b"\ncd\nef\n");
+        let reader = Trickle {
+            data: data.clone(),
+            at: 0,
+            chunk: 7,
+        };
+        let mut lines =
+            LineReader::build(Box::new(reader), 0, u64::MAX, PathBuf::from("t"), None, 8);
+        let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        lines.set_budget(Box::new(Recorded(std::sync::Arc::clone(&told))));
+        let mut out = Vec::new();
+        let mut largest = 0;
+        while let Some((offset, line)) = lines.next_line().expect("in-memory read") {
+            out.push((offset, line.to_vec()));
+            largest = largest.max(lines.buffer_size());
+        }
+        assert_eq!(out, reference(&data));
+        // 8 bytes doubled until the 100-byte line and its terminator fit: 128.
+        assert_eq!(largest, 128);
+        assert_eq!(lines.buffer_size(), 8, "the buffer did not shrink back");
+        let told = told.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // Nothing extra at first; each doubling announced; all given back at the end.
+        assert_eq!(told, vec![0, 8, 24, 56, 120, 0]);
+    }
+
+    #[test]
+    fn a_long_line_of_the_previous_split_is_skipped_without_growing_the_buffer() {
+        for terminator in [&b"\n"[..], b"\r", b"\r\n"] {
+            let mut data = vec![b'x'; 100];
+            data.extend_from_slice(terminator);
+            data.extend_from_slice(b"ab\ncd");
+            let reader = Trickle {
+                data: data[1..].to_vec(),
+                at: 0,
+                chunk: 7,
+            };
+            let end = data.len() as u64;
+            let mut lines =
+                LineReader::build(Box::new(reader), 1, end, PathBuf::from("t"), None, 8);
+            let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            lines.set_budget(Box::new(Recorded(std::sync::Arc::clone(&told))));
+            let mut out = Vec::new();
+            while let Some((offset, line)) = lines.next_line().expect("in-memory read") {
+                out.push((offset, line.to_vec()));
+                assert_eq!(lines.buffer_size(), 8, "the buffer grew");
+            }
+            let first = 100 + terminator.len() as u64;
+            assert_eq!(
+                out,
+                vec![(first, b"ab".to_vec()), (first + 3, b"cd".to_vec())],
+                "terminator {terminator:?}"
+            );
+            let told = told.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            assert_eq!(told, vec![0], "terminator {terminator:?}");
         }
     }
 

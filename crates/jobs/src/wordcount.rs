@@ -12,6 +12,9 @@ pub fn tokenize(line: &[u8]) -> Words<'_> {
     words(line)
 }
 
+/// Words of a line handed to the collector in one call, at most.
+const SPAN_BATCH: usize = 4096;
+
 struct WordCountMapper {
     /// The current line's words, handed to the collector in one call.
     spans: Vec<(usize, usize)>,
@@ -23,6 +26,12 @@ impl Mapper for WordCountMapper {
         let mut words = tokenize(line);
         while let Some(span) = words.next_span() {
             self.spans.push(span);
+            if self.spans.len() == SPAN_BATCH {
+                // A long line's words go in batches: memory stays bounded (a 100 MB line has
+                // 25 million words, 400 MB of spans).
+                out.emit_counts(line, &self.spans, 1)?;
+                self.spans.clear();
+            }
         }
         out.emit_counts(line, &self.spans, 1)
     }

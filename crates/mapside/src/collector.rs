@@ -22,7 +22,9 @@ use std::sync::Arc;
 
 use sluice_api::Counter;
 use sluice_api::{decode_count, encode_count, CountSink, Emit, ExecError, Partitioner, Reducer};
-use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
+use sluice_shuffle::{
+    spill_table_bytes, MemRunBuilder, ReservedRun, Resources, Run, RunSink, SPILL_BLOCK,
+};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
@@ -90,6 +92,8 @@ pub struct Collector<'a> {
     /// job only when the task finishes, so that a failed attempt counts nothing.
     spilled: (u64, u64, u64),
     memory_runs: u64,
+    /// Bytes of the largest record (key and value) collected since the last flush.
+    largest: usize,
 }
 
 impl<'a> Collector<'a> {
@@ -144,6 +148,7 @@ impl<'a> Collector<'a> {
             combine_output: 0,
             spilled: (0, 0, 0),
             memory_runs: 0,
+            largest: 0,
         }
     }
 
@@ -182,6 +187,18 @@ impl<'a> Collector<'a> {
                     }
                 }
                 // Other tasks' spare buffers may hold what this one needs.
+                if self.res.drop_spare_buffers() {
+                    continue;
+                }
+                self.reservation.grow_forced(short);
+                self.credit = 0;
+                return Ok(());
+            }
+            if size + short <= self.limit {
+                // Within its share, refused only because others hold more than theirs: spare
+                // buffers, or memory forced beyond the budget (a line longer than the budget).
+                // Flushing would not help (it would spill a record at a time); the share is
+                // this task's, and what it takes beyond the budget is counted as forced.
                 if self.res.drop_spare_buffers() {
                     continue;
                 }
@@ -250,8 +267,16 @@ impl<'a> Collector<'a> {
                         }
                     }
                 }
-                // Keep the blocks (and their reservation) for the task's next records.
-                buffer.reset();
+                if self.reservation.size() > self.limit {
+                    // A record larger than the share took the blocks past it (forced): give
+                    // them back now rather than hold them for the rest of the task.
+                    buffer.clear();
+                    self.reservation.free();
+                    self.credit = 0;
+                } else {
+                    // Keep the blocks (and their reservation) for the task's next records.
+                    buffer.reset();
+                }
                 return Ok(written);
             }
             Store::Hash { table, .. } => {
@@ -283,9 +308,26 @@ impl<'a> Collector<'a> {
         if self.is_empty() {
             return Ok(());
         }
+        // The run's partition table lives as long as the run: reserved from the budget (beyond
+        // it if it must, which the job reports), so that many partitions times many runs are
+        // seen.
+        let table = self
+            .res
+            .reserve_or_force(spill_table_bytes(self.partitions));
+        // A record larger than a spill block gets a block of its own, which the writer copies
+        // whole and compresses: two more copies of it while the spill is written.
+        let copies = match std::mem::take(&mut self.largest) {
+            largest if largest > SPILL_BLOCK => {
+                let encoded = largest.saturating_add(2 * 10);
+                self.res
+                    .reserve_or_force(encoded.saturating_mul(2).saturating_add(encoded / 128))
+            }
+            _ => self.res.pool().empty_reservation(),
+        };
         let mut writer = self.res.spills().create(self.partitions)?;
         let records = self.write_sorted(&mut *writer)?;
-        let run = writer.finish()?;
+        let run = ReservedRun::wrap(writer.finish()?, table);
+        drop(copies);
         self.spilled.0 += 1;
         self.spilled.1 += records;
         self.spilled.2 += run.bytes();
@@ -391,6 +433,7 @@ impl Collector<'_> {
                 return Ok(());
             }
         }
+        self.largest = self.largest.max(key.len());
         self.reserve(|store| match store {
             Store::Hash { table, .. } => table.memory_for_insert(key.len()) + HASH_SORT_ENTRY,
             Store::Sort { .. } => 0,
@@ -425,6 +468,7 @@ impl Collector<'_> {
                 self.partitions
             )));
         }
+        self.largest = self.largest.max(key.len().saturating_add(value.len()));
         self.reserve(|store| match store {
             Store::Sort { buffer, .. } => buffer.memory_for_push(partition, key, value.len()),
             Store::Hash { .. } => 0,

@@ -42,8 +42,8 @@ pub use merge::{
 pub use quota::{MemRunQuota, QuotaReservation};
 pub use resources::{Resources, SORT_BLOCK};
 pub use run::{
-    LocalSpills, MemRun, MemRunBuilder, MemSlice, Run, RunCursor, RunKind, RunSink, RunSource,
-    RunWriter, SpillTarget,
+    spill_table_bytes, LocalSpills, MemRun, MemRunBuilder, MemSlice, ReservedRun, Run, RunCursor,
+    RunKind, RunSink, RunSource, RunWriter, SpillTarget,
 };
 pub use split::{partition_size, split_points};
 

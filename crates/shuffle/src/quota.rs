@@ -52,6 +52,17 @@ impl QuotaReservation {
         self.memory.size()
     }
 
+    /// Grows by `bytes`: within the quota and the pool if they allow, else beyond them (a
+    /// *forced* reservation, counted by the pool and reported), for a run that must hold
+    /// more than was reserved for it before it was built.
+    pub fn grow(&mut self, bytes: usize) {
+        let before = self.quota.held.fetch_add(bytes, Ordering::Relaxed);
+        if before.saturating_add(bytes) <= self.quota.cap && self.memory.try_grow(bytes) {
+            return;
+        }
+        self.memory.grow_forced(bytes);
+    }
+
     /// Gives `bytes` back to the pool and the quota.
     pub fn shrink(&mut self, bytes: usize) {
         let bytes = bytes.min(self.memory.size());

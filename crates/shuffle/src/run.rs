@@ -14,7 +14,9 @@ use std::cmp::Ordering;
 use sluice_api::ExecError;
 use sluice_format::{record, Codec};
 use sluice_sort::{BytesCursor, CursorError, KeyOrder, SortedCursor};
-use sluice_spill::{ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter};
+use sluice_spill::{
+    MemoryReservation, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter,
+};
 
 use crate::quota::QuotaReservation;
 
@@ -176,6 +178,59 @@ impl RunSource for SpillFile {
     }
     fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
         Ok(SpillFile::sample_keys(self, partition, count)?)
+    }
+}
+
+/// Bytes of the partition table a spill file keeps in memory for as long as it lives: a
+/// segment per partition of its stage.
+pub fn spill_table_bytes(partitions: usize) -> usize {
+    partitions.saturating_mul(std::mem::size_of::<sluice_spill::Segment>())
+}
+
+/// A run with a reservation it holds for as long as it lives: a spill file's partition table
+/// (see [`spill_table_bytes`]), which with many partitions and many runs is no small memory.
+#[derive(Debug)]
+pub struct ReservedRun {
+    run: Run,
+    _reservation: MemoryReservation,
+}
+
+impl ReservedRun {
+    /// `run`, holding `reservation` until it is dropped.
+    pub fn wrap(run: Run, reservation: MemoryReservation) -> Run {
+        Arc::new(ReservedRun {
+            run,
+            _reservation: reservation,
+        })
+    }
+}
+
+impl RunSource for ReservedRun {
+    fn kind(&self) -> RunKind {
+        self.run.kind()
+    }
+    fn has_records(&self, partition: usize) -> bool {
+        self.run.has_records(partition)
+    }
+    fn bytes(&self) -> u64 {
+        self.run.bytes()
+    }
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        self.run.open(partition)
+    }
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        self.run.partition_bytes(partition)
+    }
+    fn open_at(
+        &self,
+        partition: usize,
+        key: &[u8],
+        order: &KeyOrder,
+    ) -> Result<RunCursor, ExecError> {
+        self.run.open_at(partition, key, order)
+    }
+    fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
+        self.run.sample_keys(partition, count)
     }
 }
 
@@ -385,8 +440,15 @@ pub struct MemRunBuilder {
 
 impl MemRunBuilder {
     /// A builder of `partitions` partitions whose `capacity` bytes were reserved by
-    /// `reservation`.
-    pub fn new(partitions: usize, capacity: usize, reservation: QuotaReservation) -> Self {
+    /// `reservation`. The builder reserves its partition table on top of them (forced if the
+    /// budget is short: the table cannot be left out), and grows the reservation before its
+    /// bytes outgrow `capacity` (a combiner may emit more than the estimate it was built for).
+    pub fn new(partitions: usize, capacity: usize, mut reservation: QuotaReservation) -> Self {
+        let table = partitions.saturating_mul(std::mem::size_of::<Range<usize>>());
+        let held = capacity.saturating_add(table);
+        if held > reservation.size() {
+            reservation.grow(held - reservation.size());
+        }
         MemRunBuilder {
             bytes: Vec::with_capacity(capacity),
             partitions: vec![0..0; partitions],
@@ -394,14 +456,19 @@ impl MemRunBuilder {
         }
     }
 
+    /// Bytes the builder holds: its records' buffer and its partition table.
+    fn held(&self) -> usize {
+        self.bytes
+            .capacity()
+            .saturating_add(self.partitions.capacity() * std::mem::size_of::<Range<usize>>())
+    }
+
     /// The run, its reservation shrunk to what it holds.
     pub fn finish(mut self) -> MemRun {
         self.bytes.shrink_to_fit();
-        self.reservation.shrink(
-            self.reservation
-                .size()
-                .saturating_sub(self.bytes.capacity()),
-        );
+        let held = self.held();
+        self.reservation
+            .shrink(self.reservation.size().saturating_sub(held));
         MemRun {
             data: Arc::new(MemRunData {
                 bytes: self.bytes,
@@ -430,8 +497,77 @@ impl RunSink for MemRunBuilder {
         if range.start == range.end {
             *range = bytes_len..bytes_len;
         }
+        let need = record::encoded_len(key.len(), value.len());
+        let spare = self.bytes.capacity() - bytes_len;
+        // A record the format cannot hold is refused by `encode` below, before anything grows.
+        let encodable = u32::try_from(key.len()).is_ok() && u32::try_from(value.len()).is_ok();
+        if need > spare && encodable {
+            // Reserve before growing, and grow by doubling so that a long run of small
+            // records does not reserve once per record.
+            let grow = need.max(self.bytes.capacity());
+            self.reservation.grow(grow);
+            self.bytes.reserve_exact(grow + spare);
+        }
         record::encode(&mut self.bytes, key, value)?;
         range.end = self.bytes.len();
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::quota::MemRunQuota;
+    use sluice_spill::MemoryPool;
+
+    #[test]
+    fn a_memory_run_reserves_its_table_and_what_it_outgrows() {
+        let pool = MemoryPool::new(1 << 20);
+        let quota = MemRunQuota::new(pool.clone(), 1 << 20);
+        let reservation = quota.try_reserve(0).expect("an empty reservation");
+        // Built for 0 bytes: every record outgrows the estimate.
+        let mut builder = MemRunBuilder::new(4, 0, reservation);
+        let table = 4 * std::mem::size_of::<Range<usize>>();
+        assert_eq!(pool.used(), table);
+        let mut expected = 0;
+        for i in 0..1000u32 {
+            let key = i.to_be_bytes();
+            builder.write(1, &key, b"value").expect("write");
+            expected += 1 + 1 + key.len() + 5;
+            assert!(
+                pool.used() >= table + expected,
+                "{} bytes reserved for {expected} bytes of records",
+                pool.used()
+            );
+        }
+        let run = builder.finish();
+        assert_eq!(pool.used(), table + expected, "not shrunk to what it holds");
+        assert_eq!(pool.forced_bytes(), 0);
+        let mut cursor = run.open(1).expect("open");
+        let mut read = 0u32;
+        while cursor.advance().expect("advance") {
+            assert_eq!(cursor.key(), read.to_be_bytes());
+            read += 1;
+        }
+        assert_eq!(read, 1000);
+        drop(cursor);
+        drop(run);
+        assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn a_reserved_run_holds_its_reservation_until_dropped() {
+        let pool = MemoryPool::new(1000);
+        let quota = MemRunQuota::new(pool.clone(), 1000);
+        let mut builder = MemRunBuilder::new(1, 16, quota.try_reserve(16).expect("room"));
+        builder.write(0, b"k", b"v").expect("write");
+        let inner: Run = Arc::new(builder.finish());
+        let held = pool.used();
+        let run = ReservedRun::wrap(inner, pool.try_reserve(100).expect("room"));
+        assert_eq!(pool.used(), held + 100);
+        assert!(run.has_records(0));
+        assert_eq!(run.kind(), RunKind::Memory);
+        drop(run);
+        assert_eq!(pool.used(), 0);
     }
 }
