@@ -138,14 +138,17 @@ impl TaskHost {
         status: Arc<JobStatus>,
     ) -> Result<TaskHost, ExecError> {
         let memory = TaskHost::plan(job, settings)?;
+        let pool = MemoryPool::new(memory.pool);
         let spills = LocalSpills::new(
-            SpillDir::create_in(&settings.spill_parent)?.with_write_chunk(memory.write_chunk),
+            SpillDir::create_in(&settings.spill_parent)?
+                .with_write_chunk(memory.write_chunk)
+                .with_pool(pool.clone()),
             settings.spill_codec,
             SPILL_BLOCK,
         );
         let shared = Shared {
             runs: Resources::new(
-                MemoryPool::new(memory.pool),
+                pool,
                 memory.held_runs,
                 Box::new(spills),
                 memory.write_chunk,

@@ -19,7 +19,6 @@
 
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 
 use sluice_api::{Counter, Emit, ExecError, Job, Stage, TaskContext};
 use sluice_io::JobCommitter;
@@ -191,14 +190,7 @@ fn reduce_range(
     out: &mut dyn Emit,
 ) -> Result<RangeCounts, ExecError> {
     let merge = merge_range(sources, ctx.task, MergeSpec::of(stage), range, &res.runs)?;
-    let mut input = ReduceInput {
-        merge,
-        res_status: Arc::clone(res.runs.status()),
-        stop: Some(stop),
-        records: 0,
-        groups: 0,
-        last_key: Vec::new(),
-    };
+    let mut input = ReduceInput::new(merge, &res.runs, Some(stop));
     let mut reducer = (stage.reducer)(ctx);
     reducer.run(&mut input, out)?;
     Ok(RangeCounts {

@@ -6,8 +6,11 @@ use std::sync::Arc;
 
 use sluice_api::{Counter, ExecError, Job, JobStatus, OutputFormat, Stage, TaskContext};
 use sluice_io::JobCommitter;
-use sluice_shuffle::{merge_partition, partition_size, split_points, MergeSpec, Run, RunCatalog};
+use sluice_shuffle::{
+    merge_partition, partition_size, split_points, MergeSpec, Resources, Run, RunCatalog,
+};
 use sluice_sort::{CursorError, SortedCursor};
+use sluice_spill::BufferAccount;
 
 use crate::part_file::TextOutput;
 use crate::ranges::reduce_ranges;
@@ -31,7 +34,57 @@ pub(crate) struct ReduceInput<'a, C> {
     pub(crate) stop: Option<&'a AtomicBool>,
     pub(crate) records: u64,
     pub(crate) groups: u64,
-    pub(crate) last_key: Vec<u8>,
+    /// The current group's key, to tell where the next group starts.
+    group: GroupKey,
+}
+
+/// The key of the group a reduce input is in.
+struct GroupKey {
+    key: Vec<u8>,
+    /// What `key` holds beyond a usual key (a 100 MB line sorted whole), counted in the job's
+    /// pool.
+    memory: BufferAccount,
+}
+
+/// Keys up to this long are held for grouping without being counted in the pool; a longer
+/// one is counted while it is held, and its buffer is let go once a key this short follows.
+const USUAL_KEY: usize = 64 * 1024;
+
+impl<'a, C> ReduceInput<'a, C> {
+    /// The input `merge` gives a reducer; stops when the job is cancelled or `stop` is set.
+    pub(crate) fn new(merge: C, res: &Resources, stop: Option<&'a AtomicBool>) -> Self {
+        ReduceInput {
+            merge,
+            res_status: Arc::clone(res.status()),
+            stop,
+            records: 0,
+            groups: 0,
+            group: GroupKey {
+                key: Vec::new(),
+                memory: BufferAccount::new(res.pool(), USUAL_KEY),
+            },
+        }
+    }
+}
+
+impl GroupKey {
+    /// Holds `key`, the key of a new group.
+    fn hold(&mut self, key: &[u8]) {
+        self.key.clear();
+        if self.key.capacity() > USUAL_KEY && key.len() <= USUAL_KEY {
+            // Let a huge key's buffer go.
+            self.key = Vec::new();
+        }
+        if key.len() > USUAL_KEY.max(self.key.capacity()) {
+            // Counted before it is copied, and held exactly.
+            self.memory.update(key.len());
+            self.key.reserve_exact(key.len());
+        }
+        self.key.extend_from_slice(key);
+        if self.memory.counted() > 0 || self.key.capacity() > USUAL_KEY {
+            self.memory.update(self.key.capacity());
+        }
+    }
 }
 
 impl<C: SortedCursor> SortedCursor for ReduceInput<'_, C> {
@@ -47,10 +100,9 @@ impl<C: SortedCursor> SortedCursor for ReduceInput<'_, C> {
             return Err(CursorError::Cancelled);
         }
         let key = self.merge.key();
-        if self.records == 1 || key != self.last_key.as_slice() {
+        if self.records == 1 || key != self.group.key.as_slice() {
             self.groups += 1;
-            self.last_key.clear();
-            self.last_key.extend_from_slice(key);
+            self.group.hold(key);
         }
         Ok(true)
     }
@@ -114,14 +166,7 @@ pub(crate) fn reduce_task(
         reader_share,
         &res.runs,
     )?;
-    let mut input = ReduceInput {
-        merge,
-        res_status: Arc::clone(status),
-        stop: None,
-        records: 0,
-        groups: 0,
-        last_key: Vec::new(),
-    };
+    let mut input = ReduceInput::new(merge, &res.runs, None);
     let mut reducer = (stage.reducer)(ctx);
     let result = reducer.run(&mut input, &mut sink);
     // A reducer that hands its input to something else (a streaming program's feeder) may

@@ -136,6 +136,8 @@ pub(crate) const RETAINED_BUFFER: usize = 1 << 20;
 /// zero-filling of `resize` happens once, not for every block.
 fn ensure_len(buf: &mut Vec<u8>, len: usize) {
     if buf.len() < len {
+        // Exactly: a huge block's buffer is not doubled (and is counted as what it is).
+        buf.reserve_exact(len - buf.len());
         buf.resize(len, 0);
     } else {
         release_oversized(buf, len);
@@ -290,6 +292,19 @@ impl<W: Write> BlockWriter<W> {
         &self.name
     }
 
+    /// Bytes this writer's reused buffer holds once a block of `payload_len` bytes has been
+    /// compressed into it: its capacity, or the codec's bound for such a block if larger. What
+    /// a huge block takes, and keeps held until a normal one lets it go, for callers that count
+    /// memory.
+    pub fn buffered_bytes_with(&self, payload_len: usize) -> usize {
+        let bound = match self.compressor {
+            Compressor::None => 0,
+            Compressor::Lz4(_) => lz4_flex::block::get_maximum_output_size(payload_len),
+            Compressor::Zstd { .. } => zstd::zstd_safe::compress_bound(payload_len),
+        };
+        self.compressed.capacity().max(bound)
+    }
+
     /// Total bytes written to the inner writer so far.
     pub fn bytes_written(&self) -> u64 {
         self.bytes_written
@@ -341,6 +356,18 @@ pub struct BlockReader<R: Read> {
     /// Created on the first zstd block.
     zstd: Option<zstd::bulk::Decompressor<'static>>,
     failed: bool,
+    /// Told what the buffers are about to hold before each block grows them, and what they
+    /// hold after it.
+    watch: Option<Box<dyn BufferWatch>>,
+}
+
+/// Told how many bytes a reader's reused buffers hold: before a block grows them (what they
+/// are about to hold) and after it (what they hold). A caller that counts memory sees a huge
+/// record's block (a 100 MB line) before it is read, and lets it go once a normal block
+/// follows.
+pub trait BufferWatch: Send {
+    /// The buffers hold, or are about to hold, `bytes` bytes.
+    fn holding(&mut self, bytes: usize);
 }
 
 impl<R: Read> BlockReader<R> {
@@ -357,6 +384,19 @@ impl<R: Read> BlockReader<R> {
             current: Current::Stored(0),
             zstd: None,
             failed: false,
+            watch: None,
+        }
+    }
+
+    /// Tells `watch` what the buffers hold around every block read from now on.
+    pub fn watch_buffers(&mut self, watch: Box<dyn BufferWatch>) {
+        self.watch = Some(watch);
+    }
+
+    /// Tells the watch, if any, that the buffers hold or are about to hold `bytes`.
+    fn tell_watch(&mut self, bytes: usize) {
+        if let Some(watch) = &mut self.watch {
+            watch.holding(bytes);
         }
     }
 
@@ -377,7 +417,11 @@ impl<R: Read> BlockReader<R> {
         }
         self.current = Current::Stored(0);
         self.block_offset = self.offset;
-        match self.read_block() {
+        let read = self.read_block();
+        if self.watch.is_some() {
+            self.tell_watch(self.buffered_bytes());
+        }
+        match read {
             Ok(Some(current)) => {
                 self.current = current;
                 Ok(Some(self.current_block()))
@@ -388,6 +432,12 @@ impl<R: Read> BlockReader<R> {
                 Err(e)
             }
         }
+    }
+
+    /// Bytes this reader's reused buffers hold (their capacity): what a huge block keeps held
+    /// until a normal one lets it go, for callers that count memory.
+    pub fn buffered_bytes(&self) -> usize {
+        self.stored.capacity().saturating_add(self.raw.capacity())
     }
 
     /// Absolute offset just past the last block read (`start_offset` before the first).
@@ -436,6 +486,11 @@ impl<R: Read> BlockReader<R> {
             .map_err(|detail| self.corrupt(self.block_offset, detail))?;
 
         let stored_len = header.stored_len as usize;
+        if self.watch.is_some() {
+            // The length is not yet checked, but no larger than the largest block.
+            let about = self.stored.capacity().max(stored_len);
+            self.tell_watch(about.saturating_add(self.raw.capacity()));
+        }
         read_exact_growing(&mut self.inner, &mut self.stored, stored_len).map_err(|e| {
             if e.kind() == io::ErrorKind::UnexpectedEof {
                 self.corrupt(
@@ -461,7 +516,14 @@ impl<R: Read> BlockReader<R> {
 
         let raw_len = header.raw_len as usize;
         if codec == Codec::None {
+            // The block is used where it was read: a huge block's decompressed bytes need not
+            // stay held for it.
+            release_oversized(&mut self.raw, 0);
             return Ok(Some(Current::Stored(stored_len)));
+        }
+        if self.watch.is_some() {
+            let about = self.raw.capacity().max(raw_len);
+            self.tell_watch(self.stored.capacity().saturating_add(about));
         }
         self.decompress(codec, stored_len, raw_len)?;
         Ok(Some(Current::Raw(raw_len)))
@@ -667,6 +729,8 @@ fn read_exact_growing(inner: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> i
     while filled < len {
         if buf.len() <= filled {
             let step = (len - filled).min(filled.max(READ_GROW_STEP));
+            // Exactly: the steps double already; amortized growth would double again.
+            buf.reserve_exact(filled + step - buf.len());
             buf.resize(filled + step, 0);
         }
         let end = buf.len().min(len);
@@ -716,6 +780,59 @@ mod tests {
         );
         assert!(plausible_raw_len(Codec::Zstd { level: 3 }, stored, 100_000).is_ok());
         assert!(plausible_raw_len(Codec::Zstd { level: 3 }, stored, 99_999).is_err());
+    }
+
+    /// Records what a reader's watch is told.
+    struct Told(std::sync::Arc<std::sync::Mutex<Vec<usize>>>);
+
+    impl BufferWatch for Told {
+        fn holding(&mut self, bytes: usize) {
+            self.0.lock().unwrap().push(bytes);
+        }
+    }
+
+    #[test]
+    fn a_watch_is_told_of_a_huge_block_before_it_is_read_and_after_it_is_let_go() {
+        for codec in [Codec::None, Codec::Lz4, Codec::Zstd { level: 1 }] {
+            let huge = vec![b'x'; 3 << 20];
+            let mut writer = BlockWriter::new(Vec::new(), codec, "test");
+            writer.write_block(b"small").unwrap();
+            writer.write_block(&huge).unwrap();
+            writer.write_block(b"small again").unwrap();
+            let bytes = writer.into_inner();
+
+            let told = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+            let mut reader = BlockReader::new(&bytes[..], "test", 0);
+            reader.watch_buffers(Box::new(Told(told.clone())));
+            assert_eq!(reader.next_block().unwrap().unwrap(), b"small");
+            let before = told.lock().unwrap().len();
+            assert_eq!(reader.next_block().unwrap().unwrap(), &huge[..]);
+            let during = told.lock().unwrap()[before..].to_vec();
+            // Told before the last read (what the buffers were about to hold), then after.
+            assert!(during.len() >= 2, "{codec:?}: {during:?}");
+            assert!(
+                during[..during.len() - 1].iter().any(|&b| b >= huge.len()),
+                "{codec:?}: not told before the huge block was read: {during:?}"
+            );
+            assert!(reader.buffered_bytes() >= huge.len());
+            assert_eq!(*during.last().unwrap(), reader.buffered_bytes());
+            assert_eq!(reader.next_block().unwrap().unwrap(), b"small again");
+            let after = *told.lock().unwrap().last().unwrap();
+            assert!(after < RETAINED_BUFFER, "{codec:?}: still holding {after}");
+            assert_eq!(after, reader.buffered_bytes());
+        }
+    }
+
+    #[test]
+    fn a_writer_says_what_compressing_a_huge_block_takes() {
+        let mut writer = BlockWriter::new(Vec::new(), Codec::Lz4, "test");
+        assert!(writer.buffered_bytes_with(10 << 20) >= 10 << 20);
+        writer.write_block(&vec![1u8; 4 << 20]).unwrap();
+        assert!(writer.buffered_bytes_with(10) >= 4 << 20);
+        writer.write_block(b"small").unwrap();
+        assert!(writer.buffered_bytes_with(10) < RETAINED_BUFFER);
+        let plain = BlockWriter::new(Vec::new(), Codec::None, "test");
+        assert_eq!(plain.buffered_bytes_with(10 << 20), 0);
     }
 
     #[test]

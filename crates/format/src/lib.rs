@@ -45,7 +45,8 @@ pub mod record;
 mod run;
 
 pub use block::{
-    block_len, verify_blocks, BlockReader, BlockWriter, BLOCK_HEADER_LEN, MAX_BLOCK_LEN,
+    block_len, verify_blocks, BlockReader, BlockWriter, BufferWatch, BLOCK_HEADER_LEN,
+    MAX_BLOCK_LEN,
 };
 pub use codec::Codec;
 pub use error::FormatError;

@@ -86,6 +86,15 @@ impl<W: Write> RunWriter<W> {
         self.blocks.raw_bytes_written()
     }
 
+    /// The most bytes this writer's buffers hold until the block being filled is written: that
+    /// block, and the block writer's buffer once it has compressed it (see
+    /// [`BlockWriter::buffered_bytes_with`](crate::BlockWriter::buffered_bytes_with)).
+    pub fn buffered_bytes(&self) -> usize {
+        self.pending
+            .capacity()
+            .saturating_add(self.blocks.buffered_bytes_with(self.pending.len()))
+    }
+
     /// Records written so far.
     ///
     /// Counts every record accepted by [`RunWriter::write_record`], including those still
@@ -257,6 +266,18 @@ impl<R: Read> RunReader<R> {
 
     fn name_for_error(&self) -> String {
         self.blocks.name().to_string()
+    }
+
+    /// Bytes this reader's block buffers hold (see
+    /// [`BlockReader::buffered_bytes`](crate::BlockReader::buffered_bytes)).
+    pub fn buffered_bytes(&self) -> usize {
+        self.blocks.buffered_bytes()
+    }
+
+    /// Tells `watch` what the block buffers hold around every block read from now on (see
+    /// [`BlockReader::watch_buffers`](crate::BlockReader::watch_buffers)).
+    pub fn watch_buffers(&mut self, watch: Box<dyn crate::BufferWatch>) {
+        self.blocks.watch_buffers(watch);
     }
 
     /// Absolute offset just past the last block read; at the end of the run, where it ended.

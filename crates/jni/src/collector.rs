@@ -161,16 +161,18 @@ impl NativeCollector {
             )));
         }
         let write_chunk = 64 * 1024;
+        let pool = MemoryPool::new(settings.budget);
         let spills = LocalSpills::new(
             SpillDir::create_in(std::path::Path::new(&settings.spill_parent))
                 .map_err(ExecError::from)?
-                .with_write_chunk(write_chunk),
+                .with_write_chunk(write_chunk)
+                .with_pool(pool.clone()),
             Codec::Lz4,
             SPILL_BLOCK,
         );
         let buckets = (settings.budget / (16 * sluice_shuffle::SORT_BLOCK)).clamp(1, 256);
         let resources = Box::new(Resources::new(
-            MemoryPool::new(settings.budget),
+            pool,
             settings.budget,
             Box::new(spills),
             write_chunk,

@@ -22,9 +22,7 @@ use std::sync::Arc;
 
 use sluice_api::Counter;
 use sluice_api::{decode_count, encode_count, CountSink, Emit, ExecError, Partitioner, Reducer};
-use sluice_shuffle::{
-    spill_table_bytes, MemRunBuilder, ReservedRun, Resources, Run, RunSink, SPILL_BLOCK,
-};
+use sluice_shuffle::{spill_table_bytes, MemRunBuilder, ReservedRun, Resources, Run, RunSink};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
@@ -92,8 +90,6 @@ pub struct Collector<'a> {
     /// job only when the task finishes, so that a failed attempt counts nothing.
     spilled: (u64, u64, u64),
     memory_runs: u64,
-    /// Bytes of the largest record (key and value) collected since the last flush.
-    largest: usize,
 }
 
 impl<'a> Collector<'a> {
@@ -148,7 +144,6 @@ impl<'a> Collector<'a> {
             combine_output: 0,
             spilled: (0, 0, 0),
             memory_runs: 0,
-            largest: 0,
         }
     }
 
@@ -315,19 +310,11 @@ impl<'a> Collector<'a> {
             .res
             .reserve_or_force(spill_table_bytes(self.partitions));
         // A record larger than a spill block gets a block of its own, which the writer copies
-        // whole and compresses: two more copies of it while the spill is written.
-        let copies = match std::mem::take(&mut self.largest) {
-            largest if largest > SPILL_BLOCK => {
-                let encoded = largest.saturating_add(2 * 10);
-                self.res
-                    .reserve_or_force(encoded.saturating_mul(2).saturating_add(encoded / 128))
-            }
-            _ => self.res.pool().empty_reservation(),
-        };
+        // whole and compresses: the spill target counts those copies (see
+        // `SpillDir::with_pool`).
         let mut writer = self.res.spills().create(self.partitions)?;
         let records = self.write_sorted(&mut *writer)?;
         let run = ReservedRun::wrap(writer.finish()?, table);
-        drop(copies);
         self.spilled.0 += 1;
         self.spilled.1 += records;
         self.spilled.2 += run.bytes();
@@ -433,7 +420,6 @@ impl Collector<'_> {
                 return Ok(());
             }
         }
-        self.largest = self.largest.max(key.len());
         self.reserve(|store| match store {
             Store::Hash { table, .. } => table.memory_for_insert(key.len()) + HASH_SORT_ENTRY,
             Store::Sort { .. } => 0,
@@ -468,7 +454,6 @@ impl Collector<'_> {
                 self.partitions
             )));
         }
-        self.largest = self.largest.max(key.len().saturating_add(value.len()));
         self.reserve(|store| match store {
             Store::Sort { buffer, .. } => buffer.memory_for_push(partition, key, value.len()),
             Store::Hash { .. } => 0,

@@ -45,7 +45,7 @@ pub use run::{
     spill_table_bytes, LocalSpills, MemRun, MemRunBuilder, MemSlice, ReservedRun, Run, RunCursor,
     RunKind, RunSink, RunSource, RunWriter, SpillTarget,
 };
-pub use split::{partition_size, split_points};
+pub use split::{partition_size, split_points, MAX_CUT_KEY};
 
 /// Block size of spill files: large enough for sequential I/O and good compression, small enough
 /// that a merge can read many runs at once within the budget.

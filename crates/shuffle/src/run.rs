@@ -67,7 +67,8 @@ pub trait RunSource: Send + Sync + Debug {
     }
     /// Up to `count` of `partition`'s keys, in order, spread about evenly over its bytes, where
     /// the run can tell without reading all of them: what a reduce task cuts its partition into
-    /// key ranges by. The default knows none.
+    /// key ranges by. Keys longer than [`MAX_CUT_KEY`](crate::MAX_CUT_KEY) are left out, not
+    /// copied. The default knows none.
     ///
     /// # Errors
     /// The run cannot be read.
@@ -177,7 +178,12 @@ impl RunSource for SpillFile {
         )))
     }
     fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
-        Ok(SpillFile::sample_keys(self, partition, count)?)
+        Ok(SpillFile::sample_keys(
+            self,
+            partition,
+            count,
+            crate::MAX_CUT_KEY,
+        )?)
     }
 }
 
@@ -306,7 +312,9 @@ impl RunSource for MemRun {
         while at < bytes.len() && next_sample < count {
             let span = record::decode(bytes, at)?;
             if at >= next_sample.saturating_mul(bytes.len()) / count {
-                keys.push(bytes[span.key_start..span.key_start + span.key_len].to_vec());
+                if span.key_len <= crate::MAX_CUT_KEY {
+                    keys.push(bytes[span.key_start..span.key_start + span.key_len].to_vec());
+                }
                 next_sample += 1;
                 // Several samples may fall on one long record: the next one is after it.
                 while next_sample < count && next_sample.saturating_mul(bytes.len()) / count <= at {
@@ -553,6 +561,25 @@ mod tests {
         drop(cursor);
         drop(run);
         assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn a_memory_run_leaves_keys_too_long_to_cut_at_out_of_its_samples() {
+        let pool = MemoryPool::new(1 << 30);
+        let quota = MemRunQuota::new(pool.clone(), 1 << 30);
+        let mut builder = MemRunBuilder::new(1, 0, quota.try_reserve(0).expect("room"));
+        let long = vec![b'b'; crate::MAX_CUT_KEY + 1];
+        for key in [&b"a"[..], &long, b"c", b"d"] {
+            builder.write(0, key, b"").expect("write");
+        }
+        let run = builder.finish();
+        let keys = run.sample_keys(0, 4).expect("sample");
+        assert!(
+            keys.iter().all(|k| k.len() <= crate::MAX_CUT_KEY),
+            "{}",
+            keys.len()
+        );
+        assert!(keys.contains(&b"c".to_vec()), "{keys:?}");
     }
 
     #[test]

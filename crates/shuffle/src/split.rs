@@ -19,6 +19,11 @@ use crate::run::Run;
 /// block read per key) costs little beside a partition worth splitting.
 const SAMPLES_PER_RANGE: u64 = 64;
 
+/// The longest key a partition is cut at. Every range holds its bounds for as long as it is
+/// reduced, and a key that long (a 100 MB line sorted whole) makes no better cut than its
+/// neighbours: runs leave such keys out of their samples without copying them.
+pub const MAX_CUT_KEY: usize = 64 * 1024;
+
 /// Bytes `partition` takes in `runs` (encoded records, as
 /// [`RunSource::partition_bytes`](crate::RunSource::partition_bytes) reports them; a run that cannot tell counts nothing).
 pub fn partition_size(runs: &[Run], partition: usize) -> u64 {
@@ -65,7 +70,8 @@ pub fn split_points(
         // In proportion to the run's share of the bytes, at least one per run.
         let share = u128::from(wanted) * u128::from(bytes) / u128::from(total);
         let count = usize::try_from(share.max(1)).unwrap_or(usize::MAX);
-        let keys = run.sample_keys(partition, count)?;
+        let mut keys = run.sample_keys(partition, count)?;
+        keys.retain(|key| key.len() <= MAX_CUT_KEY);
         let Ok(taken) = u64::try_from(keys.len()) else {
             continue;
         };

@@ -76,7 +76,29 @@ use sluice_io::{DirectWriter, OwnedDir, ReadAhead};
 /// The start of a spill directory's name; the creating process's id and a random part follow.
 const SPILL_DIR_PREFIX: &str = ".sluice-spill-";
 
-use crate::{IndexProblem, Segment, SpillError, SpillIndex};
+use crate::{BufferAccount, IndexProblem, MemoryPool, Segment, SpillError, SpillIndex};
+
+/// What a spill reader's or writer's two reused buffers (a block and its compressed form) hold
+/// at most with blocks of `block_size` bytes: each may grow to twice a block (amortized growth),
+/// plus a compression bound's slack. Beyond it they hold a huge record, which is counted in the
+/// job's pool (see [`SpillDir::with_pool`]).
+fn usual_buffers(block_size: usize) -> usize {
+    block_size.saturating_mul(4).saturating_add(16 * 1024)
+}
+
+/// Where a spill file's readers count buffers grown past the usual for a huge record.
+#[derive(Debug, Clone)]
+struct Counting {
+    pool: MemoryPool,
+    /// What the buffers hold usually ([`usual_buffers`]), which the callers reserve.
+    baseline: usize,
+}
+
+impl Counting {
+    fn account(&self) -> BufferAccount {
+        BufferAccount::new(&self.pool, self.baseline)
+    }
+}
 
 /// The job's private scratch directory; removed with everything in it when dropped.
 #[derive(Debug)]
@@ -88,6 +110,8 @@ pub struct SpillDir {
     next_id: AtomicU64,
     /// Chunk size of each spill file's [`DirectWriter`] (it holds two).
     write_chunk: usize,
+    /// Where huge records' buffers are counted, if anywhere.
+    pool: Option<MemoryPool>,
 }
 
 impl SpillDir {
@@ -116,7 +140,18 @@ impl SpillDir {
             _owned: owned,
             next_id: AtomicU64::new(0),
             write_chunk: sluice_io::DIRECT_CHUNK,
+            pool: None,
         })
+    }
+
+    /// Counts in `pool` what the writers and readers of this directory's spill files hold
+    /// beyond their usual buffers: a record larger than a block gets a block of its own, which
+    /// they hold whole (a writer twice over, with its compressed form) while they write or
+    /// read it. Forced beyond the budget if it has no room: a record cannot be refused.
+    #[must_use]
+    pub fn with_pool(mut self, pool: MemoryPool) -> SpillDir {
+        self.pool = Some(pool);
+        self
     }
 
     /// Sets the chunk size of the spill files' writers (each holds two chunks): small budgets
@@ -172,8 +207,15 @@ impl SpillDir {
             }
         })?;
         let name = path.display().to_string();
+        let counting = self.pool.as_ref().map(|pool| Counting {
+            pool: pool.clone(),
+            baseline: usual_buffers(block_size),
+        });
         Ok(SpillWriter {
             run: RunWriter::new(file, codec, block_size, name),
+            block_size,
+            account: counting.as_ref().map(Counting::account),
+            counting,
             segments: vec![Segment::default(); partitions],
             current: None,
             raw_start: 0,
@@ -236,6 +278,11 @@ impl Drop for ScratchFile {
 /// and caching it would cost a copy of every byte into the page cache and its reclaim.
 pub struct SpillWriter {
     run: RunWriter<DirectWriter>,
+    block_size: usize,
+    /// What the writer's buffers hold beyond the usual, counted in the job's pool.
+    account: Option<BufferAccount>,
+    /// Passed on to the finished file's readers.
+    counting: Option<Counting>,
     segments: Vec<Segment>,
     current: Option<usize>,
     /// [`RunWriter::raw_position`] where the current segment started.
@@ -255,7 +302,28 @@ impl SpillWriter {
         if self.current != Some(partition) {
             self.switch_to(partition)?;
         }
+        let huge = sluice_format::record::encoded_len(key.len(), value.len()) > self.block_size;
+        if let Some(account) = &mut self.account {
+            if huge {
+                // Counted before it is copied: the record's own block, compressed when the
+                // next record (or the segment's end) flushes it.
+                let len = sluice_format::record::encoded_len(key.len(), value.len());
+                let block = len.saturating_add(len / 128).saturating_add(64);
+                account.update(
+                    self.run
+                        .buffered_bytes()
+                        .saturating_add(len)
+                        .saturating_add(block),
+                );
+            }
+        }
         self.run.write_record(key, value)?;
+        if let Some(account) = &mut self.account {
+            if huge || account.counted() > 0 {
+                // Until a block of the usual size has let the huge one's buffers go.
+                account.update(self.run.buffered_bytes());
+            }
+        }
         self.segments[partition].records += 1;
         Ok(())
     }
@@ -310,6 +378,7 @@ impl SpillWriter {
             index,
             owned: true,
             blocks: Mutex::new(None),
+            counting: self.counting,
         })
     }
 }
@@ -328,6 +397,9 @@ pub struct SpillFile {
     /// a reduce task enters one partition of each file at several keys, and hops its block
     /// headers once.
     blocks: Mutex<Option<(usize, Arc<[u64]>)>>,
+    /// Where readers count buffers a huge record grows (files a [`SpillDir::with_pool`]
+    /// wrote).
+    counting: Option<Counting>,
 }
 
 /// The comparator [`SpillFile::open_segment_at`] orders keys by: the order the run was sorted in.
@@ -444,6 +516,7 @@ impl SpillFile {
             index,
             owned: false,
             blocks: Mutex::new(None),
+            counting: None,
         })
     }
 
@@ -502,15 +575,25 @@ impl SpillFile {
 
     /// A reader of the blocks from `start` (a block's header) to `end` (its segment's end).
     fn reader_from(&self, file: File, start: u64, end: u64) -> SegmentReader {
+        let mut run = RunReader::new(
+            ReadAhead::new(file, start, end),
+            self.path.display().to_string(),
+            start,
+        );
+        self.count_buffers(&mut run);
         SegmentReader {
-            run: RunReader::new(
-                ReadAhead::new(file, start, end),
-                self.path.display().to_string(),
-                start,
-            ),
+            run,
             end,
             path: self.path.clone(),
             held: false,
+        }
+    }
+
+    /// Has `run`'s buffers counted in the pool beyond the usual, if this file's readers count
+    /// them (a file [`SpillDir::with_pool`] wrote).
+    fn count_buffers<R: std::io::Read>(&self, run: &mut RunReader<R>) {
+        if let Some(counting) = &self.counting {
+            run.watch_buffers(Box::new(counting.account()));
         }
     }
 
@@ -573,15 +656,17 @@ impl SpillFile {
         Ok(starts)
     }
 
-    /// The first key of the block at `starts[i]` of a segment ending at `end`: that block
-    /// alone is read, checked and decompressed.
-    fn first_key(
+    /// `look` at the first key of the block at `starts[i]` of a segment ending at `end`: that
+    /// block alone is read, checked and decompressed (and counted in the pool while it is
+    /// held, should it be a huge record's).
+    fn with_first_key<T>(
         &self,
         file: &File,
         starts: &[u64],
         i: usize,
         end: u64,
-    ) -> Result<Vec<u8>, SpillError> {
+        look: impl FnOnce(&[u8]) -> T,
+    ) -> Result<T, SpillError> {
         let start = starts[i];
         let block_end = starts.get(i + 1).copied().unwrap_or(end);
         let mut run = RunReader::new(
@@ -593,6 +678,7 @@ impl SpillFile {
             self.path.display().to_string(),
             start,
         );
+        self.count_buffers(&mut run);
         if !run.advance()? {
             return Err(SpillError::Format(FormatError::Corrupt {
                 source_name: self.path.display().to_string(),
@@ -600,7 +686,7 @@ impl SpillFile {
                 detail: "a spill block without records".to_string(),
             }));
         }
-        Ok(run.key().to_vec())
+        Ok(look(run.key()))
     }
 
     fn open_data(&self) -> Result<File, SpillError> {
@@ -612,11 +698,17 @@ impl SpillFile {
 
     /// Up to `count` keys of `partition`, in order, spread evenly over its blocks: the first
     /// key of every `blocks / count`-th block (each block probed is read and decompressed,
-    /// no other). For choosing where to cut a partition into ranges of about equal size.
+    /// no other), unless it is longer than `max_key` bytes (left out, not copied). For
+    /// choosing where to cut a partition into ranges of about equal size.
     ///
     /// # Errors
     /// As for [`SpillFile::block_starts`], and a corrupt block probed.
-    pub fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, SpillError> {
+    pub fn sample_keys(
+        &self,
+        partition: usize,
+        count: usize,
+        max_key: usize,
+    ) -> Result<Vec<Vec<u8>>, SpillError> {
         let starts = self.block_starts(partition)?;
         if starts.is_empty() || count == 0 {
             return Ok(Vec::new());
@@ -628,10 +720,14 @@ impl SpillFile {
             .map(|i| i.saturating_mul(starts.len()) / count)
             .collect();
         picked.dedup();
-        picked
-            .into_iter()
-            .map(|i| self.first_key(&file, &starts, i, end))
-            .collect()
+        let mut keys = Vec::with_capacity(picked.len());
+        for i in picked {
+            let key = self.with_first_key(&file, &starts, i, end, |key| {
+                (key.len() <= max_key).then(|| key.to_vec())
+            })?;
+            keys.extend(key);
+        }
+        Ok(keys)
     }
 
     /// Opens a cursor over `partition`'s records from the first whose key is not less than
@@ -658,7 +754,9 @@ impl SpillFile {
         let (mut low, mut high) = (0, starts.len());
         while low < high {
             let middle = low + (high - low) / 2;
-            if compare(&self.first_key(&file, &starts, middle, end)?, key) == KeyOrdering::Less {
+            let below =
+                self.with_first_key(&file, &starts, middle, end, |first| compare(first, key))?;
+            if below == KeyOrdering::Less {
                 low = middle + 1;
             } else {
                 high = middle;
@@ -852,6 +950,57 @@ mod tests {
         assert!(path.exists() && index.exists());
         drop(file);
         assert!(!path.exists() && !index.exists());
+    }
+
+    #[test]
+    fn a_huge_record_is_counted_while_it_is_written_and_read() {
+        let parent = tempfile::tempdir().unwrap();
+        let pool = MemoryPool::new(1 << 20);
+        let dir = SpillDir::create_in(parent.path())
+            .unwrap()
+            .with_pool(pool.clone());
+        // Blocks of 16 bytes: every small record below has one of its own.
+        let usual = usual_buffers(16);
+        let huge = vec![b'x'; 8 << 20];
+        let mut w = dir.create_writer(1, Codec::Lz4, 16).unwrap();
+        w.write(0, b"a", b"small").unwrap();
+        assert_eq!(pool.used(), 0);
+        w.write(0, b"b", &huge).unwrap();
+        // The record's block, and the room to compress it when the next record flushes it.
+        assert!(pool.used() + usual >= 2 * huge.len(), "{}", pool.used());
+        for i in 0..4 {
+            w.write(0, format!("c{i}").as_bytes(), b"small").unwrap();
+        }
+        assert_eq!(pool.used(), 0, "the writer still counts a huge block");
+        let file = w.finish().unwrap();
+        assert!(
+            pool.forced_bytes() > 0,
+            "beyond the budget, and not reported"
+        );
+
+        let mut r = file.open_segment(0).unwrap();
+        assert!(r.advance().unwrap());
+        assert_eq!(pool.used(), 0);
+        assert!(r.advance().unwrap());
+        assert_eq!(r.value(), &huge[..]);
+        assert!(pool.used() + usual >= huge.len(), "{}", pool.used());
+        assert!(r.advance().unwrap());
+        assert_eq!(r.key(), b"c0");
+        assert!(pool.used() < 1 << 20, "still counted: {}", pool.used());
+        drop(r);
+        assert_eq!(pool.used(), 0);
+
+        // Sampling leaves a key longer than asked for out (and counts the block it probes
+        // only while it looks at it).
+        let mut w = dir.create_writer(1, Codec::Lz4, 16).unwrap();
+        w.write(0, b"a", b"1").unwrap();
+        w.write(0, &huge, b"2").unwrap();
+        w.write(0, b"c", b"3").unwrap();
+        let file = w.finish().unwrap();
+        let keys = file.sample_keys(0, 3, 1024).unwrap();
+        assert_eq!(keys, vec![b"a".to_vec(), b"c".to_vec()]);
+        assert_eq!(file.sample_keys(0, 3, huge.len()).unwrap().len(), 3);
+        assert_eq!(pool.used(), 0);
     }
 
     #[test]

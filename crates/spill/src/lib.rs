@@ -34,4 +34,4 @@ pub use file::{
     KeyCompare, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter,
 };
 pub use index::{IndexProblem, Segment, SpillIndex};
-pub use pool::{MemoryPool, MemoryReservation};
+pub use pool::{BufferAccount, MemoryPool, MemoryReservation};

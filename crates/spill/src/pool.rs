@@ -137,6 +137,53 @@ impl fmt::Debug for MemoryPool {
     }
 }
 
+/// The memory of a reader's or writer's reused buffers beyond what they usually hold, counted
+/// in a [`MemoryPool`] as it comes and goes: a huge record (a 100 MB line) grows them far past a
+/// block for as long as it is read or written, and their owner cannot refuse it.
+///
+/// The bytes up to `baseline` are the caller's to reserve (a merge reserves each reader's usual
+/// buffers); [`BufferAccount::update`] holds a reservation of the rest, from the budget if it
+/// has room, else beyond it (counted as forced, and reported as for any record larger than the
+/// budget).
+#[derive(Debug)]
+pub struct BufferAccount {
+    reservation: MemoryReservation,
+    baseline: usize,
+}
+
+impl BufferAccount {
+    /// An account of buffers that usually hold up to `baseline` bytes, drawing on `pool`.
+    pub fn new(pool: &MemoryPool, baseline: usize) -> BufferAccount {
+        BufferAccount {
+            reservation: pool.empty_reservation(),
+            baseline,
+        }
+    }
+
+    /// Counts buffers now holding (or about to hold) `held` bytes: the reservation becomes
+    /// what they hold beyond the baseline.
+    pub fn update(&mut self, held: usize) {
+        let beyond = held.saturating_sub(self.baseline);
+        let size = self.reservation.size();
+        if beyond < size {
+            self.reservation.shrink(size - beyond);
+        } else if beyond > size && !self.reservation.try_grow(beyond - size) {
+            self.reservation.grow_forced(beyond - size);
+        }
+    }
+
+    /// Bytes counted beyond the baseline right now.
+    pub fn counted(&self) -> usize {
+        self.reservation.size()
+    }
+}
+
+impl sluice_format::BufferWatch for BufferAccount {
+    fn holding(&mut self, bytes: usize) {
+        self.update(bytes);
+    }
+}
+
 /// Bytes taken from a [`MemoryPool`]; they return to the pool when the reservation is dropped.
 #[derive(Debug)]
 pub struct MemoryReservation {
@@ -253,6 +300,32 @@ mod tests {
         assert!(pool.try_reserve(1).is_none());
         drop(f);
         assert_eq!(pool.used(), 8);
+    }
+
+    #[test]
+    fn a_buffer_account_counts_what_is_beyond_its_baseline() {
+        let pool = MemoryPool::new(100);
+        let mut account = BufferAccount::new(&pool, 10);
+        account.update(10);
+        assert_eq!((account.counted(), pool.used()), (0, 0));
+        account.update(60);
+        assert_eq!(
+            (account.counted(), pool.used(), pool.forced_bytes()),
+            (50, 50, 0)
+        );
+        // Beyond the budget: forced, not refused.
+        account.update(150);
+        assert_eq!(
+            (account.counted(), pool.used(), pool.forced_bytes()),
+            (140, 140, 40)
+        );
+        account.update(20);
+        assert_eq!((account.counted(), pool.used()), (10, 10));
+        account.update(0);
+        assert_eq!(pool.used(), 0);
+        account.update(30);
+        drop(account);
+        assert_eq!(pool.used(), 0);
     }
 
     /// Many threads reserve, grow, shrink and drop concurrently; the budget must never be
