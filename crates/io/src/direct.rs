@@ -9,6 +9,10 @@
 //!
 //! Where the file system refuses `O_DIRECT` (tmpfs, some network file systems) the same writer
 //! falls back to ordinary writes of the same chunks.
+//!
+//! A file smaller than one chunk never starts the background thread: it is written at once,
+//! through the page cache, when it is finished. A direct write of a few bytes is a device
+//! round trip of its own, and a job of a million reducers writes a million such part files.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
@@ -71,12 +75,69 @@ pub struct DirectWriter {
     filled: usize,
     /// File offset of the chunk being filled.
     offset: u64,
+    /// The writer thread, started when the first chunk is full.
+    background: Option<Background>,
+    chunk_size: usize,
+    /// Whether the file was opened with `O_DIRECT`.
+    direct: bool,
+}
+
+/// The thread that writes a [`DirectWriter`]'s full chunks, and the queues to and from it.
+struct Background {
     jobs: Option<SyncSender<WriteJob>>,
     /// Chunks coming back from the writer thread once written (or `Err` on a failed write).
     done: Receiver<io::Result<AlignedChunk>>,
     writer: Option<JoinHandle<()>>,
-    /// Whether the file was opened with `O_DIRECT`.
-    direct: bool,
+}
+
+impl Background {
+    /// Starts the writer thread of `file`, with a second chunk of `chunk_size` bytes: one is
+    /// filled while the other is written.
+    fn start(file: &std::sync::Arc<File>, chunk_size: usize) -> io::Result<Background> {
+        let (jobs, job_queue) = sync_channel::<WriteJob>(1);
+        let (done_sender, done) = sync_channel::<io::Result<AlignedChunk>>(2);
+        done_sender
+            .send(Ok(AlignedChunk::new(chunk_size)))
+            .map_err(|_| io::Error::other("writer queue closed"))?;
+        let writer_file = std::sync::Arc::clone(file);
+        let writer = std::thread::Builder::new()
+            .name("sluice-writer".into())
+            .spawn(move || write_chunks(&writer_file, &job_queue, &done_sender))?;
+        Ok(Background {
+            jobs: Some(jobs),
+            done,
+            writer: Some(writer),
+        })
+    }
+
+    /// Closes the queue and waits for every write and for the thread.
+    ///
+    /// # Errors
+    /// The first failed write.
+    fn finish(mut self) -> io::Result<()> {
+        // Closing the queue ends the writer thread; its last result is the final chunk back.
+        self.jobs = None;
+        while let Ok(result) = self.done.recv() {
+            result?;
+        }
+        if let Some(writer) = self.writer.take() {
+            writer
+                .join()
+                .map_err(|_| io::Error::other("the writer thread panicked"))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.jobs = None;
+        // Drain so that the writer thread is not blocked on a full result queue.
+        while self.done.recv().is_ok() {}
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
 }
 
 impl DirectWriter {
@@ -104,30 +165,19 @@ impl DirectWriter {
             }
             Err(e) => return Err(e),
         };
-        let file = std::sync::Arc::new(file);
-        let (jobs, job_queue) = sync_channel::<WriteJob>(1);
-        let (done_sender, done) = sync_channel::<io::Result<AlignedChunk>>(2);
-        // The second chunk: one is filled while the other is written.
-        done_sender
-            .send(Ok(AlignedChunk::new(chunk_size)))
-            .map_err(|_| io::Error::other("writer queue closed"))?;
-        let writer_file = std::sync::Arc::clone(&file);
-        let writer = std::thread::Builder::new()
-            .name("sluice-writer".into())
-            .spawn(move || write_chunks(&writer_file, &job_queue, &done_sender))?;
         Ok(DirectWriter {
-            file,
+            file: std::sync::Arc::new(file),
             chunk: Some(AlignedChunk::new(chunk_size)),
             filled: 0,
             offset: 0,
-            jobs: Some(jobs),
-            done,
-            writer: Some(writer),
+            background: None,
+            chunk_size,
             direct,
         })
     }
 
-    /// Whether the file bypasses the page cache (`O_DIRECT` was accepted).
+    /// Whether the file bypasses the page cache (`O_DIRECT` was accepted). A file that ends
+    /// smaller than one chunk is still written through the page cache, by [`DirectWriter::finish`].
     pub fn is_direct(&self) -> bool {
         self.direct
     }
@@ -148,12 +198,18 @@ impl DirectWriter {
             offset: self.offset,
             len,
         };
+        let background = match &mut self.background {
+            Some(background) => background,
+            None => self
+                .background
+                .insert(Background::start(&self.file, self.chunk_size)?),
+        };
         // If the writer thread stopped after a failed write, the send fails and the failure
         // is the next result waiting in `done`.
-        if let Some(jobs) = &self.jobs {
+        if let Some(jobs) = &background.jobs {
             let _ = jobs.send(job);
         }
-        let next = match self.done.recv() {
+        let next = match background.done.recv() {
             Ok(result) => result?,
             Err(_) => return Err(io::Error::other("the writer thread stopped")),
         };
@@ -169,6 +225,19 @@ impl DirectWriter {
     /// The first error of any write, or of trimming the file.
     pub fn finish(mut self) -> io::Result<u64> {
         let len = self.position();
+        if self.background.is_none() {
+            // Smaller than a chunk: written at once, through the page cache.
+            if self.filled > 0 {
+                if self.direct {
+                    without_direct(&self.file)?;
+                }
+                let Some(chunk) = self.chunk.as_ref() else {
+                    return Err(io::Error::other("an earlier write of this file failed"));
+                };
+                self.file.write_all_at(&chunk.bytes()[..self.filled], 0)?;
+            }
+            return Ok(len);
+        }
         if self.filled > 0 {
             let filled = self.filled;
             let padded = filled.div_ceil(ALIGN) * ALIGN;
@@ -177,15 +246,8 @@ impl DirectWriter {
             }
             self.submit(padded)?;
         }
-        // Closing the queue ends the writer thread; its last result is the final chunk back.
-        self.jobs = None;
-        while let Ok(result) = self.done.recv() {
-            result?;
-        }
-        if let Some(writer) = self.writer.take() {
-            writer
-                .join()
-                .map_err(|_| io::Error::other("the writer thread panicked"))?;
+        if let Some(background) = self.background.take() {
+            background.finish()?;
         }
         if self.file.metadata()?.len() != len {
             self.file.set_len(len)?;
@@ -217,17 +279,6 @@ impl Write for DirectWriter {
     }
 }
 
-impl Drop for DirectWriter {
-    fn drop(&mut self) {
-        self.jobs = None;
-        // Drain so that the writer thread is not blocked on a full result queue.
-        while self.done.recv().is_ok() {}
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
-    }
-}
-
 fn open(path: &Path, direct: bool) -> io::Result<File> {
     let mut options = OpenOptions::new();
     options.write(true).create_new(true);
@@ -235,6 +286,17 @@ fn open(path: &Path, direct: bool) -> io::Result<File> {
         options.custom_flags(o_direct());
     }
     options.open(path)
+}
+
+/// Turns `O_DIRECT` off for `file`: its few bytes go through the page cache.
+fn without_direct(file: &File) -> io::Result<()> {
+    use nix::fcntl::{fcntl, FcntlArg, OFlag};
+    let flags = OFlag::from_bits_truncate(fcntl(file, FcntlArg::F_GETFL)?);
+    fcntl(
+        file,
+        FcntlArg::F_SETFL(flags & !OFlag::from_bits_truncate(o_direct())),
+    )?;
+    Ok(())
 }
 
 #[cfg(target_os = "linux")]
@@ -271,6 +333,21 @@ mod tests {
 
     fn pattern(len: usize) -> Vec<u8> {
         (0..len).map(|i| (i * 7 % 251) as u8).collect()
+    }
+
+    #[test]
+    fn the_writer_thread_starts_only_once_a_chunk_is_full() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("small");
+        let mut writer = DirectWriter::create_with(&path, 8192).unwrap();
+        writer.write_all(&pattern(8191)).unwrap();
+        assert!(writer.background.is_none());
+        writer.write_all(&pattern(1)).unwrap();
+        assert!(writer.background.is_some());
+        assert_eq!(writer.finish().unwrap(), 8192);
+        let mut expected = pattern(8191);
+        expected.extend(pattern(1));
+        assert_eq!(std::fs::read(&path).unwrap(), expected);
     }
 
     #[test]

@@ -169,3 +169,27 @@ fn unwritable_parent_is_refused_naming_the_output() {
         Ok(()) => panic!("created output under a read-only parent"),
     }
 }
+
+#[test]
+fn an_output_of_many_files_commits_whole() {
+    // More than the committer syncs one by one: the whole file system is synced instead.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let output = dir.path().join("out");
+    let committer = OutputCommitter::create(&output).expect("create");
+    let names: Vec<String> = (0..1000).map(|i| format!("part-r-{i:05}")).collect();
+    for name in &names {
+        let mut file = committer.create_file(name).expect("create part");
+        writeln!(file, "{name}").expect("write");
+    }
+    assert_eq!(committer.commit().expect("commit"), output);
+    let mut expected = names.clone();
+    expected.push("_SUCCESS".into());
+    expected.sort();
+    assert_eq!(listing(&output), expected);
+    for name in &names {
+        assert_eq!(
+            fs::read_to_string(output.join(name)).expect("read"),
+            format!("{name}\n")
+        );
+    }
+}

@@ -181,3 +181,115 @@ fn sort_100mb_lines_in_8mib() {
 fn grep_100mb_lines_in_8mib() {
     check_long_lines("grep");
 }
+
+/// A million reducers: every run a task writes keeps a partition table of a million entries
+/// (32 MB), counted in the budget, and the reduce phase writes a million part files. Checked
+/// against word counts made here: each part file sorted, every key in the file Hadoop's hash
+/// partitioner gives it, the counts those of the input, and memory within the budget.
+#[test]
+fn wordcount_into_a_million_reducers() {
+    use std::collections::HashMap;
+    use std::io::Write;
+    const REDUCERS: usize = 1_000_000;
+    // The smallest budget whose task shares (a quarter each on two threads) can track a
+    // million partitions (128 bytes each).
+    const MEMORY: u64 = 512 << 20;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("words.txt");
+    let mut expected: HashMap<String, u64> = HashMap::new();
+    {
+        // About a million distinct words: a partition's worth of keys for each reducer.
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&input).unwrap());
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..150_000 {
+            let mut line = Vec::new();
+            for _ in 0..10 {
+                state = state
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                let word = format!("w{}", (state >> 33) % 2_000_000);
+                *expected.entry(word.clone()).or_default() += 1;
+                line.push(word);
+            }
+            writeln!(out, "{}", line.join(" ")).unwrap();
+        }
+        out.flush().unwrap();
+    }
+    let output = dir.path().join("out");
+    let report = dir.path().join("report.json");
+    let run = crate::util::JobRun::new("wordcount")
+        .input(&input)
+        .output(&output)
+        .args(&["--reducers", &REDUCERS.to_string()])
+        .args(&["--memory", &MEMORY.to_string(), "--threads", "2"])
+        .args(&[std::ffi::OsStr::new("--report"), report.as_os_str()]);
+    let (outcome, measured_rss) = run.run_timed(dir.path());
+    outcome.assert_code(0, "wordcount into a million reducers");
+    let report = crate::util::read_report(&report);
+
+    let mut found: HashMap<String, u64> = HashMap::new();
+    let mut parts = 0usize;
+    for entry in std::fs::read_dir(&output).unwrap() {
+        let entry = entry.unwrap();
+        let name = entry.file_name().into_string().unwrap();
+        if name == "_SUCCESS" {
+            continue;
+        }
+        let part: usize = name
+            .strip_prefix("part-r-")
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("unexpected file {name}"));
+        parts += 1;
+        let text = std::fs::read_to_string(entry.path()).unwrap();
+        let mut last: Option<&str> = None;
+        for line in text.lines() {
+            let (word, count) = line.split_once('\t').unwrap();
+            assert!(last < Some(word), "{name}: {word} out of order");
+            last = Some(word);
+            assert_eq!(
+                hadoop_text_partition(word.as_bytes(), REDUCERS),
+                part,
+                "{word} in {name}"
+            );
+            assert!(found.insert(word.into(), count.parse().unwrap()).is_none());
+        }
+    }
+    assert_eq!(parts, REDUCERS, "part files");
+    assert!(output.join("_SUCCESS").exists());
+    assert_eq!(found.len(), expected.len(), "distinct words");
+    assert!(found == expected, "counts differ from the input's");
+
+    let rss = measured_rss
+        .or(report["peak_rss_bytes"].as_u64())
+        .expect("no RSS measurement available");
+    let peak_reserved = report_u64(&report, "peak_memory_reserved");
+    println!(
+        "a million reducers: peak RSS {} (limit {}); peak reserved {}, forced {} B, wall {:.1}s",
+        mib(Some(rss)),
+        mib(Some(MEMORY + RSS_ALLOWANCE)),
+        mib(Some(peak_reserved)),
+        report_u64(&report, "forced_memory"),
+        report["wall_seconds"].as_f64().unwrap_or(0.0),
+    );
+    // A run's table of a million partitions (16 bytes each in memory, 32 on disk) was seen.
+    assert!(
+        peak_reserved >= 16 * REDUCERS as u64,
+        "peak reserved {peak_reserved} holds no partition table"
+    );
+    assert!(peak_reserved <= MEMORY, "reserved {peak_reserved} > budget");
+    assert_eq!(report_u64(&report, "forced_memory"), 0);
+    assert!(
+        rss < MEMORY + RSS_ALLOWANCE,
+        "peak RSS {rss} bytes exceeds budget + allowance"
+    );
+}
+
+/// Hadoop's `HashPartitioner` for a `Text` key: `(hashCode & MAX_INT) % reducers`, where
+/// `Text.hashCode` is `WritableComparator.hashBytes`: `h = 31 * h + b` over signed bytes,
+/// from 1.
+fn hadoop_text_partition(key: &[u8], reducers: usize) -> usize {
+    let hash = key.iter().fold(1i32, |h, &b| {
+        h.wrapping_mul(31).wrapping_add(i32::from(b as i8))
+    });
+    (hash & i32::MAX) as usize % reducers
+}
