@@ -29,8 +29,10 @@ prereqs:
 fmt:
 	$(CARGO) fmt --all -- --check
 
+# Also the shm ring's fuzzing hooks, which only fuzz/ enables: they must build when it is not run.
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p sluice-shm --features fuzzing -- -D warnings
 
 # No unused dependency (cargo-machete), and the dependency tree's bans, licenses and sources
 # as deny.toml allows them (cargo-deny). Each tool is installed from crates.io when missing.

@@ -383,7 +383,7 @@ impl TaskHost {
             Some((bytes, reservation)) => {
                 Ok(Box::new(MemRunBuilder::new(partitions, bytes, reservation)))
             }
-            None => self.shared.runs.spills().create(partitions),
+            None => self.shared.runs.create_spill(partitions),
         }
     }
 

@@ -22,7 +22,7 @@ use std::sync::Arc;
 
 use sluice_api::Counter;
 use sluice_api::{decode_count, encode_count, CountSink, Emit, ExecError, Partitioner, Reducer};
-use sluice_shuffle::{spill_table_bytes, MemRunBuilder, ReservedRun, Resources, Run, RunSink};
+use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
 
@@ -303,18 +303,12 @@ impl<'a> Collector<'a> {
         if self.is_empty() {
             return Ok(());
         }
-        // The run's partition table lives as long as the run: reserved from the budget (beyond
-        // it if it must, which the job reports), so that many partitions times many runs are
-        // seen.
-        let table = self
-            .res
-            .reserve_or_force(spill_table_bytes(self.partitions));
-        // A record larger than a spill block gets a block of its own, which the writer copies
-        // whole and compresses: the spill target counts those copies (see
+        // The run keeps its partition table reserved while it lives; a record larger than a
+        // spill block gets a block of its own, which the writer counts (see
         // `SpillDir::with_pool`).
-        let mut writer = self.res.spills().create(self.partitions)?;
+        let mut writer = self.res.create_spill(self.partitions)?;
         let records = self.write_sorted(&mut *writer)?;
-        let run = ReservedRun::wrap(writer.finish()?, table);
+        let run = writer.finish()?;
         self.spilled.0 += 1;
         self.spilled.1 += records;
         self.spilled.2 += run.bytes();

@@ -11,7 +11,7 @@ use sluice_sort::{CursorError, KeyOrder, Merger, SortedCursor};
 use crate::catalog::RunCatalog;
 use crate::policy::{fan_in, merge_window, READER_COST};
 use crate::resources::Resources;
-use crate::run::{spill_table_bytes, MemRunBuilder, ReservedRun, Run, RunCursor, RunKind, RunSink};
+use crate::run::{MemRunBuilder, Run, RunCursor, RunKind, RunSink};
 
 /// What a merge needs to know of the stage whose runs it merges.
 #[derive(Debug, Clone, Copy)]
@@ -208,12 +208,10 @@ fn merge_to_spill(
 ) -> Result<Run, ExecError> {
     let stored = runs.iter().filter(|r| r.kind() == RunKind::Stored).count();
     let _memory = res.reserve_or_force(stored * READER_COST + 2 * res.write_chunk());
-    // The new run's partition table lives as long as the run (see `spill_table_bytes`).
-    let table = res.reserve_or_force(spill_table_bytes(spec.partitions));
-    let mut writer = res.spills().create(spec.partitions)?;
+    let mut writer = res.create_spill(spec.partitions)?;
     let records = write_merged(runs, selected, spec, &mut *writer, res)?;
     count_combined(spec, res, records);
-    let run = ReservedRun::wrap(writer.finish()?, table);
+    let run = writer.finish()?;
     let counters = &res.status().counters;
     counters.add(Counter::MergePasses, 1);
     counters.add(Counter::SpilledRuns, 1);

@@ -8,7 +8,7 @@ use sluice_sort::RecordBuffer;
 use sluice_spill::{MemoryPool, MemoryReservation};
 
 use crate::quota::MemRunQuota;
-use crate::run::SpillTarget;
+use crate::run::{spill_table_bytes, ReservedRun, Run, RunSink, RunWriter, SpillTarget};
 
 /// Block size of sort-mode record buffers: small enough that every storage bucket can have a
 /// partly filled one, large enough that allocations are rare.
@@ -77,6 +77,18 @@ impl Resources {
     /// Where runs that leave memory go.
     pub fn spills(&self) -> &dyn SpillTarget {
         &*self.spills
+    }
+
+    /// Starts a spill file of `partitions` partitions whose run keeps its partition table
+    /// (see [`spill_table_bytes`]) reserved for as long as it lives, beyond the budget if it
+    /// must: many reducers times many spills are seen.
+    ///
+    /// # Errors
+    /// The spill file cannot be created.
+    pub fn create_spill(&self, partitions: usize) -> Result<Box<dyn RunWriter>, ExecError> {
+        let table = self.reserve_or_force(spill_table_bytes(partitions));
+        let writer = self.spills().create(partitions)?;
+        Ok(Box::new(TableReserved { writer, table }))
     }
 
     /// Chunk size of file writers (each holds two).
@@ -151,5 +163,61 @@ impl Resources {
         } else {
             Ok(())
         }
+    }
+}
+
+/// A spill writer whose run holds its partition table's reservation (see
+/// [`Resources::create_spill`]).
+struct TableReserved {
+    writer: Box<dyn RunWriter>,
+    table: MemoryReservation,
+}
+
+impl RunSink for TableReserved {
+    fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        self.writer.write(partition, key, value)
+    }
+}
+
+impl RunWriter for TableReserved {
+    fn finish(self: Box<Self>) -> Result<Run, ExecError> {
+        let TableReserved { writer, table } = *self;
+        Ok(ReservedRun::wrap(writer.finish()?, table))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::LocalSpills;
+    use sluice_format::Codec;
+    use sluice_spill::SpillDir;
+
+    #[test]
+    fn a_spill_keeps_its_partition_table_reserved_while_its_run_lives() {
+        let parent = tempfile::tempdir().unwrap();
+        let pool = MemoryPool::new(1 << 30);
+        let spills = LocalSpills::new(
+            SpillDir::create_in(parent.path()).unwrap(),
+            Codec::None,
+            crate::SPILL_BLOCK,
+        );
+        let res = Resources::new(
+            pool.clone(),
+            0,
+            Box::new(spills),
+            64 * 1024,
+            1,
+            Arc::new(JobStatus::default()),
+        );
+        let partitions = 100_000;
+        let mut writer = res.create_spill(partitions).unwrap();
+        assert_eq!(pool.used(), spill_table_bytes(partitions));
+        writer.write(7, b"key", b"value").unwrap();
+        let run = writer.finish().unwrap();
+        assert!(run.has_records(7));
+        assert_eq!(pool.used(), spill_table_bytes(partitions));
+        drop(run);
+        assert_eq!(pool.used(), 0);
     }
 }
