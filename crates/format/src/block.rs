@@ -136,8 +136,11 @@ pub(crate) const RETAINED_BUFFER: usize = 1 << 20;
 /// zero-filling of `resize` happens once, not for every block.
 fn ensure_len(buf: &mut Vec<u8>, len: usize) {
     if buf.len() < len {
-        // Exactly: a huge block's buffer is not doubled (and is counted as what it is).
-        buf.reserve_exact(len - buf.len());
+        if len > RETAINED_BUFFER {
+            // Exactly: a huge block's buffer is not doubled (and is counted as what it is).
+            // Smaller ones grow as usual, so that blocks of varying size stop allocating.
+            buf.reserve_exact(len - buf.len());
+        }
         buf.resize(len, 0);
     } else {
         release_oversized(buf, len);
@@ -729,8 +732,11 @@ fn read_exact_growing(inner: &mut impl Read, buf: &mut Vec<u8>, len: usize) -> i
     while filled < len {
         if buf.len() <= filled {
             let step = (len - filled).min(filled.max(READ_GROW_STEP));
-            // Exactly: the steps double already; amortized growth would double again.
-            buf.reserve_exact(filled + step - buf.len());
+            if filled + step > RETAINED_BUFFER {
+                // Exactly, for a huge block: the steps double already, amortized growth would
+                // double again. Smaller ones grow as usual (see `ensure_len`).
+                buf.reserve_exact(filled + step - buf.len());
+            }
             buf.resize(filled + step, 0);
         }
         let end = buf.len().min(len);
