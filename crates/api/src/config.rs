@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_format::Codec;
-use sluice_io::{Location, Split, StoredInput, Stores};
+use sluice_io::{Location, MapSplit, StoredInput, Stores};
 
 /// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
 /// `with_*` methods; every field has a sensible default.
@@ -63,10 +63,10 @@ pub const DEFAULT_REDUCE_SPLIT_BYTES: u64 = 64 << 20;
 /// job tells its programs how many map tasks there are).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlannedInput {
-    /// The input files; [`Split::file`] indexes them.
+    /// The input files; the ranges of the splits index them ([`sluice_io::Split::file`]).
     pub files: Vec<StoredInput>,
     /// The splits, one map task each, in input order (the job's `SplitOrder` still applies).
-    pub splits: Vec<Split>,
+    pub splits: Vec<MapSplit>,
 }
 
 /// Default budget: 1 GiB.
@@ -199,10 +199,11 @@ impl JobConfig {
             return bad("no input given".into());
         }
         if let Some(plan) = &self.planned {
-            if let Some(split) = plan.splits.iter().find(|s| s.file >= plan.files.len()) {
+            let mut parts = plan.splits.iter().flat_map(MapSplit::parts);
+            if let Some(part) = parts.find(|p| p.file >= plan.files.len()) {
                 return bad(format!(
                     "a planned split names input file {} of {}",
-                    split.file,
+                    part.file,
                     plan.files.len()
                 ));
             }

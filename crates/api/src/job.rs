@@ -87,6 +87,12 @@ pub struct Job {
     /// thread before the pool is made, so that buffers and this memory together stay within
     /// the budget. Default 0.
     pub memory_per_task: usize,
+    /// Whether an input of thousands of small files may be read by fewer map tasks, each
+    /// reading several files one after another (Hadoop's `CombineFileInputFormat`, with the
+    /// split size as the maximum). Only for mappers that do not care which file a record is
+    /// from: the mapper's [`MapInput`](crate::MapInput) names the first file only. Default
+    /// `false`.
+    pub small_files_combined: bool,
 }
 
 impl Stage {
@@ -187,7 +193,16 @@ impl Job {
             output_codec: OutputCodec::None,
             input: InputFormat::Lines,
             memory_per_task: 0,
+            small_files_combined: false,
         }
+    }
+
+    /// Lets thousands of small input files be read by fewer map tasks
+    /// ([`Job::small_files_combined`]).
+    #[must_use]
+    pub fn with_small_files_combined(mut self) -> Job {
+        self.small_files_combined = true;
+        self
     }
 
     /// Adds a reduce stage after the existing ones.

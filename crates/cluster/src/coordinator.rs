@@ -45,13 +45,14 @@ use sluice_api::{
     PhaseTiming, TaskContext, UserCounters,
 };
 use sluice_exec::{InputPlan, JobOutput};
-use sluice_io::Location;
+use sluice_io::{Location, MapSplit};
 use sluice_net::Secret;
 use sluice_spec::JobSpec;
 
 use crate::link::{connect, Link, LinkReader, LinkWriter, Net};
 use crate::protocol::{
-    InputFile, JobStart, ShippedEntry, ShuffleStats, ToCoordinator, ToWorker, PROTOCOL_VERSION,
+    InputFile, InputRange, JobStart, ShippedEntry, ShuffleStats, ToCoordinator, ToWorker,
+    PROTOCOL_VERSION,
 };
 use crate::shipping;
 use crate::ClusterError;
@@ -768,20 +769,23 @@ impl Run {
             .iter()
             .enumerate()
             .map(|(task, split)| {
-                let split = *split;
-                let location = input.files[split.file].location();
+                let ranges: Vec<InputRange> = split
+                    .parts()
+                    .iter()
+                    .map(|p| InputRange {
+                        file: p.file,
+                        start: p.start,
+                        len: p.len,
+                    })
+                    .collect();
+                let combined = matches!(split, MapSplit::Combined { .. });
                 PhaseTask {
-                    name: format!(
-                        "map task {task} ({location}, bytes {}..{})",
-                        split.start,
-                        split.start + split.len
-                    ),
+                    name: format!("map task {task} ({})", input.describe(split)),
                     message: Box::new(move |attempt| ToWorker::Map {
                         task,
                         attempt,
-                        file: split.file,
-                        start: split.start,
-                        len: split.len,
+                        ranges: ranges.clone(),
+                        combined,
                     }),
                 }
             })

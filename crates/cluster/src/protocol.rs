@@ -20,7 +20,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +28,17 @@ pub struct InputFile {
     /// Its location (a URI or a local path).
     pub location: String,
     /// Its length in bytes.
+    pub len: u64,
+}
+
+/// A byte range of an input file that a map task reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputRange {
+    /// Index of the input file.
+    pub file: usize,
+    /// First byte of the range.
+    pub start: u64,
+    /// Length of the range.
     pub len: u64,
 }
 
@@ -98,12 +109,12 @@ pub enum ToWorker {
         task: usize,
         /// The attempt's number (distinct among the task's attempts on all workers).
         attempt: usize,
-        /// Index of the input file.
-        file: usize,
-        /// First byte of the split.
-        start: u64,
-        /// Length of the split.
-        len: u64,
+        /// The byte ranges the task reads, in order.
+        ranges: Vec<InputRange>,
+        /// Whether the ranges are a combined split (the task is told of its first range, as
+        /// with one file's split, but a single range is read as Hadoop reads a
+        /// `CombineFileSplit`'s).
+        combined: bool,
     },
     /// Every task making stage `stage`'s input has run: push what is still held back for
     /// other workers (small outputs waiting to be batched), then answer

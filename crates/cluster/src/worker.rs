@@ -21,7 +21,7 @@ use std::time::Duration;
 use sluice_api::{ExecError, JobStatus, TaskContext};
 use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
-use sluice_io::{FileStatus, JobCommitter, Location, Split, StoredInput, Stores};
+use sluice_io::{FileStatus, JobCommitter, Location, MapSplit, Split, StoredInput, Stores};
 use sluice_net::{Listener, NetError, Secret};
 use sluice_shuffle::{Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
@@ -462,12 +462,25 @@ impl Session<'_> {
                 ToWorker::Map {
                     task,
                     attempt,
-                    file,
-                    start,
-                    len,
+                    ranges,
+                    combined,
                 } => {
                     let job = self.job()?;
-                    let split = Split { file, start, len };
+                    let parts: Vec<Split> = ranges
+                        .iter()
+                        .map(|r| Split {
+                            file: r.file,
+                            start: r.start,
+                            len: r.len,
+                        })
+                        .collect();
+                    let split = match (combined, parts.as_slice()) {
+                        (false, [one]) => MapSplit::File(*one),
+                        _ => MapSplit::Combined {
+                            parts,
+                            hosts: Vec::new(),
+                        },
+                    };
                     let task_ref = TaskRef {
                         stage: 0,
                         task,
@@ -874,22 +887,22 @@ impl RunningJob {
         &self,
         task: usize,
         attempt: usize,
-        split: Split,
+        split: MapSplit,
         log: &Log,
         ran: &dyn Fn(),
     ) -> Result<(), ExecError> {
-        let file = self.inputs.get(split.file).ok_or_else(|| {
-            ExecError::Config(format!(
+        if let Some(part) = split.parts().iter().find(|p| p.file >= self.inputs.len()) {
+            return Err(ExecError::Config(format!(
                 "map task {task} reads input file {} of {}",
-                split.file,
+                part.file,
                 self.inputs.len()
-            ))
-        })?;
+            )));
+        }
         let attempt = MapAttempt {
             task,
             attempt,
-            split,
-            file,
+            split: &split,
+            files: &self.inputs,
         };
         let job = self.built.job();
         let runs = self

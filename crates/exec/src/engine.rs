@@ -151,16 +151,8 @@ fn map_phase(
     let status = host.status();
     status.enter(Phase::Map, input.splits.len() as u64);
     run_tasks(config.threads, input.splits.len(), status, |i| {
-        let split = input.splits[i];
-        let file = &input.files[split.file];
-        let name = || {
-            format!(
-                "map task {i} ({}, bytes {}..{})",
-                file.location(),
-                split.start,
-                split.start + split.len
-            )
-        };
+        let split = &input.splits[i];
+        let name = || format!("map task {i} ({})", input.describe(split));
         let context = |attempt| TaskContext {
             is_map: true,
             task: i,
@@ -172,7 +164,7 @@ fn map_phase(
                 task: i,
                 attempt: ctx.attempt,
                 split,
-                file,
+                files: &input.files,
             };
             host.run_map(job, attempt, storage, committer)
         })

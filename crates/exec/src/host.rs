@@ -21,7 +21,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use sluice_api::{ExecError, Job, JobStatus, Stage, TaskContext, DEFAULT_REDUCE_SPLIT_BYTES};
 use sluice_format::Codec;
-use sluice_io::{JobCommitter, Split, Storage, StoredInput};
+use sluice_io::{JobCommitter, MapSplit, Storage, StoredInput};
 use sluice_shuffle::{
     merge_early, merge_memory_early, LocalSpills, MemRunBuilder, MergeSpec, Resources, Run,
     RunCatalog, RunWriter, SPILL_BLOCK,
@@ -96,10 +96,10 @@ pub struct MapAttempt<'a> {
     pub task: usize,
     /// The attempt's number, distinct among the task's attempts.
     pub attempt: usize,
-    /// The byte range the task reads.
-    pub split: Split,
-    /// The file the split is of.
-    pub file: &'a StoredInput,
+    /// The byte ranges the task reads.
+    pub split: &'a MapSplit,
+    /// The job's input files, which the split's ranges index.
+    pub files: &'a [StoredInput],
 }
 
 /// The tasks of one job that run in this process, and the runs they leave.
@@ -258,7 +258,7 @@ impl TaskHost {
             task: attempt.task,
             attempt: attempt.attempt,
             split: attempt.split,
-            file: attempt.file,
+            files: attempt.files,
             storage,
         };
         let Some(stage) = job.stages.first() else {
@@ -289,7 +289,7 @@ impl TaskHost {
             task: attempt.task,
             attempt: attempt.attempt,
             split: attempt.split,
-            file: attempt.file,
+            files: attempt.files,
             storage,
         };
         if job.stages.is_empty() {

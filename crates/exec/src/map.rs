@@ -7,8 +7,8 @@ use sluice_api::{
 };
 use sluice_io::seqfile::{join_pair, SeqFileReader};
 use sluice_io::{
-    BufferBudget, CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, Split,
-    Storage, StoredInput,
+    BufferBudget, CachePolicy, FixedRecordReader, IoError, JobCommitter, LineReader, MapSplit,
+    Split, Storage, StoredInput,
 };
 use sluice_shuffle::RunCatalog;
 use sluice_spill::{MemoryPool, MemoryReservation};
@@ -66,8 +66,9 @@ impl<E: Emit> CountSink for CountingEmit<E> {
 pub(crate) struct MapTask<'a> {
     pub(crate) task: usize,
     pub(crate) attempt: usize,
-    pub(crate) split: Split,
-    pub(crate) file: &'a StoredInput,
+    pub(crate) split: &'a MapSplit,
+    /// The job's input files, which the split's ranges index.
+    pub(crate) files: &'a [StoredInput],
     pub(crate) storage: &'a dyn Storage,
 }
 
@@ -163,21 +164,92 @@ impl SplitReader {
     }
 }
 
+/// Opens the readers of a split's ranges.
+struct PartOpener<'a> {
+    format: InputFormat,
+    storage: &'a dyn Storage,
+    files: &'a [StoredInput],
+    pool: &'a MemoryPool,
+}
+
+impl PartOpener<'_> {
+    fn open(&self, part: &Split) -> Result<SplitReader, ExecError> {
+        let file = self.files.get(part.file).ok_or_else(|| {
+            ExecError::Config(format!(
+                "a split reads input file {} of {}",
+                part.file,
+                self.files.len()
+            ))
+        })?;
+        Ok(SplitReader::open(
+            self.format,
+            self.storage,
+            file,
+            part,
+            self.pool,
+        )?)
+    }
+}
+
 /// A split's records, counted, with progress published and cancellation checked as they are
-/// read.
+/// read. A combined split's ranges are read one after another.
 struct SplitLines<'a> {
+    /// The reader of the range being read.
     reader: SplitReader,
+    /// The reader of a later range, once the current one has ended: its first record is in
+    /// `first`, and it becomes `reader` at the next call. (Two fields, so that a record of
+    /// `reader` can be returned and a later range opened in one call.)
+    following: Option<SplitReader>,
+    first: Vec<u8>,
+    /// The ranges after the one `following` (else `reader`) reads.
+    rest: std::slice::Iter<'a, Split>,
+    opener: PartOpener<'a>,
+    /// Bytes consumed by the readers of ranges already read.
+    done_bytes: u64,
     res: &'a Shared,
     records: u64,
     published_bytes: u64,
 }
 
 impl SplitLines<'_> {
+    fn consumed(&self) -> u64 {
+        let following = self
+            .following
+            .as_ref()
+            .map_or(0, SplitReader::bytes_consumed);
+        self.done_bytes + self.reader.bytes_consumed() + following
+    }
+
     fn publish(&mut self) {
-        let consumed = self.reader.bytes_consumed();
+        let consumed = self.consumed();
         let counters = &self.res.runs.status().counters;
         counters.add(Counter::MapInputBytes, consumed - self.published_bytes);
         self.published_bytes = consumed;
+    }
+
+    /// The next record, counted.
+    fn next_record(&mut self) -> Result<Option<(u64, &[u8])>, ExecError> {
+        if let Some(next) = self.following.take() {
+            self.done_bytes += self.reader.bytes_consumed();
+            self.reader = next;
+        }
+        if let Some(record) = self.reader.next()? {
+            self.records += 1;
+            return Ok(Some(record));
+        }
+        // The range has ended: the first record of a later one (ranges may be empty).
+        for part in self.rest.by_ref() {
+            let mut reader = self.opener.open(part)?;
+            if let Some((offset, record)) = reader.next()? {
+                self.first.clear();
+                self.first.extend_from_slice(record);
+                self.following = Some(reader);
+                self.records += 1;
+                return Ok(Some((offset, &self.first)));
+            }
+            self.done_bytes += reader.bytes_consumed();
+        }
+        Ok(None)
     }
 }
 
@@ -187,11 +259,7 @@ impl LineSource for SplitLines<'_> {
             self.res.runs.check_cancelled()?;
             self.publish();
         }
-        let line = self.reader.next()?;
-        if line.is_some() {
-            self.records += 1;
-        }
-        Ok(line)
+        self.next_record()
     }
 }
 
@@ -203,19 +271,35 @@ pub(crate) fn map_task(
     committer: &dyn JobCommitter,
 ) -> Result<(), ExecError> {
     let counters = &res.runs.status().counters;
+    let opener = PartOpener {
+        format: job.input,
+        storage: t.storage,
+        files: t.files,
+        pool: res.runs.pool(),
+    };
+    let mut parts = t.split.parts().iter();
+    let first = parts
+        .next()
+        .ok_or_else(|| ExecError::Config(format!("map task {} has nothing to read", t.task)))?;
     let mut input = SplitLines {
-        reader: SplitReader::open(job.input, t.storage, t.file, &t.split, res.runs.pool())?,
+        reader: opener.open(first)?,
+        following: None,
+        first: Vec::new(),
+        rest: parts,
+        opener,
+        done_bytes: 0,
         res,
         records: 0,
         published_bytes: 0,
     };
+    // A combined split's task is told of its first range, as Hadoop's are.
     let mut mapper = (job.mapper)(&MapInput {
         task: t.task,
         attempt: t.attempt,
-        file_index: t.split.file,
-        location: t.file.location().clone(),
-        start: t.split.start,
-        length: t.split.len,
+        file_index: first.file,
+        location: t.files[first.file].location().clone(),
+        start: first.start,
+        length: first.len,
         record_classes: input.reader.record_classes(),
     });
     let ctx = TaskContext {
@@ -336,15 +420,16 @@ mod tests {
             Location::from_path(&path),
             text.len() as u64,
         ));
+        let split = MapSplit::File(Split {
+            file: 0,
+            start,
+            len: text.len() as u64 - start,
+        });
         let task = MapTask {
             task: 0,
             attempt: 0,
-            split: Split {
-                file: 0,
-                start,
-                len: text.len() as u64 - start,
-            },
-            file: &file,
+            split: &split,
+            files: std::slice::from_ref(&file),
             storage: &LocalStorage::new(),
         };
         map_task(&task, job, res, catalog, committer)
@@ -386,6 +471,75 @@ mod tests {
             }
             assert_eq!(&got, want, "partition {p}");
         }
+    }
+
+    #[test]
+    fn a_combined_split_reads_its_ranges_in_order_with_offsets_in_their_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let status = Arc::new(JobStatus::default());
+        let res = shared(dir.path(), Arc::clone(&status));
+        let job = Job::new("lines", |_| LineMapper);
+        let output = dir.path().join("out");
+        let mut committer = LocalRenameCommitter::new(&Location::from_path(&output)).unwrap();
+        committer.setup_job().unwrap();
+        let texts = ["a\nb\n", "", "cc\ndd\nee\n", "f"];
+        let files: Vec<StoredInput> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, text)| {
+                let path = dir.path().join(format!("in{i}"));
+                std::fs::write(&path, text).unwrap();
+                StoredInput::new(FileStatus::file(
+                    Location::from_path(&path),
+                    text.len() as u64,
+                ))
+            })
+            .collect();
+        // The second half of file 2 first (from inside its line "dd": that line belongs to the
+        // range before it), then all of file 0, the empty file 1, file 2's first half, file 3.
+        let part = |file, start, len| Split { file, start, len };
+        let split = MapSplit::Combined {
+            parts: vec![
+                part(2, 4, 5),
+                part(0, 0, 4),
+                part(1, 0, 0),
+                part(2, 0, 4),
+                part(3, 0, 1),
+            ],
+            hosts: Vec::new(),
+        };
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let told = Arc::clone(&seen);
+        let job = Job::from_factory(
+            "lines",
+            Arc::new(move |input: &MapInput| {
+                told.lock()
+                    .unwrap()
+                    .push((input.file_index, input.start, input.length));
+                Box::new(LineMapper) as Box<dyn sluice_api::Mapper>
+            }),
+        )
+        .with_output(job.output);
+        let task = MapTask {
+            task: 0,
+            attempt: 0,
+            split: &split,
+            files: &files,
+            storage: &LocalStorage::new(),
+        };
+        map_task(&task, &job, &res, None, &committer).unwrap();
+        committer.commit_job().unwrap();
+        let part = std::fs::read_to_string(output.join("part-m-00000")).unwrap();
+        assert_eq!(part, "ee\t6\na\t0\nb\t2\ncc\t0\ndd\t3\nf\t0\n");
+        assert_eq!(
+            *seen.lock().unwrap(),
+            vec![(2, 4, 5)],
+            "told of its first range"
+        );
+        let c = status.counters.snapshot();
+        assert_eq!((c.map_tasks, c.map_input_records), (1, 6));
+        // Every range's bytes, and what the readers read past their ends to finish a line.
+        assert!(c.map_input_bytes >= 14, "{c:?}");
     }
 
     #[test]

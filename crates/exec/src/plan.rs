@@ -19,7 +19,10 @@
 //! write buffer).
 
 use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
-use sluice_io::{discover, plan_block_splits, plan_input_splits, Split, Storage, StoredInput};
+use sluice_io::{
+    discover, plan_block_splits, plan_combined_splits, plan_input_splits, CombineSizes, MapSplit,
+    Storage, StoredInput,
+};
 use sluice_shuffle::SORT_BLOCK;
 use std::path::{Path, PathBuf};
 
@@ -128,13 +131,19 @@ pub fn check_reducers(reducers: usize, memory: usize, threads: usize) -> Result<
     }
 }
 
+/// From how many input files a job that allows it ([`Job::small_files_combined`]) packs them
+/// into combined splits of up to the split size: below, a task per file costs little next to
+/// reading it; from thousands of small files on, tasks that each start a collector and leave a
+/// run (to be merged with every other) would cost more than the reading.
+pub const COMBINE_FROM_FILES: usize = 1000;
+
 /// A job's input, planned: the files and the splits that become its map tasks `0, 1, ...`.
 #[derive(Debug, Clone)]
 pub struct InputPlan {
-    /// The input files; a split's `file` indexes them.
+    /// The input files; a split's ranges index them.
     pub files: Vec<StoredInput>,
     /// The splits, in map task order.
-    pub splits: Vec<Split>,
+    pub splits: Vec<MapSplit>,
 }
 
 impl InputPlan {
@@ -148,17 +157,26 @@ impl InputPlan {
             Some(plan) => (plan.files.clone(), plan.splits.clone()),
             None => {
                 let files = discover(storage, &config.inputs)?;
-                let splits = if config.split_by_blocks {
-                    plan_block_splits(&files, config.split_size, config.min_split_size)
+                let splits = if job.small_files_combined && files.len() >= COMBINE_FROM_FILES {
+                    let sizes = CombineSizes {
+                        max: config.split_size.max(1),
+                        ..CombineSizes::default()
+                    };
+                    plan_combined_splits(&files, sizes)
+                } else if config.split_by_blocks {
+                    let splits =
+                        plan_block_splits(&files, config.split_size, config.min_split_size);
+                    splits.into_iter().map(MapSplit::File).collect()
                 } else {
-                    plan_input_splits(&files, config.split_size)
+                    let splits = plan_input_splits(&files, config.split_size);
+                    splits.into_iter().map(MapSplit::File).collect()
                 };
                 (files, splits)
             }
         };
         if job.split_order == SplitOrder::LargestFirst {
             // Stable: equal lengths keep their input order, as Hadoop's JobSubmitter does.
-            splits.sort_by_key(|s| std::cmp::Reverse(s.len));
+            splits.sort_by_key(|s| std::cmp::Reverse(s.len()));
         }
         Ok(InputPlan { files, splits })
     }
@@ -166,6 +184,38 @@ impl InputPlan {
     /// Bytes of input in all.
     pub fn bytes(&self) -> u64 {
         self.files.iter().map(|f| f.status.len).sum()
+    }
+
+    /// What a split reads, for messages: its file and bytes, or for a combined split its first
+    /// and last ranges and how many files it reads.
+    pub fn describe(&self, split: &MapSplit) -> String {
+        let range = |part: &sluice_io::Split| match self.files.get(part.file) {
+            Some(file) => format!(
+                "{}, bytes {}..{}",
+                file.location(),
+                part.start,
+                part.start.saturating_add(part.len)
+            ),
+            None => format!("input file {}", part.file),
+        };
+        match split {
+            MapSplit::File(part) => range(part),
+            MapSplit::Combined { parts, .. } => {
+                let mut files: Vec<usize> = parts.iter().map(|p| p.file).collect();
+                files.dedup();
+                match (parts.first(), parts.last()) {
+                    (Some(first), Some(last)) if parts.len() > 1 => format!(
+                        "{} ranges of {} files, from {} to {}",
+                        parts.len(),
+                        files.len(),
+                        range(first),
+                        range(last)
+                    ),
+                    (Some(only), _) => range(only),
+                    _ => "nothing".into(),
+                }
+            }
+        }
     }
 }
 
@@ -286,8 +336,8 @@ mod tests {
         StoredInput::new(FileStatus::file(Location::from_path(name), len))
     }
 
-    fn split(file: usize, start: u64, len: u64) -> Split {
-        Split { file, start, len }
+    fn split(file: usize, start: u64, len: u64) -> MapSplit {
+        MapSplit::File(sluice_io::Split { file, start, len })
     }
 
     #[test]
@@ -309,6 +359,41 @@ mod tests {
             input.splits,
             vec![split(1, 0, 20), split(0, 0, 10), split(1, 20, 10)]
         );
+    }
+
+    #[test]
+    fn thousands_of_small_files_are_combined_only_for_jobs_that_allow_it() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..COMBINE_FROM_FILES {
+            std::fs::write(dir.path().join(format!("f{i:04}")), "0123456789\n").unwrap();
+        }
+        let config = JobConfig::new(vec![dir.path().to_path_buf()], PathBuf::from("out"))
+            .with_split_size(4000);
+        let storage = local_storage();
+        let mut job = Job::new("j", |_| NoMap);
+        let input = InputPlan::new(&job, &config, &*storage).unwrap();
+        assert_eq!(input.splits.len(), COMBINE_FROM_FILES, "a task per file");
+
+        job.small_files_combined = true;
+        let input = InputPlan::new(&job, &config, &*storage).unwrap();
+        // 11 bytes a file: a split closes at the file that reaches 4000 bytes (364 files).
+        let sizes: Vec<usize> = input.splits.iter().map(|s| s.parts().len()).collect();
+        assert_eq!(sizes, vec![364, 364, 272], "{sizes:?}");
+        let mut read: Vec<usize> = input
+            .splits
+            .iter()
+            .flat_map(|s| s.parts().iter().map(|p| p.file))
+            .collect();
+        read.sort_unstable();
+        assert_eq!(read, (0..COMBINE_FROM_FILES).collect::<Vec<_>>());
+        assert!(input
+            .describe(&input.splits[0])
+            .contains("364 ranges of 364 files"));
+
+        // Fewer files: a task each, even when allowed.
+        std::fs::remove_file(dir.path().join("f0000")).unwrap();
+        let input = InputPlan::new(&job, &config, &*storage).unwrap();
+        assert_eq!(input.splits.len(), COMBINE_FROM_FILES - 1);
     }
 
     #[test]

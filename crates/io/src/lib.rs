@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 
 mod codec;
+mod combine;
 mod commit;
 mod direct;
 mod error;
@@ -59,6 +60,7 @@ mod storage;
 mod stores;
 
 pub use codec::{CompressedWriter, OutputCodec};
+pub use combine::{plan_combined_splits, CombineSizes};
 pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
@@ -71,7 +73,7 @@ pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;
 pub use owned_dir::{remove_abandoned, remove_if_unowned, OwnedDir};
 pub use readahead::ReadAhead;
-pub use split::{plan_block_splits, plan_input_splits, plan_splits, Split};
+pub use split::{plan_block_splits, plan_input_splits, plan_splits, MapSplit, Split};
 pub use storage::{
     glob_by_listing, storage_for, walk_by_listing, BlockLocation, CachePolicy, FileStatus,
     ObjectWriter, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,

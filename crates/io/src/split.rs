@@ -73,6 +73,57 @@ impl Split {
     }
 }
 
+/// What one map task reads: a split of one file, or several ranges read one after another.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MapSplit {
+    /// One range of one file (Hadoop's `FileSplit`).
+    File(Split),
+    /// Ranges of one or more files, read in order as one task's input (Hadoop's
+    /// `CombineFileSplit`, made by [`plan_combined_splits`](crate::plan_combined_splits)).
+    /// The task is told of its first range only, as Hadoop's streaming programs are.
+    Combined {
+        /// The ranges, in the order they are read; never empty.
+        parts: Vec<Split>,
+        /// Where the task is best placed; empty where nowhere in particular.
+        hosts: Vec<String>,
+    },
+}
+
+impl MapSplit {
+    /// The ranges the task reads, in order.
+    pub fn parts(&self) -> &[Split] {
+        match self {
+            MapSplit::File(split) => std::slice::from_ref(split),
+            MapSplit::Combined { parts, .. } => parts,
+        }
+    }
+
+    /// Bytes in all its ranges (for compressed files: their lengths).
+    pub fn len(&self) -> u64 {
+        self.parts().iter().map(|p| p.len).sum()
+    }
+
+    /// Whether it has no bytes to read.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The hosts near which to run the task: for one file's split those of the block it starts
+    /// in ([`Split::hosts`]), for a combined split those it was planned for.
+    pub fn hosts<'a>(&'a self, files: &'a [StoredInput]) -> &'a [String] {
+        match self {
+            MapSplit::File(split) => split.hosts(files),
+            MapSplit::Combined { hosts, .. } => hosts,
+        }
+    }
+}
+
+impl From<Split> for MapSplit {
+    fn from(split: Split) -> MapSplit {
+        MapSplit::File(split)
+    }
+}
+
 /// The splits of files given as (length, compression), in order.
 fn plan(files: impl Iterator<Item = (u64, Compression)>, split_size: u64) -> Vec<Split> {
     let size = split_size.max(1);

@@ -91,4 +91,6 @@ pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
     // Stage 1 feeds stage 2 and stays whole; stage 2 writes each (count, match) key's line
     // from that key alone, so its single partition may be split.
     .with_stage(Stage::new(1, |_| ByCountReducer { count: Vec::new() }).with_independent_keys())
+    // A match counts the same whichever file it is in.
+    .with_small_files_combined()
 }

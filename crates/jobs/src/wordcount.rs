@@ -60,12 +60,15 @@ impl Reducer for SumReducer {
 /// Output: `word\tcount` lines sorted by word bytes, in `part-r-NNNNN` files, the word's
 /// partition chosen by Hadoop's hash partitioner.
 pub fn wordcount(reducers: usize) -> Job {
-    Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() }).with_stage(
-        Stage::new(reducers, |_| SumReducer { text: Vec::new() })
-            .with_combine(Combine::SumCounts)
-            // A key's line depends on its counts alone.
-            .with_independent_keys(),
-    )
+    Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() })
+        .with_stage(
+            Stage::new(reducers, |_| SumReducer { text: Vec::new() })
+                .with_combine(Combine::SumCounts)
+                // A key's line depends on its counts alone.
+                .with_independent_keys(),
+        )
+        // A word counts the same whichever file it is in.
+        .with_small_files_combined()
 }
 
 #[cfg(test)]

@@ -408,10 +408,12 @@ fn planned_splits_replace_the_byte_plan() {
         len: 9,
         compression: sluice_io::Compression::None,
     };
-    let split = |start, len| sluice_io::Split {
-        file: 0,
-        start,
-        len,
+    let split = |start, len| {
+        sluice_io::MapSplit::File(sluice_io::Split {
+            file: 0,
+            start,
+            len,
+        })
     };
     let job = Job::new("planned", |_| OffsetMapper);
     // Two tasks where the 32 MiB byte plan would make one: lines 1-2, then line 3.
@@ -448,11 +450,11 @@ fn planned_splits_replace_the_byte_plan() {
     let bad = dir.path().join("bad");
     let config = JobConfig::new(vec![input], bad.clone()).with_planned_input(PlannedInput {
         files: vec![file.into()],
-        splits: vec![sluice_io::Split {
+        splits: vec![sluice_io::MapSplit::File(sluice_io::Split {
             file: 1,
             start: 0,
             len: 1,
-        }],
+        })],
     });
     let err = run_job(&job, &config, Arc::new(JobStatus::default())).unwrap_err();
     assert!(matches!(err, ExecError::Config(_)), "{err}");

@@ -43,6 +43,14 @@ const DEPRECATED: &[(&str, &str)] = &[
         "mapreduce.input.fileinputformat.split.minsize",
     ),
     (
+        "mapred.min.split.size.per.node",
+        "mapreduce.input.fileinputformat.split.minsize.per.node",
+    ),
+    (
+        "mapred.min.split.size.per.rack",
+        "mapreduce.input.fileinputformat.split.minsize.per.rack",
+    ),
+    (
         "mapred.output.compress",
         "mapreduce.output.fileoutputformat.compress",
     ),

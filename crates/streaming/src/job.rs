@@ -25,7 +25,7 @@ use super::task::{
     Destination, IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, SeqView,
     StreamMapper, StreamReducer,
 };
-use super::{nline, StreamingError};
+use super::{combine, nline, StreamingError};
 use sluice_api::{
     Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, Mapper, OutputFormat, PartNames,
     Partitioner, Reducer, SplitOrder, Stage, TaskContext,
@@ -182,6 +182,10 @@ pub fn build_with(
                 .insert(nline::plan(stores, files, lines)?)
                 .splits
                 .len(),
+            InputFormat::CombineText => planned
+                .insert(combine::plan(files, combine::sizes(&conf)?))
+                .splits
+                .len(),
             _ => sluice_io::plan_block_splits(&files, split_size, min_split).len(),
         };
         conf.set("mapreduce.job.maps", maps.to_string());
@@ -298,6 +302,16 @@ fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat,
         Some(name) if nline::NLINE_INPUT.contains(&name) => {
             Ok(InputFormat::NLine(nline::lines_per_map(conf)?))
         }
+        Some(name) if combine::COMBINE_INPUT.contains(&name) => {
+            // Refused sizes fail the job before it starts, as Hadoop's job submission does.
+            combine::sizes(conf)?;
+            Ok(InputFormat::CombineText)
+        }
+        Some(name) if name == combine::NEW_API_COMBINE_INPUT => Err(usage(format!(
+            "-inputformat {name}: class {name} not org.apache.hadoop.mapred.InputFormat \
+             (Hadoop's streaming job runs the old API's input formats); use {}",
+            combine::COMBINE_INPUT[0]
+        ))),
         Some(name) if SEQUENCE_INPUT.contains(&name) => {
             Ok(InputFormat::Sequence(SeqView::Writables))
         }
@@ -310,7 +324,7 @@ fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat,
         Some(name) => Err(usage(format!(
             "-inputformat {name} is not supported: sluice reads TextInputFormat, \
              KeyValueTextInputFormat, org.apache.hadoop.mapred.lib.NLineInputFormat, \
-             SequenceFileInputFormat, SequenceFileAsTextInputFormat and \
+             org.apache.hadoop.mapred.lib.CombineTextInputFormat, SequenceFileInputFormat, SequenceFileAsTextInputFormat and \
              org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat"
         ))),
     }
@@ -504,11 +518,16 @@ fn map_program(
                 .into(),
         ));
     }
-    if program.is_none() && matches!(input_format, InputFormat::Text | InputFormat::NLine(_)) {
+    if program.is_none()
+        && matches!(
+            input_format,
+            InputFormat::Text | InputFormat::NLine(_) | InputFormat::CombineText
+        )
+    {
         return Err(usage(
-            "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat \
-             or NLineInputFormat its keys are byte offsets, which Hadoop's job fails on when it \
-             has a reducer); give a -mapper such as 'cat'"
+            "an identity mapper needs -inputformat KeyValueTextInputFormat (with TextInputFormat, \
+             NLineInputFormat or CombineTextInputFormat its keys are byte offsets, which \
+             Hadoop's job fails on when it has a reducer); give a -mapper such as 'cat'"
                 .into(),
         ));
     }
@@ -537,7 +556,10 @@ fn mapper_factory(
         None => {
             let separator = match input_format {
                 InputFormat::KeyValue(s) => *s,
-                InputFormat::Text | InputFormat::NLine(_) | InputFormat::Sequence(_) => b'\t',
+                InputFormat::Text
+                | InputFormat::NLine(_)
+                | InputFormat::CombineText
+                | InputFormat::Sequence(_) => b'\t',
             };
             Arc::new(move |_: &MapInput| Box::new(IdentityMapper { separator }) as Box<dyn Mapper>)
         }

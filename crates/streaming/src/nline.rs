@@ -84,7 +84,10 @@ pub(super) fn plan(
     lines: NonZeroU64,
 ) -> Result<PlannedInput, StreamingError> {
     match sluice_io::plan_line_splits_in(storage, &files, lines) {
-        Ok(splits) => Ok(PlannedInput { files, splits }),
+        Ok(splits) => Ok(PlannedInput {
+            files,
+            splits: splits.into_iter().map(sluice_io::MapSplit::File).collect(),
+        }),
         Err(IoError::Read { path, source }) => Err(StreamingError::Setup {
             context: format!(
                 "cannot read {} to cut it into splits of lines (NLineInputFormat)",

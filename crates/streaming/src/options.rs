@@ -396,7 +396,10 @@ Streaming options:
   -file <path>              a file for the tasks' working directory (same as -files)
   -inputformat <class>      TextInputFormat (default), KeyValueTextInputFormat, or
                             org.apache.hadoop.mapred.lib.NLineInputFormat: a map task per
-                            N lines, the mapper gets offset<TAB>line; SequenceFileInputFormat,
+                            N lines, the mapper gets offset<TAB>line;
+                            org.apache.hadoop.mapred.lib.CombineTextInputFormat: many small
+                            files a map task (as large as split.maxsize; without it one task),
+                            the mapper gets offset<TAB>line; SequenceFileInputFormat,
                             SequenceFileAsTextInputFormat, or
                             org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat
   -outputformat <class>     org.apache.hadoop.mapred.TextOutputFormat (default),
@@ -461,6 +464,9 @@ Keys understood (old Hadoop 1 names are accepted too):
   mapreduce.input.fileinputformat.split.minsize
                                               smallest input split (splits are 32 MiB,
                                               fs.local.block.size, as in Hadoop's local mode)
+  mapreduce.input.fileinputformat.split.maxsize
+                                              CombineTextInputFormat's largest split (also
+                                              split.minsize.per.node, split.minsize.per.rack)
   mapreduce.input.fileinputformat.input.dir.recursive
                                               true: read the files of directories inside
                                               input directories (default false: such a

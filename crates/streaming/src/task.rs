@@ -58,6 +58,8 @@ pub(super) enum InputFormat {
     KeyValue(u8),
     /// `NLineInputFormat`: records as with `TextInputFormat`, the splits of this many lines.
     NLine(NonZeroU64),
+    /// `CombineTextInputFormat`: records as with `TextInputFormat`, several files a split.
+    CombineText,
     /// SequenceFiles, seen as one of Hadoop's SequenceFile input formats sees them.
     Sequence(SeqView),
 }
@@ -187,7 +189,7 @@ impl InputFormat {
         need_key: bool,
     ) -> (&'l [u8], &'l [u8]) {
         match self {
-            InputFormat::Text | InputFormat::NLine(_) => {
+            InputFormat::Text | InputFormat::NLine(_) | InputFormat::CombineText => {
                 scratch.clear();
                 if need_key {
                     let _ = write!(scratch, "{offset}");
@@ -206,7 +208,9 @@ impl InputFormat {
     /// The kinds of the key and value it produces for a program reading `framing`.
     pub(super) fn kinds(&self, framing: Framing) -> (Kind, Kind) {
         match self {
-            InputFormat::Text | InputFormat::NLine(_) => (Kind::Offset, Kind::Text),
+            InputFormat::Text | InputFormat::NLine(_) | InputFormat::CombineText => {
+                (Kind::Offset, Kind::Text)
+            }
             InputFormat::KeyValue(_) => (Kind::Text, Kind::Text),
             InputFormat::Sequence(view) => view.kinds(framing),
         }
@@ -452,13 +456,9 @@ impl Mapper for StreamMapper {
             _ => None,
         };
         let need_key = !writer.ignore_key;
-        // Hadoop starts reading a program's output at its first input record: the output of a
-        // program that got no input is dropped (its exit status still counts).
-        let first = input
-            .next_line()?
-            .map(|(offset, line)| (offset, line.to_vec()));
-        let mut discard = Discard;
-        let out: &mut dyn Emit = if first.is_some() { out } else { &mut discard };
+        // Hadoop's streaming map runner reads a program's output from the start, whether or
+        // not the task has records: a program that got no input still has its output written
+        // (unlike a reduce program's, see `StreamReducer`).
         let outcome = run_program(
             &spec,
             &self.job.status,
@@ -474,9 +474,6 @@ impl Mapper for StreamMapper {
                         .write(stdin.writer(), key, value, &mut scratch)
                         .map_err(input_error)
                 };
-                if let Some((offset, line)) = &first {
-                    send(*offset, line)?;
-                }
                 while let Some((offset, line)) = input.next_line()? {
                     send(offset, line)?;
                 }
@@ -518,7 +515,8 @@ impl Reducer for StreamReducer {
         let spec = self.program.spec(&self.job, &self.ctx, &[], self.runs)?;
         self.runs += 1;
         let writer = &self.program.writer;
-        // As for maps: without input, the program runs but its output is dropped.
+        // Hadoop reads a reduce program's output from its first record on: without input, the
+        // program runs but its output is dropped.
         let has_input = input.advance()?;
         let mut discard = Discard;
         let out: &mut dyn Emit = if has_input { out } else { &mut discard };

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 
 use crate::corpus::{messy_corpus, HIDDEN_WORDS};
-use crate::util::{Case, JobRun};
+use crate::util::{counter, gen_text, Case, JobRun};
 
 /// The lines of a file, as byte strings.
 fn lines(path: &Path) -> Vec<Vec<u8>> {
@@ -140,4 +140,49 @@ fn duplicate_inputs_are_read_once() {
     Case::new("sort", &[&a, &corpus, &a])
         .reference_inputs(&[&corpus])
         .check(dir.path(), "sort");
+}
+
+/// An input of thousands of small files: word count and grep read them in a few map tasks
+/// (combined splits of up to the split size), sort and the inverted index in a task per file;
+/// every output matches the reference.
+#[test]
+fn thousands_of_small_files_are_read_by_few_map_tasks() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("small");
+    // 1,200 files of about 1 KiB.
+    gen_text(&corpus, "1200KiB", 1200, 11);
+    let files = fs::read_dir(&corpus)
+        .unwrap()
+        .filter(|e| {
+            !e.as_ref()
+                .unwrap()
+                .file_name()
+                .to_string_lossy()
+                .starts_with('_')
+        })
+        .count();
+    assert_eq!(files, 1200);
+    for (job, combined) in [
+        ("wordcount", true),
+        ("grep", true),
+        ("sort", false),
+        ("invertedindex", false),
+    ] {
+        let c = Case::new(job, &[&corpus])
+            .reducers(2)
+            .engine(&["--threads", "2", "--split-size", "64KiB"])
+            .check(dir.path(), job);
+        let tasks = counter(&c.report, "map_tasks");
+        if job == "wordcount" {
+            // Every line of every file read once, the files' ends included.
+            let lines = c.stats["lines"].as_u64().unwrap();
+            assert_eq!(counter(&c.report, "map_input_records"), lines);
+        }
+        if combined {
+            // 1,200 KiB in splits closed at 64 KiB: about 19.
+            assert!((15..=20).contains(&tasks), "{job}: {tasks} map tasks");
+        } else {
+            assert_eq!(tasks, 1200, "{job}: a task per file");
+        }
+    }
 }
