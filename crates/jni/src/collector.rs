@@ -22,6 +22,7 @@ use sluice_spill::{MemoryPool, SpillDir};
 use crate::error::JniError;
 use crate::ifile::{IFileWriter, IndexEntry};
 use crate::keys::KeyKind;
+use sluice_io::OutputCodec;
 
 /// Keys are compared as unsigned bytes once they are in sortable form (see `keys`).
 static ORDER: KeyOrder = KeyOrder::Bytes;
@@ -256,11 +257,15 @@ impl NativeCollector {
     }
 
     /// Sorts and combines what is left, merges every run into `file.out` at `path` (one IFile
-    /// segment per partition) and reports the index and counters.
+    /// segment per partition, compressed with `codec`) and reports the index and counters.
     ///
     /// # Errors
     /// A spill, the merge or writing the file failed.
-    pub fn finish_output(&mut self, path: &str) -> Result<FlushReport, JniError> {
+    pub fn finish_output(
+        &mut self,
+        path: &str,
+        codec: OutputCodec,
+    ) -> Result<FlushReport, JniError> {
         let collector = self
             .collector
             .take()
@@ -286,7 +291,7 @@ impl NativeCollector {
             order: &ORDER,
             sum_counts: false,
         };
-        let mut writer = IFileWriter::create(path)?;
+        let mut writer = IFileWriter::create(path, codec)?;
         let mut index = Vec::with_capacity(self.settings.partitions);
         let mut serialised = Vec::new();
         let mut value = Vec::new();
@@ -459,7 +464,9 @@ mod tests {
         }
         collector.collect_batch(&batch).unwrap();
         let out = dir.path().join("file.out");
-        let report = collector.finish_output(out.to_str().unwrap()).unwrap();
+        let report = collector
+            .finish_output(out.to_str().unwrap(), OutputCodec::None)
+            .unwrap();
         assert!(
             report.runs >= 3,
             "expected several spills, got {} runs",
@@ -501,7 +508,9 @@ mod tests {
         }
         collector.collect_batch(&batch).unwrap();
         let out = dir.path().join("file.out");
-        let report = collector.finish_output(out.to_str().unwrap()).unwrap();
+        let report = collector
+            .finish_output(out.to_str().unwrap(), OutputCodec::None)
+            .unwrap();
         let segments = read_ifile(&std::fs::read(&out).unwrap(), &report.index);
         for (partition, records) in segments.iter().enumerate() {
             let mut want: Vec<i64> = keys

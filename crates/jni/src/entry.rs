@@ -21,6 +21,7 @@ use jni::JNIEnv;
 use crate::collector::{NativeCollector, Settings, SumCombiner};
 use crate::error::JniError;
 use crate::keys::KeyKind;
+use sluice_io::OutputCodec;
 
 /// The exception class every failure is thrown as.
 const EXCEPTION: &str = "java/io/IOException";
@@ -127,7 +128,9 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorCollect<'loc
     })
 }
 
-/// `long[] collectorFlush(long handle, String outputPath)`: writes `file.out` and returns, per
+/// `long[] collectorFlush(long handle, String outputPath, int codec)`: writes `file.out`, its
+/// segments compressed with `codec` (0: none, 1: `DefaultCodec`'s zlib stream, 2: `GzipCodec`,
+/// 3: `BZip2Codec`), and returns, per
 /// partition, start offset, raw length and part length, then `SPILLED_RECORDS`,
 /// `COMBINE_INPUT_RECORDS`, `COMBINE_OUTPUT_RECORDS`, the number of runs and the peak native
 /// memory in bytes.
@@ -137,11 +140,19 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorFlush<'local
     _class: JClass<'local>,
     handle: jlong,
     output: JString<'local>,
+    codec: jint,
 ) -> jlongArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
         let collector = collector(handle)?;
         let path: String = env.get_string(&output)?.into();
-        let report = collector.finish_output(&path)?;
+        let codec = match codec {
+            0 => OutputCodec::None,
+            1 => OutputCodec::Deflate,
+            2 => OutputCodec::Gzip,
+            3 => OutputCodec::Bzip2,
+            other => return Err(JniError::Config(format!("map output codec {other}"))),
+        };
+        let report = collector.finish_output(&path, codec)?;
         let mut values = Vec::with_capacity(report.index.len() * 3 + 5);
         for entry in &report.index {
             values.extend([entry.start, entry.raw_length, entry.part_length]);

@@ -42,6 +42,10 @@ const SPILL_COUNTERS: &[&str] = &[
 enum Expect {
     /// Used in every map task; `exact`: every counter of [`SPILL_COUNTERS`] equal too.
     Native { exact: bool },
+    /// Used in every map task, map output compressed: every counter of [`SPILL_COUNTERS`]
+    /// equal but the compressed sizes (another compressor makes other bytes), and those are
+    /// what the shuffle moved in both runs.
+    Compressed,
     /// Refused, logging this reason.
     Refused(&'static str),
 }
@@ -130,7 +134,10 @@ fn jobs() -> Vec<Job> {
         job("terasort-many-spills", "terasort.TeraSort", &["mapreduce.job.reduces=2", "mapreduce.task.io.sort.mb=1"], &["{in:teragen}", "{out}"], spills),
         job("grep", "Grep", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}", "w1[0-9]*"], native),
         job("secondarysort-falls-back", "SecondarySort", &[], &["{in:pairs}", "{out}"], Expect::Refused("the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator")),
-        job("compressed-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true"], &["{in:text}", "{out}"], Expect::Refused("map output compression is on")),
+        job("wordcount-default-codec-map-output", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true"], &["{in:text}", "{out}"], Expect::Compressed),
+        job("wordcount-gzip-map-output", "WordCount", &["mapreduce.job.reduces=3", "mapred.compress.map.output=true", "mapred.map.output.compression.codec=org.apache.hadoop.io.compress.GzipCodec"], &["{in:text}", "{out}"], Expect::Compressed),
+        job("terasort-bzip2-map-output", "terasort.TeraSort", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true", "mapreduce.map.output.compress.codec=org.apache.hadoop.io.compress.BZip2Codec"], &["{in:teragen}", "{out}"], Expect::Compressed),
+        job("lz4-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true", "mapreduce.map.output.compress.codec=org.apache.hadoop.io.compress.Lz4Codec"], &["{in:text}", "{out}"], Expect::Refused("the map output codec org.apache.hadoop.io.compress.Lz4Codec is not one sluice writes")),
         job("multifilewc", "MultiFileWordCount", &[], &["{in:text}", "{out}"], native),
         job("sort-randomwriter", "Sort", &[], &["-r", "2", "-outFormat", "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat", "-outKey", "org.apache.hadoop.io.BytesWritable", "-outValue", "org.apache.hadoop.io.BytesWritable", "{in:random}", "{out}"], native),
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
@@ -263,8 +270,11 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     }
     let framework = "Map-Reduce Framework";
     let mut compared: Vec<&str> = RECORD_COUNTERS.to_vec();
-    if job.expect == (Expect::Native { exact: true }) || matches!(job.expect, Expect::Refused(_)) {
-        compared.extend(SPILL_COUNTERS);
+    let sizes = ["Map output materialized bytes", "Reduce shuffle bytes"];
+    match job.expect {
+        Expect::Native { exact: true } | Expect::Refused(_) => compared.extend(SPILL_COUNTERS),
+        Expect::Compressed => compared.extend(SPILL_COUNTERS.iter().filter(|c| !sizes.contains(c))),
+        Expect::Native { exact: false } => {}
     }
     for (i, (s, p)) in stock_counters.iter().zip(&plugin_counters).enumerate() {
         for name in &compared {
@@ -277,11 +287,27 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
                 ));
             }
         }
+        if job.expect == Expect::Compressed {
+            let size =
+                |c: &Counters, name: &str| c.get(framework).and_then(|g| g.get(name)).copied();
+            let (stock, plugin) = (
+                sizes.map(|name| size(s, name)),
+                sizes.map(|name| size(p, name)),
+            );
+            // What the maps wrote is what the reducers fetched, in each run alike.
+            if plugin[0].is_none_or(|bytes| bytes == 0)
+                || (stock[0] == stock[1]) != (plugin[0] == plugin[1])
+            {
+                return Err(format!(
+                    "job {i}: materialized and shuffled bytes {stock:?} in Hadoop, {plugin:?} with the plugin"
+                ));
+            }
+        }
         let tasks = p
             .get("sluice")
             .and_then(|g| g.get("NATIVE_COLLECTOR_TASKS"));
         match job.expect {
-            Expect::Native { .. } => {
+            Expect::Native { .. } | Expect::Compressed => {
                 if tasks.is_none_or(|&t| t == 0) {
                     return Err(format!("job {i}: no sluice/NATIVE_COLLECTOR_TASKS counter"));
                 }
@@ -309,7 +335,9 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     }
     let refused = logs[1].contains("sluice: native collector not used");
     match job.expect {
-        Expect::Native { .. } if refused => Err(format!("a task refused:\n{}", logs[1])),
+        Expect::Native { .. } | Expect::Compressed if refused => {
+            Err(format!("a task refused:\n{}", logs[1]))
+        }
         Expect::Refused(why)
             if !logs[1].contains(&format!("sluice: native collector not used: {why}")) =>
         {

@@ -61,6 +61,18 @@ const JOBS: &[Job] = &[
         spills: false,
     },
     Job {
+        // Compressed segments served by the ShuffleHandler and decompressed by the fetchers.
+        name: "terasort-compressed-map-output",
+        class: "terasort.TeraSort",
+        options: &[
+            "mapreduce.job.reduces=2",
+            "mapreduce.map.output.compress=true",
+        ],
+        args: &["{in:teragen}", "{out}"],
+        refusal: None,
+        spills: false,
+    },
+    Job {
         name: "secondarysort",
         class: "SecondarySort",
         options: &["mapreduce.job.reduces=2"],

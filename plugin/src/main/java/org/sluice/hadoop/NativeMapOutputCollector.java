@@ -22,6 +22,7 @@ import org.apache.hadoop.io.Text;
 import org.apache.hadoop.io.VIntWritable;
 import org.apache.hadoop.io.VLongWritable;
 import org.apache.hadoop.io.WritableComparator;
+import org.apache.hadoop.io.compress.DefaultCodec;
 import org.apache.hadoop.io.serializer.SerializationFactory;
 import org.apache.hadoop.io.serializer.Serializer;
 import org.apache.hadoop.io.serializer.WritableSerialization;
@@ -54,8 +55,10 @@ import org.slf4j.LoggerFactory;
  * <p>{@link #init} throws, so that Hadoop uses the next collector of the list, for every job it
  * cannot reproduce exactly, and logs one line saying why: a key class and sort comparator not
  * among those sluice reproduces (the comparator actually configured is checked, not only the
- * key), keys or values not serialised as Writables, map output compression, encrypted
- * intermediate data, a {@code map.sort.class} other than QuickSort, a combiner other than the
+ * key), keys or values not serialised as Writables, map output compression with a codec other
+ * than {@code DefaultCodec} (and its subclass {@code DeflateCodec}), {@code GzipCodec} or {@code
+ * BZip2Codec} (whose streams sluice writes as those codecs frame them), encrypted intermediate
+ * data, a {@code map.sort.class} other than QuickSort, a combiner other than the
  * known sum combiners, or a native library that does not load.
  *
  * <p>Records are serialised with the job's serializers into a direct buffer of 1 MB and handed
@@ -98,6 +101,28 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   /** The combiners the library runs natively, and the value class each needs. */
   private static final Map<String, Class<?>> SUM_COMBINERS = new HashMap<String, Class<?>>();
 
+  /**
+   * The map output codecs whose streams the library writes, and the number it knows each by
+   * (0 is no compression). Checked by exact class: a subclass may frame its stream otherwise.
+   */
+  private static final Map<String, Integer> CODECS = new HashMap<>();
+
+  static {
+    CODECS.put("org.apache.hadoop.io.compress.DefaultCodec", 1);
+    CODECS.put("org.apache.hadoop.io.compress.DeflateCodec", 1);
+    CODECS.put("org.apache.hadoop.io.compress.GzipCodec", 2);
+    CODECS.put("org.apache.hadoop.io.compress.BZip2Codec", 3);
+  }
+
+  /** The number of the job's map output codec (0: not compressed), or -1 for one not known. */
+  static int codecNumber(JobConf job) {
+    if (!job.getCompressMapOutput()) {
+      return 0;
+    }
+    Class<?> codec = job.getMapOutputCompressorClass(DefaultCodec.class);
+    return CODECS.getOrDefault(codec.getName(), -1);
+  }
+
   static {
     SUM_COMBINERS.put("org.apache.hadoop.mapreduce.lib.reduce.IntSumReducer", IntWritable.class);
     SUM_COMBINERS.put("org.apache.hadoop.examples.WordCount$IntSumReducer", IntWritable.class);
@@ -131,8 +156,10 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
 
   /** Why sluice cannot collect this job's output exactly as Hadoop would, or null if it can. */
   static String refusal(JobConf job) {
-    if (job.getCompressMapOutput()) {
-      return "map output compression is on (mapreduce.map.output.compress)";
+    if (codecNumber(job) < 0) {
+      String codec = job.getMapOutputCompressorClass(DefaultCodec.class).getName();
+      return "the map output codec " + codec
+          + " is not one sluice writes (DefaultCodec, DeflateCodec, GzipCodec, BZip2Codec)";
     }
     if (job.getBoolean(MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA, false)) {
       return "intermediate data is encrypted (" + MRJobConfig.MR_ENCRYPTED_INTERMEDIATE_DATA
@@ -341,7 +368,8 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
     if (!parent.isDirectory() && !parent.mkdirs() && !parent.isDirectory()) {
       throw new IOException("sluice: cannot create " + parent);
     }
-    long[] report = SluiceNative.collectorFlush(handle, outputFile.getAbsolutePath());
+    long[] report =
+        SluiceNative.collectorFlush(handle, outputFile.getAbsolutePath(), codecNumber(job));
     SpillRecord spillRecord = new SpillRecord(partitions);
     for (int p = 0; p < partitions; p++) {
       spillRecord.putIndex(

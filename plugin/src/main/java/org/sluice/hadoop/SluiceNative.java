@@ -23,11 +23,14 @@ final class SluiceNative {
       throws java.io.IOException;
 
   /**
-   * Writes file.out at {@code outputPath}: returns per partition its start offset, raw length and
-   * part length, then SPILLED_RECORDS, COMBINE_INPUT_RECORDS, COMBINE_OUTPUT_RECORDS, the number
-   * of runs and the peak native memory in bytes.
+   * Writes file.out at {@code outputPath}, each partition's segment compressed with the codec
+   * numbered {@code codec} (0: none; see {@link NativeMapOutputCollector#codecNumber}): returns
+   * per partition its start offset, raw length and part length, then SPILLED_RECORDS,
+   * COMBINE_INPUT_RECORDS, COMBINE_OUTPUT_RECORDS, the number of runs and the peak native memory
+   * in bytes.
    */
-  static native long[] collectorFlush(long handle, String outputPath) throws java.io.IOException;
+  static native long[] collectorFlush(long handle, String outputPath, int codec)
+      throws java.io.IOException;
 
   /** Frees a collector and its spill directory. */
   static native void collectorClose(long handle) throws java.io.IOException;
