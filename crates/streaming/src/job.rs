@@ -97,10 +97,9 @@ const SEQUENCE_TEXT_INPUT: &[&str] = &[
 /// looks any other short name up in its own package, where this one is not.
 const SEQUENCE_BINARY_INPUT: &[&str] =
     &["org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat"];
-const TEXT_OUTPUT: &[&str] = &[
-    "org.apache.hadoop.mapred.TextOutputFormat",
-    "TextOutputFormat",
-];
+/// Hadoop's streaming job knows output formats by their full names only (a short name is looked
+/// up in its own package, where there are none).
+const TEXT_OUTPUT: &[&str] = &["org.apache.hadoop.mapred.TextOutputFormat"];
 const HASH_PARTITIONERS: &[&str] = &[
     "org.apache.hadoop.mapred.lib.HashPartitioner",
     "org.apache.hadoop.mapreduce.lib.partition.HashPartitioner",
