@@ -112,7 +112,9 @@ enum RunJob {
     /// files' headers, which must all agree), each sorted by the key class's comparator
     /// (Text, BytesWritable: unsigned bytes after the length; Int/Long/VInt/VLongWritable:
     /// signed numbers; BooleanWritable), keys spread by Hadoop's HashPartitioner. Values of
-    /// any class are copied unchanged; the output is uncompressed.
+    /// any class are copied unchanged. The output is compressed as Hadoop's
+    /// SequenceFileOutputFormat compresses it when -D mapreduce.output.fileoutputformat.compress
+    /// is true: RECORD (or ...compress.type=BLOCK) with DefaultCodec (or ...compress.codec).
     Sort {
         /// What the input is: auto (SequenceFiles if the first non-empty, uncompressed input
         /// file starts with `SEQ`), text or sequencefile.
@@ -523,6 +525,15 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Kmeans(args) => return iterate::kmeans(&args),
     };
     common.check()?;
+    if !matches!(spec, JobSpec::SortSequenceFile { .. })
+        && seqsort::compressed_output(&common.define)?
+    {
+        anyhow::bail!(
+            "-D {}=true: the part files of this job are written uncompressed; compressed output \
+             is written by `sluice run sort` of SequenceFiles and by `sluice streaming`",
+            seqsort::COMPRESS[0]
+        );
+    }
     let status = Arc::new(JobStatus::default());
     let built = spec.build(Arc::clone(&status))?;
     execute(&spec, built.job(), &common, Codec::Lz4, status).map(drop)

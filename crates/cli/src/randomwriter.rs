@@ -24,7 +24,7 @@ use clap::Args;
 use sluice_api::{Counter, JobStatus, Phase};
 use sluice_exec::JobOutput;
 use sluice_hadoop::{random_text, writable};
-use sluice_io::seqfile::{CompressionKind, SeqCodec, SeqFileWriter, SeqWriteOptions};
+use sluice_io::seqfile::{SeqFileWriter, SeqWriteOptions};
 use sluice_io::{JobCommitter, PartAttempt, DEFAULT_WRITE_BUFFER};
 
 use crate::gen::SplitMix64;
@@ -235,37 +235,10 @@ pub(crate) fn plan(generator: Generator, args: &RandomWriterArgs) -> Result<Plan
 /// `SequenceFileOutputFormat`'s compression settings (`RECORD` with `DefaultCodec` when only
 /// `mapreduce.output.fileoutputformat.compress=true` is given, as in Hadoop).
 fn compression(defines: &[(String, String)], options: &mut SeqWriteOptions) -> Result<()> {
-    let get = |key: &str| {
-        defines
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .map(|(_, v)| v.trim())
-    };
-    const COMPRESS: &str = "mapreduce.output.fileoutputformat.compress";
-    let on = match get(COMPRESS) {
-        None => false,
-        Some(v) if v.eq_ignore_ascii_case("true") => true,
-        Some(v) if v.eq_ignore_ascii_case("false") => false,
-        Some(v) => bail!("-D {COMPRESS}={v}: expected true or false"),
-    };
-    if !on {
-        return Ok(());
-    }
-    const TYPE: &str = "mapreduce.output.fileoutputformat.compress.type";
-    options.compression = match get(TYPE) {
-        None => CompressionKind::Record,
-        Some(name) => match CompressionKind::parse(name) {
-            Some(kind) => kind,
-            None => bail!("-D {TYPE}={name}: expected NONE, RECORD or BLOCK"),
-        },
-    };
-    const CODEC: &str = "mapreduce.output.fileoutputformat.compress.codec";
-    if let Some(class) = get(CODEC) {
-        options.codec = Some(
-            SeqCodec::from_class_name(class)
-                .with_context(|| format!("-D {CODEC}={class}: not a codec sluice writes"))?,
-        );
+    if let Some(compression) = crate::seqsort::output_compression(defines)? {
+        let (kind, codec) = compression.parse()?;
+        options.compression = kind;
+        options.codec = Some(codec);
     }
     Ok(())
 }
@@ -531,7 +504,27 @@ mod tests {
             "mapreduce.output.fileoutputformat.compress.type=BLOCK",
         ]);
         let p = plan(Generator::Bytes, &compressed).unwrap();
-        assert_eq!(p.options.compression, CompressionKind::Block);
+        assert_eq!(
+            p.options.compression,
+            sluice_io::seqfile::CompressionKind::Block
+        );
+        assert_eq!(p.options.codec, Some(sluice_io::seqfile::SeqCodec::Default));
+        let old_names = args(&[
+            "--size",
+            "1",
+            "-D",
+            "mapred.output.compress=true",
+            "-D",
+            "mapred.output.compression.codec=org.apache.hadoop.io.compress.GzipCodec",
+        ]);
+        let p = plan(Generator::Bytes, &old_names).unwrap();
+        assert_eq!(
+            (p.options.compression, p.options.codec),
+            (
+                sluice_io::seqfile::CompressionKind::Record,
+                Some(sluice_io::seqfile::SeqCodec::Gzip)
+            )
+        );
     }
 
     /// Whether `size` is one Java's `min + nextInt(max - min)` (or `min`, if equal) gives.

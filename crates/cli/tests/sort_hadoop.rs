@@ -440,3 +440,147 @@ fn sort_of_sequence_files_matches_a_reference() {
         assert!(canonical(got) == canonical(want), "{}", file.display());
     }
 }
+
+/// The compression flags and codec of a SequenceFile's header: (compressed, block, codec).
+fn compression_of(file: &Path) -> (bool, bool, String) {
+    let b = fs::read(file).unwrap();
+    assert_eq!(&b[..4], b"SEQ\x06", "{}", file.display());
+    let mut i = 4;
+    text(&b, &mut i);
+    text(&b, &mut i);
+    let (compressed, block) = (b[i] == 1, b[i + 1] == 1);
+    i += 2;
+    let codec = if compressed {
+        String::from_utf8(text(&b, &mut i)).unwrap()
+    } else {
+        String::new()
+    };
+    (compressed, block, codec)
+}
+
+/// `sluice run sort` writes compressed SequenceFiles when `-D` asks as Hadoop's users ask
+/// (`SequenceFileOutputFormat`: RECORD and DefaultCodec by default, old key names too), and
+/// Hadoop's `sort` reads them back into the records of sluice's uncompressed sort.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoop_reads_sluices_compressed_sort_output() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("random");
+    sluice(&[
+        "gen",
+        "randomwriter",
+        "-q",
+        "--maps",
+        "2",
+        "--bytes-per-map",
+        "300000",
+        "--output",
+        path(&input),
+    ]);
+    let plain = d.join("plain");
+    sluice(&[
+        "run",
+        "sort",
+        "-q",
+        "-r",
+        "2",
+        "--input",
+        path(&input),
+        "--output",
+        path(&plain),
+    ]);
+    let expected: Vec<Vec<(Vec<u8>, Vec<u8>)>> = parts(&plain)
+        .iter()
+        .map(|p| canonical(read_seq(p).2))
+        .collect();
+    let gzip = "org.apache.hadoop.io.compress.GzipCodec";
+    let default = "org.apache.hadoop.io.compress.DefaultCodec";
+    let cases: [(&str, &[&str], bool, &str); 3] = [
+        (
+            "block-gzip",
+            &[
+                "mapreduce.output.fileoutputformat.compress=true",
+                "mapreduce.output.fileoutputformat.compress.type=BLOCK",
+                "mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.GzipCodec",
+            ],
+            true,
+            gzip,
+        ),
+        ("record-default", &["mapred.output.compress=true"], false, default),
+        (
+            "record-bzip2-old-names",
+            &[
+                "mapred.output.compress=true",
+                "mapred.output.compression.type=RECORD",
+                "mapred.output.compression.codec=org.apache.hadoop.io.compress.BZip2Codec",
+            ],
+            false,
+            "org.apache.hadoop.io.compress.BZip2Codec",
+        ),
+    ];
+    for (name, defines, block, codec) in cases {
+        let out = d.join(name);
+        let mut args = vec!["run", "sort", "-q", "-r", "2"];
+        for define in defines {
+            args.extend(["-D", define]);
+        }
+        args.extend(["--input", path(&input), "--output", path(&out)]);
+        sluice(&args);
+        let files = parts(&out);
+        assert_eq!(files.len(), 2, "{name}");
+        for file in &files {
+            assert_eq!(
+                compression_of(file),
+                (true, block, codec.to_string()),
+                "{name}: {}",
+                file.display()
+            );
+        }
+        // Hadoop's sort of each compressed part file alone (one reducer, uncompressed
+        // output) gives back that part's records.
+        for (index, file) in files.iter().enumerate() {
+            let back = d.join(format!("{name}-back-{index}"));
+            hadoop(
+                d,
+                "sort",
+                &[
+                    "-r",
+                    "1",
+                    "-outKey",
+                    BYTES,
+                    "-outValue",
+                    BYTES,
+                    path(file),
+                    path(&back),
+                ],
+            );
+            let records: Vec<_> = parts(&back).iter().flat_map(|p| read_seq(p).2).collect();
+            assert!(
+                canonical(records) == expected[index],
+                "{name}: Hadoop read other records from {}",
+                file.display()
+            );
+        }
+    }
+    // Compression asked of a job whose part files are text is refused, not ignored.
+    let out = Command::new(SLUICE)
+        .args([
+            "run",
+            "wordcount",
+            "-q",
+            "-D",
+            "mapred.output.compress=true",
+        ])
+        .args(["--input", path(&input), "--output", path(&d.join("wc"))])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("written uncompressed"), "{stderr}");
+    assert!(!d.join("wc").exists());
+}

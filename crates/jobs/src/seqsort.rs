@@ -23,13 +23,20 @@ use sluice_io::seqfile::{split_pair, CompressionKind, SeqCodec};
 /// `value_class`, as Hadoop's `sort` example does; `None` if sluice does not know the key
 /// class's comparator (see [`WritableKey`]).
 ///
-/// Output: `part-r-NNNNN` SequenceFiles (uncompressed) of the same classes, each sorted by
+/// Output: `part-r-NNNNN` SequenceFiles of the same classes, compressed as `compression` and
+/// `codec` say (as `SequenceFileOutputFormat` compresses them), each sorted by
 /// the key class's comparator (`Text` and `BytesWritable`: unsigned bytes after the length;
 /// `IntWritable`, `LongWritable` and their variable-length forms: signed numbers;
 /// `BooleanWritable`: false first), keys spread over the reducers by Hadoop's
 /// `HashPartitioner`. Records with equal keys keep their input order (Hadoop leaves that
 /// order to its sort). An input file whose header names other classes fails its map task.
-pub fn sort_sequence_files(reducers: usize, key_class: &str, value_class: &str) -> Option<Job> {
+pub fn sort_sequence_files(
+    reducers: usize,
+    key_class: &str,
+    value_class: &str,
+    compression: CompressionKind,
+    codec: SeqCodec,
+) -> Option<Job> {
     let key = WritableKey::from_class_name(key_class)?;
     let value_class = value_class.to_string();
     let key_class = key_class.to_string();
@@ -49,14 +56,14 @@ pub fn sort_sequence_files(reducers: usize, key_class: &str, value_class: &str) 
         .with_partitioner(Arc::new(WritableHashPartitioner(key))),
     )
     .with_input(InputFormat::SequenceFile)
-    // Keys and values are serialised objects already: written as they are, uncompressed.
+    // Keys and values are serialised objects already: written as they are.
     .with_output(OutputFormat::SequenceFile(SequenceOutput {
         key_class,
         value_class,
         key: Serialized::Raw,
         value: Serialized::Raw,
-        compression: CompressionKind::None,
-        codec: SeqCodec::Default,
+        compression,
+        codec,
     }));
     Some(job)
 }

@@ -30,6 +30,7 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use sluice_api::{Job, JobStatus};
+use sluice_io::seqfile::{CompressionKind, SeqCodec};
 use sluice_io::Stores;
 use sluice_jobs::TeraSort;
 use sluice_streaming::{StreamingError, StreamingJob};
@@ -74,6 +75,10 @@ pub enum JobSpec {
         key_class: String,
         /// The value class, written unchanged.
         value_class: String,
+        /// How the part files are compressed, as Hadoop's `SequenceFileOutputFormat` does;
+        /// `None`: not at all.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        compression: Option<SeqCompression>,
     },
     /// [`sluice_jobs::inverted_index`].
     #[serde(rename = "invertedindex")]
@@ -118,6 +123,40 @@ impl BuiltJob {
     }
 }
 
+/// The compression of a SequenceFile job's output: Hadoop's
+/// `mapreduce.output.fileoutputformat.compress.type` and `...compress.codec`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeqCompression {
+    /// `RECORD` (each value compressed) or `BLOCK` (runs of records compressed together).
+    pub kind: String,
+    /// The codec's Java class, e.g. `org.apache.hadoop.io.compress.DefaultCodec`.
+    pub codec: String,
+}
+
+impl SeqCompression {
+    /// The writer's compression type and codec.
+    ///
+    /// # Errors
+    /// [`SpecError::Compression`] for a type other than `NONE`, `RECORD` and `BLOCK`, or a
+    /// codec class sluice does not write.
+    pub fn parse(&self) -> Result<(CompressionKind, SeqCodec), SpecError> {
+        let kind = CompressionKind::parse(&self.kind).ok_or_else(|| {
+            SpecError::Compression(format!(
+                "{:?} is not a SequenceFile compression type (NONE, RECORD or BLOCK)",
+                self.kind
+            ))
+        })?;
+        let codec = SeqCodec::from_class_name(&self.codec).ok_or_else(|| {
+            SpecError::Compression(format!(
+                "{} is not a codec sluice writes SequenceFiles with",
+                self.codec
+            ))
+        })?;
+        Ok((kind, codec))
+    }
+}
+
 /// Why a spec does not build.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -152,6 +191,9 @@ pub enum SpecError {
          BooleanWritable)"
     )]
     KeyClass(String),
+    /// A SequenceFile output compression type or codec sluice does not write.
+    #[error("sort: {0}")]
+    Compression(String),
     /// TeraSort with more boundaries than its reducers can take.
     #[error(
         "terasort: {boundaries} partition boundaries for {reducers} reducer(s); at most {} fit",
@@ -253,10 +295,15 @@ impl JobSpec {
                 reducers: r,
                 key_class,
                 value_class,
+                compression,
             } => {
                 let r = reducers("sort", *r)?;
+                let (kind, codec) = match compression {
+                    None => (CompressionKind::None, SeqCodec::Default),
+                    Some(c) => c.parse()?,
+                };
                 BuiltJob::Job(
-                    sluice_jobs::sort_sequence_files(r, key_class, value_class)
+                    sluice_jobs::sort_sequence_files(r, key_class, value_class, kind, codec)
                         .ok_or_else(|| SpecError::KeyClass(key_class.clone()))?,
                 )
             }

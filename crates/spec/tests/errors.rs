@@ -28,6 +28,7 @@ fn a_job_needs_a_reducer() {
             reducers: 0,
             key_class: "org.apache.hadoop.io.Text".into(),
             value_class: "org.apache.hadoop.io.Text".into(),
+            compression: None,
         },
         JobSpec::InvertedIndex { reducers: 0 },
         JobSpec::Grep {
@@ -73,6 +74,7 @@ fn a_sequence_file_sort_needs_a_key_class_with_a_known_comparator() {
         reducers: 1,
         key_class: "org.apache.hadoop.io.DoubleWritable".into(),
         value_class: "org.apache.hadoop.io.Text".into(),
+        compression: None,
     };
     let e = error(&spec);
     assert!(matches!(e, SpecError::KeyClass(_)), "{e:?}");

@@ -36,6 +36,7 @@ fn every_variant_survives_a_round_trip() {
             reducers: 2,
             key_class: "org.apache.hadoop.io.BytesWritable".into(),
             value_class: "org.apache.hadoop.io.Text".into(),
+            compression: None,
         },
         JobSpec::InvertedIndex { reducers: 4 },
         JobSpec::TeraSort {
