@@ -920,7 +920,7 @@ fn usage_errors_are_refused_clearly() {
         "-output",
         &out,
         "-inputformat",
-        "org.apache.hadoop.mapred.lib.CombineTextInputFormat",
+        "org.apache.hadoop.mapred.lib.CombineSequenceFileInputFormat",
         "-mapper",
         "cat",
         "-reducer",
@@ -928,7 +928,7 @@ fn usage_errors_are_refused_clearly() {
     ]);
     format.assert_failed(&s.path("out"));
     format.assert_says(
-        "-inputformat org.apache.hadoop.mapred.lib.CombineTextInputFormat is not supported",
+        "-inputformat org.apache.hadoop.mapred.lib.CombineSequenceFileInputFormat is not supported",
     );
 
     let missing = s.run(&["-output", &out, "-mapper", "cat", "-reducer", "cat"]);

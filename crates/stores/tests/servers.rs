@@ -12,8 +12,8 @@ use std::io::{Read, Write};
 use std::sync::Arc;
 
 use sluice_io::{
-    discover, plan_block_splits, IoError, JobCommitter, Location, PartAttempt, RemoteStores,
-    Storage, StoredInput, Stores,
+    discover, plan_block_splits, plan_combined_splits, CombineSizes, IoError, JobCommitter,
+    Location, PartAttempt, RemoteStores, Storage, StoredInput, Stores,
 };
 use sluice_stores::{
     clean_up, HdfsRenameCommitter, HdfsStorage, Journal, JournalEntry, RemoteConnector,
@@ -101,6 +101,20 @@ fn hdfs_blocks_splits_and_ranges() {
     let splits = plan_block_splits(&files, 32 << 20, 1);
     assert_eq!(splits.len(), 3, "{splits:?}");
     assert!(splits.iter().all(|s| !s.hosts(&files).is_empty()));
+    // Combined splits along the same blocks (1 MiB each, at most 2 MiB a split): the first
+    // closes on the node that holds the first block, and names it.
+    let sizes = CombineSizes {
+        max: 2 << 20,
+        ..CombineSizes::default()
+    };
+    let combined = plan_combined_splits(&files, sizes);
+    let chunks: usize = combined.iter().map(|s| s.parts().len()).sum();
+    assert_eq!(chunks, 4, "{combined:?}");
+    assert_eq!(
+        combined[0].hosts(&files),
+        &files[0].status.blocks[0].hosts[..1],
+        "{combined:?}"
+    );
 
     // A file written by sluice is read back by Hadoop's client.
     let written = Location::parse(&format!("{}/by-sluice/x.bin", dfs.uri())).expect("a location");
