@@ -83,7 +83,7 @@ miri:
 
 # The tests that need Hadoop, HDFS and S3 servers, YARN, or root are ignored (listed, with the reason)
 # unless these features are on; here they are, so every test runs.
-TEST_FEATURES := sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
+TEST_FEATURES := sluice-cli/test-browser,sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
 	sluice-io/test-hadoop,sluice-jni/test-hadoop,sluice-jni/test-yarn
 

@@ -29,6 +29,7 @@ if command -v java >/dev/null 2>&1; then
         missing+=("Java 17 or later (found Java $version): apt-get install openjdk-17-jdk-headless")
     fi
 fi
+need chromium "Chromium (renders sluice bench's HTML report in a test)" "apt-get install chromium"
 need mvn "Maven (fetches Hadoop's jars once, about 170 MB)" "apt-get install maven"
 need zstd "zstd (an independent decoder in the codec tests)" "apt-get install zstd"
 if [ "$(id -u)" = 0 ]; then

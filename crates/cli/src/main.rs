@@ -4,6 +4,7 @@
 //! `sluice-exec`. Errors are printed with their whole chain of context, and the exit status is
 //! 0 on success, 1 when a job fails, 2 for usage errors (malformed or impossible options).
 
+mod bench;
 mod cluster;
 mod console;
 mod dfsio;
@@ -58,6 +59,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Run a suite of workloads (wordcount, grep, sort, terasort, pagerank, ...) at a chosen
+    /// size, check every output against an independent reference, and write a JSON report and
+    /// an HTML page with plots of where the time went.
+    Bench(bench::BenchArgs),
     /// Run a worker of a cluster: it runs the tasks of jobs given `--cluster
     /// workers=HOST:PORT,...` by coordinators that know the cluster's secret.
     Worker(cluster::WorkerArgs),
@@ -416,6 +421,7 @@ fn run(cli: Cli) -> Result<()> {
         Command::Run(job) => run_builtin(job),
         Command::Streaming { .. } => Ok(()),
         Command::Worker(args) => cluster::run_worker(&args),
+        Command::Bench(args) => bench::run(&args),
         Command::Secret { file } => cluster::write_secret(&file),
         Command::Reap { parent, token } => {
             let killed = sluice_streaming::orphans::serve_reaper(std::io::stdin().lock(), &token);
