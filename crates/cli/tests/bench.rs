@@ -99,7 +99,14 @@ fn the_whole_suite_runs_checks_and_reports() {
                 "{who}"
             );
             assert!(!system["samples"].as_array().unwrap().is_empty(), "{who}");
-            assert!(system["peak_rss_bytes"].as_u64().unwrap() > 0, "{who}");
+            if system["system"] == "sluice" {
+                // At least the job's own high-water mark (a pipeline's run may be too short
+                // for a sample).
+                assert!(
+                    system["peak_rss_bytes"].as_u64().unwrap() > 1 << 20,
+                    "{who}"
+                );
+            }
             let phases = system["phases"].as_array().unwrap();
             let sum: f64 = phases.iter().map(|p| p["seconds"].as_f64().unwrap()).sum();
             assert!(sum <= wall, "{who}: phases {sum} s in {wall} s");

@@ -23,10 +23,16 @@ const RIGHT_MARGIN: f64 = 60.0;
 /// Height of one bar.
 const BAR: f64 = 18.0;
 
-/// The colours of the phases (cycled) and of the systems.
-const PHASE_COLOURS: [&str; 6] = [
-    "#4e79a7", "#f28e2b", "#59a14f", "#b07aa1", "#76b7b2", "#edc948",
+/// The colours of the phases, by name, in the legend's order; of any other phase; of an
+/// iterative job's iterations (alternating); and of the systems.
+const PHASE_COLOURS: [(&str, &str); 4] = [
+    ("map", "#4e79a7"),
+    ("reduce", "#f28e2b"),
+    ("reduce-2", "#b07aa1"),
+    ("commit", "#59a14f"),
 ];
+const UNNAMED_PHASE_COLOUR: &str = "#76b7b2";
+const ITERATION_COLOURS: [&str; 2] = ["#4e79a7", "#f28e2b"];
 const OTHER_COLOUR: &str = "#bab0ac";
 const SYSTEM_COLOURS: [&str; 2] = ["#4e79a7", "#e15759"];
 
@@ -44,6 +50,27 @@ fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+fn phase_colour(name: &str) -> &'static str {
+    PHASE_COLOURS
+        .iter()
+        .find(|(phase, _)| *phase == name)
+        .map_or(UNNAMED_PHASE_COLOUR, |(_, colour)| colour)
+}
+
+/// A legend: a swatch and a name for each entry.
+fn legend(entries: &[(&str, &str)]) -> String {
+    let mut html = String::from(r#"<p class="legend">"#);
+    for (name, colour) in entries {
+        let _ = write!(
+            html,
+            r#"<span><span class="swatch" style="background:{colour}"></span>{}</span>"#,
+            escape(name)
+        );
+    }
+    html.push_str("</p>");
+    html
 }
 
 fn system_colour(index: usize) -> &'static str {
@@ -275,9 +302,9 @@ fn phase_segments(system: &SystemResult) -> Vec<Segment> {
     for (i, phase) in system.phases.iter().enumerate() {
         // Iterations alternate two colours, so that each is seen.
         let colour = if iterations > 0 && phase.name.starts_with("iteration") {
-            PHASE_COLOURS[i % 2]
+            ITERATION_COLOURS[i % 2]
         } else {
-            PHASE_COLOURS[(i + 2) % PHASE_COLOURS.len()]
+            phase_colour(&phase.name)
         };
         segments.push((
             phase.seconds,
@@ -380,6 +407,11 @@ the fastest of {} run(s) of each system is shown.</p>
          start and exit, for an iterative job also the jobs reading its input and writing its \
          output, and all of a run that reports no phases. Hover a segment for its time.</p>",
     );
+    let mut entries: Vec<(&str, &str)> = PHASE_COLOURS.to_vec();
+    entries.push(("other phases", UNNAMED_PHASE_COLOUR));
+    entries.push(("iterations (alternating)", ITERATION_COLOURS[1]));
+    entries.push(("outside the phases", OTHER_COLOUR));
+    page.push_str(&legend(&entries));
     page.push_str(&bar_chart("time", &rows_of(&phase_segments), " s", None));
 
     page.push_str(
@@ -423,7 +455,7 @@ the fastest of {} run(s) of each system is shown.</p>
 
     page.push_str(
         "<h2>CPU and memory over time</h2><p>Cores busy (CPU seconds per wall second of the \
-         run's processes) and resident memory, sampled every 50 ms.</p><p class=\"legend\">",
+         run's processes) and resident memory, sampled every 50 ms.</p>",
     );
     let mut systems_seen: Vec<super::System> = Vec::new();
     for system in report.workloads.iter().flat_map(|w| &w.systems) {
@@ -431,15 +463,11 @@ the fastest of {} run(s) of each system is shown.</p>
             systems_seen.push(system.system);
         }
     }
-    for system in &systems_seen {
-        let _ = write!(
-            page,
-            r#"<span><span class="swatch" style="background:{}"></span>{}</span>"#,
-            system_colour(*system as usize),
-            system.name()
-        );
-    }
-    page.push_str("</p>");
+    let entries: Vec<(&str, &str)> = systems_seen
+        .iter()
+        .map(|s| (s.name(), system_colour(*s as usize)))
+        .collect();
+    page.push_str(&legend(&entries));
     for (n, workload) in report.workloads.iter().enumerate() {
         let _ = write!(
             page,

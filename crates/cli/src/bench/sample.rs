@@ -5,9 +5,10 @@
 //! time of the children it has already waited for (`cutime + cstime`), and that of every live
 //! descendant. The total over the run comes from `getrusage(RUSAGE_CHILDREN)` before and
 //! after, which counts every process that was waited for, however short-lived. Memory is the
-//! sum of the tree's resident sets at each sample; its peak is the largest sample, or the
-//! largest single process's high-water mark (`ru_maxrss` of `wait4`) if that is more (a run
-//! shorter than an interval has no sample).
+//! sum of the tree's resident sets at each sample; its peak is the largest sample (a process
+//! living less than an interval can be missed, so the caller also takes the job's own
+//! high-water mark where it reports one; the kernel's `ru_maxrss` is no help, as a child
+//! started by `posix_spawn` inherits its parent's high-water mark).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -82,12 +83,12 @@ pub(crate) fn watch(mut command: Command, stdout_to: Option<&Path>) -> Result<Wa
     // next sample.
     let (ended, end) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
-        let waited = wait_with_usage(&mut child);
-        let _ = ended.send((waited, start.elapsed()));
+        let status = child.wait();
+        let _ = ended.send((status, start.elapsed()));
     });
     let mut samples = Vec::new();
     let mut last = (0.0_f64, 0.0_f64);
-    let ((status, largest_process), elapsed) = loop {
+    let (status, elapsed) = loop {
         // The first sample comes early, so that a short run has one.
         let wait = if samples.is_empty() {
             FIRST_SAMPLE
@@ -95,7 +96,9 @@ pub(crate) fn watch(mut command: Command, stdout_to: Option<&Path>) -> Result<Wa
             INTERVAL
         };
         match end.recv_timeout(wait) {
-            Ok((waited, elapsed)) => break (waited?, elapsed),
+            Ok((status, elapsed)) => {
+                break (status.context("cannot wait for the command")?, elapsed)
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
                 anyhow::bail!("lost the command's waiting thread")
@@ -117,19 +120,16 @@ pub(crate) fn watch(mut command: Command, stdout_to: Option<&Path>) -> Result<Wa
     let wall_seconds = elapsed.as_secs_f64();
     let cpu_seconds = (children_cpu_seconds()? - before).max(0.0);
     if samples.is_empty() {
-        // A run that ended before the first sample: one point, of its averages.
+        // A run that ended before the first sample: one point, of its average CPU use (its
+        // memory is unknown: the kernel's `ru_maxrss` of a child started with posix_spawn
+        // counts the parent's resident set as well).
         samples.push(Sample {
             seconds: wall_seconds,
             cores: cpu_seconds / wall_seconds.max(1e-9),
-            rss_bytes: largest_process,
+            rss_bytes: 0,
         });
     }
-    let peak_rss_bytes = samples
-        .iter()
-        .map(|s| s.rss_bytes)
-        .max()
-        .unwrap_or(0)
-        .max(largest_process);
+    let peak_rss_bytes = samples.iter().map(|s| s.rss_bytes).max().unwrap_or(0);
     let stderr_tail = {
         use std::io::{Read, Seek, SeekFrom};
         let length = stderr_reader.seek(SeekFrom::End(0)).unwrap_or(0);
@@ -146,31 +146,6 @@ pub(crate) fn watch(mut command: Command, stdout_to: Option<&Path>) -> Result<Wa
         samples,
         stderr_tail,
     })
-}
-
-/// Waits for `child` and returns how it ended and the largest resident size of it and the
-/// descendants it waited for (the kernel's `ru_maxrss`: seen even for a process that lived
-/// less than a sample's interval).
-fn wait_with_usage(child: &mut std::process::Child) -> Result<(ExitStatus, u64)> {
-    use std::os::unix::process::ExitStatusExt;
-    let pid = libc::pid_t::try_from(child.id()).context("process id out of range")?;
-    let mut status: libc::c_int = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: `pid` is this process's own child, not yet waited for (std's `Child` is
-        // never waited on here); both pointers are to live, writable locals.
-        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if waited == pid {
-            break;
-        }
-        let error = std::io::Error::last_os_error();
-        if error.kind() != std::io::ErrorKind::Interrupted {
-            return Err(error).context("cannot wait for the command");
-        }
-    }
-    let kib = u64::try_from(usage.ru_maxrss).unwrap_or(0);
-    Ok((ExitStatus::from_raw(status), kib.saturating_mul(1024)))
 }
 
 /// CPU seconds of the children this process has waited for, so far.
