@@ -14,7 +14,8 @@ in path order, epsilon 0, N iterations.
 
 Writes `vertex<TAB>value` (or `centre<TAB>x1,x2,...`) lines to OUT, and prints one JSON line:
 {"job", "seconds" (from the input read to the result collected, the session's start
-excluded), "iteration_seconds": [...], "iterations"}.
+excluded), "iteration_seconds": [...], "iterations", "peak_rss_bytes" (the driver's and the
+JVM's high-water marks)}.
 """
 
 import argparse
@@ -142,6 +143,26 @@ def kmeans(spark, args):
     return [(i, list(c)) for i, c in enumerate(model.clusterCenters)], [seconds / args.iterations] * args.iterations
 
 
+def high_water(pid):
+    """VmHWM of a process, in bytes (0 if unknown)."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    return 0
+
+
+def peak_rss(spark):
+    """Peak resident memory of this Python driver and of Spark's JVM, which py4j started as a
+    child process (GNU time would not see it: the JVM is not waited for)."""
+    gateway = spark.sparkContext._gateway
+    jvm = getattr(getattr(gateway, "proc", None), "pid", None)
+    return high_water(os.getpid()) + (high_water(jvm) if jvm else 0)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("job", choices=["pagerank", "components", "kmeans"])
@@ -164,12 +185,22 @@ def main():
         lines = (f"{r['id']}\t{r['label']}" for r in rows)
     else:
         rows, times = kmeans(spark, args)
-        lines = (f"{i}\t{','.join(repr(x) for x in c)}" for i, c in rows)
+        lines = (f"{i}\t{','.join(repr(float(x)) for x in c)}" for i, c in rows)
     with open(args.output, "w") as out:
         for line in lines:
             out.write(line + "\n")
     seconds = time.monotonic() - started
-    print(json.dumps({"job": args.job, "seconds": seconds, "iterations": len(times), "iteration_seconds": times}))
+    print(
+        json.dumps(
+            {
+                "job": args.job,
+                "seconds": seconds,
+                "iterations": len(times),
+                "iteration_seconds": times,
+                "peak_rss_bytes": peak_rss(spark),
+            }
+        )
+    )
     spark.stop()
 
 
