@@ -6,6 +6,7 @@
 
 mod bench;
 mod cluster;
+mod compression;
 mod console;
 mod dfsio;
 mod gen;
@@ -488,6 +489,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Wordcount(c) => (
             JobSpec::WordCount {
                 reducers: c.reducers,
+                output_codec: compression::text(&c.define)?,
             },
             c,
         ),
@@ -506,6 +508,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
                 pattern: regex.as_str().to_string(),
                 group,
                 reducers: common.reducers,
+                output_codec: compression::text(&common.define)?,
             };
             (spec, common)
         }
@@ -516,6 +519,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Invertedindex(c) => (
             JobSpec::InvertedIndex {
                 reducers: c.reducers,
+                output_codec: compression::text(&c.define)?,
             },
             c,
         ),
@@ -531,15 +535,6 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Kmeans(args) => return iterate::kmeans(&args),
     };
     common.check()?;
-    if !matches!(spec, JobSpec::SortSequenceFile { .. })
-        && seqsort::compressed_output(&common.define)?
-    {
-        anyhow::bail!(
-            "-D {}=true: the part files of this job are written uncompressed; compressed output \
-             is written by `sluice run sort` of SequenceFiles and by `sluice streaming`",
-            seqsort::COMPRESS[0]
-        );
-    }
     let status = Arc::new(JobStatus::default());
     let built = spec.build(Arc::clone(&status))?;
     execute(&spec, built.job(), &common, Codec::Lz4, status).map(drop)

@@ -235,7 +235,7 @@ pub(crate) fn plan(generator: Generator, args: &RandomWriterArgs) -> Result<Plan
 /// `SequenceFileOutputFormat`'s compression settings (`RECORD` with `DefaultCodec` when only
 /// `mapreduce.output.fileoutputformat.compress=true` is given, as in Hadoop).
 fn compression(defines: &[(String, String)], options: &mut SeqWriteOptions) -> Result<()> {
-    if let Some(compression) = crate::seqsort::output_compression(defines)? {
+    if let Some(compression) = crate::compression::sequence_file(defines)? {
         let (kind, codec) = compression.parse()?;
         options.compression = kind;
         options.codec = Some(codec);

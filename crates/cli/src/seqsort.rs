@@ -7,9 +7,9 @@ use anyhow::{bail, Context, Result};
 use clap::ValueEnum;
 use sluice_io::seqfile::SeqFileReader;
 use sluice_io::{Compression, Split, Storage, StoredInput};
-use sluice_spec::{JobSpec, SeqCompression};
+use sluice_spec::JobSpec;
 
-use crate::{stores, CommonArgs};
+use crate::{compression, stores, CommonArgs};
 
 /// What `sluice run sort` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -27,14 +27,20 @@ pub(crate) enum SortInput {
 pub(crate) fn sort_spec(format: SortInput, common: &CommonArgs) -> Result<JobSpec> {
     let reducers = common.reducers;
     if format == SortInput::Text {
-        return Ok(JobSpec::Sort { reducers });
+        return Ok(JobSpec::Sort {
+            reducers,
+            output_codec: compression::text(&common.define)?,
+        });
     }
     let config = stores::store_config(&common.define)?;
     let inputs = stores::resolve_all("--input", &common.input, &config)?;
     let stores = stores::stores(&config, "sort");
     let files = sluice_io::discover(&stores, &inputs).context("cannot list the input")?;
     if format == SortInput::Auto && !starts_as_sequence_file(&stores, &files)? {
-        return Ok(JobSpec::Sort { reducers });
+        return Ok(JobSpec::Sort {
+            reducers,
+            output_codec: compression::text(&common.define)?,
+        });
     }
     let mut classes: Option<(String, String, String)> = None;
     for file in &files {
@@ -79,67 +85,8 @@ pub(crate) fn sort_spec(format: SortInput, common: &CommonArgs) -> Result<JobSpe
         reducers,
         key_class,
         value_class,
-        compression: output_compression(&common.define)?,
+        compression: compression::sequence_file(&common.define)?,
     })
-}
-
-/// Whether part files are compressed (old name `mapred.output.compress`).
-pub(crate) const COMPRESS: [&str; 2] = [
-    "mapreduce.output.fileoutputformat.compress",
-    "mapred.output.compress",
-];
-/// `NONE`, `RECORD` (the default) or `BLOCK`.
-const COMPRESS_TYPE: [&str; 2] = [
-    "mapreduce.output.fileoutputformat.compress.type",
-    "mapred.output.compression.type",
-];
-/// The codec's class (default `DefaultCodec`).
-const COMPRESS_CODEC: [&str; 2] = [
-    "mapreduce.output.fileoutputformat.compress.codec",
-    "mapred.output.compression.codec",
-];
-
-/// The last value `-D` gives a key under either of its names.
-fn defined<'a>(defines: &'a [(String, String)], names: [&str; 2]) -> Option<(&'a str, &'a str)> {
-    defines
-        .iter()
-        .rev()
-        .find(|(key, _)| names.contains(&key.as_str()))
-        .map(|(key, value)| (key.as_str(), value.trim()))
-}
-
-/// Whether `-D` turns output compression on, read as Hadoop's `getBoolean` reads it.
-pub(crate) fn compressed_output(defines: &[(String, String)]) -> Result<bool> {
-    match defined(defines, COMPRESS) {
-        None => Ok(false),
-        Some((_, value)) if value.eq_ignore_ascii_case("true") => Ok(true),
-        Some((_, value)) if value.eq_ignore_ascii_case("false") => Ok(false),
-        Some((key, value)) => bail!("-D {key}={value}: expected true or false"),
-    }
-}
-
-/// The SequenceFile output compression `-D` asks for, as Hadoop's `SequenceFileOutputFormat`
-/// takes it (`RECORD` and `DefaultCodec` unless told otherwise; current or old key names):
-/// for `sluice run sort` and `sluice gen randomwriter`.
-pub(crate) fn output_compression(defines: &[(String, String)]) -> Result<Option<SeqCompression>> {
-    if !compressed_output(defines)? {
-        return Ok(None);
-    }
-    let kind = defined(defines, COMPRESS_TYPE).map_or("RECORD", |(_, v)| v);
-    let codec = defined(defines, COMPRESS_CODEC)
-        .map_or("org.apache.hadoop.io.compress.DefaultCodec", |(_, v)| v);
-    let compression = SeqCompression {
-        kind: kind.to_string(),
-        codec: codec.to_string(),
-    };
-    // Refused here, naming the keys, rather than when the job is built.
-    compression.parse().with_context(|| {
-        format!(
-            "-D {}={kind} -D {}={codec}",
-            COMPRESS_TYPE[0], COMPRESS_CODEC[0]
-        )
-    })?;
-    Ok(Some(compression))
 }
 
 /// Whether the first non-empty uncompressed file starts with SequenceFile's magic `SEQ`.

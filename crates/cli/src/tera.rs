@@ -116,6 +116,7 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
 /// Runs `sluice run terasort`: samples, sorts, then prints the checksum of the rows read.
 pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()> {
     common.check()?;
+    let output_codec = crate::compression::text(&common.define)?;
     let store_config = crate::stores::store_config(&common.define)?;
     let inputs = crate::stores::resolve_all("--input", &common.input, &store_config)?;
     let stores = crate::stores::stores(&store_config, "terasort");
@@ -144,6 +145,7 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     // that runs its tasks builds it.
     let spec = JobSpec::TeraSort {
         reducers: common.reducers,
+        output_codec,
         boundaries: sample.boundaries,
     };
     let status = Arc::new(JobStatus::default());

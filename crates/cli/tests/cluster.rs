@@ -205,6 +205,43 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
     );
 }
 
+/// The output codec travels in the job's description: the workers write the part files
+/// compressed, with the codec's extension, byte for byte as one machine does.
+#[test]
+fn workers_compress_part_files_as_the_job_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 2);
+    write_input(dir.path());
+    let args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--split-size",
+        "64KiB",
+        "--reducers",
+        "3",
+        "-D",
+        "mapreduce.output.fileoutputformat.compress=true",
+        "-D",
+        "mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.GzipCodec",
+    ]);
+    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-gzip");
+    assert_same(&local, &cluster, "wordcount-gzip");
+    let names: Vec<String> = files(&cluster).into_keys().collect();
+    assert_eq!(
+        names,
+        [
+            "_SUCCESS",
+            "part-r-00000.gz",
+            "part-r-00001.gz",
+            "part-r-00002.gz"
+        ],
+        "{names:?}"
+    );
+}
+
 #[test]
 fn terasort_on_workers_is_sorted_as_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();

@@ -2,8 +2,9 @@
 //! `make hadoop` puts in `target/hadoop/lib`): each reads what the other writes.
 //!
 //! 1. sluice writes part files with every codec Hadoop runs without its native library
-//!    (`GzipCodec`, `BZip2Codec`, `DefaultCodec`, `Lz4Codec`, `SnappyCodec`); Hadoop runs a job
-//!    whose input is that output directory, and must see the original lines.
+//!    (`GzipCodec`, `BZip2Codec`, `DefaultCodec`, `Lz4Codec`, `SnappyCodec`), from a streaming
+//!    job and from `sluice run sort`; Hadoop runs a job whose input is that output directory,
+//!    and must see the original lines.
 //! 2. Hadoop writes compressed part files with the same codecs; sluice runs a job on them, and
 //!    must see the original lines.
 //! 3. Without Hadoop: `ZStandardCodec`, which Hadoop cannot run without libhadoop, is decoded by
@@ -129,11 +130,33 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
     let input = dir.join("input.txt");
     fs::write(&input, &data).unwrap();
 
-    // sluice writes, with two reducers.
-    for (class, _) in CODECS {
+    // sluice writes, with two reducers: a streaming job, and a built-in job (`run sort`).
+    for (class, ext) in CODECS {
         let mut args = compress_args(class);
         args.extend(job_args(&input, &dir.join(format!("sluice-{class}")), "2"));
         sluice(&args);
+        let native = dir.join(format!("sluice-native-{class}"));
+        let out = Command::new(SLUICE)
+            .args(["run", "sort", "-q", "-r", "2", "--input"])
+            .arg(&input)
+            .arg("--output")
+            .arg(&native)
+            .args(compress_args(class))
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            names(&native),
+            [
+                "_SUCCESS",
+                &format!("part-r-00000{ext}"),
+                &format!("part-r-00001{ext}")
+            ]
+        );
     }
 
     // Hadoop reads sluice's files, and writes its own, in one JVM.
@@ -147,9 +170,18 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
             &dir.join(format!("hadoop-read-{class}")),
             "1",
         );
+        let reading_native = job_args(
+            &dir.join(format!("sluice-native-{class}")),
+            &dir.join(format!("hadoop-read-native-{class}")),
+            "1",
+        );
         let mut writing = compress_args(class);
         writing.extend(job_args(&input, &dir.join(format!("hadoop-{class}")), "2"));
-        for (name, args) in [("read", reading), ("write", writing)] {
+        for (name, args) in [
+            ("read", reading),
+            ("read-native", reading_native),
+            ("write", writing),
+        ] {
             let tmp = dir.join("hadoop-tmp").join(format!("{name}-{class}"));
             writeln!(manifest, "case {name}-{class}").unwrap();
             writeln!(
@@ -199,7 +231,7 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
     );
 
     for (class, ext) in CODECS {
-        for name in ["read", "write"] {
+        for name in ["read", "read-native", "write"] {
             let log = dir.join(format!("log-{name}-{class}"));
             let exit = fs::read_to_string(log.join("exit")).unwrap();
             assert_eq!(
@@ -212,6 +244,11 @@ fn hadoop_and_sluice_read_each_others_compressed_output() {
         // Hadoop decoded sluice's files to the input's lines.
         let read = fs::read(dir.join(format!("hadoop-read-{class}/part-00000"))).unwrap();
         assert!(read == sorted, "Hadoop read sluice's {class} files wrongly");
+        let read = fs::read(dir.join(format!("hadoop-read-native-{class}/part-00000"))).unwrap();
+        assert!(
+            read == sorted,
+            "Hadoop read sluice's sort's {class} files wrongly"
+        );
 
         // sluice decodes Hadoop's files to the input's lines.
         let written = dir.join(format!("hadoop-{class}"));

@@ -383,6 +383,20 @@ pub enum OutputCodec {
 }
 
 impl OutputCodec {
+    /// The codec of part files written with Hadoop's codec class `name` (`DefaultCodec` and
+    /// `DeflateCodec` both write zlib streams); `None` for a class sluice does not write.
+    pub fn from_class_name(name: &str) -> Option<OutputCodec> {
+        crate::seqfile::SeqCodec::from_class_name(name).map(|codec| codec.output())
+    }
+
+    /// The Java class names [`OutputCodec::from_class_name`] knows, for messages.
+    pub fn class_names() -> Vec<&'static str> {
+        crate::seqfile::SeqCodec::all()
+            .into_iter()
+            .map(|codec| codec.class_name())
+            .collect()
+    }
+
     /// The extension Hadoop gives a part file of this codec (`.gz`; empty for none).
     pub fn extension(self) -> &'static str {
         match self {

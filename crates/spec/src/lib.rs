@@ -31,7 +31,7 @@ use std::sync::Arc;
 use serde::{Deserialize, Serialize};
 use sluice_api::{Job, JobStatus};
 use sluice_io::seqfile::{CompressionKind, SeqCodec};
-use sluice_io::Stores;
+use sluice_io::{OutputCodec, Stores};
 use sluice_jobs::TeraSort;
 use sluice_streaming::{StreamingError, StreamingJob};
 
@@ -49,6 +49,11 @@ pub enum JobSpec {
     WordCount {
         /// Reduce partitions (part files); at least 1.
         reducers: usize,
+        /// The Java class of the codec the part files are compressed with, as Hadoop's
+        /// `FileOutputFormat` compresses them (`-D mapreduce.output.fileoutputformat.compress`);
+        /// `None`: not compressed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_codec: Option<String>,
     },
     /// [`sluice_jobs::grep`].
     #[serde(rename = "grep")]
@@ -59,12 +64,22 @@ pub enum JobSpec {
         group: usize,
         /// Partitions of the counting stage; at least 1.
         reducers: usize,
+        /// The Java class of the codec the part files are compressed with, as Hadoop's
+        /// `FileOutputFormat` compresses them (`-D mapreduce.output.fileoutputformat.compress`);
+        /// `None`: not compressed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_codec: Option<String>,
     },
     /// [`sluice_jobs::sort`].
     #[serde(rename = "sort")]
     Sort {
         /// Reduce partitions (part files); at least 1.
         reducers: usize,
+        /// The Java class of the codec the part files are compressed with, as Hadoop's
+        /// `FileOutputFormat` compresses them (`-D mapreduce.output.fileoutputformat.compress`);
+        /// `None`: not compressed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_codec: Option<String>,
     },
     /// [`sluice_jobs::sort_sequence_files`]: Hadoop's `sort` example over SequenceFiles.
     #[serde(rename = "sort-sequencefile")]
@@ -85,6 +100,11 @@ pub enum JobSpec {
     InvertedIndex {
         /// Reduce partitions (part files); at least 1.
         reducers: usize,
+        /// The Java class of the codec the part files are compressed with, as Hadoop's
+        /// `FileOutputFormat` compresses them (`-D mapreduce.output.fileoutputformat.compress`);
+        /// `None`: not compressed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_codec: Option<String>,
     },
     /// [`sluice_jobs::terasort_job`]: TeraSort with the boundaries its sampling step
     /// ([`sluice_jobs::sample_terasort`]) picked where the job was submitted.
@@ -95,6 +115,11 @@ pub enum JobSpec {
         /// The partition boundaries, fewer than `reducers` (whole rows; serialised as hex).
         #[serde(with = "hex::list")]
         boundaries: Vec<Vec<u8>>,
+        /// The Java class of the codec the part files are compressed with, as Hadoop's
+        /// `FileOutputFormat` compresses them (`-D mapreduce.output.fileoutputformat.compress`);
+        /// `None`: not compressed.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        output_codec: Option<String>,
     },
     /// A Hadoop Streaming job ([`sluice_streaming::build_with`]).
     #[serde(rename = "streaming")]
@@ -155,6 +180,28 @@ impl SeqCompression {
         })?;
         Ok((kind, codec))
     }
+}
+
+/// The part-file codec of Hadoop's codec class `class` (`None`: uncompressed).
+///
+/// # Errors
+/// [`SpecError::Compression`] for a class sluice does not write.
+pub fn output_codec_of(class: &Option<String>) -> Result<OutputCodec, SpecError> {
+    let Some(class) = class else {
+        return Ok(OutputCodec::None);
+    };
+    OutputCodec::from_class_name(class).ok_or_else(|| {
+        SpecError::Compression(format!(
+            "{class} is not a codec sluice writes part files with (it writes {})",
+            OutputCodec::class_names().join(", ")
+        ))
+    })
+}
+
+/// `job`, its part files compressed with the codec of class `class`.
+fn compressed(mut job: Job, class: &Option<String>) -> Result<Job, SpecError> {
+    job.output_codec = output_codec_of(class)?;
+    Ok(job)
 }
 
 /// Why a spec does not build.
@@ -265,13 +312,18 @@ impl JobSpec {
             }
         };
         Ok(match self {
-            JobSpec::WordCount { reducers: r } => {
-                BuiltJob::Job(sluice_jobs::wordcount(reducers("wordcount", *r)?))
-            }
+            JobSpec::WordCount {
+                reducers: r,
+                output_codec,
+            } => BuiltJob::Job(compressed(
+                sluice_jobs::wordcount(reducers("wordcount", *r)?),
+                output_codec,
+            )?),
             JobSpec::Grep {
                 pattern,
                 group,
                 reducers: r,
+                output_codec,
             } => {
                 let r = reducers("grep", *r)?;
                 let regex =
@@ -286,11 +338,18 @@ impl JobSpec {
                         groups,
                     });
                 }
-                BuiltJob::Job(sluice_jobs::grep(regex, *group, r))
+                BuiltJob::Job(compressed(
+                    sluice_jobs::grep(regex, *group, r),
+                    output_codec,
+                )?)
             }
-            JobSpec::Sort { reducers: r } => {
-                BuiltJob::Job(sluice_jobs::sort(reducers("sort", *r)?))
-            }
+            JobSpec::Sort {
+                reducers: r,
+                output_codec,
+            } => BuiltJob::Job(compressed(
+                sluice_jobs::sort(reducers("sort", *r)?),
+                output_codec,
+            )?),
             JobSpec::SortSequenceFile {
                 reducers: r,
                 key_class,
@@ -307,12 +366,17 @@ impl JobSpec {
                         .ok_or_else(|| SpecError::KeyClass(key_class.clone()))?,
                 )
             }
-            JobSpec::InvertedIndex { reducers: r } => {
-                BuiltJob::Job(sluice_jobs::inverted_index(reducers("invertedindex", *r)?))
-            }
+            JobSpec::InvertedIndex {
+                reducers: r,
+                output_codec,
+            } => BuiltJob::Job(compressed(
+                sluice_jobs::inverted_index(reducers("invertedindex", *r)?),
+                output_codec,
+            )?),
             JobSpec::TeraSort {
                 reducers: r,
                 boundaries,
+                output_codec,
             } => {
                 let r = reducers("terasort", *r)?;
                 if boundaries.len() >= r {
@@ -321,7 +385,9 @@ impl JobSpec {
                         reducers: r,
                     });
                 }
-                BuiltJob::TeraSort(sluice_jobs::terasort_job(boundaries.clone(), r))
+                let mut terasort = sluice_jobs::terasort_job(boundaries.clone(), r);
+                terasort.job.output_codec = output_codec_of(output_codec)?;
+                BuiltJob::TeraSort(terasort)
             }
             JobSpec::Streaming(spec) => {
                 BuiltJob::Streaming(Box::new(spec.build_in(stores, status)?))

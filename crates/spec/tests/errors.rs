@@ -22,22 +22,33 @@ fn streaming(args: &[&str]) -> StreamingSpec {
 #[test]
 fn a_job_needs_a_reducer() {
     for spec in [
-        JobSpec::WordCount { reducers: 0 },
-        JobSpec::Sort { reducers: 0 },
+        JobSpec::WordCount {
+            reducers: 0,
+            output_codec: None,
+        },
+        JobSpec::Sort {
+            reducers: 0,
+            output_codec: None,
+        },
         JobSpec::SortSequenceFile {
             reducers: 0,
             key_class: "org.apache.hadoop.io.Text".into(),
             value_class: "org.apache.hadoop.io.Text".into(),
             compression: None,
         },
-        JobSpec::InvertedIndex { reducers: 0 },
+        JobSpec::InvertedIndex {
+            reducers: 0,
+            output_codec: None,
+        },
         JobSpec::Grep {
             pattern: "a".into(),
             group: 0,
             reducers: 0,
+            output_codec: None,
         },
         JobSpec::TeraSort {
             reducers: 0,
+            output_codec: None,
             boundaries: Vec::new(),
         },
     ] {
@@ -54,6 +65,7 @@ fn grep_needs_a_pattern_with_its_group() {
         pattern: "a(".into(),
         group: 0,
         reducers: 1,
+        output_codec: None,
     });
     assert!(matches!(bad, SpecError::Pattern { .. }), "{bad:?}");
     assert!(bad.to_string().contains("\"a(\""), "{bad}");
@@ -61,6 +73,7 @@ fn grep_needs_a_pattern_with_its_group() {
         pattern: "(a)(b)".into(),
         group: 3,
         reducers: 1,
+        output_codec: None,
     });
     assert_eq!(
         group.to_string(),
@@ -85,6 +98,7 @@ fn a_sequence_file_sort_needs_a_key_class_with_a_known_comparator() {
 fn terasort_takes_fewer_boundaries_than_reducers() {
     let spec = JobSpec::TeraSort {
         reducers: 2,
+        output_codec: None,
         boundaries: vec![b"a".to_vec(), b"b".to_vec()],
     };
     assert_eq!(

@@ -25,22 +25,33 @@ fn streaming(args: &[&str]) -> StreamingSpec {
 #[test]
 fn every_variant_survives_a_round_trip() {
     let all = [
-        JobSpec::WordCount { reducers: 3 },
+        JobSpec::WordCount {
+            reducers: 3,
+            output_codec: None,
+        },
         JobSpec::Grep {
             pattern: r"(\w+)é\t[^\x00-\x1f]*".to_string(),
             group: 1,
             reducers: 2,
+            output_codec: None,
         },
-        JobSpec::Sort { reducers: 1 },
+        JobSpec::Sort {
+            reducers: 1,
+            output_codec: None,
+        },
         JobSpec::SortSequenceFile {
             reducers: 2,
             key_class: "org.apache.hadoop.io.BytesWritable".into(),
             value_class: "org.apache.hadoop.io.Text".into(),
             compression: None,
         },
-        JobSpec::InvertedIndex { reducers: 4 },
+        JobSpec::InvertedIndex {
+            reducers: 4,
+            output_codec: None,
+        },
         JobSpec::TeraSort {
             reducers: 4,
+            output_codec: None,
             boundaries: vec![
                 vec![0x00, 0xff, 0xfe, b'\n', b'"', b'\\'],
                 (0..=255).collect(),
@@ -49,6 +60,7 @@ fn every_variant_survives_a_round_trip() {
         },
         JobSpec::TeraSort {
             reducers: 1,
+            output_codec: None,
             boundaries: Vec::new(),
         },
         JobSpec::Streaming(streaming(&[
@@ -102,24 +114,32 @@ fn a_working_directory_that_is_not_utf8_survives() {
 fn the_json_is_plain() {
     let json = |spec: &JobSpec| serde_json::to_string(spec).unwrap();
     assert_eq!(
-        json(&JobSpec::WordCount { reducers: 2 }),
+        json(&JobSpec::WordCount {
+            reducers: 2,
+            output_codec: None
+        }),
         r#"{"job":"wordcount","reducers":2}"#
     );
     assert_eq!(
         json(&JobSpec::Grep {
             pattern: "a(b)".into(),
             group: 1,
-            reducers: 1
+            reducers: 1,
+            output_codec: None,
         }),
         r#"{"job":"grep","pattern":"a(b)","group":1,"reducers":1}"#
     );
     assert_eq!(
-        json(&JobSpec::InvertedIndex { reducers: 1 }),
+        json(&JobSpec::InvertedIndex {
+            reducers: 1,
+            output_codec: None
+        }),
         r#"{"job":"invertedindex","reducers":1}"#
     );
     assert_eq!(
         json(&JobSpec::TeraSort {
             reducers: 3,
+            output_codec: None,
             boundaries: vec![vec![0x00, 0xab], vec![0xff]]
         }),
         r#"{"job":"terasort","reducers":3,"boundaries":["00ab","ff"]}"#

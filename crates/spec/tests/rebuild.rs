@@ -146,7 +146,10 @@ fn assert_same_output(direct: &Job, spec: &JobSpec, input: &Path) {
 fn wordcount_rebuilds_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let input = write_text(dir.path());
-    let spec = JobSpec::WordCount { reducers: 2 };
+    let spec = JobSpec::WordCount {
+        reducers: 2,
+        output_codec: None,
+    };
     assert_same_output(&sluice_jobs::wordcount(2), &spec, &input);
 }
 
@@ -160,6 +163,7 @@ fn grep_rebuilds_the_same() {
         pattern: pattern.to_string(),
         group: 1,
         reducers: 3,
+        output_codec: None,
     };
     assert_same_output(&sluice_jobs::grep(regex, 1, 3), &spec, &input);
 }
@@ -168,7 +172,10 @@ fn grep_rebuilds_the_same() {
 fn sort_rebuilds_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let input = write_text(dir.path());
-    let spec = JobSpec::Sort { reducers: 3 };
+    let spec = JobSpec::Sort {
+        reducers: 3,
+        output_codec: None,
+    };
     assert_same_output(&sluice_jobs::sort(3), &spec, &input);
 }
 
@@ -176,7 +183,10 @@ fn sort_rebuilds_the_same() {
 fn inverted_index_rebuilds_the_same() {
     let dir = tempfile::tempdir().unwrap();
     let input = write_text(dir.path());
-    let spec = JobSpec::InvertedIndex { reducers: 2 };
+    let spec = JobSpec::InvertedIndex {
+        reducers: 2,
+        output_codec: None,
+    };
     assert_same_output(&sluice_jobs::inverted_index(2), &spec, &input);
 }
 
@@ -197,6 +207,7 @@ fn terasort_rebuilds_the_same_from_its_boundaries() {
         .any(|b| std::str::from_utf8(b).is_err()));
     let spec = JobSpec::TeraSort {
         reducers: 3,
+        output_codec: None,
         boundaries: sample.boundaries.clone(),
     };
     let BuiltJob::TeraSort(rebuilt) = build(&spec) else {

@@ -12,32 +12,8 @@ pub const COMPRESS: &str = "mapreduce.output.fileoutputformat.compress";
 /// The codec's Java class (old name `mapred.output.compression.codec`).
 pub const CODEC: &str = "mapreduce.output.fileoutputformat.compress.codec";
 
-/// Hadoop's codec classes that sluice writes. Hadoop loads any class by name; these are the
-/// ones shipped with it (`DefaultCodec` and `DeflateCodec` both write zlib streams).
-const CODECS: &[(&str, OutputCodec)] = &[
-    (
-        "org.apache.hadoop.io.compress.DefaultCodec",
-        OutputCodec::Deflate,
-    ),
-    (
-        "org.apache.hadoop.io.compress.DeflateCodec",
-        OutputCodec::Deflate,
-    ),
-    ("org.apache.hadoop.io.compress.GzipCodec", OutputCodec::Gzip),
-    (
-        "org.apache.hadoop.io.compress.BZip2Codec",
-        OutputCodec::Bzip2,
-    ),
-    (
-        "org.apache.hadoop.io.compress.ZStandardCodec",
-        OutputCodec::Zstd,
-    ),
-    ("org.apache.hadoop.io.compress.Lz4Codec", OutputCodec::Lz4),
-    (
-        "org.apache.hadoop.io.compress.SnappyCodec",
-        OutputCodec::Snappy,
-    ),
-];
+/// The codec when [`CODEC`] is not set, as in Hadoop.
+pub const DEFAULT_CODEC: &str = "org.apache.hadoop.io.compress.DefaultCodec";
 
 /// The codec of the job's part files: none unless [`COMPRESS`] is true, then the class named
 /// by [`CODEC`] (Hadoop's `DefaultCodec` when unset). The codec key is only read when output
@@ -51,18 +27,13 @@ pub fn output_codec(conf: &JobConf) -> Result<OutputCodec, StreamingError> {
     if !conf.get_bool(COMPRESS, false)? {
         return Ok(OutputCodec::None);
     }
-    let class = conf.get(CODEC).map_or(CODECS[0].0, str::trim);
-    CODECS
-        .iter()
-        .find(|(name, _)| *name == class)
-        .map(|&(_, codec)| codec)
-        .ok_or_else(|| {
-            let known: Vec<&str> = CODECS.iter().map(|(name, _)| *name).collect();
-            StreamingError::Usage(format!(
-                "-D {CODEC}={class}: unknown compression codec; sluice writes {}",
-                known.join(", ")
-            ))
-        })
+    let class = conf.get(CODEC).map_or(DEFAULT_CODEC, str::trim);
+    OutputCodec::from_class_name(class).ok_or_else(|| {
+        StreamingError::Usage(format!(
+            "-D {CODEC}={class}: unknown compression codec; sluice writes {}",
+            OutputCodec::class_names().join(", ")
+        ))
+    })
 }
 
 #[cfg(test)]
@@ -90,8 +61,18 @@ mod tests {
     #[test]
     fn every_hadoop_codec_and_the_default() {
         assert_eq!(codec(&[(COMPRESS, "true")]).unwrap(), OutputCodec::Deflate);
-        for (class, want) in CODECS {
-            assert_eq!(codec(&[(COMPRESS, "TRUE"), (CODEC, class)]).unwrap(), *want);
+        let classes = [
+            ("DefaultCodec", OutputCodec::Deflate),
+            ("DeflateCodec", OutputCodec::Deflate),
+            ("GzipCodec", OutputCodec::Gzip),
+            ("BZip2Codec", OutputCodec::Bzip2),
+            ("ZStandardCodec", OutputCodec::Zstd),
+            ("Lz4Codec", OutputCodec::Lz4),
+            ("SnappyCodec", OutputCodec::Snappy),
+        ];
+        for (class, want) in classes {
+            let class = format!("org.apache.hadoop.io.compress.{class}");
+            assert_eq!(codec(&[(COMPRESS, "TRUE"), (CODEC, &class)]).unwrap(), want);
         }
     }
 

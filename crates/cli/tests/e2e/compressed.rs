@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::corpus::{boundary_file, random_lines, Lcg};
-use crate::util::{gen_text, Case};
+use crate::util::{gen_text, Case, JobRun};
 
 /// A compressor: plain bytes in, one compressed stream out.
 pub(crate) type Compress = fn(&[u8]) -> Vec<u8>;
@@ -152,4 +152,136 @@ fn lz4_concatenated_frames_are_read_to_the_end() {
             .reference_inputs(&[&plain])
             .check(dir.path(), &format!("{job}-lz4-frames"));
     }
+}
+
+/// Decompresses a part file by its extension, with a decoder independent of the writer's
+/// framing choices: `.deflate` is a zlib stream, as Hadoop's DefaultCodec writes.
+fn decompress(path: &Path) -> Vec<u8> {
+    use std::io::Read;
+    let bytes = fs::read(path).unwrap();
+    let name = path.file_name().unwrap().to_string_lossy().into_owned();
+    let mut out = Vec::new();
+    if name.ends_with(".gz") {
+        flate2::read::MultiGzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .unwrap();
+    } else if name.ends_with(".deflate") {
+        flate2::read::ZlibDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .unwrap();
+    } else if name.ends_with(".bz2") {
+        bzip2::read::MultiBzDecoder::new(&bytes[..])
+            .read_to_end(&mut out)
+            .unwrap();
+    } else if name.ends_with(".zst") {
+        out = zstd::stream::decode_all(&bytes[..]).unwrap();
+    } else {
+        panic!("{name}: not a compressed part file");
+    }
+    out
+}
+
+/// Every built-in job writes its part files compressed when Hadoop's keys ask for it (current
+/// or old names; DefaultCodec when no codec is named), named with the codec's extension, each
+/// holding exactly the uncompressed run's part file; a codec sluice does not write is refused
+/// before anything is written.
+#[test]
+fn native_jobs_compress_their_part_files_as_hadoops_keys_ask() {
+    let scratch = tempfile::tempdir().unwrap();
+    let input = scratch.path().join("in");
+    gen_text(&input, "256KiB", 3, 11);
+    let rows = scratch.path().join("rows");
+    let teragen = ["run", "teragen", "--quiet", "--rows", "3000", "--output"];
+    let mut args: Vec<OsString> = teragen.iter().map(OsString::from).collect();
+    args.push(rows.clone().into_os_string());
+    crate::util::sluice(&args, None).assert_code(0, "teragen");
+    let new = |codec: &str| {
+        vec![
+            "-D".to_string(),
+            "mapreduce.output.fileoutputformat.compress=true".to_string(),
+            "-D".to_string(),
+            format!("mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.{codec}"),
+        ]
+    };
+    // (job, its arguments, input, -D settings, the part files' extension)
+    type Run<'a> = (&'a str, Vec<String>, &'a Path, Vec<String>, &'a str);
+    let cases: Vec<Run> = vec![
+        ("wordcount", vec![], &input, new("GzipCodec"), ".gz"),
+        (
+            "grep",
+            vec!["--pattern".into(), "[aeiou]+".into()],
+            &input,
+            vec![
+                "-D".into(),
+                "mapred.output.compress=true".into(),
+                "-D".into(),
+                "mapred.output.compression.codec=org.apache.hadoop.io.compress.BZip2Codec".into(),
+            ],
+            ".bz2",
+        ),
+        ("sort", vec![], &input, new("ZStandardCodec"), ".zst"),
+        (
+            "invertedindex",
+            vec![],
+            &input,
+            vec![
+                "-D".into(),
+                "mapreduce.output.fileoutputformat.compress=TRUE".into(),
+            ],
+            ".deflate",
+        ),
+        ("terasort", vec![], &rows, new("DeflateCodec"), ".deflate"),
+    ];
+    for (job, extra, from, defines, extension) in cases {
+        let plain = scratch.path().join(format!("{job}-plain"));
+        let packed = scratch.path().join(format!("{job}-compressed"));
+        let run = |out: &Path, defines: &[String]| {
+            JobRun::new(job)
+                .input(from)
+                .output(out)
+                .args(&["--reducers", "2"])
+                .args(&extra)
+                .args(defines)
+                .run_ok();
+        };
+        run(&plain, &[]);
+        run(&packed, &defines);
+        let parts = |dir: &Path| {
+            let mut names: Vec<String> = fs::read_dir(dir)
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("part-"))
+                .collect();
+            names.sort();
+            names
+        };
+        let plain_parts = parts(&plain);
+        let packed_parts = parts(&packed);
+        let expected: Vec<String> = plain_parts
+            .iter()
+            .map(|n| format!("{n}{extension}"))
+            .collect();
+        assert_eq!(packed_parts, expected, "{job}");
+        for (p, c) in plain_parts.iter().zip(&packed_parts) {
+            let want = fs::read(plain.join(p)).unwrap();
+            assert_eq!(decompress(&packed.join(c)), want, "{job}: {c}");
+        }
+        assert!(packed.join("_SUCCESS").exists(), "{job}");
+    }
+
+    let refused = scratch.path().join("refused");
+    let out = JobRun::new("wordcount")
+        .input(&input)
+        .output(&refused)
+        .args(&new("NoSuchCodec"))
+        .run();
+    assert_ne!(out.code(), Some(0));
+    assert!(
+        out.stderr
+            .contains("compress.codec=org.apache.hadoop.io.compress.NoSuchCodec")
+            && out.stderr.contains("GzipCodec"),
+        "{}",
+        out.stderr
+    );
+    assert!(!refused.exists());
 }

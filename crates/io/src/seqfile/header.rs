@@ -52,6 +52,11 @@ impl SeqCodec {
         }
     }
 
+    /// Every codec, in a fixed order.
+    pub(crate) fn all() -> [SeqCodec; 7] {
+        CODECS
+    }
+
     /// The codec of a class name; `None` for one sluice does not know.
     pub fn from_class_name(name: &str) -> Option<SeqCodec> {
         CODECS.into_iter().find(|c| c.class_name() == name)
@@ -70,7 +75,8 @@ impl SeqCodec {
         })
     }
 
-    fn output(self) -> OutputCodec {
+    /// The part-file codec that writes the same streams.
+    pub(crate) fn output(self) -> OutputCodec {
         match self {
             SeqCodec::Default | SeqCodec::Deflate => OutputCodec::Deflate,
             SeqCodec::Gzip => OutputCodec::Gzip,
