@@ -349,19 +349,28 @@ pub(crate) struct Report {
 /// The machine.
 #[derive(Debug, Serialize)]
 pub(crate) struct Machine {
+    /// The CPU's model name.
     pub(crate) cpu: String,
+    /// Cores this process may use.
     pub(crate) cores: usize,
+    /// Physical memory.
     pub(crate) memory_bytes: u64,
+    /// The Linux kernel's release.
     pub(crate) kernel: String,
 }
 
 /// The settings of a suite.
 #[derive(Debug, Serialize)]
 pub(crate) struct Settings {
+    /// Input size asked of each workload.
     pub(crate) size_bytes: u64,
+    /// Memory budget of every job.
     pub(crate) memory_bytes: u64,
+    /// Worker threads of every job.
     pub(crate) threads: usize,
+    /// Reduce partitions of the jobs that take them.
     pub(crate) reducers: usize,
+    /// Runs of each system.
     pub(crate) runs: usize,
 }
 
@@ -459,7 +468,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         if args.baselines && workload.has_baseline() {
             systems.push(System::Coreutils);
         }
-        let mut best: Vec<Option<SystemResult>> = systems.iter().map(|_| None).collect();
+        let mut runs: Vec<Vec<SystemResult>> = systems.iter().map(|_| Vec::new()).collect();
         for run in 0..args.runs {
             for (s, &system) in systems.iter().enumerate() {
                 let context = RunContext {
@@ -484,30 +493,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
                 if !args.keep_outputs {
                     remove(&output_path(&work, workload, system));
                 }
-                best[s] = Some(match best[s].take() {
-                    None => result,
-                    Some(mut kept) => {
-                        let mut times = kept.run_seconds.clone();
-                        times.extend(&result.run_seconds);
-                        // The fastest successful run stands for the system; any failed run
-                        // makes it failed.
-                        let failed = !kept.ok || !result.ok;
-                        let check = if !result.ok {
-                            result.check.clone()
-                        } else {
-                            kept.check.clone()
-                        };
-                        if result.ok && result.wall_seconds < kept.wall_seconds {
-                            kept = result;
-                        }
-                        kept.run_seconds = times;
-                        if failed {
-                            kept.ok = false;
-                            kept.check = check;
-                        }
-                        kept
-                    }
-                });
+                runs[s].push(result);
             }
         }
         results.push(WorkloadResult {
@@ -516,7 +502,7 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
             input,
             input_bytes,
             input_files: files.len(),
-            systems: best.into_iter().flatten().collect(),
+            systems: runs.into_iter().filter_map(fastest).collect(),
         });
     }
     let report = Report {
@@ -552,6 +538,25 @@ pub(crate) fn run(args: &BenchArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// The run that stands for a system: its fastest successful run (or, if none succeeded, its
+/// fastest), carrying every run's time, and failed with the first failure's message if any
+/// run failed.
+fn fastest(runs: Vec<SystemResult>) -> Option<SystemResult> {
+    let times: Vec<f64> = runs.iter().map(|r| r.wall_seconds).collect();
+    let failure = runs.iter().find(|r| !r.ok).map(|r| r.check.clone());
+    let mut best = runs.into_iter().min_by(|a, b| {
+        (!a.ok)
+            .cmp(&!b.ok)
+            .then(a.wall_seconds.total_cmp(&b.wall_seconds))
+    })?;
+    best.run_seconds = times;
+    if let Some(check) = failure {
+        best.ok = false;
+        best.check = check;
+    }
+    Some(best)
 }
 
 fn absolute(path: &Path) -> Result<PathBuf> {
@@ -925,6 +930,43 @@ mod tests {
             "{error}"
         );
         assert!(parse_suite(",").is_err());
+    }
+
+    fn result(wall_seconds: f64, ok: bool, check: &str) -> SystemResult {
+        SystemResult {
+            system: System::Sluice,
+            command: Vec::new(),
+            ok,
+            check: check.into(),
+            wall_seconds,
+            run_seconds: vec![wall_seconds],
+            cpu_seconds: 0.0,
+            peak_rss_bytes: 0,
+            throughput_mb_per_s: 0.0,
+            phases: Vec::new(),
+            samples: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn the_fastest_run_stands_for_a_system_and_any_failure_fails_it() {
+        let best = fastest(vec![result(3.0, true, "a"), result(2.0, true, "b")]).unwrap();
+        assert_eq!(
+            (best.wall_seconds, best.ok, best.run_seconds),
+            (2.0, true, vec![3.0, 2.0])
+        );
+        let runs = vec![
+            result(3.0, true, "ok"),
+            result(0.1, false, "failed (exit 1)"),
+        ];
+        let best = fastest(runs).unwrap();
+        assert_eq!(
+            best.wall_seconds, 3.0,
+            "a successful run's numbers are shown"
+        );
+        assert!(!best.ok);
+        assert_eq!(best.check, "failed (exit 1)");
+        assert!(fastest(Vec::new()).is_none());
     }
 
     #[test]
