@@ -9,6 +9,7 @@ mod cluster;
 mod compression;
 mod console;
 mod dfsio;
+mod formats;
 mod gen;
 mod gen_graph;
 mod iterate;
@@ -96,7 +97,26 @@ enum RunJob {
     /// Count words, split exactly as Hadoop's WordCount does (on space, tab, newline, carriage
     /// return and form feed; no other byte separates words). Output: `word<TAB>count` lines
     /// sorted by word bytes.
-    Wordcount(CommonArgs),
+    ///
+    /// Over SequenceFiles (RandomTextWriter's output; see --input-format) it counts the words
+    /// of each record's Text value. With --output-format sequencefile (or -D
+    /// mapreduce.job.outputformat.class=...SequenceFileOutputFormat, as HiBench runs it) it
+    /// writes SequenceFiles of Text words and IntWritable counts, compressed as -D
+    /// mapreduce.output.fileoutputformat.compress and its type and codec keys say.
+    Wordcount {
+        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
+        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
+        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
+        /// non-empty, uncompressed input file starts with `SEQ`.
+        #[arg(long, value_enum, default_value = "auto")]
+        input_format: formats::InputFormatArg,
+        /// What the output is: text (`word<TAB>count` lines) or sequencefile. auto: text
+        /// unless -D mapreduce.job.outputformat.class names SequenceFileOutputFormat.
+        #[arg(long, value_enum, default_value = "auto")]
+        output_format: formats::OutputFormatArg,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Count every match of a regular expression, like Hadoop's Grep example. Output: one file of
     /// `count<TAB>match` lines by decreasing count, ties by match bytes.
     Grep {
@@ -106,6 +126,12 @@ enum RunJob {
         /// Count this capture group instead of the whole match.
         #[arg(long, default_value_t = 0)]
         group: usize,
+        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
+        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
+        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
+        /// non-empty, uncompressed input file starts with `SEQ`.
+        #[arg(long, value_enum, default_value = "auto")]
+        input_format: formats::InputFormatArg,
         #[command(flatten)]
         common: CommonArgs,
     },
@@ -122,16 +148,26 @@ enum RunJob {
     /// SequenceFileOutputFormat compresses it when -D mapreduce.output.fileoutputformat.compress
     /// is true: RECORD (or ...compress.type=BLOCK) with DefaultCodec (or ...compress.codec).
     Sort {
-        /// What the input is: auto (SequenceFiles if the first non-empty, uncompressed input
-        /// file starts with `SEQ`), text or sequencefile.
+        /// What the input is: text lines or SequenceFiles. auto: SequenceFiles if -D
+        /// mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
+        /// non-empty, uncompressed input file starts with `SEQ`.
         #[arg(long, value_enum, default_value = "auto")]
-        input_format: seqsort::SortInput,
+        input_format: formats::InputFormatArg,
         #[command(flatten)]
         common: CommonArgs,
     },
     /// For each word, list the input files that contain it. Output: `word<TAB>path,path,...`
     /// with paths sorted and distinct.
-    Invertedindex(CommonArgs),
+    Invertedindex {
+        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
+        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
+        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
+        /// non-empty, uncompressed input file starts with `SEQ`.
+        #[arg(long, value_enum, default_value = "auto")]
+        input_format: formats::InputFormatArg,
+        #[command(flatten)]
+        common: CommonArgs,
+    },
     /// Write the sort benchmark's input: 100-byte rows exactly as Hadoop's TeraGen writes them
     /// (same rows for the same row numbers), in part-m-NNNNN files.
     Teragen(tera::TeraGenArgs),
@@ -486,18 +522,32 @@ fn default_threads() -> usize {
 fn run_builtin(job: RunJob) -> Result<()> {
     // The job is built from its description, as every process that runs its tasks builds it.
     let (spec, common) = match job {
-        RunJob::Wordcount(c) => (
-            JobSpec::WordCount {
-                reducers: c.reducers,
-                output_codec: compression::text(&c.define)?,
-            },
-            c,
-        ),
+        RunJob::Wordcount {
+            input_format,
+            output_format,
+            common,
+        } => {
+            let sequence_file_output =
+                formats::sequence_file_output(output_format, &common.define)?;
+            let spec = JobSpec::WordCount {
+                reducers: common.reducers,
+                // A SequenceFile compresses inside; the codec keys are read for it instead.
+                output_codec: match sequence_file_output {
+                    Some(_) => None,
+                    None => compression::text(&common.define)?,
+                },
+                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
+                sequence_file_output,
+            };
+            (spec, common)
+        }
         RunJob::Grep {
             pattern: regex,
             group,
+            input_format,
             common,
         } => {
+            formats::text_output_only("grep", &common.define)?;
             if group > regex.captures_len() - 1 {
                 anyhow::bail!(
                     "--group {group} but the pattern has only {} capture group(s)",
@@ -509,6 +559,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
                 group,
                 reducers: common.reducers,
                 output_codec: compression::text(&common.define)?,
+                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
             };
             (spec, common)
         }
@@ -516,13 +567,18 @@ fn run_builtin(job: RunJob) -> Result<()> {
             input_format,
             common,
         } => (seqsort::sort_spec(input_format, &common)?, common),
-        RunJob::Invertedindex(c) => (
-            JobSpec::InvertedIndex {
-                reducers: c.reducers,
-                output_codec: compression::text(&c.define)?,
-            },
-            c,
-        ),
+        RunJob::Invertedindex {
+            input_format,
+            common,
+        } => {
+            formats::text_output_only("invertedindex", &common.define)?;
+            let spec = JobSpec::InvertedIndex {
+                reducers: common.reducers,
+                output_codec: compression::text(&common.define)?,
+                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
+            };
+            (spec, common)
+        }
         RunJob::Terasort {
             sample_size,
             common,

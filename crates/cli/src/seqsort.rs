@@ -1,32 +1,20 @@
 //! `sluice run sort`'s two inputs: text lines, or SequenceFiles (Hadoop's `sort` example over
-//! RandomWriter's output), told apart by the files' first bytes unless `--input-format` says.
-
-use std::io::Read;
+//! RandomWriter's output), told apart as [`formats::reads_sequence_files`] says.
 
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
 use sluice_io::seqfile::SeqFileReader;
-use sluice_io::{Compression, Split, Storage, StoredInput};
+use sluice_io::Split;
 use sluice_spec::JobSpec;
 
+use crate::formats::{self, InputFormatArg};
 use crate::{compression, stores, CommonArgs};
-
-/// What `sluice run sort` reads.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub(crate) enum SortInput {
-    /// SequenceFiles if the first non-empty input file starts with `SEQ`, else text.
-    Auto,
-    /// `key<TAB>value` lines.
-    Text,
-    /// Hadoop SequenceFiles.
-    Sequencefile,
-}
 
 /// The sort job for `common`'s inputs read as `format` says: a text sort, or a SequenceFile
 /// sort with the classes the files' headers name (every file must name the same).
-pub(crate) fn sort_spec(format: SortInput, common: &CommonArgs) -> Result<JobSpec> {
+pub(crate) fn sort_spec(format: InputFormatArg, common: &CommonArgs) -> Result<JobSpec> {
     let reducers = common.reducers;
-    if format == SortInput::Text {
+    if !formats::reads_sequence_files(format, common)? {
+        formats::text_output_only("a sort of text", &common.define)?;
         return Ok(JobSpec::Sort {
             reducers,
             output_codec: compression::text(&common.define)?,
@@ -36,12 +24,6 @@ pub(crate) fn sort_spec(format: SortInput, common: &CommonArgs) -> Result<JobSpe
     let inputs = stores::resolve_all("--input", &common.input, &config)?;
     let stores = stores::stores(&config, "sort");
     let files = sluice_io::discover(&stores, &inputs).context("cannot list the input")?;
-    if format == SortInput::Auto && !starts_as_sequence_file(&stores, &files)? {
-        return Ok(JobSpec::Sort {
-            reducers,
-            output_codec: compression::text(&common.define)?,
-        });
-    }
     let mut classes: Option<(String, String, String)> = None;
     for file in &files {
         let whole = Split {
@@ -87,28 +69,4 @@ pub(crate) fn sort_spec(format: SortInput, common: &CommonArgs) -> Result<JobSpe
         value_class,
         compression: compression::sequence_file(&common.define)?,
     })
-}
-
-/// Whether the first non-empty uncompressed file starts with SequenceFile's magic `SEQ`.
-fn starts_as_sequence_file(storage: &dyn Storage, files: &[StoredInput]) -> Result<bool> {
-    let Some(first) = files
-        .iter()
-        .find(|f| f.status.len > 0 && f.compression == Compression::None)
-    else {
-        return Ok(false);
-    };
-    let mut magic = Vec::with_capacity(3);
-    storage
-        .open_range(first.location(), 0, 3)
-        .and_then(|input| {
-            input
-                .take(3)
-                .read_to_end(&mut magic)
-                .map_err(|source| sluice_io::IoError::Read {
-                    path: first.location().error_path(),
-                    source,
-                })
-        })
-        .with_context(|| format!("cannot read {}", first.location()))?;
-    Ok(magic == b"SEQ")
 }

@@ -1,12 +1,16 @@
-//! Differential test of the Sort benchmark against Apache Hadoop 3.4.2's own RandomWriter,
-//! RandomTextWriter and `sort` examples (`hadoop-mapreduce-examples`, local mode, from the
-//! jars `make hadoop` puts in `target/hadoop/lib`):
+//! Differential tests of the SequenceFile workloads against Apache Hadoop 3.4.2's own
+//! RandomWriter, RandomTextWriter, `sort` and `wordcount` examples
+//! (`hadoop-mapreduce-examples`, local mode, from the jars `make hadoop` puts in
+//! `target/hadoop/lib`):
 //!
 //! 1. Hadoop's `sort` reads the SequenceFiles `sluice gen randomwriter` writes (its default
 //!    classes are BytesWritable, so files of another class would fail it), and its output
 //!    holds the same records, part file by part file, as `sluice run sort`'s, for one and
 //!    for several reducers. The same for `gen randomtextwriter` (Text keys and values).
 //! 2. sluice sorts what Hadoop's RandomWriter writes as Hadoop's `sort` does.
+//! 3. Word count over RandomTextWriter's SequenceFiles into SequenceFiles, as HiBench runs
+//!    Hadoop's `wordcount` (its input and output format classes given with `-D`): the same
+//!    records part file by part file; and Hadoop reads sluice's compressed ones.
 //!
 //! Records are compared, not bytes: sync markers are random. Both outputs are read by a
 //! SequenceFile reader written here (uncompressed files only), independent of sluice's. Hadoop
@@ -566,5 +570,315 @@ fn hadoop_reads_sluices_compressed_sort_output() {
                 file.display()
             );
         }
+    }
+}
+
+/// HiBench's settings for Hadoop's WordCount over RandomTextWriter's output.
+const SEQUENCE_FILE_FORMATS: [&str; 2] = [
+    "mapreduce.job.inputformat.class=org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat",
+    "mapreduce.job.outputformat.class=org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat",
+];
+const INT: &str = "org.apache.hadoop.io.IntWritable";
+
+/// Word counts of the Text values of `input`'s SequenceFiles, computed here: words split as
+/// Java's `StringTokenizer` splits them.
+fn value_word_counts(input: &Path) -> std::collections::BTreeMap<Vec<u8>, u64> {
+    let mut counts = std::collections::BTreeMap::new();
+    for file in parts(input) {
+        let (key_class, value_class, records) = read_seq(&file);
+        assert_eq!((key_class.as_str(), value_class.as_str()), (TEXT, TEXT));
+        for (_, value) in records {
+            for word in payload(TEXT, &value)
+                .split(|b| b" \t\n\r\x0c".contains(b))
+                .filter(|w| !w.is_empty())
+            {
+                *counts.entry(word.to_vec()).or_insert(0) += 1;
+            }
+        }
+    }
+    counts
+}
+
+/// sluice's word count, grep and inverted index read the Text values of SequenceFiles (found by
+/// their first bytes), as Hadoop's mappers get them from `SequenceFileInputFormat`; values of
+/// another class fail the job, naming it.
+#[test]
+fn text_jobs_read_the_values_of_sequence_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("text");
+    sluice(&[
+        "gen",
+        "randomtextwriter",
+        "-q",
+        "--maps",
+        "3",
+        "--bytes-per-map",
+        "100000",
+        "--output",
+        path(&input),
+    ]);
+    let expected = value_word_counts(&input);
+    assert!(expected.len() > 100);
+
+    let counted = d.join("counted");
+    sluice(&[
+        "run",
+        "wordcount",
+        "-q",
+        "-r",
+        "2",
+        "--input",
+        path(&input),
+        "--output",
+        path(&counted),
+    ]);
+    let mut got = std::collections::BTreeMap::new();
+    for file in parts(&counted) {
+        for line in fs::read_to_string(&file).unwrap().lines() {
+            let (word, count) = line.split_once('\t').unwrap();
+            got.insert(word.as_bytes().to_vec(), count.parse::<u64>().unwrap());
+        }
+    }
+    assert!(got == expected, "word counts of the values differ");
+
+    // Grep of every word: each match counted as the values' words are.
+    let grepped = d.join("grepped");
+    sluice(&[
+        "run",
+        "grep",
+        "-q",
+        "--input-format",
+        "sequencefile",
+        "-e",
+        r"[^ \t\n\r\x0c]+",
+        "--input",
+        path(&input),
+        "--output",
+        path(&grepped),
+    ]);
+    let mut matches = std::collections::BTreeMap::new();
+    for file in parts(&grepped) {
+        for line in fs::read_to_string(&file).unwrap().lines() {
+            let (count, word) = line.split_once('\t').unwrap();
+            matches.insert(word.as_bytes().to_vec(), count.parse::<u64>().unwrap());
+        }
+    }
+    assert!(matches == expected, "grep's counts of the values differ");
+
+    // The index names the files whose values hold the word.
+    let indexed = d.join("indexed");
+    sluice(&[
+        "run",
+        "invertedindex",
+        "-q",
+        "--input",
+        path(&input),
+        "--output",
+        path(&indexed),
+    ]);
+    let index: String = parts(&indexed)
+        .iter()
+        .map(|p| fs::read_to_string(p).unwrap())
+        .collect();
+    let word = std::str::from_utf8(expected.keys().next().unwrap()).unwrap();
+    let entry = index
+        .lines()
+        .find(|l| l.split('\t').next() == Some(word))
+        .unwrap();
+    assert!(entry.contains("part-m-00000"), "{entry}");
+
+    // Read as text when told so: the SequenceFile's bytes are words too, not the values'.
+    let as_text = d.join("as-text");
+    sluice(&[
+        "run",
+        "wordcount",
+        "-q",
+        "--input-format",
+        "text",
+        "--input",
+        path(&input),
+        "--output",
+        path(&as_text),
+    ]);
+    assert!(fs::read(as_text.join("part-r-00000"))
+        .unwrap()
+        .windows(4)
+        .any(|w| w == b"SEQ\x06"));
+
+    // BytesWritable values: the job fails, naming the file and the class; no output.
+    let bytes = d.join("bytes");
+    sluice(&[
+        "gen",
+        "randomwriter",
+        "-q",
+        "--maps",
+        "1",
+        "--bytes-per-map",
+        "10000",
+        "--output",
+        path(&bytes),
+    ]);
+    let refused = d.join("refused");
+    let out = Command::new(SLUICE)
+        .args([
+            "run",
+            "wordcount",
+            "-q",
+            "--input",
+            path(&bytes),
+            "--output",
+        ])
+        .arg(&refused)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains(BYTES) && stderr.contains("part-m-00000"),
+        "{stderr}"
+    );
+    assert!(!refused.exists());
+}
+
+/// HiBench's word count: Hadoop's `wordcount` example and `sluice run wordcount`, given the
+/// same `-D` format classes, write the same SequenceFiles of Text words and IntWritable counts,
+/// part file by part file; the counts are those of the values' words.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoops_wordcount_and_sluices_agree_over_sequence_files() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("text");
+    sluice(&[
+        "gen",
+        "randomtextwriter",
+        "-q",
+        "--maps",
+        "2",
+        "--bytes-per-map",
+        "200000",
+        "--output",
+        path(&input),
+    ]);
+    let hadoop_out = d.join("hadoop");
+    let sluice_out = d.join("sluice");
+    let mut hadoop_args = vec!["-D", "mapreduce.job.reduces=3"];
+    let mut sluice_args = vec!["run", "wordcount", "-q", "-r", "3"];
+    for define in SEQUENCE_FILE_FORMATS {
+        hadoop_args.extend(["-D", define]);
+        sluice_args.extend(["-D", define]);
+    }
+    hadoop_args.extend([path(&input), path(&hadoop_out)]);
+    sluice_args.extend(["--input", path(&input), "--output", path(&sluice_out)]);
+    hadoop(d, "wordcount", &hadoop_args);
+    sluice(&sluice_args);
+
+    let (h, s) = (parts(&hadoop_out), parts(&sluice_out));
+    assert_eq!(h.len(), 3);
+    assert_eq!(
+        h.iter().map(|p| p.file_name().unwrap()).collect::<Vec<_>>(),
+        s.iter().map(|p| p.file_name().unwrap()).collect::<Vec<_>>()
+    );
+    let mut counts = std::collections::BTreeMap::new();
+    for (hp, sp) in h.iter().zip(&s) {
+        let (hk, hv, hr) = read_seq(hp);
+        let (sk, sv, sr) = read_seq(sp);
+        assert_eq!((sk.as_str(), sv.as_str()), (TEXT, INT), "{}", sp.display());
+        assert_eq!((hk.as_str(), hv.as_str()), (TEXT, INT), "{}", hp.display());
+        assert!(sr == hr, "records differ in {}", sp.display());
+        for (word, count) in sr {
+            let mut i = 0;
+            let n = int(&count, &mut i);
+            counts.insert(payload(TEXT, &word), u64::try_from(n).unwrap());
+        }
+    }
+    assert!(
+        counts == value_word_counts(&input),
+        "counts differ from the values' words"
+    );
+}
+
+/// sluice's compressed SequenceFile word counts (BLOCK and RECORD, as the `-D` keys ask) are
+/// read by Hadoop (its `sort`, given the classes) into the records of the uncompressed ones.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoop_reads_sluices_compressed_word_counts() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("text");
+    sluice(&[
+        "gen",
+        "randomtextwriter",
+        "-q",
+        "--maps",
+        "1",
+        "--bytes-per-map",
+        "100000",
+        "--output",
+        path(&input),
+    ]);
+    let plain = d.join("plain");
+    sluice(&[
+        "run",
+        "wordcount",
+        "-q",
+        "--output-format",
+        "sequencefile",
+        "--input",
+        path(&input),
+        "--output",
+        path(&plain),
+    ]);
+    let expected = read_seq(&plain.join("part-r-00000")).2;
+    assert!(expected.len() > 100);
+    for (name, kind, block) in [("block", "BLOCK", true), ("record", "RECORD", false)] {
+        let out = d.join(name);
+        let compress_type = format!("mapreduce.output.fileoutputformat.compress.type={kind}");
+        let mut args = vec!["run", "wordcount", "-q"];
+        for define in SEQUENCE_FILE_FORMATS.iter().copied().chain([
+            "mapreduce.output.fileoutputformat.compress=true",
+            compress_type.as_str(),
+            "mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.GzipCodec",
+        ]) {
+            args.extend(["-D", define]);
+        }
+        args.extend(["--input", path(&input), "--output", path(&out)]);
+        sluice(&args);
+        let file = out.join("part-r-00000");
+        assert_eq!(
+            compression_of(&file),
+            (
+                true,
+                block,
+                "org.apache.hadoop.io.compress.GzipCodec".to_string()
+            ),
+            "{name}"
+        );
+        let back = d.join(format!("{name}-back"));
+        hadoop(
+            d,
+            "sort",
+            &[
+                "-r",
+                "1",
+                "-outKey",
+                TEXT,
+                "-outValue",
+                INT,
+                path(&file),
+                path(&back),
+            ],
+        );
+        let records = read_seq(&back.join("part-r-00000")).2;
+        assert!(records == expected, "{name}: Hadoop read other records");
     }
 }

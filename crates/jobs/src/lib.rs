@@ -7,11 +7,15 @@
 //! | job | map | combine | reduce | output |
 //! |---|---|---|---|---|
 //! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |
+//! | [`wordcount_to_sequence_files`] | the same | sum | sum | SequenceFiles of `Text` / `IntWritable` |
 //! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
 //! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
 //! | [`sort_sequence_files`] | SequenceFile records; key by its class's comparator | — | identity | SequenceFiles, sorted (Hadoop's `sort` example) |
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
 //! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
+//!
+//! [`reading_text_values`] makes any of the line jobs read SequenceFiles instead, each record's
+//! `Text` value taken as a line (WordCount and Grep given Hadoop's `SequenceFileInputFormat`).
 //!
 //! The iterative jobs [`pagerank`], [`connected_components`] and [`kmeans`] run a chain of
 //! such jobs, one per iteration, through the same driver (see their module).
@@ -25,6 +29,7 @@ mod grep;
 mod index;
 mod iterative;
 mod seqsort;
+mod seqtext;
 mod sort;
 mod tera;
 mod terasort;
@@ -38,6 +43,7 @@ pub use iterative::{
     RmatEdges, DAMPING,
 };
 pub use seqsort::sort_sequence_files;
+pub use seqtext::{reading_text_values, TEXT_CLASS};
 pub use sort::sort;
 pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
@@ -46,7 +52,7 @@ pub use terasort::{
     sample_terasort, sample_terasort_in, terasort, terasort_job, TeraSample, TeraSort,
     DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC,
 };
-pub use wordcount::{tokenize, wordcount};
+pub use wordcount::{tokenize, wordcount, wordcount_to_sequence_files, INT_CLASS};
 
 use sluice_api::{decode_count, Emit, ExecError, Reducer, SortedInput, Values};
 

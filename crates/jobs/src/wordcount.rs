@@ -2,8 +2,16 @@
 
 use sluice_hadoop::words::{words, Words};
 
+use crate::seqtext::TEXT_CLASS;
 use crate::sum_counts;
-use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
+use sluice_api::{
+    Combine, Emit, ExecError, Job, Mapper, OutputFormat, Reducer, SequenceOutput, Serialized,
+    Stage, Values,
+};
+use sluice_io::seqfile::{CompressionKind, SeqCodec};
+
+/// The class of WordCount's output values in a SequenceFile (its `IntSumReducer`'s).
+pub const INT_CLASS: &str = "org.apache.hadoop.io.IntWritable";
 
 /// Splits a line into words the way Hadoop's `WordCount` does: maximal runs of bytes other
 /// than space, tab, newline, carriage return and form feed (Java's `StringTokenizer`; see
@@ -37,7 +45,18 @@ impl Mapper for WordCountMapper {
     }
 }
 
+/// How the reducer writes a word's count.
+#[derive(Clone, Copy)]
+enum CountAs {
+    /// Decimal digits, for text part files.
+    Decimal,
+    /// A serialised `IntWritable` (4 bytes, big-endian), for SequenceFiles. A count beyond
+    /// `i32::MAX` wraps as the Java `int` sum of Hadoop's `IntSumReducer` does.
+    IntWritable,
+}
+
 struct SumReducer {
+    count_as: CountAs,
     text: Vec<u8>,
 }
 
@@ -50,7 +69,11 @@ impl Reducer for SumReducer {
     ) -> Result<(), ExecError> {
         let total = sum_counts(values)?;
         self.text.clear();
-        self.text.extend_from_slice(total.to_string().as_bytes());
+        match self.count_as {
+            CountAs::Decimal => self.text.extend_from_slice(total.to_string().as_bytes()),
+            // Java's int arithmetic: the low 32 bits of the sum, big-endian.
+            CountAs::IntWritable => self.text.extend_from_slice(&total.to_be_bytes()[4..]),
+        }
         out.emit(key, &self.text)
     }
 }
@@ -62,13 +85,44 @@ impl Reducer for SumReducer {
 pub fn wordcount(reducers: usize) -> Job {
     Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() })
         .with_stage(
-            Stage::new(reducers, |_| SumReducer { text: Vec::new() })
-                .with_combine(Combine::SumCounts)
+            sum_stage(reducers, CountAs::Decimal)
                 // A key's line depends on its counts alone.
                 .with_independent_keys(),
         )
         // A word counts the same whichever file it is in.
         .with_small_files_combined()
+}
+
+/// [`wordcount`] writing SequenceFiles, as Hadoop's WordCount does given
+/// `SequenceFileOutputFormat`: `Text` words and `IntWritable` counts, in key order, compressed
+/// as `compression` and `codec` say.
+pub fn wordcount_to_sequence_files(
+    reducers: usize,
+    compression: CompressionKind,
+    codec: SeqCodec,
+) -> Job {
+    // Not `with_independent_keys`: a SequenceFile's sync entries depend on where each record
+    // lands in its file, so a partition is written by one writer from start to end.
+    Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() })
+        .with_stage(sum_stage(reducers, CountAs::IntWritable))
+        .with_output(OutputFormat::SequenceFile(SequenceOutput {
+            key_class: TEXT_CLASS.to_string(),
+            value_class: INT_CLASS.to_string(),
+            key: Serialized::Text,
+            value: Serialized::Raw,
+            compression,
+            codec,
+        }))
+        .with_small_files_combined()
+}
+
+/// Word count's reduce stage: counts summed by the combiner and the reducer.
+fn sum_stage(reducers: usize, count_as: CountAs) -> Stage {
+    Stage::new(reducers, move |_| SumReducer {
+        count_as,
+        text: Vec::new(),
+    })
+    .with_combine(Combine::SumCounts)
 }
 
 #[cfg(test)]

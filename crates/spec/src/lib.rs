@@ -54,6 +54,15 @@ pub enum JobSpec {
         /// `None`: not compressed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_codec: Option<String>,
+        /// Whether the input is SequenceFiles of `Text` values, each value read as a line
+        /// ([`sluice_jobs::reading_text_values`]; Hadoop's `SequenceFileInputFormat`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        sequence_file_input: bool,
+        /// SequenceFile part files instead of text
+        /// ([`sluice_jobs::wordcount_to_sequence_files`]; Hadoop's `SequenceFileOutputFormat`);
+        /// `output_codec` must then be `None`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        sequence_file_output: Option<SequenceFileOutput>,
     },
     /// [`sluice_jobs::grep`].
     #[serde(rename = "grep")]
@@ -69,6 +78,10 @@ pub enum JobSpec {
         /// `None`: not compressed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_codec: Option<String>,
+        /// Whether the input is SequenceFiles of `Text` values, each value read as a line
+        /// ([`sluice_jobs::reading_text_values`]; Hadoop's `SequenceFileInputFormat`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        sequence_file_input: bool,
     },
     /// [`sluice_jobs::sort`].
     #[serde(rename = "sort")]
@@ -105,6 +118,10 @@ pub enum JobSpec {
         /// `None`: not compressed.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         output_codec: Option<String>,
+        /// Whether the input is SequenceFiles of `Text` values, each value read as a line
+        /// ([`sluice_jobs::reading_text_values`]; Hadoop's `SequenceFileInputFormat`).
+        #[serde(default, skip_serializing_if = "is_false")]
+        sequence_file_input: bool,
     },
     /// [`sluice_jobs::terasort_job`]: TeraSort with the boundaries its sampling step
     /// ([`sluice_jobs::sample_terasort`]) picked where the job was submitted.
@@ -182,6 +199,41 @@ impl SeqCompression {
     }
 }
 
+/// How a job writes SequenceFile part files.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SequenceFileOutput {
+    /// How they are compressed, as Hadoop's `SequenceFileOutputFormat` does; `None`: not at
+    /// all.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compression: Option<SeqCompression>,
+}
+
+/// For serde: a `false` flag is left out of the JSON.
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde's `skip_serializing_if` passes a reference
+fn is_false(flag: &bool) -> bool {
+    !*flag
+}
+
+/// `job`, reading SequenceFiles of `Text` values if `sequence_files` says so.
+fn reading(job: Job, sequence_files: bool) -> Job {
+    if sequence_files {
+        sluice_jobs::reading_text_values(job)
+    } else {
+        job
+    }
+}
+
+/// The writer's compression type and codec of `compression` (`None`: uncompressed).
+fn seq_compression(
+    compression: &Option<SeqCompression>,
+) -> Result<(CompressionKind, SeqCodec), SpecError> {
+    match compression {
+        None => Ok((CompressionKind::None, SeqCodec::Default)),
+        Some(c) => c.parse(),
+    }
+}
+
 /// The part-file codec of Hadoop's codec class `class` (`None`: uncompressed).
 ///
 /// # Errors
@@ -238,8 +290,9 @@ pub enum SpecError {
          BooleanWritable)"
     )]
     KeyClass(String),
-    /// A SequenceFile output compression type or codec sluice does not write.
-    #[error("sort: {0}")]
+    /// An output compression type or codec sluice does not write, or that does not fit the
+    /// output.
+    #[error("output compression: {0}")]
     Compression(String),
     /// TeraSort with more boundaries than its reducers can take.
     #[error(
@@ -315,15 +368,30 @@ impl JobSpec {
             JobSpec::WordCount {
                 reducers: r,
                 output_codec,
-            } => BuiltJob::Job(compressed(
-                sluice_jobs::wordcount(reducers("wordcount", *r)?),
-                output_codec,
-            )?),
+                sequence_file_input,
+                sequence_file_output,
+            } => {
+                let r = reducers("wordcount", *r)?;
+                let job = match sequence_file_output {
+                    None => compressed(sluice_jobs::wordcount(r), output_codec)?,
+                    Some(_) if output_codec.is_some() => return Err(SpecError::Compression(
+                        "wordcount: a text codec given for SequenceFile output (a SequenceFile \
+                             compresses inside, as its compression says)"
+                            .into(),
+                    )),
+                    Some(output) => {
+                        let (kind, codec) = seq_compression(&output.compression)?;
+                        sluice_jobs::wordcount_to_sequence_files(r, kind, codec)
+                    }
+                };
+                BuiltJob::Job(reading(job, *sequence_file_input))
+            }
             JobSpec::Grep {
                 pattern,
                 group,
                 reducers: r,
                 output_codec,
+                sequence_file_input,
             } => {
                 let r = reducers("grep", *r)?;
                 let regex =
@@ -338,10 +406,10 @@ impl JobSpec {
                         groups,
                     });
                 }
-                BuiltJob::Job(compressed(
-                    sluice_jobs::grep(regex, *group, r),
-                    output_codec,
-                )?)
+                BuiltJob::Job(reading(
+                    compressed(sluice_jobs::grep(regex, *group, r), output_codec)?,
+                    *sequence_file_input,
+                ))
             }
             JobSpec::Sort {
                 reducers: r,
@@ -357,10 +425,7 @@ impl JobSpec {
                 compression,
             } => {
                 let r = reducers("sort", *r)?;
-                let (kind, codec) = match compression {
-                    None => (CompressionKind::None, SeqCodec::Default),
-                    Some(c) => c.parse()?,
-                };
+                let (kind, codec) = seq_compression(compression)?;
                 BuiltJob::Job(
                     sluice_jobs::sort_sequence_files(r, key_class, value_class, kind, codec)
                         .ok_or_else(|| SpecError::KeyClass(key_class.clone()))?,
@@ -369,10 +434,14 @@ impl JobSpec {
             JobSpec::InvertedIndex {
                 reducers: r,
                 output_codec,
-            } => BuiltJob::Job(compressed(
-                sluice_jobs::inverted_index(reducers("invertedindex", *r)?),
-                output_codec,
-            )?),
+                sequence_file_input,
+            } => BuiltJob::Job(reading(
+                compressed(
+                    sluice_jobs::inverted_index(reducers("invertedindex", *r)?),
+                    output_codec,
+                )?,
+                *sequence_file_input,
+            )),
             JobSpec::TeraSort {
                 reducers: r,
                 boundaries,

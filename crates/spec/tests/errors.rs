@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use sluice_api::JobStatus;
-use sluice_spec::{JobSpec, SpecError, StreamingSpec};
+use sluice_spec::{JobSpec, SequenceFileOutput, SpecError, StreamingSpec};
 use sluice_streaming::StreamingError;
 
 fn error(spec: &JobSpec) -> SpecError {
@@ -25,6 +25,8 @@ fn a_job_needs_a_reducer() {
         JobSpec::WordCount {
             reducers: 0,
             output_codec: None,
+            sequence_file_input: false,
+            sequence_file_output: None,
         },
         JobSpec::Sort {
             reducers: 0,
@@ -39,12 +41,14 @@ fn a_job_needs_a_reducer() {
         JobSpec::InvertedIndex {
             reducers: 0,
             output_codec: None,
+            sequence_file_input: false,
         },
         JobSpec::Grep {
             pattern: "a".into(),
             group: 0,
             reducers: 0,
             output_codec: None,
+            sequence_file_input: false,
         },
         JobSpec::TeraSort {
             reducers: 0,
@@ -66,6 +70,7 @@ fn grep_needs_a_pattern_with_its_group() {
         group: 0,
         reducers: 1,
         output_codec: None,
+        sequence_file_input: false,
     });
     assert!(matches!(bad, SpecError::Pattern { .. }), "{bad:?}");
     assert!(bad.to_string().contains("\"a(\""), "{bad}");
@@ -74,6 +79,7 @@ fn grep_needs_a_pattern_with_its_group() {
         group: 3,
         reducers: 1,
         output_codec: None,
+        sequence_file_input: false,
     });
     assert_eq!(
         group.to_string(),
@@ -92,6 +98,18 @@ fn a_sequence_file_sort_needs_a_key_class_with_a_known_comparator() {
     let e = error(&spec);
     assert!(matches!(e, SpecError::KeyClass(_)), "{e:?}");
     assert!(e.to_string().contains("DoubleWritable"), "{e}");
+}
+
+#[test]
+fn a_sequence_file_word_count_takes_no_text_codec() {
+    let e = error(&JobSpec::WordCount {
+        reducers: 1,
+        output_codec: Some("org.apache.hadoop.io.compress.GzipCodec".into()),
+        sequence_file_input: false,
+        sequence_file_output: Some(SequenceFileOutput::default()),
+    });
+    assert!(matches!(e, SpecError::Compression(_)), "{e:?}");
+    assert!(e.to_string().contains("SequenceFile output"), "{e}");
 }
 
 #[test]

@@ -6,7 +6,7 @@ use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
 
-use sluice_spec::{JobSpec, StreamingSpec};
+use sluice_spec::{JobSpec, SeqCompression, SequenceFileOutput, StreamingSpec};
 
 fn round_trip(spec: &JobSpec) -> JobSpec {
     let json = serde_json::to_string(spec).unwrap();
@@ -28,12 +28,26 @@ fn every_variant_survives_a_round_trip() {
         JobSpec::WordCount {
             reducers: 3,
             output_codec: None,
+            sequence_file_input: false,
+            sequence_file_output: None,
         },
         JobSpec::Grep {
             pattern: r"(\w+)é\t[^\x00-\x1f]*".to_string(),
             group: 1,
             reducers: 2,
             output_codec: None,
+            sequence_file_input: false,
+        },
+        JobSpec::WordCount {
+            reducers: 1,
+            output_codec: None,
+            sequence_file_input: true,
+            sequence_file_output: Some(SequenceFileOutput {
+                compression: Some(SeqCompression {
+                    kind: "BLOCK".into(),
+                    codec: "org.apache.hadoop.io.compress.GzipCodec".into(),
+                }),
+            }),
         },
         JobSpec::Sort {
             reducers: 1,
@@ -48,6 +62,7 @@ fn every_variant_survives_a_round_trip() {
         JobSpec::InvertedIndex {
             reducers: 4,
             output_codec: None,
+            sequence_file_input: false,
         },
         JobSpec::TeraSort {
             reducers: 4,
@@ -116,7 +131,9 @@ fn the_json_is_plain() {
     assert_eq!(
         json(&JobSpec::WordCount {
             reducers: 2,
-            output_codec: None
+            output_codec: None,
+            sequence_file_input: false,
+            sequence_file_output: None,
         }),
         r#"{"job":"wordcount","reducers":2}"#
     );
@@ -126,15 +143,26 @@ fn the_json_is_plain() {
             group: 1,
             reducers: 1,
             output_codec: None,
+            sequence_file_input: false,
         }),
         r#"{"job":"grep","pattern":"a(b)","group":1,"reducers":1}"#
     );
     assert_eq!(
         json(&JobSpec::InvertedIndex {
             reducers: 1,
-            output_codec: None
+            output_codec: None,
+            sequence_file_input: false,
         }),
         r#"{"job":"invertedindex","reducers":1}"#
+    );
+    assert_eq!(
+        json(&JobSpec::WordCount {
+            reducers: 1,
+            output_codec: None,
+            sequence_file_input: true,
+            sequence_file_output: Some(SequenceFileOutput::default()),
+        }),
+        r#"{"job":"wordcount","reducers":1,"sequence_file_input":true,"sequence_file_output":{}}"#
     );
     assert_eq!(
         json(&JobSpec::TeraSort {

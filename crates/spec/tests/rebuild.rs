@@ -149,6 +149,8 @@ fn wordcount_rebuilds_the_same() {
     let spec = JobSpec::WordCount {
         reducers: 2,
         output_codec: None,
+        sequence_file_input: false,
+        sequence_file_output: None,
     };
     assert_same_output(&sluice_jobs::wordcount(2), &spec, &input);
 }
@@ -164,6 +166,7 @@ fn grep_rebuilds_the_same() {
         group: 1,
         reducers: 3,
         output_codec: None,
+        sequence_file_input: false,
     };
     assert_same_output(&sluice_jobs::grep(regex, 1, 3), &spec, &input);
 }
@@ -186,6 +189,7 @@ fn inverted_index_rebuilds_the_same() {
     let spec = JobSpec::InvertedIndex {
         reducers: 2,
         output_codec: None,
+        sequence_file_input: false,
     };
     assert_same_output(&sluice_jobs::inverted_index(2), &spec, &input);
 }
