@@ -5,7 +5,8 @@
 # It defines usage (the script's leading comment), die and log (prefixed with the script's
 # name), require_gnu_time, find_sluice (sets $sluice to the release binary, building it when
 # missing, unless the script was given one), drop_caches, timed (runs a step under GNU time
-# into $run), and the arithmetic helpers mbps and ratio.
+# into $run), spark_venv and spark_size (for the scripts that run Spark), and the arithmetic
+# helpers mbps and ratio.
 
 bench_name=$(basename "$0")
 
@@ -54,3 +55,25 @@ timed() {
 mbps() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.0f", b / s / 1e6 }'; }
 # ratio A B: A / B to one decimal.
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", a / b }'; }
+
+# spark_venv: makes bench/.venv-spark with pyspark and numpy (MLlib needs it) from PyPI the
+# first time (the newest release); sets $venv and $spark_version. Spark needs Java 17 or later.
+spark_venv() {
+    command -v java >/dev/null 2>&1 || die "Spark needs Java 17 or later (apt-get install openjdk-17-jdk-headless)"
+    venv=$script_dir/.venv-spark
+    if [ ! -x "$venv/bin/python" ] || ! "$venv/bin/python" -c 'import pyspark, numpy' 2>/dev/null; then
+        log "creating $venv with pyspark and numpy (about 450 MB)..."
+        python3 -m venv "$venv"
+        "$venv/bin/pip" install -q pyspark numpy
+    fi
+    spark_version=$("$venv/bin/python" -c 'import pyspark; print(pyspark.__version__)')
+}
+
+# spark_size SIZE: a memory budget (512MiB, 2GiB) in Spark's units (512m, 2g).
+spark_size() {
+    python3 -c "
+import re, sys
+m = re.fullmatch(r'(\d+)\s*([KMGT]?)i?B?', sys.argv[1], re.I)
+if not m: sys.exit('$bench_name: --memory: use a size such as 512MiB or 2GiB')
+print(m.group(1) + (m.group(2) or 'b').lower())" "$1"
+}

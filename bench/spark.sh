@@ -64,21 +64,9 @@ done
 
 find_sluice
 require_gnu_time
-command -v java >/dev/null 2>&1 || die "Spark needs Java 17 or later (apt-get install openjdk-17-jdk-headless)"
-
-venv=$script_dir/.venv-spark
-if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c 'import pyspark, numpy' 2>/dev/null; then
-    log "creating $venv with pyspark and numpy (about 450 MB)..."
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install -q pyspark numpy
-fi
-spark_version=$("$venv/bin/python" -c 'import pyspark; print(pyspark.__version__)')
+spark_venv
 # Spark's driver memory: the same budget, in Spark's units.
-spark_memory=$(python3 -c "
-import re, sys
-m = re.fullmatch(r'(\d+)\s*([KMGT]?)i?B?', sys.argv[1], re.I)
-if not m: sys.exit('spark.sh: --memory: use a size such as 512MiB or 2GiB')
-print(m.group(1) + (m.group(2) or 'b').lower())" "$memory")
+spark_memory=$(spark_size "$memory")
 
 mkdir -p "$work"
 run=$work/spark-run

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/streaming_iterative.sh: PageRank and connected components three ways on the same graph:
-# sluice's built-in jobs, and the same algorithms as Hadoop Streaming scripts, run by Apache
-# Hadoop (local mode) and by `sluice streaming`.
+# bench/streaming_iterative.sh: PageRank and connected components on the same graph, side by side
+# in one run: sluice's built-in jobs; the same algorithms as Hadoop Streaming scripts, run by
+# Apache Hadoop (local mode) and by `sluice streaming`; and, with --spark, Spark in local mode.
 #
 # Usage: bench/streaming_iterative.sh [options]
 #
@@ -14,7 +14,10 @@
 #   --work DIR       working directory for inputs and outputs (default bench/scratch)
 #   --sluice PATH    the sluice binary (default: $SLUICE, else the workspace's release build,
 #                    built if missing)
-#   --skip-hadoop    run only the two sluice systems
+#   --skip-hadoop    do not run Hadoop
+#   --spark          run Spark too (bench/spark_iterative.py, as bench/spark.sh does: a venv
+#                    bench/.venv-spark with pyspark from PyPI the first time; driver memory
+#                    --memory, local[THREADS])
 #   -h, --help       print this help
 #
 # The streaming jobs (bench/streaming/graph.py, Python 3) are what a Hadoop Streaming user
@@ -27,6 +30,9 @@
 #   -numReduceTasks THREADS -cmdenv VERTICES=N -cmdenv DANGLING=D
 # Hadoop 3.4.2 runs from the jars of `make hadoop` (target/hadoop/lib) with
 # -D mapreduce.framework.name=local -D mapreduce.local.{map,reduce}.tasks.maximum=THREADS.
+#
+# Spark runs PageRank and label propagation with DataFrames (bench/spark_iterative.py); its
+# time is the whole process's, JVM start included.
 #
 # Each step is timed (wall seconds, from the command's start to its exit); every system's
 # result is compared with the built-in job's (ranks to a millionth, labels exactly), and a
@@ -50,6 +56,7 @@ memory=1GiB
 work=$script_dir/scratch
 sluice=${SLUICE:-}
 skip_hadoop=false
+with_spark=false
 
 while [[ $# -gt 0 ]]; do
     case $1 in
@@ -60,6 +67,7 @@ while [[ $# -gt 0 ]]; do
         --work) work=${2:?}; shift 2 ;;
         --sluice) sluice=${2:?}; shift 2 ;;
         --skip-hadoop) skip_hadoop=true; shift ;;
+        --spark) with_spark=true; shift ;;
         -h|--help) usage; exit 0 ;;
         *) echo "streaming_iterative.sh: unknown option $1" >&2
            echo "Try 'bench/streaming_iterative.sh --help'." >&2; exit 2 ;;
@@ -74,6 +82,10 @@ if ! $skip_hadoop; then
     (cd "$repo_root" && tests/hadoop/fetch.sh) >&2
 fi
 hadoop_lib=$repo_root/target/hadoop/lib
+if $with_spark; then
+    spark_venv
+    spark_memory=$(spark_size "$memory")
+fi
 
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
@@ -194,15 +206,35 @@ print(len(steps), '%.2f' % (sum(steps) / len(steps)))" "$run/native-$job.json")"
     ln -s "native-$job" "$run/native-$job-result"
 }
 
-# same JOB DIR: the streaming result in DIR (`vertex<TAB>value<TAB>adjacency`) against the
-# built-in job's (`vertex<TAB>value`).
+# spark JOB SPARK_JOB ARGS...: bench/spark_iterative.py's job; its result in $run/spark-JOB.
+spark() {
+    local job=$1 spark_job=$2
+    shift 2
+    local started
+    started=$(now)
+    PYSPARK_PYTHON=$venv/bin/python "$venv/bin/python" "$script_dir/spark_iterative.py" \
+        "$spark_job" "$graph" "$run/spark-$job.txt" --threads "$threads" \
+        --memory "$spark_memory" --scratch "$run" "$@" \
+        > "$run/spark-$job.json" 2> "$run/spark-$job.log" \
+        || { tail -n 30 "$run/spark-$job.log" >&2; die "$job: Spark failed"; }
+    local total
+    total=$(elapsed "$started")
+    result[spark-$job]="$total $(python3 -c "
+import json, sys
+r = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+t = r['iteration_seconds']
+print(len(t), '%.2f' % (sum(t) / len(t)))" "$run/spark-$job.json")"
+}
+
+# same JOB RESULT: a result (a directory of part files, or one file) of
+# `vertex<TAB>value[<TAB>adjacency]` lines against the built-in job's.
 same() {
     python3 - "$1" "$run/native-$1" "$2" <<'PY' || die "$1: the results differ (above)"
 import glob, sys
 job, ours, theirs = sys.argv[1:]
 def read(d):
     out = {}
-    for p in sorted(glob.glob(d + "/part-*")):
+    for p in sorted(glob.glob(d + "/part-*")) or [d]:
         for line in open(p):
             fields = line.rstrip("\n").split("\t")
             out[int(fields[0])] = float(fields[1])
@@ -224,6 +256,14 @@ log "pagerank: the built-in job"
 native pagerank --tolerance 0 --iterations "$iterations"
 log "connected-components: the built-in job"
 native connected-components
+if $with_spark; then
+    log "pagerank: Spark $spark_version"
+    spark pagerank pagerank --iterations "$iterations"
+    same pagerank "$run/spark-pagerank.txt"
+    log "connected-components: Spark $spark_version"
+    spark connected-components components --iterations 1000
+    same connected-components "$run/spark-connected-components.txt"
+fi
 for system in "${systems[@]}"; do
     log "pagerank: $system streaming"
     pagerank_streaming "$system"
@@ -248,10 +288,15 @@ report=$work/streaming-iterative.md
             [[ $system == hadoop ]] && name="Hadoop 3.4.2 streaming, local"
             echo "| $job | $name | $si | $st | $sp | $(ratio "$st" "$nt") | same |"
         done
+        if $with_spark; then
+            read -r kt ki kp <<<"${result[spark-$job]}"
+            echo "| $job | Spark $spark_version local, DataFrames | $ki | $kt | $kp | $(ratio "$kt" "$nt") | same |"
+        fi
     done
     echo
     echo "Graph: R-MAT scale $scale, edge factor 16 ($(du -sh "$graph" | cut -f1)), seed 42;" \
         "$threads threads and reduce tasks; sluice --memory $memory; $(nproc) cores," \
         "$(python3 --version), $(java -version 2>&1 | head -n 1)." \
-        "Totals include each job's start, the preparation job and writing the result."
+        "Totals include each job's start (Spark's JVM and session too), the preparation job" \
+        "and writing the result."
 } | tee "$report"
