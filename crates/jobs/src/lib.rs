@@ -9,7 +9,7 @@
 //! | [`wordcount`] | words of each line, count 1 | sum (hash table) | sum | `word\tcount` |
 //! | [`wordcount_to_sequence_files`] | the same | sum | sum | SequenceFiles of `Text` / `IntWritable` |
 //! | [`grep`] | every regex match, count 1 | sum | sum, then re-sort by count | `count\tmatch` |
-//! | [`sort`] | key = line up to the first tab | — | identity | the lines, sorted by key |
+//! | [`sort`] | key = line up to the first tab, value = the rest and the newline | — | identity | key and value: the lines, sorted by key |
 //! | [`sort_sequence_files`] | SequenceFile records; key by its class's comparator | — | identity | SequenceFiles, sorted (Hadoop's `sort` example) |
 //! | [`inverted_index`] | words, file path | distinct | sorted distinct paths | `word\tpath,path` |
 //! | [`terasort`] | 100-byte rows; sampled total-order partitions | — | identity | the rows, sorted |
