@@ -6,7 +6,7 @@
 use std::io::Read;
 
 use anyhow::{bail, Context, Result};
-use clap::ValueEnum;
+use clap::{Args, ValueEnum};
 use sluice_io::{Compression, Storage, StoredInput};
 use sluice_spec::SequenceFileOutput;
 
@@ -22,6 +22,17 @@ pub(crate) enum InputFormatArg {
     Text,
     /// Hadoop SequenceFiles.
     Sequencefile,
+}
+
+/// `--input-format` of the line jobs (wordcount, grep, invertedindex).
+#[derive(Debug, Args)]
+pub(crate) struct TextInputArgs {
+    /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
+    /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles if
+    /// -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first non-empty,
+    /// uncompressed input file starts with `SEQ`.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub(crate) input_format: InputFormatArg,
 }
 
 /// What a job writes.

@@ -90,7 +90,7 @@ fn iterative_config(args: &CommonArgs, iterations: usize, name: &str) -> Result<
     }
     Ok(IterativeConfig {
         job,
-        reducers: args.reducers,
+        reducers: args.reducers()?,
         max_iterations: iterations,
     })
 }

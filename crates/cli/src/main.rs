@@ -104,12 +104,8 @@ enum RunJob {
     /// writes SequenceFiles of Text words and IntWritable counts, compressed as -D
     /// mapreduce.output.fileoutputformat.compress and its type and codec keys say.
     Wordcount {
-        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
-        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
-        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
-        /// non-empty, uncompressed input file starts with `SEQ`.
-        #[arg(long, value_enum, default_value = "auto")]
-        input_format: formats::InputFormatArg,
+        #[command(flatten)]
+        text_input: formats::TextInputArgs,
         /// What the output is: text (`word<TAB>count` lines) or sequencefile. auto: text
         /// unless -D mapreduce.job.outputformat.class names SequenceFileOutputFormat.
         #[arg(long, value_enum, default_value = "auto")]
@@ -126,12 +122,8 @@ enum RunJob {
         /// Count this capture group instead of the whole match.
         #[arg(long, default_value_t = 0)]
         group: usize,
-        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
-        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
-        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
-        /// non-empty, uncompressed input file starts with `SEQ`.
-        #[arg(long, value_enum, default_value = "auto")]
-        input_format: formats::InputFormatArg,
+        #[command(flatten)]
+        text_input: formats::TextInputArgs,
         #[command(flatten)]
         common: CommonArgs,
     },
@@ -159,12 +151,8 @@ enum RunJob {
     /// For each word, list the input files that contain it. Output: `word<TAB>path,path,...`
     /// with paths sorted and distinct.
     Invertedindex {
-        /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
-        /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles
-        /// if -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
-        /// non-empty, uncompressed input file starts with `SEQ`.
-        #[arg(long, value_enum, default_value = "auto")]
-        input_format: formats::InputFormatArg,
+        #[command(flatten)]
+        text_input: formats::TextInputArgs,
         #[command(flatten)]
         common: CommonArgs,
     },
@@ -223,9 +211,10 @@ pub(crate) struct CommonArgs {
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
     define: Vec<(String, String)>,
     /// Number of reduce partitions (part files): no more than the memory budget can keep track
-    /// of (each running task's share holds 128 bytes per partition).
-    #[arg(long, short = 'r', default_value_t = 1, value_parser = at_least_one)]
-    reducers: usize,
+    /// of (each running task's share holds 128 bytes per partition) [default: -D
+    /// mapreduce.job.reduces (or mapred.reduce.tasks) as Hadoop's users give it, else 1].
+    #[arg(long, short = 'r', value_parser = at_least_one)]
+    reducers: Option<usize>,
     /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk.
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
@@ -273,8 +262,33 @@ impl CommonArgs {
     pub(crate) fn check(&self) -> Result<()> {
         let memory = usize::try_from(self.memory).context("--memory is too large")?;
         let threads = self.threads.unwrap_or_else(default_threads);
-        sluice_exec::check_reducers(self.reducers, memory, threads)
-            .map_err(|e| UsageError(format!("--reducers {}: {e}", self.reducers)).into())
+        let reducers = self.reducers()?;
+        sluice_exec::check_reducers(reducers, memory, threads)
+            .map_err(|e| UsageError(format!("--reducers {reducers}: {e}")).into())
+    }
+
+    /// The number of reducers: `--reducers`, else Hadoop's `-D mapreduce.job.reduces` (or its
+    /// old name `mapred.reduce.tasks`; wrappers built for Hadoop pass it so), else 1.
+    pub(crate) fn reducers(&self) -> Result<usize> {
+        if let Some(reducers) = self.reducers {
+            return Ok(reducers);
+        }
+        let Some((key, value)) = self
+            .define
+            .iter()
+            .rev()
+            .find(|(key, _)| key == "mapreduce.job.reduces" || key == "mapred.reduce.tasks")
+        else {
+            return Ok(1);
+        };
+        match value.trim().parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(n),
+            Ok(_) => Err(UsageError(format!(
+                "-D {key}={value}: sluice's built-in jobs need at least one reducer"
+            ))
+            .into()),
+            Err(_) => Err(UsageError(format!("-D {key}={value}: not a number of reducers")).into()),
+        }
     }
 }
 
@@ -523,20 +537,23 @@ fn run_builtin(job: RunJob) -> Result<()> {
     // The job is built from its description, as every process that runs its tasks builds it.
     let (spec, common) = match job {
         RunJob::Wordcount {
-            input_format,
+            text_input,
             output_format,
             common,
         } => {
             let sequence_file_output =
                 formats::sequence_file_output(output_format, &common.define)?;
             let spec = JobSpec::WordCount {
-                reducers: common.reducers,
+                reducers: common.reducers()?,
                 // A SequenceFile compresses inside; the codec keys are read for it instead.
                 output_codec: match sequence_file_output {
                     Some(_) => None,
                     None => compression::text(&common.define)?,
                 },
-                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
+                sequence_file_input: formats::reads_sequence_files(
+                    text_input.input_format,
+                    &common,
+                )?,
                 sequence_file_output,
             };
             (spec, common)
@@ -544,7 +561,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
         RunJob::Grep {
             pattern: regex,
             group,
-            input_format,
+            text_input,
             common,
         } => {
             formats::text_output_only("grep", &common.define)?;
@@ -557,9 +574,12 @@ fn run_builtin(job: RunJob) -> Result<()> {
             let spec = JobSpec::Grep {
                 pattern: regex.as_str().to_string(),
                 group,
-                reducers: common.reducers,
+                reducers: common.reducers()?,
                 output_codec: compression::text(&common.define)?,
-                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
+                sequence_file_input: formats::reads_sequence_files(
+                    text_input.input_format,
+                    &common,
+                )?,
             };
             (spec, common)
         }
@@ -567,15 +587,15 @@ fn run_builtin(job: RunJob) -> Result<()> {
             input_format,
             common,
         } => (seqsort::sort_spec(input_format, &common)?, common),
-        RunJob::Invertedindex {
-            input_format,
-            common,
-        } => {
+        RunJob::Invertedindex { text_input, common } => {
             formats::text_output_only("invertedindex", &common.define)?;
             let spec = JobSpec::InvertedIndex {
-                reducers: common.reducers,
+                reducers: common.reducers()?,
                 output_codec: compression::text(&common.define)?,
-                sequence_file_input: formats::reads_sequence_files(input_format, &common)?,
+                sequence_file_input: formats::reads_sequence_files(
+                    text_input.input_format,
+                    &common,
+                )?,
             };
             (spec, common)
         }

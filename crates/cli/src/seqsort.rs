@@ -12,7 +12,7 @@ use crate::{compression, stores, CommonArgs};
 /// The sort job for `common`'s inputs read as `format` says: a text sort, or a SequenceFile
 /// sort with the classes the files' headers name (every file must name the same).
 pub(crate) fn sort_spec(format: InputFormatArg, common: &CommonArgs) -> Result<JobSpec> {
-    let reducers = common.reducers;
+    let reducers = common.reducers()?;
     if !formats::reads_sequence_files(format, common)? {
         formats::text_output_only("a sort of text", &common.define)?;
         return Ok(JobSpec::Sort {

@@ -127,24 +127,25 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
         sluice_exec::check_places(&config)
             .context("terasort cannot start; no output was written")?;
     }
+    let reducers = common.reducers()?;
     let sample = sluice_jobs::sample_terasort_in(
         &stores,
         &inputs,
         common.split_size.unwrap_or(sluice_api::DEFAULT_SPLIT_SIZE),
-        common.reducers,
+        reducers,
         sample_size,
     )
     .context("terasort cannot sample its input; no output was written")?;
     if !common.quiet {
         eprintln!(
             "sluice: terasort sampled {} rows from {} split(s) for {} reducer(s)",
-            sample.records, sample.splits, common.reducers
+            sample.records, sample.splits, reducers
         );
     }
     // The sample is taken once, here; the job is built from its boundaries, as every process
     // that runs its tasks builds it.
     let spec = JobSpec::TeraSort {
-        reducers: common.reducers,
+        reducers,
         output_codec,
         boundaries: sample.boundaries,
     };

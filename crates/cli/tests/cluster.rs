@@ -242,6 +242,66 @@ fn workers_compress_part_files_as_the_job_asks() {
     );
 }
 
+/// Whether the job reads SequenceFiles, and writes them, travels in its description: the
+/// workers count the words of RandomTextWriter's values as one machine does, and write
+/// SequenceFiles of Text words and IntWritable counts when asked with Hadoop's key.
+#[test]
+fn workers_read_and_write_sequence_files_as_the_job_asks() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 2);
+    ok(
+        &sluice(
+            &strings(&[
+                "gen",
+                "randomtextwriter",
+                "--quiet",
+                "--maps",
+                "3",
+                "--bytes-per-map",
+                "100000",
+                "--output",
+                "rtw",
+            ]),
+            dir.path(),
+        ),
+        "randomtextwriter",
+    );
+    let args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "rtw",
+        "--split-size",
+        "32KiB",
+        "--reducers",
+        "3",
+    ]);
+    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-of-values");
+    assert_same(&local, &cluster, "wordcount-of-values");
+    // The counts of the values' words, not of the files' bytes.
+    let text = fs::read_to_string(cluster.join("part-r-00000")).unwrap();
+    assert!(!text.is_empty() && !text.contains("SEQ"), "{text}");
+
+    let mut args = args;
+    args.extend(strings(&[
+        "-D",
+        "mapreduce.job.outputformat.class=org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat",
+    ]));
+    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-to-seq");
+    // Sync markers are random: the files are compared by their headers and lengths.
+    let (local, cluster) = (files(&local), files(&cluster));
+    assert_eq!(
+        local.keys().collect::<Vec<_>>(),
+        cluster.keys().collect::<Vec<_>>()
+    );
+    let header = b"SEQ\x06\x19org.apache.hadoop.io.Text\x20org.apache.hadoop.io.IntWritable";
+    for (name, bytes) in cluster.iter().filter(|(n, _)| n.starts_with("part-")) {
+        assert!(bytes.starts_with(header), "{name}");
+        assert_eq!(bytes.len(), local[name].len(), "{name}");
+    }
+}
+
 #[test]
 fn terasort_on_workers_is_sorted_as_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();

@@ -126,3 +126,69 @@ fn sort_generated_matches_reference() {
             .check(dir.path(), &format!("sort-kv-{name}"));
     }
 }
+
+/// The sorted lines of a job's part files, and how many part files there are.
+fn part_lines(dir: &Path) -> (usize, Vec<String>) {
+    let mut parts = 0;
+    let mut lines = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("part-")
+        {
+            parts += 1;
+            lines.extend(fs::read_to_string(&path).unwrap().lines().map(String::from));
+        }
+    }
+    lines.sort();
+    (parts, lines)
+}
+
+/// Wrappers built for Hadoop give the number of reducers as `-D mapreduce.job.reduces` (HiBench
+/// does): without `--reducers` it is taken from there (or from the old `mapred.reduce.tasks`);
+/// `--reducers` wins over it; zero is refused as a usage error.
+#[test]
+fn reducers_come_from_hadoops_key_unless_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    gen_text(&d.join("in"), "200KiB", 2, 5);
+    let run = |name: &str, args: &[&str]| {
+        let out = d.join(name);
+        let mut all = vec!["run", "wordcount", "-q", "--input"];
+        let input = d.join("in");
+        let (input, output) = (input.to_str().unwrap(), out.to_str().unwrap());
+        all.extend([input, "--output", output]);
+        all.extend(args);
+        (crate::util::sluice(&all, None), out)
+    };
+    let (outcome, one) = run("one", &[]);
+    outcome.assert_code(0, "one reducer");
+    let (parts, expected) = part_lines(&one);
+    assert_eq!(parts, 1);
+    for (name, args, reducers) in [
+        ("new-key", &["-D", "mapreduce.job.reduces=3"][..], 3),
+        ("old-key", &["-D", "mapred.reduce.tasks=4"][..], 4),
+        (
+            "flag-wins",
+            &["-D", "mapreduce.job.reduces=3", "-r", "2"][..],
+            2,
+        ),
+    ] {
+        let (outcome, out) = run(name, args);
+        outcome.assert_code(0, name);
+        let (parts, lines) = part_lines(&out);
+        assert_eq!(parts, reducers, "{name}");
+        assert!(lines == expected, "{name}: other lines than one reducer's");
+    }
+    let (outcome, out) = run("zero", &["-D", "mapreduce.job.reduces=0"]);
+    outcome.assert_code(2, "zero reducers");
+    assert!(
+        outcome.stderr.contains("mapreduce.job.reduces=0"),
+        "{}",
+        outcome.stderr
+    );
+    assert!(!out.exists());
+}
