@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# bench/plugin.sh: Hadoop's own example jobs in local mode, stock and with sluice's map-output
-# collector (the plugin), on the same inputs, side by side in one run.
+# bench/plugin.sh: Hadoop's own example jobs in local mode, stock, with sluice's map-output
+# collector, and with the collector and sluice's native reduce-side merge (the plugins), on the
+# same inputs, side by side in one run.
 #
 # Usage: bench/plugin.sh [options]
 #
@@ -18,9 +19,11 @@
 #
 # What it needs: Java 17, the Hadoop 3.4.2 jars (`make hadoop`: target/hadoop/lib) and the
 # plugin (`make plugin`: target/plugin/sluice-plugin.jar; rebuild it after changing
-# crates/jni). Each job runs once stock and once with
+# crates/jni). Each job runs once stock, once with
 #   -D mapreduce.job.map.output.collector.class=org.sluice.hadoop.NativeMapOutputCollector,
 #      org.apache.hadoop.mapred.MapTask$MapOutputBuffer
+# and once with that and
+#   -D mapreduce.job.reduce.shuffle.consumer.plugin.class=org.sluice.hadoop.NativeShuffle
 # (`java -cp 'target/plugin/sluice-plugin.jar:target/hadoop/lib/*'
 #  org.apache.hadoop.examples.ExampleDriver JOB -D mapreduce.framework.name=local ...`),
 # with the page cache dropped before each run when the script may (as root).
@@ -28,10 +31,12 @@
 # Measured: the whole job (GNU time: wall seconds of the JVM, start included; peak RSS), and
 # from the local runner's log lines (their timestamps): the map phase, from the first map
 # task's start to "map task executor complete.", and the reduce phase after it. A run with
-# the plugin must show the collector's counter (sluice NATIVE_COLLECTOR_TASKS, one per map
-# task; a silent fallback fails the run), and both runs' outputs must be the same: the same
-# bytes for wordcount and terasort, the same records for sort (its SequenceFiles' sync markers
-# are random).
+# the plugins must show their counters (sluice NATIVE_COLLECTOR_TASKS, one per map task;
+# NATIVE_MERGE_TASKS, one per reduce task; a silent fallback fails the run), and every run's
+# output must be the stock run's: the same bytes for wordcount and terasort, the same records
+# for sort (its SequenceFiles' sync markers are random). Also reported, from the job's
+# counters: the records spilled (map and reduce side) and the bytes the job wrote to and read
+# from the local file system (FILE: counters: map outputs, spills, merges; the output too).
 #
 # Prints a Markdown table and writes it to WORK/plugin-results.md. Exit status: 0 on success,
 # 1 if a run fails or the outputs differ, 2 for usage errors.
@@ -110,16 +115,20 @@ input() {
     echo "$dir"
 }
 
-# hadoop_job NAME WITH_PLUGIN ARGS...: one example job, timed, its log in $run/NAME.log.
+# hadoop_job NAME VARIANT ARGS...: one example job (VARIANT: stock, collector or merge),
+# timed, its log in $run/NAME.log.
 hadoop_job() {
-    local name=$1 plugin=$2
+    local name=$1 variant=$2
     shift 2
     local defines=(-D mapreduce.framework.name=local -D fs.defaultFS=file:///
         -D "mapreduce.local.map.tasks.maximum=$threads"
         -D "mapreduce.local.reduce.tasks.maximum=$threads"
         -D "hadoop.tmp.dir=$run/hadoop-tmp")
-    if $plugin; then
+    if [[ $variant != stock ]]; then
         defines+=(-D 'mapreduce.job.map.output.collector.class=org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer')
+    fi
+    if [[ $variant == merge ]]; then
+        defines+=(-D 'mapreduce.job.reduce.shuffle.consumer.plugin.class=org.sluice.hadoop.NativeShuffle')
     fi
     local program=$1
     shift
@@ -130,9 +139,27 @@ hadoop_job() {
         "$program" "${defines[@]}" "$@" > "$run/$name.log" 2>&1 \
         || { tail -n 40 "$run/$name.log" >&2; die "$name failed"; }
     rm -rf "$run/hadoop-tmp"
-    if $plugin && ! grep -q "NATIVE_COLLECTOR_TASKS" "$run/$name.log"; then
+    if [[ $variant != stock ]] && ! grep -q "NATIVE_COLLECTOR_TASKS" "$run/$name.log"; then
         die "$name: the collector was not used (no NATIVE_COLLECTOR_TASKS counter in $run/$name.log)"
     fi
+    if [[ $variant == merge ]] && ! grep -q "NATIVE_MERGE_TASKS" "$run/$name.log"; then
+        die "$name: the native merge was not used (no NATIVE_MERGE_TASKS counter in $run/$name.log)"
+    fi
+}
+
+# counters NAME: "spilled_records file_written_mb file_read_mb" of a finished run's counters.
+counters() {
+    python3 - "$run/$1.log" <<'PY'
+import sys
+found = {}
+for line in open(sys.argv[1], errors="replace"):
+    name, _, value = line.strip().partition("=")
+    if value.isdigit():
+        found[name] = int(value)
+mb = lambda n: f"{found.get(n, 0) / 1e6:.0f}"
+print(found.get("Spilled Records", 0), mb("FILE: Number of bytes written"),
+      mb("FILE: Number of bytes read"))
+PY
 }
 
 # phases NAME: "wall_s rss_mib map_s reduce_s" of a finished run.
@@ -196,9 +223,11 @@ print(digest.hexdigest())
 PY
 }
 
-# same NAME KIND: the stock and plugin outputs of job NAME are the same (KIND: bytes, records).
+# same NAME VARIANT KIND: the stock and VARIANT outputs of job NAME are the same (KIND: bytes,
+# records).
 same() {
-    local stock=$run/$1-stock-out plugin=$run/$1-plugin-out
+    local stock=$run/$1-stock-out plugin=$run/$1-$2-out
+    shift
     if [[ $2 == bytes ]]; then
         diff -rq -x '.*' -x '_*' "$stock" "$plugin" > /dev/null \
             || die "$1: the outputs with and without the plugin differ"
@@ -222,28 +251,32 @@ for job in ${jobs//,/ }; do
                 --bytes-per-map 128MiB --quiet)
             args=(sort -r "$reducers" "$in") ;;
     esac
-    for variant in stock plugin; do
-        plugin=false
-        [[ $variant == plugin ]] && plugin=true
-        hadoop_job "$job-$variant" "$plugin" "${args[0]}" "${args[@]:1}" "$run/$job-$variant-out"
-        result[$job-$variant]=$(phases "$job-$variant")
+    for variant in stock collector merge; do
+        hadoop_job "$job-$variant" "$variant" "${args[0]}" "${args[@]:1}" "$run/$job-$variant-out"
+        result[$job-$variant]="$(phases "$job-$variant") $(counters "$job-$variant")"
     done
-    if [[ $job == sort ]]; then same "$job" records; else same "$job" bytes; fi
-    rm -rf "$run/$job-stock-out" "$run/$job-plugin-out"
+    for variant in collector merge; do
+        if [[ $job == sort ]]; then same "$job" "$variant" records; else same "$job" "$variant" bytes; fi
+    done
+    rm -rf "$run/$job-stock-out" "$run/$job-collector-out" "$run/$job-merge-out"
 done
 
 report=$work/plugin-results.md
 {
-    echo "| job | Hadoop | job s | map phase s | reduce phase s | peak RSS MiB | job speed-up | map speed-up |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|"
+    echo "| job | Hadoop | job s | map phase s | reduce phase s | peak RSS MiB | spilled records | FILE written MB | FILE read MB | job speed-up | map speed-up | reduce speed-up |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for job in ${jobs//,/ }; do
-        read -r sw sr sm sd <<<"${result[$job-stock]}"
-        read -r pw pr pm pd <<<"${result[$job-plugin]}"
-        echo "| $job | stock | $sw | $sm | $sd | $sr | | |"
-        echo "| $job | with sluice's collector | $pw | $pm | $pd | $pr | $(ratio "$sw" "$pw")× | $(ratio "$sm" "$pm")× |"
+        read -r sw sr sm sd ss swr srd <<<"${result[$job-stock]}"
+        echo "| $job | stock | $sw | $sm | $sd | $sr | $ss | $swr | $srd | | | |"
+        for variant in collector merge; do
+            read -r pw pr pm pd ps pwr prd <<<"${result[$job-$variant]}"
+            label="with sluice's collector"
+            [[ $variant == merge ]] && label="with sluice's collector and merge"
+            echo "| $job | $label | $pw | $pm | $pd | $pr | $ps | $pwr | $prd | $(ratio "$sw" "$pw")× | $(ratio "$sm" "$pm")× | $(ratio "$sd" "$pd")× |"
+        done
     done
     echo
     echo "Inputs: $size each; Hadoop 3.4.2 local mode, $threads map and reduce slots, $reducers" \
-        "reduce tasks, default io.sort.mb; outputs the same with and without the plugin;" \
+        "reduce tasks, default io.sort.mb; outputs the same with and without the plugins;" \
         "page cache $cache_note; $(nproc) cores, $(java -version 2>&1 | head -n 1)."
 } | tee "$report"

@@ -11,6 +11,12 @@
 //! `collectorInit` and freed by `collectorClose`. The Java side owns the handle, calls these
 //! methods under the Java collector's lock (one call at a time), and zeroes its copy when
 //! closing.
+//!
+//! A reduce task's merge lives behind a handle too (`mergeInit` to `mergeClose`), and so does
+//! each map output segment being fetched into it (`mergeSegmentBegin` to `mergeSegmentCommit`
+//! or `mergeSegmentAbort`). Several fetcher threads call into one merge at once, each with its
+//! own segment: the merge is only ever used through shared references (it synchronises
+//! inside), a segment by the one thread fetching it.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -18,9 +24,12 @@ use jni::objects::{JByteBuffer, JClass, JString};
 use jni::sys::{jint, jlong, jlongArray};
 use jni::JNIEnv;
 
+use jni::objects::JByteArray;
+
 use crate::collector::{NativeCollector, Settings, SumCombiner};
 use crate::error::JniError;
 use crate::keys::KeyKind;
+use crate::merge::{MergeSettings, NativeMerge, SegmentBuilder};
 use sluice_io::OutputCodec;
 
 /// The exception class every failure is thrown as.
@@ -36,14 +45,10 @@ fn guard<'local, T>(
     let message = match outcome {
         Ok(Ok(value)) => return value,
         Ok(Err(error)) => error.to_string(),
-        Err(payload) => {
-            let text = payload
-                .downcast_ref::<&str>()
-                .map(|s| (*s).to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "a panic without a message".to_string());
-            format!("sluice: native code panicked: {text}")
-        }
+        Err(payload) => format!(
+            "sluice: native code panicked: {}",
+            panic_text(payload.as_ref())
+        ),
     };
     // A JNI call that failed inside the body may have left its own exception pending; it is
     // the more precise one.
@@ -52,6 +57,15 @@ fn guard<'local, T>(
         let _ = env.throw_new(EXCEPTION, message);
     }
     fallback
+}
+
+/// The message a panic carried (formatted messages included).
+pub(crate) fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_string())
 }
 
 /// The collector behind a handle.
@@ -191,6 +205,238 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorClose<'local
         }
         Ok(())
     })
+}
+
+/// The merge behind a handle.
+fn merge<'a>(handle: jlong) -> Result<&'a NativeMerge, JniError> {
+    if handle == 0 {
+        return Err(JniError::Config("the merge is closed".into()));
+    }
+    // SAFETY: a non-zero handle is the address `mergeInit` returned from `Box::into_raw`, not
+    // yet freed: the Java side frees it once (`mergeClose`), after every fetcher has stopped and
+    // the reducer has stopped reading. Only shared references are made; `NativeMerge`
+    // synchronises its own state, so concurrent calls from several fetchers are sound.
+    Ok(unsafe { &*(handle as *const NativeMerge) })
+}
+
+/// The segment behind a handle.
+fn segment<'a>(handle: jlong) -> Result<&'a mut SegmentBuilder, JniError> {
+    if handle == 0 {
+        return Err(JniError::Config("the map output segment is closed".into()));
+    }
+    // SAFETY: a non-zero handle is the address `mergeSegmentBegin` returned from
+    // `Box::into_raw`, not yet taken back by `mergeSegmentCommit` or `mergeSegmentAbort`; one
+    // fetcher thread owns it and calls with it one call at a time.
+    Ok(unsafe { &mut *(handle as *mut SegmentBuilder) })
+}
+
+/// Takes back the segment behind a handle (which Java must not use again).
+fn take_segment(handle: jlong) -> Option<Box<SegmentBuilder>> {
+    // SAFETY: as in `segment`; the Java side forgets the handle after this call.
+    (handle != 0).then(|| unsafe { Box::from_raw(handle as *mut SegmentBuilder) })
+}
+
+/// `long mergeInit(int keyKind, long budget, String spillParent)`: a new reduce-side merge's
+/// handle, holding at most `budget` bytes of native memory for segments and merging.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeInit<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    key_kind: jint,
+    budget: jlong,
+    spill_parent: JString<'local>,
+) -> jlong {
+    guard(&mut env, 0, |env| {
+        let key = KeyKind::from_code(key_kind)
+            .ok_or_else(|| JniError::Config(format!("unknown key kind {key_kind}")))?;
+        let merge = NativeMerge::new(MergeSettings {
+            key,
+            budget: to_usize(budget, "the merge's memory")?,
+            spill_parent: env.get_string(&spill_parent)?.into(),
+        })?;
+        Ok(Box::into_raw(Box::new(merge)) as jlong)
+    })
+}
+
+/// `long mergeSegmentBegin(long merge, long rawLength)`: a handle for a map output segment
+/// whose IFile stream holds `rawLength` bytes once decompressed.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentBegin<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    raw_length: jlong,
+) -> jlong {
+    guard(&mut env, 0, |_| {
+        let raw = u64::try_from(raw_length)
+            .map_err(|_| JniError::Config(format!("a segment of {raw_length} bytes")))?;
+        let segment = merge(handle)?.begin_segment(raw)?;
+        Ok(Box::into_raw(segment) as jlong)
+    })
+}
+
+/// `void mergeSegmentFeed(long segment, byte[] chunk, int length)`: the next `length` bytes
+/// of the segment's checked, decompressed IFile stream.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentFeed<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    chunk: JByteArray<'local>,
+    length: jint,
+) {
+    guard(&mut env, (), |env| {
+        let segment = segment(handle)?;
+        let length = to_usize(length.into(), "the chunk length")?;
+        let capacity = to_usize(env.get_array_length(&chunk)?.into(), "the chunk capacity")?;
+        if length > capacity {
+            return Err(JniError::Config(format!(
+                "a chunk of {length} bytes in an array of {capacity}"
+            )));
+        }
+        // SAFETY: the elements are only read while `elements` lives, within this call, and
+        // the fetcher thread that owns the array does not touch it during the call.
+        let elements = unsafe {
+            env.get_array_elements_critical(&chunk, jni::objects::ReleaseMode::NoCopyBack)?
+        };
+        // SAFETY: `elements` points at the array's `capacity` jbytes (i8, the layout of u8);
+        // `length <= capacity` was checked above.
+        let bytes = unsafe { std::slice::from_raw_parts(elements.as_ptr().cast::<u8>(), length) };
+        segment.feed(bytes)
+    })
+}
+
+/// `void mergeSegmentCommit(long merge, long segment)`: the segment, fully fed, joins the
+/// merge. The segment handle is gone after the call, whatever its outcome.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentCommit<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    segment: jlong,
+) {
+    guard(&mut env, (), |_| {
+        let merge = merge(handle)?;
+        let segment = take_segment(segment)
+            .ok_or_else(|| JniError::Config("the map output segment is closed".into()))?;
+        merge.commit(*segment)
+    })
+}
+
+/// `void mergeSegmentAbort(long segment)`: frees a segment that will not be committed.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentAbort<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    segment: jlong,
+) {
+    guard(&mut env, (), |_| {
+        drop(take_segment(segment));
+        Ok(())
+    })
+}
+
+/// `long[] mergeFinish(long merge)`: starts the final merge (on a thread of its own, which
+/// merges ahead of the reader) and returns the segments, records, segments kept in memory,
+/// bytes and records written to local disk, and the peak native memory.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeFinish<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlongArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let r = merge(handle)?.finish()?;
+        long_array(
+            env,
+            &[
+                r.segments,
+                r.records,
+                r.segments_in_memory,
+                r.disk_bytes,
+                r.disk_records,
+                r.peak_memory,
+            ],
+        )
+    })
+}
+
+/// `long[] mergeReport(long merge)`: as `mergeFinish` returns, as things stand now.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeReport<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jlongArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let r = merge(handle)?.report();
+        long_array(
+            env,
+            &[
+                r.segments,
+                r.records,
+                r.segments_in_memory,
+                r.disk_bytes,
+                r.disk_records,
+                r.peak_memory,
+            ],
+        )
+    })
+}
+
+/// `int mergeNext(long merge, byte[] batch)`: copies the next merged batch (records of `int
+/// keyLength, int valueLength, key, value`) into `batch` and returns its length; 0 at the end
+/// of the stream; minus the batch's length if `batch` is too small for it (call again with a
+/// larger array).
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeNext<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteArray<'local>,
+) -> jint {
+    guard(&mut env, 0, |env| {
+        let capacity = to_usize(env.get_array_length(&batch)?.into(), "the batch capacity")?;
+        let length = merge(handle)?.next_batch(capacity, |bytes| {
+            // SAFETY: u8 and i8 (jbyte) have the same size and alignment.
+            let signed =
+                unsafe { std::slice::from_raw_parts(bytes.as_ptr().cast::<i8>(), bytes.len()) };
+            env.set_byte_array_region(&batch, 0, signed)?;
+            Ok(())
+        })?;
+        jint::try_from(length).map_err(|_| JniError::Config(format!("a batch of {length} bytes")))
+    })
+}
+
+/// `void mergeClose(long merge)`: stops the merge thread and frees the merge, its memory and
+/// its spill files.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeClose<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, (), |_| {
+        if handle != 0 {
+            // SAFETY: as in `merge`: the handle came from `Box::into_raw` in `mergeInit`, and
+            // the Java side closes it once, after its last use.
+            drop(unsafe { Box::from_raw(handle as *mut NativeMerge) });
+        }
+        Ok(())
+    })
+}
+
+/// A Java `long[]` of `values`.
+fn long_array(env: &mut JNIEnv<'_>, values: &[u64]) -> Result<jlongArray, JniError> {
+    let values: Vec<jlong> = values
+        .iter()
+        .map(|&v| jlong::try_from(v).map_err(|_| JniError::Config(format!("{v} overflows"))))
+        .collect::<Result<_, _>>()?;
+    let length =
+        i32::try_from(values.len()).map_err(|_| JniError::Config("too many values".into()))?;
+    let array = env.new_long_array(length)?;
+    env.set_long_array_region(&array, 0, &values)?;
+    Ok(array.into_raw())
 }
 
 /// `void panicForTest(String message)`: panics with a formatted message, so that a test can

@@ -29,6 +29,10 @@ pub enum JniError {
         /// The cause.
         source: std::io::Error,
     },
+    /// A fetched map output segment is not what the merge can take: malformed IFile records,
+    /// keys out of the job's order, or a stream cut short.
+    #[error("sluice: native merge: {0}")]
+    Segment(String),
     /// An argument from Java is out of range.
     #[error("sluice: {0}")]
     Config(String),

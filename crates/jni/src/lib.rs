@@ -16,6 +16,7 @@
 //! * `keys`: Hadoop's key comparators as byte order (keys converted at the boundary).
 //! * `collector`: one task's collector and its final merge.
 //! * `ifile`: Hadoop's IFile segments and index entries.
+//! * `merge`: one reduce task's merge of the fetched map outputs (the shuffle plugin).
 
 pub mod entry;
 
@@ -23,3 +24,4 @@ pub mod collector;
 pub mod error;
 pub mod ifile;
 pub mod keys;
+pub mod merge;

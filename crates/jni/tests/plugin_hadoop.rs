@@ -12,6 +12,14 @@
 //!   refusal), or, for the jobs it must refuse, was not (no `sluice` counters, the refusal
 //!   logged with its reason) and Hadoop's output came out all the same.
 //!
+//! The native reduce-side merge (`org.sluice.hadoop.NativeShuffle` as
+//! `mapreduce.job.reduce.shuffle.consumer.plugin.class`) is checked the same way, alone and
+//! with the collector: the same output and record counters, `sluice/NATIVE_MERGE_TASKS` equal to
+//! the reduce tasks, and, where the map outputs fit in its memory, no byte of intermediate data
+//! on the reduce side's disk (its own counter is 0, and fewer records are spilled than Hadoop
+//! spills, whose final merge writes every record its reducers read); with a 1 MB merge memory, its spill files are used and the
+//! output is still Hadoop's. The jobs it must refuse fall back to Hadoop's merge.
+//!
 //! A last case makes the library panic inside an entry point: the JVM must get an
 //! `IOException` with the panic's message and go on.
 //!
@@ -48,6 +56,20 @@ enum Expect {
     Compressed,
     /// Refused, logging this reason.
     Refused(&'static str),
+    /// Not asked for: the plugin run uses Hadoop's collector.
+    Stock,
+}
+
+/// What a job must show about the native merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Merge {
+    /// Not asked for.
+    NotAsked,
+    /// Used in every reduce task; `disk`: whether its memory is too small for the map
+    /// outputs, so that some go to its spill files (else none may).
+    Native { disk: bool },
+    /// Refused, logging this reason, and Hadoop's merge used.
+    Refused(&'static str),
 }
 
 /// How the outputs are compared.
@@ -71,6 +93,9 @@ struct Job {
     compare: Compare,
     /// The plugin's run is in a JVM where the library cannot load.
     unloadable: bool,
+    /// The settings of the plugin's run.
+    plugin: Vec<String>,
+    merge: Merge,
 }
 
 fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect: Expect) -> Job {
@@ -83,7 +108,33 @@ fn job(name: &'static str, class: &str, options: &[&str], args: &[&str], expect:
         expect,
         compare: Compare::Bytes,
         unloadable: false,
+        plugin: vec![COLLECTOR.to_string()],
+        merge: Merge::NotAsked,
     }
+}
+
+/// A job whose plugin run uses the native merge (and the collector if `collector`).
+fn merged(
+    name: &'static str,
+    class: &str,
+    options: &[&str],
+    args: &[&str],
+    collector: bool,
+    merge: Merge,
+) -> Job {
+    let expect = if collector {
+        Expect::Native { exact: true }
+    } else {
+        Expect::Stock
+    };
+    let mut j = job(name, class, options, args, expect);
+    j.plugin = if collector {
+        vec![COLLECTOR.to_string(), SHUFFLE.to_string()]
+    } else {
+        vec![SHUFFLE.to_string()]
+    };
+    j.merge = merge;
+    j
 }
 
 fn write_inputs(scratch: &Path) {
@@ -143,6 +194,115 @@ fn jobs() -> Vec<Job> {
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
         job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
     ];
+    let levitated = Merge::Native { disk: false };
+    let gzip = "mapred.map.output.compression.codec=org.apache.hadoop.io.compress.GzipCodec";
+    jobs.extend([
+        merged(
+            "merge-wordcount-3-reducers",
+            "WordCount",
+            &["mapreduce.job.reduces=3"],
+            &["{in:text}", "{out}"],
+            false,
+            levitated,
+        ),
+        merged(
+            "merge-wordcount-with-collector",
+            "WordCount",
+            &["mapreduce.job.reduces=2"],
+            &["{in:big}", "{out}"],
+            true,
+            levitated,
+        ),
+        merged(
+            "merge-wordcount-spills",
+            "WordCount",
+            &[
+                "mapreduce.job.reduces=2",
+                "sluice.reduce.merge.memory.mb=1",
+                "mapreduce.input.fileinputformat.split.maxsize=200000",
+            ],
+            &["{in:big}", "{out}"],
+            false,
+            Merge::Native { disk: true },
+        ),
+        merged(
+            "merge-terasort-with-collector",
+            "terasort.TeraSort",
+            &["mapreduce.job.reduces=2"],
+            &["{in:teragen}", "{out}"],
+            true,
+            levitated,
+        ),
+        merged(
+            "merge-terasort-spills",
+            "terasort.TeraSort",
+            &[
+                "mapreduce.job.reduces=1",
+                "sluice.reduce.merge.memory.mb=1",
+                "mapreduce.input.fileinputformat.split.maxsize=300000",
+            ],
+            &["{in:teragen}", "{out}"],
+            false,
+            Merge::Native { disk: true },
+        ),
+        merged(
+            "merge-gzip-map-output",
+            "WordCount",
+            &[
+                "mapreduce.job.reduces=2",
+                "mapred.compress.map.output=true",
+                gzip,
+            ],
+            &["{in:text}", "{out}"],
+            false,
+            levitated,
+        ),
+        merged(
+            "merge-sort-randomwriter",
+            "Sort",
+            &[],
+            &[
+                "-r",
+                "2",
+                "-outFormat",
+                "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat",
+                "-outKey",
+                "org.apache.hadoop.io.BytesWritable",
+                "-outValue",
+                "org.apache.hadoop.io.BytesWritable",
+                "{in:random}",
+                "{out}",
+            ],
+            false,
+            levitated,
+        ),
+        merged(
+            "merge-grep",
+            "Grep",
+            &["mapreduce.job.reduces=2"],
+            &["{in:text}", "{out}", "w1[0-9]*"],
+            false,
+            levitated,
+        ),
+        merged(
+            "merge-secondarysort-falls-back",
+            "SecondarySort",
+            &[],
+            &["{in:pairs}", "{out}"],
+            false,
+            Merge::Refused(
+                "the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator",
+            ),
+        ),
+        merged(
+            "merge-unloadable-library-falls-back",
+            "WordCount",
+            &["mapreduce.job.reduces=2"],
+            &["{in:text}", "{out}"],
+            false,
+            Merge::Refused("the sluice library does not load on "),
+        ),
+    ]);
     // A job of the test driver's own for each key type no example uses: the order of keys
     // must be Hadoop's, the order of values within a key is unspecified.
     for (name, kind) in KEY_TYPES {
@@ -150,16 +310,28 @@ fn jobs() -> Vec<Job> {
         let mut j = job(name, "", &["mapreduce.job.reduces=2"], &args, native);
         j.args[0] = "ExamplesBatch$KeyTypes".to_string();
         jobs.push(j);
+        // And through the native merge too.
+        let mut j = merged(
+            Box::leak(format!("merge-{name}").into_boxed_str()),
+            "",
+            &["mapreduce.job.reduces=2"],
+            &args,
+            true,
+            levitated,
+        );
+        j.args[0] = "ExamplesBatch$KeyTypes".to_string();
+        jobs.push(j);
     }
     for j in &mut jobs {
-        j.compare = if j.name == "keys-null" {
+        let name = j.name.strip_prefix("merge-").unwrap_or(j.name);
+        j.compare = if name == "keys-null" {
             Compare::Sorted
-        } else if j.name == "grep" || j.name.starts_with("keys-") {
+        } else if name == "grep" || name.starts_with("keys-") {
             Compare::PerKey
         } else {
             Compare::Bytes
         };
-        j.unloadable = j.name == "unloadable-library-falls-back";
+        j.unloadable = name == "unloadable-library-falls-back";
     }
     jobs
 }
@@ -175,7 +347,7 @@ fn arguments(job: &Job, scratch: &Path, run: &str, plugin: bool) -> Vec<String> 
     ];
     options.extend(job.options.iter().cloned());
     if plugin {
-        options.push(COLLECTOR.to_string());
+        options.extend(job.plugin.iter().cloned());
     }
     for o in options {
         out.push("-D".into());
@@ -272,9 +444,17 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     let mut compared: Vec<&str> = RECORD_COUNTERS.to_vec();
     let sizes = ["Map output materialized bytes", "Reduce shuffle bytes"];
     match job.expect {
-        Expect::Native { exact: true } | Expect::Refused(_) => compared.extend(SPILL_COUNTERS),
+        Expect::Native { exact: true } | Expect::Refused(_) | Expect::Stock => {
+            compared.extend(SPILL_COUNTERS)
+        }
         Expect::Compressed => compared.extend(SPILL_COUNTERS.iter().filter(|c| !sizes.contains(c))),
         Expect::Native { exact: false } => {}
+    }
+    if let Merge::Native { .. } = job.merge {
+        // The reduce side spills only what does not fit in the native merge's memory (checked
+        // below); every map output is merged once.
+        compared.retain(|c| *c != "Spilled Records");
+        compared.extend(["Merged Map outputs", "Shuffled Maps "]);
     }
     for (i, (s, p)) in stock_counters.iter().zip(&plugin_counters).enumerate() {
         for name in &compared {
@@ -312,11 +492,43 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
                     return Err(format!("job {i}: no sluice/NATIVE_COLLECTOR_TASKS counter"));
                 }
             }
-            Expect::Refused(_) => {
+            Expect::Refused(_) | Expect::Stock => {
                 if tasks.is_some() {
                     return Err(format!("job {i}: the collector was used"));
                 }
             }
+        }
+        check_merge(job, i, s, p)?;
+    }
+    if let Merge::Native { .. } = job.merge {
+        // The last job's reduce tasks are its part files: each merged natively.
+        let parts = plugin_files
+            .keys()
+            .filter(|n| n.starts_with("part-"))
+            .count() as u64;
+        let merged = plugin_counters
+            .last()
+            .and_then(|c| c.get("sluice"))
+            .and_then(|g| g.get("NATIVE_MERGE_TASKS"))
+            .copied();
+        if merged != Some(parts) {
+            return Err(format!(
+                "{merged:?} reduce tasks merged natively, {parts} part files"
+            ));
+        }
+        if logs[1].contains("sluice: native merge not used") {
+            return Err(format!(
+                "a reduce task refused the native merge:\n{}",
+                logs[1]
+            ));
+        }
+    }
+    if let Merge::Refused(why) = job.merge {
+        if !logs[1].contains(&format!("sluice: native merge not used: {why}")) {
+            return Err(format!(
+                "the merge's refusal \"{why}\" is not logged:\n{}",
+                logs[1]
+            ));
         }
     }
     if job.expect == (Expect::Native { exact: false }) {
@@ -344,6 +556,43 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             Err(format!("the refusal \"{why}\" is not logged:\n{}", logs[1]))
         }
         _ => Ok(()),
+    }
+}
+
+/// The native merge's counters of job `i` against the stock run's.
+fn check_merge(job: &Job, i: usize, stock: &Counters, plugin: &Counters) -> Result<(), String> {
+    let sluice = |name: &str| plugin.get("sluice").and_then(|g| g.get(name)).copied();
+    let get = |c: &Counters, group: &str, name: &str| {
+        c.get(group).and_then(|g| g.get(name)).copied().unwrap_or(0)
+    };
+    match job.merge {
+        Merge::NotAsked => Ok(()),
+        Merge::Refused(_) if sluice("NATIVE_MERGE_TASKS").is_some() => {
+            Err(format!("job {i}: the native merge was used"))
+        }
+        Merge::Refused(_) => Ok(()),
+        Merge::Native { .. } if sluice("NATIVE_MERGE_TASKS").is_none_or(|t| t == 0) => {
+            Err(format!("job {i}: no sluice/NATIVE_MERGE_TASKS counter"))
+        }
+        Merge::Native { disk } => {
+            let disk_bytes = sluice("NATIVE_MERGE_DISK_BYTES").unwrap_or(0);
+            if (disk_bytes > 0) != disk {
+                return Err(format!(
+                    "job {i}: the native merge wrote {disk_bytes} bytes to disk"
+                ));
+            }
+            // Hadoop spills every record its reducers read once more (its final merge goes
+            // through disk); the native merge, when everything fits, none.
+            let spilled = |c: &Counters| get(c, "Map-Reduce Framework", "Spilled Records");
+            if !disk && spilled(plugin) >= spilled(stock) {
+                return Err(format!(
+                    "job {i}: {} records spilled, Hadoop {}: the merge did not stay in memory",
+                    spilled(plugin),
+                    spilled(stock)
+                ));
+            }
+            Ok(())
+        }
     }
 }
 

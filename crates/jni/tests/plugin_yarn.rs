@@ -14,6 +14,13 @@
 //!   comparator is set in code), refused in every task (no `sluice` counter, the refusal in
 //!   the tasks' logs) with Hadoop's output all the same.
 //!
+//! Some jobs' plugin runs also replace the reduce-side merge (`org.sluice.hadoop.NativeShuffle`):
+//! Hadoop's fetchers then fetch the map outputs over HTTP from the `ShuffleHandler`, with the
+//! job token, into the native merge of each reduce task's JVM. Those must show
+//! `sluice`/`NATIVE_MERGE_TASKS` equal to `Launched reduce tasks`, each reduce task's log line
+//! of its native merge, and no bytes on the reduce side's disk unless the job gives the merge
+//! too little memory (then its spill files, and still Hadoop's output).
+//!
 //! Inputs and outputs are on the cluster's HDFS (the driver copies them), as the distributed
 //! cache (`-libjars`, terasort's partition file) needs. The jars come from `make yarn` (`target/yarn/lib`: the minicluster, the examples) and
 //! `make plugin` (`target/plugin/sluice-plugin.jar`).
@@ -40,6 +47,11 @@ struct Job {
     refusal: Option<&'static str>,
     /// Some native task must have spilled more than once.
     spills: bool,
+    /// The plugin run puts the native collector first.
+    collector: bool,
+    /// The plugin run replaces the reduce-side merge: `Some(disk)`, where `disk` says
+    /// whether its memory is too small for the map outputs.
+    merge: Option<bool>,
 }
 
 const JOBS: &[Job] = &[
@@ -51,6 +63,8 @@ const JOBS: &[Job] = &[
         args: &["{in:text}", "{out}"],
         refusal: None,
         spills: true,
+        collector: true,
+        merge: Some(false),
     },
     Job {
         name: "terasort",
@@ -59,6 +73,19 @@ const JOBS: &[Job] = &[
         args: &["{in:teragen}", "{out}"],
         refusal: None,
         spills: false,
+        collector: true,
+        merge: None,
+    },
+    Job {
+        // Hadoop's own map outputs fetched over HTTP into native merges too small for them.
+        name: "terasort-native-merge-spills",
+        class: "terasort.TeraSort",
+        options: &["mapreduce.job.reduces=2", "sluice.reduce.merge.memory.mb=1"],
+        args: &["{in:teragen}", "{out}"],
+        refusal: None,
+        spills: false,
+        collector: false,
+        merge: Some(true),
     },
     Job {
         // Compressed segments served by the ShuffleHandler and decompressed by the fetchers.
@@ -71,6 +98,8 @@ const JOBS: &[Job] = &[
         args: &["{in:teragen}", "{out}"],
         refusal: None,
         spills: false,
+        collector: true,
+        merge: Some(false),
     },
     Job {
         name: "secondarysort",
@@ -81,6 +110,8 @@ const JOBS: &[Job] = &[
             "the sort comparator org.apache.hadoop.examples.SecondarySort$IntPair$Comparator",
         ),
         spills: false,
+        collector: true,
+        merge: None,
     },
 ];
 
@@ -104,7 +135,12 @@ fn arguments(job: &Job, run: &str, plugin: Option<&Path>) -> Vec<String> {
         out.push(o.to_string());
     }
     if let Some(jar) = plugin {
-        out.extend(["-D".to_string(), COLLECTOR.to_string()]);
+        if job.collector {
+            out.extend(["-D".to_string(), COLLECTOR.to_string()]);
+        }
+        if job.merge.is_some() {
+            out.extend(["-D".to_string(), SHUFFLE.to_string()]);
+        }
         out.extend(["-libjars".to_string(), jar.display().to_string()]);
     }
     for a in job.args {
@@ -213,7 +249,33 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             scratch.join("target").display()
         ));
     }
+    if let Some(disk) = job.merge {
+        let reduces = get(p, "Job Counters", "Launched reduce tasks");
+        let merged = get(p, "sluice", "NATIVE_MERGE_TASKS");
+        if reduces.is_none() || merged != reduces {
+            return Err(format!(
+                "sluice/NATIVE_MERGE_TASKS is {merged:?}, Launched reduce tasks {reduces:?}"
+            ));
+        }
+        let lines = tasks.matches("sluice: merging natively: ").count() as u64;
+        if Some(lines) != reduces || tasks.contains("sluice: native merge not used") {
+            return Err(format!(
+                "{lines} reduce tasks logged a native merge:\n{tasks}"
+            ));
+        }
+        let disk_bytes = get(p, "sluice", "NATIVE_MERGE_DISK_BYTES").unwrap_or(0);
+        if (disk_bytes > 0) != disk {
+            return Err(format!(
+                "the native merges wrote {disk_bytes} bytes to disk"
+            ));
+        }
+    }
     match job.refusal {
+        None if !job.collector => {
+            if native.is_some() {
+                return Err(format!("the collector was used in {native:?} tasks"));
+            }
+        }
         None => {
             if maps.is_none() || native != maps {
                 return Err(format!(
@@ -254,7 +316,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     not(feature = "test-yarn"),
     ignore = "needs Java 17, `make yarn` and `make plugin` (the test-yarn feature)"
 )]
-fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector() {
+fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector_and_merge() {
     require(&[
         (
             "target/yarn/lib/.complete",

@@ -11,6 +11,11 @@ use std::path::{Path, PathBuf};
 pub(crate) const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
     org.sluice.hadoop.NativeMapOutputCollector,org.apache.hadoop.mapred.MapTask$MapOutputBuffer";
 
+/// The setting that replaces Hadoop's reduce-side merge with the native one (the shuffle
+/// consumer plugin; Hadoop's own merge stays its fallback inside it).
+pub(crate) const SHUFFLE: &str =
+    "mapreduce.job.reduce.shuffle.consumer.plugin.class=org.sluice.hadoop.NativeShuffle";
+
 /// The package of Hadoop's example jobs.
 pub(crate) const EXAMPLES: &str = "org.apache.hadoop.examples";
 
