@@ -35,8 +35,10 @@
 # NATIVE_MERGE_TASKS, one per reduce task; a silent fallback fails the run), and every run's
 # output must be the stock run's: the same bytes for wordcount and terasort, the same records
 # for sort (its SequenceFiles' sync markers are random). Also reported, from the job's
-# counters: the records spilled (map and reduce side) and the bytes the job wrote to and read
-# from the local file system (FILE: counters: map outputs, spills, merges; the output too).
+# counters: the records spilled (map and reduce side; Hadoop's reduce side spills every record
+# its reducers read once, in its final merge) and the bytes the native merge wrote to disk
+# (sluice NATIVE_MERGE_DISK_BYTES). The local runner's FILE: byte counters are not used: in
+# local mode they add up the whole JVM's file system statistics once per task.
 #
 # Prints a Markdown table and writes it to WORK/plugin-results.md. Exit status: 0 on success,
 # 1 if a run fails or the outputs differ, 2 for usage errors.
@@ -147,7 +149,7 @@ hadoop_job() {
     fi
 }
 
-# counters NAME: "spilled_records file_written_mb file_read_mb" of a finished run's counters.
+# counters NAME: "spilled_records merge_disk_mb" of a finished run's counters.
 counters() {
     python3 - "$run/$1.log" <<'PY'
 import sys
@@ -156,9 +158,7 @@ for line in open(sys.argv[1], errors="replace"):
     name, _, value = line.strip().partition("=")
     if value.isdigit():
         found[name] = int(value)
-mb = lambda n: f"{found.get(n, 0) / 1e6:.0f}"
-print(found.get("Spilled Records", 0), mb("FILE: Number of bytes written"),
-      mb("FILE: Number of bytes read"))
+print(found.get("Spilled Records", 0), f"{found.get('NATIVE_MERGE_DISK_BYTES', 0) / 1e6:.0f}")
 PY
 }
 
@@ -263,16 +263,20 @@ done
 
 report=$work/plugin-results.md
 {
-    echo "| job | Hadoop | job s | map phase s | reduce phase s | peak RSS MiB | spilled records | FILE written MB | FILE read MB | job speed-up | map speed-up | reduce speed-up |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| job | Hadoop | job s | map phase s | reduce phase s | peak RSS MiB | spilled records | native merge disk MB | job speed-up | map speed-up | reduce speed-up |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for job in ${jobs//,/ }; do
-        read -r sw sr sm sd ss swr srd <<<"${result[$job-stock]}"
-        echo "| $job | stock | $sw | $sm | $sd | $sr | $ss | $swr | $srd | | | |"
+        read -r sw sr sm sd ss <<<"${result[$job-stock]}"
+        echo "| $job | stock | $sw | $sm | $sd | $sr | $ss | | | | |"
         for variant in collector merge; do
-            read -r pw pr pm pd ps pwr prd <<<"${result[$job-$variant]}"
+            read -r pw pr pm pd ps pdisk <<<"${result[$job-$variant]}"
             label="with sluice's collector"
-            [[ $variant == merge ]] && label="with sluice's collector and merge"
-            echo "| $job | $label | $pw | $pm | $pd | $pr | $ps | $pwr | $prd | $(ratio "$sw" "$pw")× | $(ratio "$sm" "$pm")× | $(ratio "$sd" "$pd")× |"
+            disk=
+            if [[ $variant == merge ]]; then
+                label="with sluice's collector and merge"
+                disk=$pdisk
+            fi
+            echo "| $job | $label | $pw | $pm | $pd | $pr | $ps | $disk | $(ratio "$sw" "$pw")× | $(ratio "$sm" "$pm")× | $(ratio "$sd" "$pd")× |"
         done
     done
     echo

@@ -25,6 +25,7 @@ import org.apache.hadoop.io.VLongWritable;
 import org.apache.hadoop.io.Writable;
 import org.apache.hadoop.mapreduce.Job;
 import org.apache.hadoop.mapreduce.Mapper;
+import org.apache.hadoop.mapreduce.Reducer;
 import org.apache.hadoop.mapreduce.lib.input.FileInputFormat;
 import org.apache.hadoop.mapreduce.lib.output.FileOutputFormat;
 import org.apache.hadoop.util.GenericOptionsParser;
@@ -268,7 +269,8 @@ public class ExamplesBatch {
    * n; the key is n as TYPE ({@code int}, {@code long}, {@code long-decreasing} (LongWritable
    * with its DecreasingComparator), {@code vint}, {@code vlong}, {@code byte}, {@code boolean}
    * (n even), {@code null}, {@code bytes} (the line's bytes)), the value the line; the
-   * identity reducer writes them as text.
+   * identity reducer writes them as text. With {@code -D keytypes.combiner=throw} the job has a
+   * combiner that throws.
    */
   public static class KeyTypes {
     public static class Map extends Mapper<LongWritable, Text, Writable, Text> {
@@ -299,6 +301,15 @@ public class ExamplesBatch {
       }
     }
 
+    /** A combiner that fails: a job with it must fail its tasks with this message. */
+    public static class ThrowingCombiner extends Reducer<Writable, Text, Writable, Text> {
+      @Override
+      protected void reduce(Writable key, Iterable<Text> values, Context context)
+          throws IOException {
+        throw new IOException("the combiner failed on purpose");
+      }
+    }
+
     static final java.util.Map<String, Class<?>> CLASSES = java.util.Map.of(
         "int", IntWritable.class, "long", LongWritable.class,
         "long-decreasing", LongWritable.class, "vint", VIntWritable.class,
@@ -319,6 +330,9 @@ public class ExamplesBatch {
       job.setOutputValueClass(Text.class);
       if (args[0].equals("long-decreasing")) {
         job.setSortComparatorClass(LongWritable.DecreasingComparator.class);
+      }
+      if ("throw".equals(conf.get("keytypes.combiner"))) {
+        job.setCombinerClass(ThrowingCombiner.class);
       }
       FileInputFormat.addInputPath(job, new org.apache.hadoop.fs.Path(args[1]));
       FileOutputFormat.setOutputPath(job, new org.apache.hadoop.fs.Path(args[2]));

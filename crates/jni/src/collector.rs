@@ -104,6 +104,145 @@ impl Reducer for SumReducer {
     }
 }
 
+/// A combiner outside native code (the job's Java combiner), called once per batch of whole
+/// key groups.
+pub trait BatchCombiner: Send {
+    /// Combines `batch`, records of `int keyLength, int valueLength, key, value` (big-endian
+    /// lengths; keys and values serialised as the job serialises them) sorted by key, whole
+    /// groups only, and returns the combined records in the same form and order.
+    ///
+    /// # Errors
+    /// The combiner failed.
+    fn combine(&mut self, batch: &[u8]) -> Result<&[u8], JniError>;
+}
+
+/// Bytes of whole key groups handed to a [`BatchCombiner`] at once: about 1 MB (a larger group
+/// goes whole).
+const COMBINE_BATCH: usize = 1 << 20;
+
+/// The job's own combiner as the collector runs it: each partition's sorted records in batches
+/// of whole groups, keys turned back into their serialised form, one call per batch.
+struct BatchingCombiner {
+    key: KeyKind,
+    inner: Box<dyn BatchCombiner>,
+    batch: Vec<u8>,
+    serialised: Vec<u8>,
+    /// The sortable key of the batch's last record.
+    last: Vec<u8>,
+    sortable: Vec<u8>,
+}
+
+impl BatchingCombiner {
+    fn new(key: KeyKind, inner: Box<dyn BatchCombiner>) -> BatchingCombiner {
+        BatchingCombiner {
+            key,
+            inner,
+            batch: Vec::with_capacity(COMBINE_BATCH),
+            serialised: Vec::new(),
+            last: Vec::new(),
+            sortable: Vec::new(),
+        }
+    }
+
+    /// Combines the batch and emits what comes back, in sortable form.
+    fn flush(&mut self, out: &mut dyn Emit) -> Result<(), ExecError> {
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let combined = self
+            .inner
+            .combine(&self.batch)
+            .map_err(|e| ExecError::user(e.to_string()))?;
+        let mut at = 0;
+        while at < combined.len() {
+            let field = |i: usize| {
+                combined.get(i..i + 4).and_then(|b| {
+                    usize::try_from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])).ok()
+                })
+            };
+            let (Some(klen), Some(vlen)) = (field(at), field(at + 4)) else {
+                return Err(ExecError::user(format!(
+                    "the combiner's output is malformed at byte {at}"
+                )));
+            };
+            let (key, value) = match (
+                combined.get(at + 8..at + 8 + klen),
+                combined.get(at + 8 + klen..at + 8 + klen + vlen),
+            ) {
+                (Some(k), Some(v)) => (k, v),
+                _ => {
+                    return Err(ExecError::user(format!(
+                        "the combiner's output is cut short at byte {at}"
+                    )))
+                }
+            };
+            self.key
+                .to_sortable(key, &mut self.sortable)
+                .map_err(|e| ExecError::user(format!("a key the combiner emitted: {e}")))?;
+            out.emit(&self.sortable, value)?;
+            at += 8 + klen + vlen;
+        }
+        self.batch.clear();
+        Ok(())
+    }
+}
+
+impl Reducer for BatchingCombiner {
+    /// One group alone (the collector calls [`Reducer::run`], which batches groups).
+    fn reduce(
+        &mut self,
+        key: &[u8],
+        values: &mut Values<'_>,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        while let Some(value) = values.next_value()? {
+            self.append(key, value)?;
+        }
+        self.flush(out)
+    }
+
+    fn run(
+        &mut self,
+        input: &mut dyn sluice_api::SortedInput,
+        out: &mut dyn Emit,
+    ) -> Result<(), ExecError> {
+        self.batch.clear();
+        while input.advance()? {
+            let key = input.key();
+            let new_group = self.batch.is_empty() || key != self.last.as_slice();
+            if new_group {
+                // A batch ends only between groups: the combiner sees each group whole.
+                if self.batch.len() >= COMBINE_BATCH {
+                    self.flush(out)?;
+                }
+                self.last.clear();
+                self.last.extend_from_slice(key);
+            }
+            let value = input.value();
+            self.append(key, value)?;
+        }
+        self.flush(out)
+    }
+}
+
+impl BatchingCombiner {
+    /// Appends a record (its key in sortable form) to the batch, the key serialised again.
+    fn append(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
+        self.serialised.clear();
+        self.key
+            .to_serialised(key, &mut self.serialised)
+            .map_err(|e| ExecError::user(e.to_string()))?;
+        let too_long = || ExecError::user("a record too long for Java's combiner".to_string());
+        let klen = i32::try_from(self.serialised.len()).map_err(|_| too_long())?;
+        let vlen = i32::try_from(value.len()).map_err(|_| too_long())?;
+        self.batch.extend_from_slice(&klen.to_be_bytes());
+        self.batch.extend_from_slice(&vlen.to_be_bytes());
+        self.batch.extend_from_slice(&self.serialised);
+        self.batch.extend_from_slice(value);
+        Ok(())
+    }
+}
+
 /// What the task's settings are.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -111,7 +250,8 @@ pub struct Settings {
     pub partitions: usize,
     /// How keys compare.
     pub key: KeyKind,
-    /// The combiner, if the job has one.
+    /// The combiner, if the job has one that runs natively (see also `NativeCollector::new`'s
+    /// combiner called back).
     pub combiner: Option<SumCombiner>,
     /// `mapreduce.task.io.sort.mb`, in bytes.
     pub budget: usize,
@@ -147,14 +287,26 @@ pub struct NativeCollector {
     resources: Box<Resources>,
     sortable: Vec<u8>,
     collected: u64,
+    /// The job's own combiner runs, called back per batch.
+    calls_back: bool,
 }
 
 impl NativeCollector {
-    /// A collector for a task with `settings`; its spill directory is created.
+    /// A collector for a task with `settings`; its spill directory is created. `callback` is
+    /// the job's own combiner, run over each spill in batches, when `settings` has no native
+    /// one (it is not run over the final merge: a combiner may run any number of times).
     ///
     /// # Errors
-    /// The spill directory cannot be created.
-    pub fn new(settings: Settings) -> Result<Box<NativeCollector>, JniError> {
+    /// The spill directory cannot be created, or two combiners were given.
+    pub fn new(
+        settings: Settings,
+        callback: Option<Box<dyn BatchCombiner>>,
+    ) -> Result<Box<NativeCollector>, JniError> {
+        if settings.combiner.is_some() && callback.is_some() {
+            return Err(JniError::Config(
+                "a native combiner and a combiner called back".into(),
+            ));
+        }
         if settings.partitions == 0 || settings.budget == 0 {
             return Err(JniError::Config(format!(
                 "{} partitions and {} bytes of sort buffer cannot collect",
@@ -185,12 +337,16 @@ impl NativeCollector {
         // reference is dropped before it (field order, and `finish_output` takes it first).
         // Its `'static` lifetime never escapes this struct.
         let res: &'static Resources = unsafe { &*(&*resources as *const Resources) };
-        let combine = match settings.combiner {
-            Some(kind) => MapCombine::Reducer(Box::new(SumReducer {
+        let calls_back = callback.is_some();
+        let combine = match (settings.combiner, callback) {
+            (Some(kind), _) => MapCombine::Reducer(Box::new(SumReducer {
                 kind,
                 value: Vec::with_capacity(8),
             })),
-            None => MapCombine::None,
+            (None, Some(inner)) => {
+                MapCombine::Reducer(Box::new(BatchingCombiner::new(settings.key, inner)))
+            }
+            (None, None) => MapCombine::None,
         };
         let spec = CollectorSpec {
             partitions: settings.partitions,
@@ -204,6 +360,7 @@ impl NativeCollector {
             resources,
             sortable: Vec::new(),
             collected: 0,
+            calls_back,
         }))
     }
 
@@ -278,9 +435,10 @@ impl NativeCollector {
         let mut combine_input = counters.get(Counter::CombineInputRecords);
         let mut combine_output = counters.get(Counter::CombineOutputRecords);
         // Every record went into exactly one run, after the combiner if there is one.
-        let run_records = match self.settings.combiner {
-            Some(_) => combine_output,
-            None => self.collected,
+        let run_records = if self.settings.combiner.is_some() || self.calls_back {
+            combine_output
+        } else {
+            self.collected
         };
         let combine_final = self
             .settings
@@ -439,9 +597,11 @@ mod tests {
     #[test]
     fn word_counts_spill_and_merge_into_sorted_segments() {
         let dir = tempfile::tempdir().unwrap();
-        let mut collector =
-            NativeCollector::new(settings(dir.path(), KeyKind::Text, Some(SumCombiner::Int)))
-                .unwrap();
+        let mut collector = NativeCollector::new(
+            settings(dir.path(), KeyKind::Text, Some(SumCombiner::Int)),
+            None,
+        )
+        .unwrap();
         let mut expected: Vec<BTreeMap<Vec<u8>, i32>> = vec![BTreeMap::new(); 3];
         let mut batch = Vec::new();
         let mut key = Vec::new();
@@ -499,7 +659,8 @@ mod tests {
     fn decreasing_long_keys_come_out_largest_first() {
         let dir = tempfile::tempdir().unwrap();
         let mut collector =
-            NativeCollector::new(settings(dir.path(), KeyKind::LongDecreasing, None)).unwrap();
+            NativeCollector::new(settings(dir.path(), KeyKind::LongDecreasing, None), None)
+                .unwrap();
         let keys: Vec<i64> = (0..50_000i64).map(|i| (i * 7_777) % 1_001 - 500).collect();
         let mut batch = Vec::new();
         for (i, k) in keys.iter().enumerate() {
@@ -529,10 +690,117 @@ mod tests {
         assert_eq!(report.combine_input, 0);
     }
 
+    /// Sums 4-byte int values per key, as a Java `IntSumReducer` would, and records the keys
+    /// of each call.
+    struct SumInJava {
+        output: Vec<u8>,
+        calls: Arc<std::sync::Mutex<Vec<Vec<Vec<u8>>>>>,
+    }
+
+    impl BatchCombiner for SumInJava {
+        fn combine(&mut self, batch: &[u8]) -> Result<&[u8], JniError> {
+            let mut sums: Vec<(Vec<u8>, i32)> = Vec::new();
+            let mut at = 0;
+            while at < batch.len() {
+                let int = |i: usize| i32::from_be_bytes(batch[i..i + 4].try_into().unwrap());
+                let (k, v) = (
+                    usize::try_from(int(at)).unwrap(),
+                    usize::try_from(int(at + 4)).unwrap(),
+                );
+                let key = batch[at + 8..at + 8 + k].to_vec();
+                let value = int(at + 8 + k);
+                assert_eq!(v, 4);
+                match sums.last_mut() {
+                    Some((last, sum)) if *last == key => *sum += value,
+                    _ => sums.push((key, value)),
+                }
+                at += 8 + k + v;
+            }
+            self.calls
+                .lock()
+                .unwrap()
+                .push(sums.iter().map(|(k, _)| k.clone()).collect());
+            self.output.clear();
+            for (key, sum) in &sums {
+                self.output
+                    .extend_from_slice(&i32::try_from(key.len()).unwrap().to_be_bytes());
+                self.output.extend_from_slice(&4i32.to_be_bytes());
+                self.output.extend_from_slice(key);
+                self.output.extend_from_slice(&sum.to_be_bytes());
+            }
+            Ok(&self.output)
+        }
+    }
+
+    /// A combiner called back: batches of about 1 MB that never cut a group, keys in their
+    /// serialised form both ways, counts as a map of the input gives.
+    #[test]
+    fn a_combiner_called_back_sees_whole_groups_in_batches() {
+        let dir = tempfile::tempdir().unwrap();
+        let calls = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let mut config = settings(dir.path(), KeyKind::Text, None);
+        // One spill: every group is in it whole.
+        config.budget = 64 << 20;
+        let mut collector = NativeCollector::new(
+            config,
+            Some(Box::new(SumInJava {
+                output: Vec::new(),
+                calls: Arc::clone(&calls),
+            })),
+        )
+        .unwrap();
+        let mut expected: Vec<BTreeMap<Vec<u8>, i32>> = vec![BTreeMap::new(); 3];
+        let mut batch = Vec::new();
+        let mut key = Vec::new();
+        // Few keys, many values each: groups larger than a batch's worth of small groups.
+        for i in 0..300_000u32 {
+            let word = format!("key{}", (i * 7919) % 97).into_bytes();
+            let partition = (word.iter().map(|&b| u32::from(b)).sum::<u32>() % 3) as usize;
+            *expected[partition].entry(word.clone()).or_default() += 2;
+            key.clear();
+            write_text(&mut key, &word).unwrap();
+            record(
+                &mut batch,
+                i32::try_from(partition).unwrap(),
+                &key,
+                &2i32.to_be_bytes(),
+            );
+        }
+        collector.collect_batch(&batch).unwrap();
+        let out = dir.path().join("file.out");
+        let report = collector
+            .finish_output(out.to_str().unwrap(), OutputCodec::None)
+            .unwrap();
+        let segments = read_ifile(&std::fs::read(&out).unwrap(), &report.index);
+        for (partition, records) in segments.iter().enumerate() {
+            let want: Vec<(Vec<u8>, Vec<u8>)> = expected[partition]
+                .iter()
+                .map(|(word, n)| {
+                    let mut key = Vec::new();
+                    write_text(&mut key, word).unwrap();
+                    (key, n.to_be_bytes().to_vec())
+                })
+                .collect();
+            assert_eq!(records, &want, "partition {partition}");
+        }
+        let calls = calls.lock().unwrap();
+        assert!(calls.len() >= 3, "{} calls", calls.len());
+        // No key is in two calls: each group went whole to one call.
+        let mut seen = std::collections::BTreeSet::new();
+        for keys in calls.iter() {
+            for key in keys {
+                assert!(seen.insert(key.clone()), "a group was cut between calls");
+            }
+        }
+        assert_eq!(report.combine_input, 300_000);
+        assert_eq!(report.combine_output, seen.len() as u64);
+    }
+
     #[test]
     fn malformed_batches_are_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let mut collector = NativeCollector::new(settings(dir.path(), KeyKind::Int, None)).unwrap();
+        let mut collector =
+            NativeCollector::new(settings(dir.path(), KeyKind::Int, None), None).unwrap();
         let mut batch = Vec::new();
         record(&mut batch, 3, &[0, 0, 0, 1], b"");
         assert!(matches!(

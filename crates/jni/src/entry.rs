@@ -84,8 +84,59 @@ fn to_usize(value: i64, what: &str) -> Result<usize, JniError> {
     usize::try_from(value).map_err(|_| JniError::Config(format!("{what} is {value}")))
 }
 
+/// The combiner code of a job's own (Java) combiner, called back per batch.
+const COMBINE_JAVA: jint = 3;
+
+/// The job's Java combiner, called back once per batch: `int combineBatch(byte[] batch, int
+/// length)` of the Java collector combines the batch's records and leaves its output in the
+/// collector's `byte[] combineOutput` field, returning its length.
+struct JavaCombiner {
+    vm: jni::JavaVM,
+    collector: jni::objects::GlobalRef,
+    output: Vec<u8>,
+}
+
+impl crate::collector::BatchCombiner for JavaCombiner {
+    fn combine(&mut self, batch: &[u8]) -> Result<&[u8], JniError> {
+        // Spills run on the thread of the JNI call that collects or flushes, so that thread is
+        // attached; a frame frees the local references each batch makes.
+        let mut env = self.vm.get_env()?;
+        let collector = self.collector.as_obj();
+        let output = &mut self.output;
+        env.with_local_frame(8, |env| -> Result<(), JniError> {
+            let length = i32::try_from(batch.len())
+                .map_err(|_| JniError::Config("a combiner batch over 2 GB".into()))?;
+            let array = env.new_byte_array(length)?;
+            // SAFETY: u8 and i8 (jbyte) have the same size and alignment.
+            let signed =
+                unsafe { std::slice::from_raw_parts(batch.as_ptr().cast::<i8>(), batch.len()) };
+            env.set_byte_array_region(&array, 0, signed)?;
+            let combined = env
+                .call_method(
+                    collector,
+                    "combineBatch",
+                    "([BI)I",
+                    &[(&array).into(), length.into()],
+                )?
+                .i()?;
+            let combined = to_usize(combined.into(), "the combiner's output length")?;
+            let field = env.get_field(collector, "combineOutput", "[B")?.l()?;
+            let out = JByteArray::from(field);
+            output.resize(combined, 0);
+            // SAFETY: as above.
+            let signed = unsafe {
+                std::slice::from_raw_parts_mut(output.as_mut_ptr().cast::<i8>(), output.len())
+            };
+            env.get_byte_array_region(&out, 0, signed)?;
+            Ok(())
+        })?;
+        Ok(&self.output)
+    }
+}
+
 /// `long collectorInit(int partitions, int keyKind, int combiner, long budget, int
-/// minSpillsForCombine, String spillParent)`: a new collector's handle.
+/// minSpillsForCombine, String spillParent, Object collector)`: a new collector's handle.
+/// `combiner` 3 is the job's own combiner, called back on `collector` (see `JavaCombiner`).
 #[no_mangle]
 pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorInit<'local>(
     mut env: JNIEnv<'local>,
@@ -96,19 +147,30 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorInit<'local>
     budget: jlong,
     min_spills: jint,
     spill_parent: JString<'local>,
+    java_collector: jni::objects::JObject<'local>,
 ) -> jlong {
     guard(&mut env, 0, |env| {
         let key = KeyKind::from_code(key_kind)
             .ok_or_else(|| JniError::Config(format!("unknown key kind {key_kind}")))?;
+        let (native, callback) = if combiner == COMBINE_JAVA {
+            let callback: Box<dyn crate::collector::BatchCombiner> = Box::new(JavaCombiner {
+                vm: env.get_java_vm()?,
+                collector: env.new_global_ref(&java_collector)?,
+                output: Vec::new(),
+            });
+            (None, Some(callback))
+        } else {
+            (SumCombiner::from_code(combiner)?, None)
+        };
         let settings = Settings {
             partitions: to_usize(partitions.into(), "the number of partitions")?,
             key,
-            combiner: SumCombiner::from_code(combiner)?,
+            combiner: native,
             budget: to_usize(budget, "the sort buffer")?,
             min_spills_for_combine: to_usize(min_spills.into(), "the combiner's minimum spills")?,
             spill_parent: env.get_string(&spill_parent)?.into(),
         };
-        let collector = NativeCollector::new(settings)?;
+        let collector = NativeCollector::new(settings, callback)?;
         Ok(Box::into_raw(collector) as jlong)
     })
 }

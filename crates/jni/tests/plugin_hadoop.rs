@@ -9,7 +9,8 @@
 //!   spills more than once; with a 1 MB sort buffer the two spill at different records, so
 //!   then only those that do not depend on where spills fall);
 //! * the collector was used (the `sluice` counter group counts the tasks, and no task logged a
-//!   refusal), or, for the jobs it must refuse, was not (no `sluice` counters, the refusal
+//!   refusal; jobs with a combiner of their own run it called back per batch), or, for the jobs
+//!   it must refuse, was not (no `sluice` counters, the refusal
 //!   logged with its reason) and Hadoop's output came out all the same.
 //!
 //! The native reduce-side merge (`org.sluice.hadoop.NativeShuffle` as
@@ -58,6 +59,8 @@ enum Expect {
     Refused(&'static str),
     /// Not asked for: the plugin run uses Hadoop's collector.
     Stock,
+    /// Both runs fail, the plugin's with this message from Java code it called back.
+    Fails(&'static str),
 }
 
 /// What a job must show about the native merge.
@@ -192,7 +195,10 @@ fn jobs() -> Vec<Job> {
         job("multifilewc", "MultiFileWordCount", &[], &["{in:text}", "{out}"], native),
         job("sort-randomwriter", "Sort", &[], &["-r", "2", "-outFormat", "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat", "-outKey", "org.apache.hadoop.io.BytesWritable", "-outValue", "org.apache.hadoop.io.BytesWritable", "{in:random}", "{out}"], native),
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
-        job("unknown-combiner-falls-back", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner org.apache.hadoop.mapreduce.lib.aggregate.ValueAggregatorCombiner is not one sluice runs natively")),
+        // Java combiners, called back per batch of whole groups.
+        job("aggregatewordcount-java-combiner", "AggregateWordCount", &[], &["{in:text}", "{out}", "2", "textinputformat"], native),
+        job("wordmean-java-combiner-many-spills", "WordMean", &["mapreduce.task.io.sort.mb=1"], &["{in:big}", "{out}"], spills),
+        job("combiner-grouping-falls-back", "AggregateWordCount", &["mapreduce.job.combiner.group.comparator.class=org.apache.hadoop.io.Text$Comparator"], &["{in:text}", "{out}", "2", "textinputformat"], Expect::Refused("the combiner groups keys with a comparator of its own")),
     ];
     let levitated = Merge::Native { disk: false };
     let gzip = "mapred.map.output.compression.codec=org.apache.hadoop.io.compress.GzipCodec";
@@ -310,6 +316,15 @@ fn jobs() -> Vec<Job> {
         let mut j = job(name, "", &["mapreduce.job.reduces=2"], &args, native);
         j.args[0] = "ExamplesBatch$KeyTypes".to_string();
         jobs.push(j);
+        if *kind == "int" {
+            // A Java combiner that throws, called back from native code: the task fails with
+            // its exception, the JVM goes on.
+            let fails = Expect::Fails("java.io.IOException: the combiner failed on purpose");
+            let options = ["mapreduce.job.reduces=2", "keytypes.combiner=throw"];
+            let mut j = job("java-combiner-throws", "", &options, &args, fails);
+            j.args[0] = "ExamplesBatch$KeyTypes".to_string();
+            jobs.push(j);
+        }
         // And through the native merge too.
         let mut j = merged(
             Box::leak(format!("merge-{name}").into_boxed_str()),
@@ -404,6 +419,24 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
         format!("{}-stock", job.name),
         format!("{}-plugin", job.name),
     );
+    if let Expect::Fails(why) = job.expect {
+        for run in [&stock, &plugin] {
+            let exit = fs::read_to_string(result(run).join("exit")).unwrap_or_default();
+            if exit.trim() == "0" {
+                return Err(format!("{run} succeeded"));
+            }
+        }
+        let log = fs::read_to_string(result(&plugin).join("log")).unwrap_or_default();
+        if !log.contains(why)
+            || !log.contains("(called back per batch)")
+            || log.contains("panicked")
+        {
+            return Err(format!(
+                "the plugin run did not fail with \"{why}\":\n{log}"
+            ));
+        }
+        return Ok(());
+    }
     let mut logs = Vec::new();
     for run in [&stock, &plugin] {
         let exit = fs::read_to_string(result(run).join("exit")).unwrap_or_default();
@@ -448,7 +481,8 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             compared.extend(SPILL_COUNTERS)
         }
         Expect::Compressed => compared.extend(SPILL_COUNTERS.iter().filter(|c| !sizes.contains(c))),
-        Expect::Native { exact: false } => {}
+        // Handled above.
+        Expect::Native { exact: false } | Expect::Fails(_) => {}
     }
     if let Merge::Native { .. } = job.merge {
         // The reduce side spills only what does not fit in the native merge's memory (checked
@@ -492,7 +526,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
                     return Err(format!("job {i}: no sluice/NATIVE_COLLECTOR_TASKS counter"));
                 }
             }
-            Expect::Refused(_) | Expect::Stock => {
+            Expect::Refused(_) | Expect::Stock | Expect::Fails(_) => {
                 if tasks.is_some() {
                     return Err(format!("job {i}: the collector was used"));
                 }
@@ -542,6 +576,20 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
         if most_runs.is_none_or(|runs| runs < 2) {
             return Err(format!(
                 "no task spilled more than once ({most_runs:?} runs)"
+            ));
+        }
+    }
+    if job.name.contains("java-combiner") {
+        // The job's own combiner ran, called back by the library.
+        let combined = plugin_counters.iter().all(|c| {
+            c.get(framework)
+                .and_then(|g| g.get("Combine input records"))
+                .is_some_and(|&n| n > 0)
+        });
+        if !logs[1].contains("(called back per batch)") || !combined {
+            return Err(format!(
+                "the Java combiner was not called back:\n{}",
+                logs[1]
             ));
         }
     }

@@ -32,6 +32,8 @@ import org.apache.hadoop.mapred.JobConf;
 import org.apache.hadoop.mapred.MapOutputCollector;
 import org.apache.hadoop.mapred.MapOutputFile;
 import org.apache.hadoop.mapred.MapTask;
+import org.apache.hadoop.mapred.OutputCollector;
+import org.apache.hadoop.mapred.Task;
 import org.apache.hadoop.mapred.SpillRecord;
 import org.apache.hadoop.mapred.Task.TaskReporter;
 import org.apache.hadoop.mapreduce.MRJobConfig;
@@ -58,8 +60,15 @@ import org.slf4j.LoggerFactory;
  * key), keys or values not serialised as Writables, map output compression with a codec other
  * than {@code DefaultCodec} (and its subclass {@code DeflateCodec}), {@code GzipCodec} or {@code
  * BZip2Codec} (whose streams sluice writes as those codecs frame them), encrypted intermediate
- * data, a {@code map.sort.class} other than QuickSort, a combiner other than the
- * known sum combiners, or a native library that does not load.
+ * data, a {@code map.sort.class} other than QuickSort, a combiner grouping comparator of its
+ * own ({@code mapreduce.job.combiner.group.comparator.class}), or a native library that does
+ * not load.
+ *
+ * <p>Combiners: Hadoop's sum combiners ({@code IntSumReducer}, {@code LongSumReducer}) run
+ * natively; any other combiner runs here, in Java, called back by the library once per batch
+ * of about 1 MB of whole key groups of a spill (NativeTask's design), through Hadoop's own
+ * {@code CombinerRunner}. It is not run again over the final merge of several spills (a
+ * combiner may run any number of times).
  *
  * <p>Records are serialised with the job's serializers into a direct buffer of 1 MB and handed
  * to the library one buffer at a time. Native memory is bounded by {@code
@@ -97,6 +106,8 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   static final int COMBINE_NONE = 0;
   static final int COMBINE_INT_SUM = 1;
   static final int COMBINE_LONG_SUM = 2;
+  /** The job's own combiner, called back per batch ({@link #combineBatch}). */
+  static final int COMBINE_JAVA = 3;
 
   /** The combiners the library runs natively, and the value class each needs. */
   private static final Map<String, Class<?>> SUM_COMBINERS = new HashMap<String, Class<?>>();
@@ -153,6 +164,17 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
   private Counters.Counter spilledRecordsCounter;
   private Counters.Counter combineInputCounter;
   private Counters.Counter combineOutputCounter;
+  /** The job's own combiner, when it is called back. */
+  private Task.CombinerRunner<K, V> combinerRunner;
+  private final BatchRecords combineInput = new BatchRecords();
+  private final DataOutputBuffer combined = new DataOutputBuffer();
+  // The combiner's own serializers: it runs while collect() holds a record in keyOut/valOut.
+  private final DataOutputBuffer combineKeyOut = new DataOutputBuffer();
+  private final DataOutputBuffer combineValOut = new DataOutputBuffer();
+  private Serializer<K> combineKeySerializer;
+  private Serializer<V> combineValSerializer;
+  /** The output of the last {@link #combineBatch}: read by the library. */
+  byte[] combineOutput = new byte[0];
 
   /** Why sluice cannot collect this job's output exactly as Hadoop would, or null if it can. */
   static String refusal(JobConf job) {
@@ -186,15 +208,9 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
           + " of key class " + key.getName() + " is not one sluice reproduces";
     }
     String combiner = combinerName(job);
-    if (combiner != null) {
-      Class<?> needs = SUM_COMBINERS.get(combiner);
-      if (needs == null) {
-        return "the combiner " + combiner + " is not one sluice runs natively";
-      }
-      if (needs != value) {
-        return "the combiner " + combiner + " needs " + needs.getName() + " values, not "
-            + value.getName();
-      }
+    if (combiner != null && job.get(MRJobConfig.COMBINER_GROUP_COMPARATOR_CLASS) != null) {
+      return "the combiner groups keys with a comparator of its own ("
+          + MRJobConfig.COMBINER_GROUP_COMPARATOR_CLASS + ")";
     }
     return null;
   }
@@ -275,8 +291,22 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
     int combine = COMBINE_NONE;
     if (combiner != null) {
       combineOutputCounter = reporter.getCounter(TaskCounter.COMBINE_OUTPUT_RECORDS);
-      combine = SUM_COMBINERS.get(combiner) == IntWritable.class ? COMBINE_INT_SUM
-          : COMBINE_LONG_SUM;
+      Class<?> sums = SUM_COMBINERS.get(combiner);
+      if (sums == IntWritable.class && valClass == IntWritable.class) {
+        combine = COMBINE_INT_SUM;
+      } else if (sums == LongWritable.class && valClass == LongWritable.class) {
+        combine = COMBINE_LONG_SUM;
+      } else {
+        combine = COMBINE_JAVA;
+        // The library counts the combiner's input and output records (reported at flush);
+        // the runner's own count goes to a counter of its own, not the task's.
+        combinerRunner = Task.CombinerRunner.create(job, mapTask.getTaskID(),
+            new Counters.Counter(), reporter, null);
+        combineKeySerializer = (Serializer<K>) serializations.getSerializer(keyClass);
+        combineKeySerializer.open(combineKeyOut);
+        combineValSerializer = (Serializer<V>) serializations.getSerializer(valClass);
+        combineValSerializer.open(combineValOut);
+      }
     }
 
     long budget = ((long) job.getInt(MRJobConfig.IO_SORT_MB, MRJobConfig.DEFAULT_IO_SORT_MB))
@@ -287,10 +317,11 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
       throw new IOException("sluice: cannot create " + spillParent);
     }
     handle = SluiceNative.collectorInit(partitions, keyKind(job), combine, budget,
-        job.getInt(MRJobConfig.MAP_COMBINE_MIN_SPILLS, 3), spillParent.getAbsolutePath());
+        job.getInt(MRJobConfig.MAP_COMBINE_MIN_SPILLS, 3), spillParent.getAbsolutePath(), this);
     batch = ByteBuffer.allocateDirect(BATCH);
     LOG.info("sluice: native collector, " + partitions + " partitions, "
-        + (budget >> 20) + " MB, combiner " + (combiner == null ? "none" : combiner));
+        + (budget >> 20) + " MB, combiner " + (combiner == null ? "none" : combiner)
+        + (combine == COMBINE_JAVA ? " (called back per batch)" : ""));
   }
 
   @Override
@@ -332,6 +363,29 @@ public class NativeMapOutputCollector<K, V> implements MapOutputCollector<K, V> 
     mapOutputRecordCounter.increment(1);
     mapOutputByteCounter.increment(klen + vlen);
     bytesCollected += klen + vlen;
+  }
+
+  /**
+   * Runs the job's combiner over the first {@code length} bytes of {@code batch} (records of
+   * whole key groups, sorted, see {@link BatchRecords}), leaving its output in {@link
+   * #combineOutput}: its length. Called by the library, once per batch, while it spills.
+   */
+  @SuppressWarnings("unused") // called from native code
+  int combineBatch(byte[] batch, int length) throws Exception {
+    combineInput.reset(batch, length);
+    combined.reset();
+    combinerRunner.combine(combineInput, new OutputCollector<K, V>() {
+      @Override
+      public void collect(K key, V value) throws IOException {
+        combineKeyOut.reset();
+        combineKeySerializer.serialize(key);
+        combineValOut.reset();
+        combineValSerializer.serialize(value);
+        BatchRecords.append(combined, combineKeyOut, combineValOut);
+      }
+    });
+    combineOutput = combined.getData();
+    return combined.getLength();
   }
 
   private void put(ByteBuffer into, int partition, int klen, int vlen) {

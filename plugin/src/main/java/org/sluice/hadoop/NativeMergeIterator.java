@@ -14,11 +14,8 @@ final class NativeMergeIterator implements RawKeyValueIterator {
   private final NativeMergeManager<?, ?> merger;
   private final long total;
   private final Progress progress = new Progress();
-  private final DataInputBuffer key = new DataInputBuffer();
-  private final DataInputBuffer value = new DataInputBuffer();
+  private final BatchRecords records = new BatchRecords();
   private byte[] batch = new byte[NativeMapOutput.CHUNK];
-  private int length;
-  private int at;
   private long read;
   private boolean ended;
 
@@ -29,27 +26,22 @@ final class NativeMergeIterator implements RawKeyValueIterator {
 
   @Override
   public DataInputBuffer getKey() {
-    return key;
+    return records.getKey();
   }
 
   @Override
   public DataInputBuffer getValue() {
-    return value;
+    return records.getValue();
   }
 
   @Override
   public boolean next() throws IOException {
-    if (at == length && !fill()) {
+    if (records.done() && !fill()) {
       return false;
     }
-    int klen = readInt(at);
-    int vlen = readInt(at + 4);
-    if (klen < 0 || vlen < 0 || (long) at + 8 + klen + vlen > length) {
-      throw new IOException("sluice: malformed merged batch at byte " + at);
+    if (!records.next()) {
+      return false;
     }
-    key.reset(batch, at + 8, klen);
-    value.reset(batch, at + 8 + klen, vlen);
-    at += 8 + klen + vlen;
     read++;
     if ((read & 0xFFF) == 0 && total > 0) {
       progress.set(Math.min(1f, (float) read / total));
@@ -57,7 +49,7 @@ final class NativeMergeIterator implements RawKeyValueIterator {
     return true;
   }
 
-  /** The next batch; false at the end of the stream. */
+  /** The next non-empty batch; false at the end of the stream. */
   private boolean fill() throws IOException {
     if (ended) {
       return false;
@@ -74,14 +66,8 @@ final class NativeMergeIterator implements RawKeyValueIterator {
       merger.release();
       return false;
     }
-    length = n;
-    at = 0;
+    records.reset(batch, n);
     return true;
-  }
-
-  private int readInt(int i) {
-    return ((batch[i] & 0xFF) << 24) | ((batch[i + 1] & 0xFF) << 16)
-        | ((batch[i + 2] & 0xFF) << 8) | (batch[i + 3] & 0xFF);
   }
 
   @Override

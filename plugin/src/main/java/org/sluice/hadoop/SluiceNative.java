@@ -16,7 +16,7 @@ final class SluiceNative {
    * private directory made under {@code spillParent}.
    */
   static native long collectorInit(int partitions, int keyKind, int combiner, long budget,
-      int minSpillsForCombine, String spillParent) throws java.io.IOException;
+      int minSpillsForCombine, String spillParent, Object collector) throws java.io.IOException;
 
   /** Hands over the first {@code length} bytes of the direct buffer {@code batch}. */
   static native void collectorCollect(long handle, ByteBuffer batch, int length)
