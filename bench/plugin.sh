@@ -266,7 +266,7 @@ report=$work/plugin-results.md
     echo "| job | Hadoop | job s | map phase s | reduce phase s | peak RSS MiB | spilled records | native merge disk MB | job speed-up | map speed-up | reduce speed-up |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
     for job in ${jobs//,/ }; do
-        read -r sw sr sm sd ss <<<"${result[$job-stock]}"
+        read -r sw sr sm sd ss _ <<<"${result[$job-stock]}"
         echo "| $job | stock | $sw | $sm | $sd | $sr | $ss | | | | |"
         for variant in collector merge; do
             read -r pw pr pm pd ps pdisk <<<"${result[$job-$variant]}"

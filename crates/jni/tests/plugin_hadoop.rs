@@ -89,7 +89,8 @@ enum Compare {
 
 struct Job {
     name: &'static str,
-    /// Class and arguments; `{in:NAME}` is the input NAME, `{out}` the output directory.
+    /// Class and arguments; `{in:NAME}` is the input NAME, `{out}` the output directory,
+    /// `{out:JOB}` the output of JOB's run of the same kind.
     args: Vec<String>,
     options: Vec<String>,
     expect: Expect,
@@ -193,6 +194,9 @@ fn jobs() -> Vec<Job> {
         job("terasort-bzip2-map-output", "terasort.TeraSort", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true", "mapreduce.map.output.compress.codec=org.apache.hadoop.io.compress.BZip2Codec"], &["{in:teragen}", "{out}"], Expect::Compressed),
         job("lz4-map-output-falls-back", "WordCount", &["mapreduce.job.reduces=2", "mapreduce.map.output.compress=true", "mapreduce.map.output.compress.codec=org.apache.hadoop.io.compress.Lz4Codec"], &["{in:text}", "{out}"], Expect::Refused("the map output codec org.apache.hadoop.io.compress.Lz4Codec is not one sluice writes")),
         job("multifilewc", "MultiFileWordCount", &[], &["{in:text}", "{out}"], native),
+        // Hadoop's validator over each run's terasort output: the same report (checksum, no
+        // misorder) for the native output as for Hadoop's.
+        job("teravalidate", "terasort.TeraValidate", &[], &["{out:terasort}", "{out}"], native),
         job("sort-randomwriter", "Sort", &[], &["-r", "2", "-outFormat", "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat", "-outKey", "org.apache.hadoop.io.BytesWritable", "-outValue", "org.apache.hadoop.io.BytesWritable", "{in:random}", "{out}"], native),
         job("unloadable-library-falls-back", "WordCount", &["mapreduce.job.reduces=2"], &["{in:text}", "{out}"], Expect::Refused("the sluice library does not load on ")),
         // Java combiners, called back per batch of whole groups.
@@ -280,6 +284,14 @@ fn jobs() -> Vec<Job> {
                 "{out}",
             ],
             false,
+            levitated,
+        ),
+        merged(
+            "merge-aggregatewordcount-java-combiner",
+            "AggregateWordCount",
+            &[],
+            &["{in:text}", "{out}", "2", "textinputformat"],
+            true,
             levitated,
         ),
         merged(
@@ -373,6 +385,14 @@ fn arguments(job: &Job, scratch: &Path, run: &str, plugin: bool) -> Vec<String> 
             scratch.join("out").join(run).display().to_string()
         } else if let Some(name) = a.strip_prefix("{in:").and_then(|a| a.strip_suffix('}')) {
             scratch.join("in").join(name).display().to_string()
+        } else if let Some(job) = a.strip_prefix("{out:").and_then(|a| a.strip_suffix('}')) {
+            // The output of another job's run of the same kind (stock or plugin).
+            let kind = if plugin { "plugin" } else { "stock" };
+            scratch
+                .join("out")
+                .join(format!("{job}-{kind}"))
+                .display()
+                .to_string()
         } else {
             a.clone()
         });
