@@ -287,8 +287,10 @@ fn segment<'a>(handle: jlong) -> Result<&'a mut SegmentBuilder, JniError> {
         return Err(JniError::Config("the map output segment is closed".into()));
     }
     // SAFETY: a non-zero handle is the address `mergeSegmentBegin` returned from
-    // `Box::into_raw`, not yet taken back by `mergeSegmentCommit` or `mergeSegmentAbort`; one
-    // fetcher thread owns it and calls with it one call at a time.
+    // `Box::into_raw`, not yet taken back by `mergeSegmentCommit` or `mergeSegmentAbort`: the
+    // Java side feeds a segment and takes its handle for a commit or an abort under one lock
+    // (`NativeMapOutput.feed` and `take`), so it is never freed during a feed, and one fetcher
+    // thread feeds it, one call at a time.
     Ok(unsafe { &mut *(handle as *mut SegmentBuilder) })
 }
 

@@ -57,7 +57,7 @@ final class NativeMapOutput<K, V> extends MapOutput<K, V> {
       while (left > 0) {
         int n = (int) Math.min(chunk.length, left);
         IOUtils.readFully(in, chunk, 0, n);
-        SluiceNative.mergeSegmentFeed(segment, chunk, n);
+        feed(chunk, n);
         left -= n;
         metrics.inputBytes(n);
         reporter.progress();
@@ -88,6 +88,19 @@ final class NativeMapOutput<K, V> extends MapOutput<K, V> {
     if (s != 0) {
       merger.abort(this, s);
     }
+  }
+
+  /**
+   * Hands a chunk to the segment under the lock {@link #take} holds: a merge closed while this
+   * fetcher still reads (Hadoop's shutdown of fetchers waits 5 s at most) aborts the segment
+   * only between two chunks, never during one, and the next chunk fails the fetch.
+   */
+  private synchronized void feed(byte[] chunk, int n) throws IOException {
+    if (segment == 0) {
+      throw new IOException("sluice: the map output of " + getMapId()
+          + " was aborted while it was being fetched");
+    }
+    SluiceNative.mergeSegmentFeed(segment, chunk, n);
   }
 
   /** The segment's handle, once: it is committed or aborted, never both. */

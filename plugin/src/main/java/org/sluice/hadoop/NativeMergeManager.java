@@ -104,7 +104,8 @@ final class NativeMergeManager<K, V> implements MergeManager<K, V> {
 
   @Override
   public synchronized RawKeyValueIterator close() throws Throwable {
-    // A map output fetched twice leaves its second copy neither committed nor aborted.
+    // Outputs still open are those a fetcher that outlived Hadoop's shutdown of fetchers is
+    // still reading: aborting waits for its chunk in progress (NativeMapOutput.feed).
     for (NativeMapOutput<K, V> output : open.toArray(new NativeMapOutput[0])) {
       output.abort();
     }
