@@ -411,40 +411,15 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeFinish<'local>(
 ) -> jlongArray {
     guard(&mut env, std::ptr::null_mut(), |env| {
         let r = merge(handle)?.finish()?;
-        long_array(
-            env,
-            &[
-                r.segments,
-                r.records,
-                r.segments_in_memory,
-                r.disk_bytes,
-                r.disk_records,
-                r.peak_memory,
-            ],
-        )
-    })
-}
-
-/// `long[] mergeReport(long merge)`: as `mergeFinish` returns, as things stand now.
-#[no_mangle]
-pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeReport<'local>(
-    mut env: JNIEnv<'local>,
-    _class: JClass<'local>,
-    handle: jlong,
-) -> jlongArray {
-    guard(&mut env, std::ptr::null_mut(), |env| {
-        let r = merge(handle)?.report();
-        long_array(
-            env,
-            &[
-                r.segments,
-                r.records,
-                r.segments_in_memory,
-                r.disk_bytes,
-                r.disk_records,
-                r.peak_memory,
-            ],
-        )
+        let values = [
+            r.segments,
+            r.records,
+            r.segments_in_memory,
+            r.disk_bytes,
+            r.disk_records,
+            r.peak_memory,
+        ];
+        long_array(env, &values)
     })
 }
 
