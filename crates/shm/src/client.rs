@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use linux_futex::{AsFutex, Futex, Shared};
 
+use crate::handshake;
 use crate::layout::*;
 use crate::region::Region;
 use crate::ring::{Consumer, Producer, Ring, Sleeper};
@@ -125,8 +126,10 @@ impl Sleeper for OutputSleeper<'_> {
 }
 
 impl Channel {
-    /// Attaches to the region the engine named in [`ENV_FD`], or, if there is none, uses
-    /// stdin and stdout. A direction without a ring uses stdin or stdout.
+    /// Attaches to the region the engine named in [`ENV_FD`]; or, under Hadoop Streaming fed
+    /// by sluice's plugin, offers the [`handshake`](crate::handshake) and attaches to the
+    /// region the answer names; or else uses stdin and stdout (input read during the handshake
+    /// stays the first input). A direction without a ring uses stdin or stdout.
     ///
     /// # Errors
     /// [`ShmError::Env`], [`ShmError::Version`], [`ShmError::BadHeader`] or
@@ -134,7 +137,16 @@ impl Channel {
     /// The protocol asks such a program to report the error and exit with status 2.
     pub fn open() -> Result<Channel, ShmError> {
         let (mut input, mut output) = (None, None);
-        let engine = match attach()? {
+        // Input read from stdin during the handshake that turned out to be records.
+        let mut pending = Vec::new();
+        let attached = match attach()? {
+            Some(attached) => Some(attached),
+            None if handshake::offers(|name| std::env::var(name).ok()) => {
+                attach_by_handshake(&mut pending)?
+            }
+            None => None,
+        };
+        let engine = match attached {
             None => None,
             Some((region, layout)) => {
                 let region = Arc::new(region);
@@ -173,9 +185,9 @@ impl Channel {
                 Output::Stdout(BufWriter::with_capacity(READ_BUFFER, io::stdout()))
             }),
             engine,
-            buffer: vec![0; READ_BUFFER].into_boxed_slice(),
+            filled: pending.len(),
+            buffer: prefilled(pending),
             pos: 0,
-            filled: 0,
             closed: false,
         })
     }
@@ -243,6 +255,57 @@ impl Channel {
     }
 }
 
+/// The read buffer, holding `pending` (records read during the handshake) at its start.
+fn prefilled(mut pending: Vec<u8>) -> Box<[u8]> {
+    let len = pending.len().max(READ_BUFFER);
+    pending.resize(len, 0);
+    pending.into_boxed_slice()
+}
+
+/// Offers the handshake of `docs/shm-protocol.md` ("Setting up under Hadoop Streaming"): the
+/// hello line on stdout, then the first line of stdin says where the region is, or is the
+/// first record (kept in `pending`), in which case this side stays on pipes.
+fn attach_by_handshake(pending: &mut Vec<u8>) -> Result<Option<(Region, Layout)>, ShmError> {
+    let io_error = |what| move |e: io::Error| ShmError::Setup(what, e);
+    {
+        let mut stdout = io::stdout().lock();
+        stdout
+            .write_all(handshake::HELLO)
+            .and_then(|()| stdout.flush())
+            .map_err(io_error("writing the handshake to stdout"))?;
+    }
+    let mut stdin = io::stdin().lock();
+    let mut chunk = vec![0; READ_BUFFER];
+    loop {
+        let n = match stdin.read(&mut chunk) {
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io_error("reading the handshake from stdin")(e)),
+        };
+        pending.extend_from_slice(&chunk[..n]);
+        match handshake::first_line(pending)? {
+            handshake::FirstLine::Undecided if n > 0 => continue,
+            handshake::FirstLine::Undecided | handshake::FirstLine::Record => return Ok(None),
+            handshake::FirstLine::Attach { path, len } => {
+                if pending.len() > len {
+                    return Err(ShmError::Violation(format!(
+                        "{} bytes followed the attach line on stdin",
+                        pending.len() - len
+                    )));
+                }
+                pending.clear();
+                let fd = nix::fcntl::open(
+                    path.as_str(),
+                    nix::fcntl::OFlag::O_RDWR | nix::fcntl::OFlag::O_CLOEXEC,
+                    nix::sys::stat::Mode::empty(),
+                )
+                .map_err(|e| ShmError::Env(format!("cannot open the region {path}: {e}")))?;
+                return attach_fd(fd).map(Some);
+            }
+        }
+    }
+}
+
 /// Finds and maps the region the engine passed, if any.
 fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
     let Some(fd) = std::env::var_os(ENV_FD) else {
@@ -291,6 +354,11 @@ fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
         nix::fcntl::FcntlArg::F_SETFD(nix::fcntl::FdFlag::FD_CLOEXEC),
     )
     .map_err(|e| ShmError::Setup("fcntl", e.into()))?;
+    attach_fd(fd).map(Some)
+}
+
+/// Maps the region of a memory file the engine made, after checking it is sealed.
+fn attach_fd(fd: OwnedFd) -> Result<(Region, Layout), ShmError> {
     // The engine seals the file before the child exists: a file that could still shrink is not
     // one an engine made, and mapping it could fault.
     let seals = nix::fcntl::fcntl(&fd, nix::fcntl::FcntlArg::F_GET_SEALS)
@@ -303,7 +371,7 @@ fn attach() -> Result<Option<(Region, Layout)>, ShmError> {
             "the memory file is not sealed against resizing (seals {seals:#x})"
         )));
     }
-    Region::attach(fd).map(Some)
+    Region::attach(fd)
 }
 
 impl Read for Channel {

@@ -135,6 +135,56 @@ impl EngineRegion {
         written.saturating_sub(head)
     }
 
+    /// The path a child opens to attach without inheriting a descriptor (the handshake under
+    /// Hadoop Streaming): `/proc/<engine pid>/fd/<descriptor>`, which only processes of the
+    /// engine's user can open. `None` once [`EngineRegion::close_descriptor`] ran.
+    pub fn attach_path(&self) -> Option<String> {
+        let fd = self.region.raw_fd()?;
+        Some(format!("/proc/{}/fd/{fd}", std::process::id()))
+    }
+
+    /// Closes the engine's descriptor of the region (its mapping stays): after the child has
+    /// attached, no path opens the region any more.
+    pub fn close_descriptor(&self) {
+        self.region.close_fd();
+    }
+
+    /// Waits until the child has attached, at most `timeout`, asking `watch` about the child
+    /// every 100 ms.
+    ///
+    /// # Errors
+    /// [`ShmError::PeerGone`] if the child exits first, [`ShmError::Stopped`] if the task is
+    /// stopped, [`ShmError::Env`] after the timeout.
+    pub fn wait_attached<W: ChildWatch>(
+        &self,
+        timeout: std::time::Duration,
+        watch: &W,
+    ) -> Result<(), ShmError> {
+        let start = std::time::Instant::now();
+        let state = self.region.u32(H_CHILD_STATE);
+        loop {
+            let seen = state.load(Ordering::Acquire);
+            if seen != CHILD_NOT_ATTACHED {
+                return Ok(());
+            }
+            match watch.status() {
+                ChildStatus::Running => {}
+                ChildStatus::Exited => return Err(ShmError::PeerGone),
+                ChildStatus::Stopped => return Err(ShmError::Stopped),
+            }
+            let left = timeout.saturating_sub(start.elapsed());
+            if left.is_zero() {
+                return Err(ShmError::Env(format!(
+                    "the program offered shared memory but did not attach within {} ms",
+                    timeout.as_millis()
+                )));
+            }
+            let futex: &Futex<Shared> = state.as_futex();
+            // A wake-up, a timeout or a changed value all lead back to the checks above.
+            let _ = futex.wait_for(seen, left.min(std::time::Duration::from_millis(100)));
+        }
+    }
+
     /// Tells the child that the engine gives up on the task and wakes every sleeper, so that
     /// a child still running notices at once.
     pub fn abort(&self) {
@@ -176,7 +226,11 @@ pub fn spawn(command: &mut Command, region: Option<&EngineRegion>) -> io::Result
         return command.spawn();
     };
     // `F_DUPFD` (not `F_DUPFD_CLOEXEC`): the duplicate stays open across `exec`.
-    let inherited = fcntl(region.region.fd(), FcntlArg::F_DUPFD(3)).map_err(io::Error::from)?;
+    let inherited = region
+        .region
+        .with_fd(|fd| fcntl(fd, FcntlArg::F_DUPFD(3)))
+        .ok_or_else(|| io::Error::other("the shared region's descriptor is closed"))?
+        .map_err(io::Error::from)?;
     // SAFETY: `F_DUPFD` returned a new descriptor that nothing else owns.
     let inherited = unsafe { OwnedFd::from_raw_fd(inherited) };
     command

@@ -9,8 +9,9 @@
 //!   direction, starts the child with a descriptor of it ([`spawn`]), and moves bytes
 //!   through [`ChildInput`] (`Write`) and [`ChildOutput`] (`Read`). Every value the child can
 //!   write is validated; a misbehaving child gets a [`ShmError::Violation`].
-//! * [`Channel`] (client side) attaches to the region named in the environment, or falls back
-//!   to stdin and stdout, and offers `BufRead` and `Write`.
+//! * [`Channel`] (client side) attaches to the region named in the environment, or, under
+//!   Hadoop Streaming with sluice's plugin, the one the [`handshake`] names; otherwise it falls
+//!   back to stdin and stdout. It offers `BufRead` and `Write`.
 //!
 //! Inside, `ring` holds the single-producer, single-consumer byte ring with the batched futex
 //! wake-ups, `sync` the atomics and the futex it uses, and `region` the mapping, the only place
@@ -30,6 +31,8 @@ mod client;
 mod engine;
 #[cfg(feature = "fuzzing")]
 pub mod fuzzing;
+#[cfg(not(loom))]
+pub mod handshake;
 mod layout;
 #[cfg(not(loom))]
 mod region;

@@ -6,9 +6,10 @@
 
 use std::ffi::CStr;
 use std::num::NonZeroUsize;
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use nix::fcntl::{fcntl, FcntlArg, SealFlag};
 use nix::sys::memfd::{memfd_create, MFdFlags};
@@ -22,7 +23,8 @@ use crate::ShmError;
 pub(crate) struct Region {
     base: NonNull<u8>,
     len: usize,
-    fd: OwnedFd,
+    /// The memory file, until [`Region::close_fd`]: the mapping outlives it.
+    fd: Mutex<Option<OwnedFd>>,
 }
 
 // SAFETY: the mapping is plain shared memory that lives until `Region` is dropped. Every
@@ -114,7 +116,7 @@ impl Region {
         Ok(Region {
             base: base.cast(),
             len: len.get(),
-            fd,
+            fd: Mutex::new(Some(fd)),
         })
     }
 
@@ -137,9 +139,20 @@ impl Region {
         }
     }
 
-    /// The memory file's descriptor.
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.fd.as_fd()
+    /// Runs `f` with the memory file's descriptor; `None` once it is closed.
+    pub(crate) fn with_fd<T>(&self, f: impl FnOnce(BorrowedFd<'_>) -> T) -> Option<T> {
+        let fd = self.fd.lock().unwrap_or_else(|p| p.into_inner());
+        fd.as_ref().map(|fd| f(fd.as_fd()))
+    }
+
+    /// The memory file's descriptor number, while it is open.
+    pub(crate) fn raw_fd(&self) -> Option<RawFd> {
+        self.with_fd(|fd| fd.as_raw_fd())
+    }
+
+    /// Closes the memory file; the mapping stays. No path opens the region afterwards.
+    pub(crate) fn close_fd(&self) {
+        drop(self.fd.lock().unwrap_or_else(|p| p.into_inner()).take());
     }
 
     /// Checks that `size` bytes at `offset` lie inside the mapping and are aligned to `align`.
@@ -191,7 +204,10 @@ impl Drop for Region {
 impl Region {
     /// A second, independent mapping of the same memory, as another process would have.
     pub(crate) fn map_again(&self) -> Region {
-        let fd = self.fd.try_clone().expect("dup the memory file");
+        let fd = self
+            .with_fd(|fd| fd.try_clone_to_owned())
+            .expect("the memory file is open")
+            .expect("dup the memory file");
         Region::attach(fd).expect("attach a second mapping").0
     }
 }

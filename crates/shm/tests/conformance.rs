@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
-use runner::{run, RunOptions, RunReport};
+use runner::{run, run_handshake, Answer, HandshakeReport, RunOptions, RunReport};
 
 const SCENARIO_ENV: &str = "SLUICE_CONFORM_SCENARIO";
 
@@ -440,6 +440,7 @@ fn cases(client: &Client) -> Vec<Case> {
             same_bytes(&data, &got)
         }),
     ];
+    cases.extend(handshake_cases(n));
     if client.name == "rust" {
         cases.push(case("a child that exits without closing", |c| {
             let data = records(20_000, 200, 13);
@@ -595,4 +596,151 @@ fn rust_scenario(scenario: &str) -> io::Result<()> {
         other => return Err(io::Error::other(format!("unknown scenario {other}"))),
     }
     channel.close()
+}
+
+/// The environment Hadoop Streaming gives a mapper fed by sluice's plugin.
+const PLUGIN_MAPPER: [(&str, &str); 2] = [
+    ("mapreduce_task_ismap", "true"),
+    (
+        "stream_map_input_writer_class",
+        sluice_shm::handshake::WRITER_CLASS,
+    ),
+];
+
+/// `client`'s scenario as Hadoop Streaming starts it, with `env` added.
+fn under_hadoop(client: &Client, scenario: &str, env: &[(&str, &str)]) -> Command {
+    let mut command = client.command(scenario);
+    command.envs(env.iter().copied());
+    command
+}
+
+fn handshake_ok(report: &HandshakeReport, expected: &[u8]) -> Result<(), String> {
+    if report.timed_out {
+        return Err("hung: stopped by the watchdog".into());
+    }
+    if !report.status.success() {
+        return Err(format!("child failed: {}", report.status));
+    }
+    same_bytes(expected, &report.output)
+}
+
+/// The handshake under Hadoop Streaming (`docs/shm-protocol.md`): the program offers only
+/// when the plugin feeds it, attaches when answered with the attach line, and otherwise reads
+/// the engine's first line as its first record.
+fn handshake_cases(n: usize) -> Vec<Case> {
+    vec![
+        case("handshake: attach, both rings", move |c| {
+            let data = records(n / 10, 4096, 21);
+            let report = run_handshake(
+                under_hadoop(c, "copy", &PLUGIN_MAPPER),
+                Answer::Attach { output_ring: true },
+                &data,
+                WATCHDOG,
+            )?;
+            if !report.offered || !report.attached {
+                return Err(format!(
+                    "offered {}, attached {}",
+                    report.offered, report.attached
+                ));
+            }
+            handshake_ok(&report, &data)
+        }),
+        case("handshake: attach, output on stdout", move |c| {
+            let data = records(n / 10, 4096, 22);
+            let report = run_handshake(
+                under_hadoop(c, "lines", &PLUGIN_MAPPER),
+                Answer::Attach { output_ring: false },
+                &data,
+                WATCHDOG,
+            )?;
+            if !report.attached {
+                return Err("never attached".into());
+            }
+            handshake_ok(&report, &data)
+        }),
+        case("handshake: attach, empty input", |c| {
+            let report = run_handshake(
+                under_hadoop(c, "lines", &PLUGIN_MAPPER),
+                Answer::Attach { output_ring: true },
+                &[],
+                WATCHDOG,
+            )?;
+            handshake_ok(&report, &[])
+        }),
+        case(
+            "handshake: answered with records, stays on pipes",
+            move |c| {
+                // The first record starts like the hello and the attach line, then differs.
+                let mut data = b"\x01sluice-shm hello 1\n\x01sluice-shm attac\n".to_vec();
+                data.extend(records(n / 10, 4096, 23));
+                let report = run_handshake(
+                    under_hadoop(c, "lines", &PLUGIN_MAPPER),
+                    Answer::Records,
+                    &data,
+                    WATCHDOG,
+                )?;
+                if !report.offered {
+                    return Err("did not offer".into());
+                }
+                handshake_ok(&report, &data)
+            },
+        ),
+        case("handshake: answered with a 3 MB first line", |c| {
+            let mut data = vec![b'x'; 3 << 20];
+            data.extend_from_slice(b"\nlast\n");
+            let report = run_handshake(
+                under_hadoop(c, "copy", &PLUGIN_MAPPER),
+                Answer::Records,
+                &data,
+                WATCHDOG,
+            )?;
+            handshake_ok(&report, &data)
+        }),
+        case("handshake: answered with the end of the input", |c| {
+            let report = run_handshake(
+                under_hadoop(c, "lines", &PLUGIN_MAPPER),
+                Answer::Records,
+                &[],
+                WATCHDOG,
+            )?;
+            if !report.offered {
+                return Err("did not offer".into());
+            }
+            handshake_ok(&report, &[])
+        }),
+        case(
+            "handshake: no offer when Hadoop's own writer feeds it",
+            move |c| {
+                let data = records(n / 20, 4096, 24);
+                for env in [
+                    &[
+                        ("mapreduce_task_ismap", "true"),
+                        (
+                            "stream_map_input_writer_class",
+                            "org.apache.hadoop.streaming.io.TextInputWriter",
+                        ),
+                    ][..],
+                    // A combiner in a map task uses the reduce side's (stock) writer.
+                    &[
+                        PLUGIN_MAPPER[0],
+                        PLUGIN_MAPPER[1],
+                        ("stream_combine_streamprocessor", "cat"),
+                    ][..],
+                    &[][..],
+                ] {
+                    let report = run_handshake(
+                        under_hadoop(c, "lines", env),
+                        Answer::Attach { output_ring: true },
+                        &data,
+                        WATCHDOG,
+                    )?;
+                    if report.offered {
+                        return Err(format!("offered with {env:?}"));
+                    }
+                    handshake_ok(&report, &data)?;
+                }
+                Ok(())
+            },
+        ),
+    ]
 }
