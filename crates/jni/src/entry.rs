@@ -17,11 +17,15 @@
 //! or `mergeSegmentAbort`). Several fetcher threads call into one merge at once, each with its
 //! own segment: the merge is only ever used through shared references (it synchronises
 //! inside), a segment by the one thread fetching it.
+//!
+//! A Hadoop Streaming program's shared-memory rings live behind a handle too (`shmCreate` to
+//! `shmClose`): the task's thread writes its input, Hadoop's output thread reads its output,
+//! each through a direct buffer of its own.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use jni::objects::{JByteBuffer, JClass, JString};
-use jni::sys::{jint, jlong, jlongArray};
+use jni::sys::{jbyteArray, jint, jlong, jlongArray};
 use jni::JNIEnv;
 
 use jni::objects::JByteArray;
@@ -30,6 +34,7 @@ use crate::collector::{NativeCollector, Settings, SumCombiner};
 use crate::error::JniError;
 use crate::keys::KeyKind;
 use crate::merge::{MergeSettings, NativeMerge, SegmentBuilder};
+use crate::streaming::StreamingSession;
 use sluice_io::OutputCodec;
 
 /// The exception class every failure is thrown as.
@@ -489,5 +494,168 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_panicForTest<'local>(
     guard(&mut env, (), |env| {
         let text: String = env.get_string(&message)?.into();
         panic!("forced for a test: {text}");
+    })
+}
+
+/// The streaming session behind a handle.
+fn streaming<'a>(handle: jlong) -> Result<&'a StreamingSession, JniError> {
+    if handle == 0 {
+        return Err(JniError::Config(
+            "the shared-memory channel is closed".into(),
+        ));
+    }
+    // SAFETY: a non-zero handle is the address `shmCreate` returned from `Box::into_raw`, not
+    // yet freed: the Java side frees it once (`shmClose`), after the writer and the reader have
+    // both closed, so no call on it runs any more. Only shared references are made;
+    // `StreamingSession` locks each direction, so the writer's and the reader's threads may
+    // call at once.
+    Ok(unsafe { &*(handle as *const StreamingSession) })
+}
+
+/// The bytes of a direct `ByteBuffer` (its whole capacity).
+///
+/// # Safety
+/// The caller must not let the slice outlive the buffer, and no Java thread may use the
+/// buffer while the slice lives.
+unsafe fn direct_bytes<'b>(
+    env: &mut JNIEnv<'_>,
+    buffer: &JByteBuffer<'_>,
+) -> Result<&'b mut [u8], JniError> {
+    let address = env.get_direct_buffer_address(buffer)?;
+    let capacity = env.get_direct_buffer_capacity(buffer)?;
+    // SAFETY: the JVM reports `capacity` bytes at `address` for a direct buffer; the caller
+    // keeps the buffer alive and unused by Java for the slice's life.
+    Ok(unsafe { std::slice::from_raw_parts_mut(address, capacity) })
+}
+
+/// `long shmCreate(int pid, long inputRing, long outputRing)`: a shared-memory region for the
+/// streaming program with process id `pid`, with an input ring and, unless `outputRing` is 0,
+/// an output ring.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmCreate<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    pid: jint,
+    input_ring: jlong,
+    output_ring: jlong,
+) -> jlong {
+    guard(&mut env, 0, |_| {
+        let capacity = |value: jlong| {
+            u64::try_from(value).map_err(|_| JniError::Config(format!("a ring of {value} bytes")))
+        };
+        let output = (output_ring != 0)
+            .then(|| capacity(output_ring))
+            .transpose()?;
+        let session = StreamingSession::new(pid, capacity(input_ring)?, output)?;
+        Ok(Box::into_raw(Box::new(session)) as jlong)
+    })
+}
+
+/// `byte[] shmAttachLine(long session)`: the line that tells the program where the region is.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmAttachLine<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) -> jbyteArray {
+    guard(&mut env, std::ptr::null_mut(), |env| {
+        let line = streaming(handle)?.attach_line()?;
+        Ok(env.byte_array_from_slice(&line)?.into_raw())
+    })
+}
+
+/// `void shmAwaitAttach(long session, long timeoutMillis)`: waits until the program has
+/// attached; afterwards no path opens the region.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmAwaitAttach<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    timeout_millis: jlong,
+) {
+    guard(&mut env, (), |_| {
+        let millis = u64::try_from(timeout_millis).unwrap_or(0);
+        streaming(handle)?.await_attach(std::time::Duration::from_millis(millis))
+    })
+}
+
+/// `void shmWrite(long session, ByteBuffer batch, int length)`: the first `length` bytes of a
+/// direct buffer into the program's input ring.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmWrite<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    batch: JByteBuffer<'local>,
+    length: jint,
+) {
+    guard(&mut env, (), |env| {
+        let session = streaming(handle)?;
+        let length = to_usize(length.into(), "the batch length")?;
+        // SAFETY: the slice lives for this call only, and the writer's thread, which owns the
+        // buffer, is blocked in this call.
+        let bytes = unsafe { direct_bytes(env, &batch)? };
+        let bytes = bytes.get(..length).ok_or_else(|| {
+            JniError::Config(format!(
+                "a batch of {length} bytes in a buffer of {}",
+                bytes.len()
+            ))
+        })?;
+        session.write(bytes)
+    })
+}
+
+/// `void shmCloseInput(long session)`: the program sees the end of its input.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmCloseInput<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, (), |_| {
+        streaming(handle)?.close_input();
+        Ok(())
+    })
+}
+
+/// `int shmRead(long session, ByteBuffer into)`: what the program wrote, into a direct
+/// buffer: the number of bytes, or -1 at the end of its output.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmRead<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+    into: JByteBuffer<'local>,
+) -> jint {
+    guard(&mut env, -1, |env| {
+        let session = streaming(handle)?;
+        // SAFETY: the slice lives for this call only, and the reader's thread, which owns the
+        // buffer, is blocked in this call.
+        let buf = unsafe { direct_bytes(env, &into)? };
+        // At most 1 GiB per call, so the count fits a jint.
+        let buf_len = buf.len().min(1 << 30);
+        let n = session.read(&mut buf[..buf_len])?;
+        if n == 0 {
+            return Ok(-1);
+        }
+        jint::try_from(n).map_err(|_| JniError::Config(format!("a read of {n} bytes")))
+    })
+}
+
+/// `void shmClose(long session)`: frees the region; a program whose input or output had not
+/// ended is told that the task gave up.
+#[no_mangle]
+pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmClose<'local>(
+    mut env: JNIEnv<'local>,
+    _class: JClass<'local>,
+    handle: jlong,
+) {
+    guard(&mut env, (), |_| {
+        if handle != 0 {
+            // SAFETY: as in `streaming`: the handle came from `Box::into_raw` in `shmCreate`,
+            // and the Java side closes it once, after its last use.
+            drop(unsafe { Box::from_raw(handle as *mut StreamingSession) });
+        }
+        Ok(())
     })
 }

@@ -33,6 +33,10 @@ pub enum JniError {
     /// keys out of the job's order, or a stream cut short.
     #[error("sluice: native merge: {0}")]
     Segment(String),
+    /// A streaming program's shared-memory channel failed (the program exited, did not
+    /// attach, or broke the protocol).
+    #[error("sluice: {0}")]
+    Streaming(String),
     /// An argument from Java is out of range.
     #[error("sluice: {0}")]
     Config(String),

@@ -17,6 +17,7 @@
 //! * `collector`: one task's collector and its final merge.
 //! * `ifile`: Hadoop's IFile segments and index entries.
 //! * `merge`: one reduce task's merge of the fetched map outputs (the shuffle plugin).
+//! * `streaming`: one Hadoop Streaming program's shared-memory rings (`-io shm`).
 
 pub mod entry;
 
@@ -25,3 +26,4 @@ pub mod error;
 pub mod ifile;
 pub mod keys;
 pub mod merge;
+pub mod streaming;
