@@ -344,6 +344,11 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentBegin<'lo
     })
 }
 
+thread_local! {
+    /// Each fetcher thread's copy of its current chunk (see `mergeSegmentFeed`).
+    static FEED_BUFFER: std::cell::RefCell<Vec<i8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// `void mergeSegmentFeed(long segment, byte[] chunk, int length)`: the next `length` bytes
 /// of the segment's checked, decompressed IFile stream.
 #[no_mangle]
@@ -363,15 +368,19 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_mergeSegmentFeed<'loc
                 "a chunk of {length} bytes in an array of {capacity}"
             )));
         }
-        // SAFETY: the elements are only read while `elements` lives, within this call, and
-        // the fetcher thread that owns the array does not touch it during the call.
-        let elements = unsafe {
-            env.get_array_elements_critical(&chunk, jni::objects::ReleaseMode::NoCopyBack)?
-        };
-        // SAFETY: `elements` points at the array's `capacity` jbytes (i8, the layout of u8);
-        // `length <= capacity` was checked above.
-        let bytes = unsafe { std::slice::from_raw_parts(elements.as_ptr().cast::<u8>(), length) };
-        segment.feed(bytes)
+        // Copied out rather than pinned (`GetPrimitiveArrayCritical`): feeding may write a
+        // spill file, and a critical section that long would hold off the JVM's collector.
+        FEED_BUFFER.with(|buffer| {
+            let mut buffer = buffer.borrow_mut();
+            if buffer.len() < length {
+                buffer.resize(length, 0);
+            }
+            let signed = &mut buffer[..length];
+            env.get_byte_array_region(&chunk, 0, signed)?;
+            // SAFETY: i8 (jbyte) and u8 have the same size and alignment.
+            let bytes = unsafe { std::slice::from_raw_parts(signed.as_ptr().cast::<u8>(), length) };
+            segment.feed(bytes)
+        })
     })
 }
 

@@ -9,6 +9,11 @@
 //! * a program killed mid-stream fails the job in both runs;
 //! * no region is left in `/dev/shm` (the regions are memory files without a name).
 //!
+//! A second test runs every differential case of `sluice streaming` against Hadoop
+//! (`crates/cli/tests/streaming/cases`, mostly programs without a client) again through Hadoop
+//! Streaming with `-io shm` and the resolver: each must end exactly as over pipes (the same exit
+//! code, markers, counters and output, compared as that suite compares), never a failed task.
+//!
 //! All jobs run in one JVM (`tests/plugin/ExamplesBatch.java` calling Hadoop Streaming's
 //! `main`), from the jars `make hadoop` and `make plugin` put in `target/hadoop/lib` and
 //! `target/plugin`; the C clients are compiled here, the Rust one is the `wc_map` example of
@@ -23,6 +28,20 @@ use std::process::Command;
 #[allow(dead_code)] // Shared by the plugin tests; this one uses part of it.
 mod common;
 use common::*;
+
+// The differential cases of `sluice streaming` and how that suite runs and compares them.
+#[allow(dead_code)]
+#[path = "../../cli/tests/streaming/case.rs"]
+mod case;
+#[allow(dead_code)]
+#[path = "../../cli/tests/streaming/compare.rs"]
+mod compare;
+#[allow(dead_code)]
+#[path = "../../cli/tests/streaming/decode.rs"]
+mod decode;
+#[allow(dead_code)]
+#[path = "../../cli/tests/streaming/hadoop.rs"]
+mod hadoop;
 
 /// The log line of a task whose program attached over shared memory.
 const ATTACHED: &str = "attached over shared memory";
@@ -461,4 +480,154 @@ fn hadoop_streaming_over_shared_memory_gives_the_pipes_output() {
         let kept = scratch_dir.keep();
         panic!("{}\n\n(kept in {})", failures.join("\n\n"), kept.display());
     }
+}
+
+/// Whether a differential case can run with `-io shm` added: not when it chooses its own
+/// identifiers (`-io`, `stream.{map,reduce}.{input,output}=`), nor when a Java class or
+/// `aggregate` stands for a program (any `-io` then gives the job the identifier's output
+/// classes instead of its configured ones, which is what such a case is about).
+fn takes_shm(case: &case::Case) -> bool {
+    let java = case.args.windows(2).any(|w| {
+        matches!(w[0].as_str(), "-mapper" | "-reducer" | "-combiner")
+            && (w[1].eq_ignore_ascii_case("aggregate") || w[1].starts_with("org."))
+    });
+    if java {
+        return false;
+    }
+    let directions = [
+        "stream.map.input=",
+        "stream.map.output=",
+        "stream.reduce.input=",
+        "stream.reduce.output=",
+    ];
+    !case
+        .args
+        .iter()
+        .any(|a| a == "-io" || directions.iter().any(|d| a.starts_with(d)))
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Java 17, `make hadoop` and `make plugin` (the test-hadoop feature)"
+)]
+fn streaming_differential_cases_end_as_over_pipes_with_io_shm() {
+    require(&[
+        (
+            "target/hadoop/lib/.complete",
+            "`make hadoop` (tests/hadoop/fetch.sh)",
+        ),
+        ("target/plugin/sluice-plugin.jar", "`make plugin`"),
+    ]);
+    let layout = hadoop::Layout::new();
+    let root = root();
+    let mut cases = case::load_all(&layout.cases(), &layout.salt()).unwrap();
+    cases.retain(takes_shm);
+    if let Ok(only) = std::env::var("SLUICE_STREAMING_CASES") {
+        cases.retain(|c| only.split(',').any(|n| n.trim() == c.name));
+    }
+    assert!(!cases.is_empty(), "no differential case takes -io shm");
+    let scratch_dir = tempfile::Builder::new()
+        .prefix("plugin-streaming-cases")
+        .tempdir_in(root.join("target"))
+        .unwrap();
+    let scratch = scratch_dir.path();
+    let cwd = scratch.join("cwd");
+    fs::create_dir_all(&cwd).unwrap();
+    fs::write(cwd.join(".streaming-batch-cwd"), "").unwrap();
+
+    // Each case twice, with `-io text` (pipes) and with `-io shm`: any `-io` changes how
+    // Hadoop picks the job's output classes (a Java reducer's included), so the pipes run says
+    // `-io text` rather than nothing.
+    let mut manifest = String::new();
+    let mut add = |c: &case::Case, shm: bool| {
+        let run = format!("{}-{}", c.name, if shm { "shm" } else { "pipes" });
+        let result = scratch.join("results").join(&run);
+        let copy = result.join("case");
+        c.materialize(&copy).unwrap();
+        let mut args = hadoop::local_mode_args(&scratch.join("tmp").join(&run));
+        if shm {
+            args.extend([
+                "-D".to_string(),
+                "stream.io.identifier.resolver.class=\
+                 org.sluice.hadoop.streaming.ShmIdentifierResolver"
+                    .to_string(),
+                // Programs without a client cost this per task.
+                "-D".to_string(),
+                "sluice.shm.handshake.timeout.ms=100".to_string(),
+            ]);
+        }
+        args.extend(c.resolve_args(&copy, &result.join("output")));
+        let io = if shm { "shm" } else { "text" };
+        args.extend(["-io".to_string(), io.to_string()]);
+        common::case(&mut manifest, &run, &result, &args);
+        result
+    };
+    let runs: Vec<(PathBuf, PathBuf)> = cases
+        .iter()
+        .map(|c| (add(c, false), add(c, true)))
+        .collect();
+    fs::write(scratch.join("manifest"), manifest).unwrap();
+    let classpath = format!(
+        "{}:{}:{}/*",
+        layout.driver_dir().display(),
+        root.join("target/plugin/sluice-plugin.jar").display(),
+        layout.lib().display()
+    );
+    let before = dev_shm();
+    let out = Command::new("java")
+        .arg("-Djava.security.manager=allow")
+        .arg("-cp")
+        .arg(&classpath)
+        .arg(layout.driver_dir().join("StreamingBatch.java"))
+        .arg(scratch.join("manifest"))
+        .current_dir(&cwd)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(
+        out.status.success(),
+        "the Hadoop driver failed: {}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let after = dev_shm();
+    let read = |dir: &Path| hadoop::Run {
+        exit: fs::read_to_string(dir.join("exit"))
+            .ok()
+            .and_then(|e| e.trim().parse().ok()),
+        output: dir.join("output"),
+        log: fs::read_to_string(dir.join("log")).unwrap_or_default(),
+    };
+    let mut failures: Vec<String> = cases
+        .iter()
+        .zip(&runs)
+        .filter_map(|(c, (pipes, shm))| {
+            let problems = compare::compare(&c.expect, &read(pipes), &read(shm));
+            (!problems.is_empty()).then(|| {
+                format!(
+                    "=== {} (\"Hadoop\" is over pipes, \"sluice\" with -io shm)\n{}",
+                    c.name,
+                    problems.join("\n")
+                )
+            })
+        })
+        .collect();
+    let left: Vec<_> = after.difference(&before).collect();
+    if !left.is_empty() {
+        failures.push(format!("left in /dev/shm: {left:?}"));
+    }
+    if !failures.is_empty() {
+        let kept = scratch_dir.keep();
+        panic!(
+            "{} of {} case(s) end otherwise with -io shm:\n\n{}\n\n(kept in {})",
+            failures.len(),
+            cases.len(),
+            failures.join("\n\n"),
+            kept.display()
+        );
+    }
+    eprintln!(
+        "{} differential case(s) end as over pipes with -io shm",
+        cases.len()
+    );
 }
