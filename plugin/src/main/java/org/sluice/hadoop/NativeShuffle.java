@@ -1,6 +1,7 @@
 package org.sluice.hadoop;
 
 import java.io.IOException;
+import org.apache.hadoop.mapred.RawKeyValueIterator;
 
 import org.apache.hadoop.io.serializer.SerializationFactory;
 import org.apache.hadoop.io.serializer.WritableSerialization;
@@ -100,6 +101,23 @@ public class NativeShuffle<K, V> extends Shuffle<K, V> {
     }
     LOG.info("sluice: native merge not used: " + why);
     return super.createMergeManager(context);
+  }
+
+  /**
+   * Hadoop's shuffle; when it fails (a fetch failure beyond retries, an error in the native
+   * merge), the native merge's memory, thread and spill files are freed at once: the reduce
+   * task never calls {@link #close} after a failed run, and in local mode the JVM lives on.
+   */
+  @Override
+  public RawKeyValueIterator run() throws IOException, InterruptedException {
+    try {
+      return super.run();
+    } catch (IOException | InterruptedException | RuntimeException | Error e) {
+      if (nativeMerge != null) {
+        nativeMerge.release();
+      }
+      throw e;
+    }
   }
 
   @Override
