@@ -65,7 +65,7 @@ plugin:
 # The C and Python clients of the shm protocol: the C one must build warning-free, the Python
 # one passes its own tests. (Both are also run against the engine by the Rust conformance suite.)
 clients:
-	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c
+	$(MAKE) -s -C clients/c BUILD=$(CURDIR)/target/clients/c check
 	PYTHONDONTWRITEBYTECODE=1 python3 -m pytest -q -p no:cacheprovider clients/python/tests
 
 # The shm ring's wake-up protocol under the loom model checker (`--cfg loom`, its own target

@@ -491,6 +491,21 @@ static int ring_write(sluice_shm *s, const unsigned char *buf, size_t len)
     return 0;
 }
 
+/* Reads from wherever the input comes from, bypassing ibuf: > 0, 0 at the end, -1 error. */
+static ptrdiff_t source_read(sluice_shm *s, void *buf, size_t len)
+{
+    if (s->ieof)
+        return 0;
+    if (len > PTRDIFF_MAX)
+        len = PTRDIFF_MAX;
+    if (s->has_in && s->broken)
+        return fail(s, "the region is unusable after a protocol violation");
+    ptrdiff_t n = s->has_in ? ring_read(s, buf, len) : stdin_read(s, buf, len);
+    if (n == 0)
+        s->ieof = 1;
+    return n;
+}
+
 /* ---------------------------------------------------------------------------------------- */
 /* Attaching ("Setting up")                                                                   */
 
@@ -554,41 +569,33 @@ static void init_ring(struct ring *r, unsigned char *region, uint64_t offset, ui
     r->batch = capacity / 4;
 }
 
-/* Attaches to the region SLUICE_SHM_FD names, or exits with status 2 saying why. */
-static void attach(sluice_shm *s, const char *fd_text)
+/*
+ * Attaches to the region open on `fd`, or exits with status 2 saying why: the one attach both
+ * ways of finding the region share ("Setting up", step 3). `name` says where the descriptor
+ * came from, for the messages. The descriptor is closed once the region is mapped.
+ */
+static void attach_region(sluice_shm *s, int fd, const char *name)
 {
-    char *end;
-    errno = 0;
-    long fd = strtol(fd_text, &end, 10);
-    /* 0, 1 and 2 are the standard streams, which a direction without a ring still uses. */
-    if (errno != 0 || end == fd_text || *end != '\0' || fd < 3 || fd > INT_MAX)
-        die(2, "SLUICE_SHM_FD=%s is not a descriptor number", fd_text);
-    const char *version = getenv("SLUICE_SHM_VERSION");
-    if (version != NULL && strcmp(version, "1") != 0)
-        die(2, "the engine speaks protocol version %s; this client speaks version %d", version,
-            VERSION);
-
     struct stat st;
-    if (fstat((int)fd, &st) != 0)
-        die(2, "SLUICE_SHM_FD=%ld: %s", fd, strerror(errno));
+    if (fstat(fd, &st) != 0)
+        die(2, "%s: %s", name, strerror(errno));
     if (!S_ISREG(st.st_mode) || st.st_size < HEADER_LEN || (uintmax_t)st.st_size > SIZE_MAX)
-        die(2, "SLUICE_SHM_FD=%ld is not a shared-memory region (%lld bytes)", fd,
-            (long long)st.st_size);
+        die(2, "%s is not a shared-memory region (%lld bytes)", name, (long long)st.st_size);
     size_t region_len = (size_t)st.st_size;
     /*
      * MAP_POPULATE: the engine created (and populated) every page already; mapping them all
      * now costs one call instead of a page fault per page while records flow.
      */
     unsigned char *region =
-        mmap(NULL, region_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, (int)fd, 0);
+        mmap(NULL, region_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
     if (region == MAP_FAILED)
         die(2, "mapping the region: %s", strerror(errno));
     /*
      * The mapping outlives the descriptor. Closing it (the protocol asks for FD_CLOEXEC at
      * least) keeps it from leaking into programs we start.
      */
-    if (close((int)fd) != 0)
-        die(2, "closing SLUICE_SHM_FD: %s", strerror(errno));
+    if (close(fd) != 0)
+        die(2, "closing %s: %s", name, strerror(errno));
 
     /*
      * The header was written before we were started, so plain reads see it. Each field is read
@@ -647,13 +654,11 @@ static void attach(sluice_shm *s, const char *fd_text)
         s->out.announced = s->out.mine;
     }
 
-    /* Programs we start must not try to attach to the region too. */
-    if (unsetenv("SLUICE_SHM_FD") != 0 || unsetenv("SLUICE_SHM_VERSION") != 0)
-        die(2, "unsetenv: %s", strerror(errno));
     /*
      * Only one process may attach, once: every process of a job's shell script inherits
-     * SLUICE_SHM_FD, and a second one would interleave its bytes with ours. Release: our reads
-     * of the header happen before the engine sees us attached.
+     * SLUICE_SHM_FD (or could open the attach line's path), and a second one would interleave
+     * its bytes with ours. Release: our reads of the header happen before the engine sees us
+     * attached.
      */
     unsigned expected = CHILD_NOT_ATTACHED;
     if (!atomic_compare_exchange_strong_explicit(s->child_state, &expected, CHILD_ATTACHED,
@@ -661,6 +666,164 @@ static void attach(sluice_shm *s, const char *fd_text)
         die(2, "another process has already attached to the region (child_state %u)", expected);
     if (syscall(SYS_futex, (void *)s->child_state, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) < 0)
         die(2, "futex wake: %s", strerror(errno));
+}
+
+/* Attaches to the region SLUICE_SHM_FD names, or exits with status 2 saying why. */
+static void attach_env(sluice_shm *s, const char *fd_text)
+{
+    char *end;
+    errno = 0;
+    long fd = strtol(fd_text, &end, 10);
+    /* 0, 1 and 2 are the standard streams, which a direction without a ring still uses. */
+    if (errno != 0 || end == fd_text || *end != '\0' || fd < 3 || fd > INT_MAX)
+        die(2, "SLUICE_SHM_FD=%s is not a descriptor number", fd_text);
+    const char *version = getenv("SLUICE_SHM_VERSION");
+    if (version != NULL && strcmp(version, "1") != 0)
+        die(2, "the engine speaks protocol version %s; this client speaks version %d", version,
+            VERSION);
+    char name[64];
+    snprintf(name, sizeof name, "SLUICE_SHM_FD=%ld", fd);
+    attach_region(s, (int)fd, name);
+    /* Programs we start must not try to attach to the region too. */
+    if (unsetenv("SLUICE_SHM_FD") != 0 || unsetenv("SLUICE_SHM_VERSION") != 0)
+        die(2, "unsetenv: %s", strerror(errno));
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The handshake ("Setting up under Hadoop Streaming: the handshake")                        */
+
+static const char HELLO[] = "\x01sluice-shm hello 1\n";
+static const char ATTACH_PREFIX[] = "\x01sluice-shm attach ";
+enum { HELLO_LEN = sizeof HELLO - 1, ATTACH_PREFIX_LEN = sizeof ATTACH_PREFIX - 1 };
+#define WRITER_CLASS "org.sluice.hadoop.streaming.ShmInputWriter"
+
+static int ours(const char *variable)
+{
+    const char *v = getenv(variable);
+    return v != NULL && strcmp(v, WRITER_CLASS) == 0;
+}
+
+/*
+ * Whether the environment Hadoop Streaming exports (job settings, dots turned to underscores)
+ * shows that sluice's plugin writes our input, so that someone will answer an offer. A
+ * combiner runs in a map task with the reduce side's writer and an environment that cannot be
+ * told from the mapper's: with a combiner in the job, a map task offers only if both writers
+ * are the plugin's.
+ */
+static int offers(void)
+{
+    const char *is_map = getenv("mapreduce_task_ismap");
+    int map = ours("stream_map_input_writer_class");
+    int reduce = ours("stream_reduce_input_writer_class");
+    if (is_map != NULL && strcmp(is_map, "true") == 0) {
+        const char *combiner = getenv("stream_combine_streamprocessor");
+        return map && (combiner == NULL || *combiner == '\0' || reduce);
+    }
+    if (is_map != NULL && strcmp(is_map, "false") == 0)
+        return reduce;
+    return map && reduce;
+}
+
+/*
+ * Doubles the input buffer. Kept below PTRDIFF_MAX, so that every length fits the return type
+ * of the reads.
+ */
+static int grow_input(sluice_shm *s)
+{
+    char *bigger = s->icap <= PTRDIFF_MAX / 2 ? realloc(s->ibuf, s->icap * 2) : NULL;
+    if (bigger == NULL)
+        return fail(s, "out of memory for a line longer than %zu bytes", s->icap);
+    s->ibuf = bigger;
+    s->icap *= 2;
+    return 0;
+}
+
+/* Follows the attach line ibuf[0, len), its '\n' included, or exits with status 2. */
+static void attach_line(sluice_shm *s, size_t len)
+{
+    /* `<version> <path>`: the path is everything after the first space, spaces included. */
+    char *version = s->ibuf + ATTACH_PREFIX_LEN;
+    char *line_end = s->ibuf + len - 1;
+    *line_end = '\0';
+    if (memchr(version, '\0', (size_t)(line_end - version)) != NULL)
+        die(2, "malformed attach line: it holds a NUL byte");
+    char *space = strchr(version, ' ');
+    if (space == NULL)
+        die(2, "malformed attach line: no version and path");
+    *space = '\0';
+    const char *path = space + 1;
+    if (strcmp(version, "1") != 0)
+        die(2, "the engine speaks protocol version %.40s; this client speaks version %d", version,
+            VERSION);
+    if (*path == '\0')
+        die(2, "the attach line names no region");
+    /* O_CLOEXEC: the descriptor lives only until the mapping is made, in no program we start. */
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        die(2, "cannot open the region %s: %s", path, strerror(errno));
+    attach_region(s, fd, path);
+}
+
+/*
+ * Offers the handshake and follows the answer: attaches if the first line of stdin is an
+ * attach line, or else leaves every byte read in ibuf, where the reads find them first: they
+ * are the first record (or the end of the input), and the program stays on pipes.
+ *
+ * Reading stops as soon as the bytes differ from the attach line's prefix, so a long first
+ * record costs no scan to its end here; only a line that starts like an attach line is read to
+ * its '\n'. Reads take whatever stdin has, into a buffer that grows as read_line's does.
+ */
+static void handshake(sluice_shm *s)
+{
+    /*
+     * Straight to the descriptor, with nothing of ours buffered yet: the engine looks for the
+     * hello as the very first bytes of our stdout.
+     */
+    for (size_t done = 0; done < HELLO_LEN;) {
+        ssize_t n = write(STDOUT_FILENO, HELLO + done, HELLO_LEN - done);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            die(2, "writing the handshake to stdout: %s", strerror(errno));
+        done += (size_t)n;
+    }
+    size_t scanned = 0; /* ibuf[ATTACH_PREFIX_LEN, scanned) holds no '\n' */
+    for (;;) {
+        size_t prefix = s->iend < ATTACH_PREFIX_LEN ? s->iend : ATTACH_PREFIX_LEN;
+        if (memcmp(s->ibuf, ATTACH_PREFIX, prefix) != 0)
+            return; /* a record */
+        if (s->iend > ATTACH_PREFIX_LEN) {
+            if (scanned < ATTACH_PREFIX_LEN)
+                scanned = ATTACH_PREFIX_LEN;
+            char *nl = memchr(s->ibuf + scanned, '\n', s->iend - scanned);
+            if (nl != NULL) {
+                size_t len = (size_t)(nl + 1 - s->ibuf);
+                /*
+                 * The engine writes nothing after the attach line (its input goes through the
+                 * ring): bytes here mean the two sides disagree about what stdin carries.
+                 */
+                if (s->iend > len)
+                    die(2, "shm protocol violation: %zu bytes followed the attach line on stdin",
+                        s->iend - len);
+                attach_line(s, len);
+                s->iend = 0;
+                return;
+            }
+            scanned = s->iend;
+        }
+        /*
+         * The engine ends its attach line with '\n': input that ends first only looks like
+         * one, and is a record.
+         */
+        if (s->ieof)
+            return;
+        if (s->iend == s->icap && grow_input(s) != 0)
+            die(2, "reading the handshake from stdin: %s", s->err);
+        ptrdiff_t n = source_read(s, s->ibuf + s->iend, s->icap - s->iend);
+        if (n < 0)
+            die(2, "reading the handshake from stdin: %s", s->err);
+        s->iend += (size_t)n;
+    }
 }
 
 /* ---------------------------------------------------------------------------------------- */
@@ -671,13 +834,18 @@ sluice_shm *sluice_shm_open(void)
     sluice_shm *s = calloc(1, sizeof *s);
     if (s == NULL)
         die(2, "out of memory");
-    const char *fd_text = getenv("SLUICE_SHM_FD");
-    if (fd_text != NULL)
-        attach(s, fd_text);
+    /* Allocated first: the handshake reads into it what may be the first record. */
     s->icap = STDIO_BUF;
     s->ibuf = malloc(s->icap);
+    if (s->ibuf == NULL)
+        die(2, "out of memory");
+    const char *fd_text = getenv("SLUICE_SHM_FD");
+    if (fd_text != NULL)
+        attach_env(s, fd_text);
+    else if (offers())
+        handshake(s);
     s->obuf = s->has_out ? NULL : malloc(STDIO_BUF);
-    if (s->ibuf == NULL || (!s->has_out && s->obuf == NULL))
+    if (!s->has_out && s->obuf == NULL)
         die(2, "out of memory");
     return s;
 }
@@ -685,21 +853,6 @@ sluice_shm *sluice_shm_open(void)
 int sluice_shm_is_shm(const sluice_shm *s)
 {
     return s->has_in || s->has_out;
-}
-
-/* Reads from wherever the input comes from, bypassing ibuf: > 0, 0 at the end, -1 error. */
-static ptrdiff_t source_read(sluice_shm *s, void *buf, size_t len)
-{
-    if (s->ieof)
-        return 0;
-    if (len > PTRDIFF_MAX)
-        len = PTRDIFF_MAX;
-    if (s->has_in && s->broken)
-        return fail(s, "the region is unusable after a protocol violation");
-    ptrdiff_t n = s->has_in ? ring_read(s, buf, len) : stdin_read(s, buf, len);
-    if (n == 0)
-        s->ieof = 1;
-    return n;
 }
 
 ptrdiff_t sluice_shm_read(sluice_shm *s, void *buf, size_t len)
@@ -736,14 +889,8 @@ ptrdiff_t sluice_shm_read_line(sluice_shm *s, const char **line)
             scanned -= s->ipos;
             s->ipos = 0;
         }
-        if (s->iend == s->icap) {
-            /* Kept below PTRDIFF_MAX, so that every length fits the return type. */
-            char *bigger = s->icap <= PTRDIFF_MAX / 2 ? realloc(s->ibuf, s->icap * 2) : NULL;
-            if (bigger == NULL)
-                return fail(s, "out of memory for a line longer than %zu bytes", s->icap);
-            s->ibuf = bigger;
-            s->icap *= 2;
-        }
+        if (s->iend == s->icap && grow_input(s) != 0)
+            return -1;
         ptrdiff_t n = source_read(s, s->ibuf + s->iend, s->icap - s->iend);
         if (n < 0)
             return -1;
