@@ -1,5 +1,6 @@
 """The Channel: a streaming program's input and output, through the shared-memory rings under
-sluice, or through stdin and stdout anywhere else."""
+sluice (or under Hadoop Streaming with sluice's plugin, after the handshake), or through stdin
+and stdout anywhere else."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ import os
 import sys
 from collections.abc import Iterator
 from io import BytesIO
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
+
+from . import _handshake
 
 if TYPE_CHECKING:
     from ._region import Region
@@ -51,10 +54,13 @@ class Channel:
     A channel is a context manager (closing on exit) and is not thread-safe.
     """
 
-    def __init__(self, region: Region | None = None, batch: int | None = None) -> None:
+    def __init__(
+        self, region: Region | None = None, batch: int | None = None, pending: bytes = b""
+    ) -> None:
         """Uses the rings of an attached `region`, and stdin or stdout for a direction it has
         no ring for (or for both, without a region). `batch` overrides the wake-up batch of
-        the rings (capacity / 4)."""
+        the rings (capacity / 4). `pending` is input already taken from stdin (by the
+        handshake): it is read first, then the source."""
         self._region = region
         self._input = None
         self._output = None
@@ -77,7 +83,7 @@ class Channel:
         # Input not yet returned, in order: the lines left in `_lines` (an iterator over a list
         # shared by readline and iteration), then `_rbuf[_rpos:]`, then the source.
         self._lines: Iterator[bytes] = iter(())
-        self._rbuf = b""
+        self._rbuf = pending
         self._rpos = 0
 
         self._wbuf = bytearray()
@@ -295,14 +301,26 @@ class Channel:
 _channel: Channel | None = None
 
 
+def _cannot_attach(error: Exception) -> NoReturn:
+    """What the protocol asks of a client that cannot attach: the reason on stderr, status 2."""
+    print(f"sluice_shm: cannot attach to the shared-memory region: {error}", file=sys.stderr)
+    sys.exit(2)
+
+
 def open(batch: int | None = None) -> Channel:
     """Returns the program's channel, creating it on the first call.
 
     Under sluice with shared memory (SLUICE_SHM_FD is set) the channel attaches to the region;
     if it cannot, it says why on stderr and exits with status 2, as the protocol requires (the
     engine is not using stdin and stdout, so falling back to them would only hide the problem).
-    Without SLUICE_SHM_FD it uses stdin and stdout, so the same program runs under Hadoop
-    Streaming or in a shell pipeline.
+
+    Without SLUICE_SHM_FD, under Hadoop Streaming fed by sluice's plugin (the environment says
+    so: see _handshake.offers), it offers the handshake: the hello line on stdout, then the
+    first line of stdin either names the region, which it attaches to (exiting with status 2
+    if it cannot, as above), or is the first record, which it then reads again as input, over
+    stdin and stdout. Anywhere else, or on a platform without shared memory (where an offer
+    accepted could only fail), it uses stdin and stdout at once, so the same program runs in
+    a shell pipeline or under Hadoop without sluice.
 
     `batch` sets how many bytes a ring side moves before it wakes a sleeping engine (default:
     a quarter of the ring); it applies when the channel is created.
@@ -316,14 +334,24 @@ def open(batch: int | None = None) -> Channel:
     if batch is not None and batch <= 0:
         raise ValueError(f"batch must be positive, not {batch}")
     region = None
+    pending = b""
     if "SLUICE_SHM_FD" in os.environ:
         from ._region import AttachError, attach
 
         try:
             region = attach(os.environ)
         except AttachError as e:
-            print(f"sluice_shm: cannot attach to the shared-memory region: {e}", file=sys.stderr)
-            sys.exit(2)
-    _channel = Channel(region, batch)
+            _cannot_attach(e)
+    elif _handshake.offers(os.environ):
+        from ._region import AttachError, unsupported_platform
+
+        # Offering where attaching must fail would fail a task that pipes can run: no offer,
+        # and the engine falls back to pipes after its wait.
+        if unsupported_platform() is None:
+            try:
+                region, pending = _handshake.offer(sys.stdin.buffer)
+            except AttachError as e:
+                _cannot_attach(e)
+    _channel = Channel(region, batch, pending)
     atexit.register(_channel.close)
     return _channel

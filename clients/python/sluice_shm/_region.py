@@ -56,12 +56,18 @@ _R_SPACE_SEQ = 264
 _R_PRODUCER_SLEEPING = 268
 R_DATA = 384
 
+# Before Python 3.13, mmap keeps a duplicate of the descriptor for as long as the mapping
+# lives (close-on-exec, so no child inherits it); from 3.13, trackfd=False asks it not to, and
+# only the mapping remains. The mapping's size() and resize(), which need it, are never used.
+_UNTRACKED = {"trackfd": False} if sys.version_info >= (3, 13) else {}
+
 _u64 = ctypes.c_uint64.from_buffer
 _u32 = ctypes.c_uint32.from_buffer
 
 
 class AttachError(Exception):
-    """The region named by SLUICE_SHM_FD cannot be used; the message says why."""
+    """The region named by SLUICE_SHM_FD or by the handshake's attach line cannot be used, or
+    the handshake itself failed; the message says why."""
 
 
 class Ring:
@@ -121,14 +127,22 @@ class Region:
         _futex.wake(ctypes.addressof(self.child_state))
 
 
-def _check_platform() -> None:
+def unsupported_platform() -> str | None:
+    """Why this Python cannot use shared memory, or None if it can (64-bit x86-64 Linux)."""
     machine = platform.machine()
     if machine != "x86_64" or struct.calcsize("P") != 8 or not sys.platform.startswith("linux"):
-        raise AttachError(
+        return (
             f"this Python client supports shared memory only on 64-bit x86-64 Linux, not "
             f"{sys.platform} {machine} with {8 * struct.calcsize('P')}-bit Python: it relies on "
             f"x86-64's ordering of plain loads and stores (run the job without the shm settings)"
         )
+    return None
+
+
+def _check_platform() -> None:
+    reason = unsupported_platform()
+    if reason is not None:
+        raise AttachError(reason)
 
 
 def _check_ring(name: str, offset: int, capacity: int, region_len: int) -> None:
@@ -147,7 +161,8 @@ def _check_ring(name: str, offset: int, capacity: int, region_len: int) -> None:
 
 
 def attach(environ: MutableMapping[str, str]) -> Region:
-    """Attaches to the region whose descriptor `environ` names and marks the child ATTACHED.
+    """Attaches to the region whose descriptor `environ` names (SLUICE_SHM_FD, "Setting up")
+    and marks the child ATTACHED.
 
     Also closes the descriptor and removes SLUICE_SHM_FD and SLUICE_SHM_VERSION from
     `environ` (os.environ), as the C client does, so that programs this one starts neither
@@ -166,21 +181,57 @@ def attach(environ: MutableMapping[str, str]) -> Region:
         raise AttachError(
             f"the engine speaks protocol version {version}; this client speaks version {VERSION}"
         )
+    region = _attach_fd(fd, f"{ENV_FD}={fd}")
+    environ.pop(ENV_FD, None)
+    environ.pop(ENV_VERSION, None)
+    return region
+
+
+def attach_path(path: bytes) -> Region:
+    """Attaches to the region at `path`, the /proc/<engine pid>/fd/<n> the engine's attach
+    line names (the handshake under Hadoop Streaming), and marks the child ATTACHED.
+
+    The descriptor opened here is closed once the region is mapped: the engine closes its own
+    after our attach, and from then on only the two mappings remain.
+
+    Raises AttachError, saying why, if the region cannot be opened or used.
+    """
+    _check_platform()
+    name = os.fsdecode(path)
     try:
-        st = os.fstat(fd)
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
     except OSError as e:
-        raise AttachError(f"{ENV_FD}={fd}: {e.strerror}") from None
-    if not stat.S_ISREG(st.st_mode) or st.st_size < HEADER_LEN:
-        raise AttachError(f"{ENV_FD}={fd} is not a shared-memory region ({st.st_size} bytes)")
-    region_len = st.st_size
+        raise AttachError(f"cannot open the region {name}: {e.strerror}") from None
+    return _attach_fd(fd, name)
+
+
+def _attach_fd(fd: int, name: str) -> Region:
+    """Maps the region open on `fd`, checks its header ("Setting up", step 3) and marks the
+    child ATTACHED. Closes `fd` whether or not it succeeds; `name` says in errors which
+    descriptor or path it was.
+    """
     try:
-        # MAP_POPULATE (Python 3.10 and later): map every page now rather than fault each in.
-        flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
-        mm = mmap.mmap(fd, region_len, flags, mmap.PROT_READ | mmap.PROT_WRITE)
-        # mmap keeps a descriptor of its own; ours would only leak into our children.
-        os.close(fd)
-    except OSError as e:
-        raise AttachError(f"mapping the region: {e.strerror}") from None
+        try:
+            st = os.fstat(fd)
+        except OSError as e:
+            raise AttachError(f"{name}: {e.strerror}") from None
+        if not stat.S_ISREG(st.st_mode) or st.st_size < HEADER_LEN:
+            raise AttachError(f"{name} is not a shared-memory region ({st.st_size} bytes)")
+        region_len = st.st_size
+        try:
+            # MAP_POPULATE (Python 3.10 and later): map every page now rather than fault each
+            # in.
+            flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+            mm = mmap.mmap(fd, region_len, flags, mmap.PROT_READ | mmap.PROT_WRITE, **_UNTRACKED)
+        except OSError as e:
+            raise AttachError(f"mapping the region: {e.strerror}") from None
+    finally:
+        # Once mapped, the descriptor serves nothing (on failure neither: the program exits),
+        # and it would keep the region open by a path.
+        try:
+            os.close(fd)
+        except OSError:
+            pass  # fstat has already said what is wrong with it
 
     # The engine wrote the header before starting us, so plain reads see it. The fields are
     # read once: what is checked is what is used.
@@ -240,6 +291,4 @@ def attach(environ: MutableMapping[str, str]) -> Region:
     # A plain store is a release on x86-64: our reads of the header come before it.
     region.child_state.value = CHILD_ATTACHED
     _futex.wake(ctypes.addressof(region.child_state))
-    environ.pop(ENV_FD, None)
-    environ.pop(ENV_VERSION, None)
     return region
