@@ -34,7 +34,11 @@ typedef struct sluice_shm sluice_shm;
  * Opens the program's input and output. If SLUICE_SHM_FD is set, attaches to the region it
  * names: maps it, checks the header, marks the child ATTACHED, closes the descriptor and
  * removes SLUICE_SHM_FD and SLUICE_SHM_VERSION from the environment (so that programs this one
- * starts do not attach to the same region). Otherwise uses stdin and stdout.
+ * starts do not attach to the same region). Under Hadoop Streaming, when the environment shows
+ * that sluice's plugin writes this program's input, it first offers the handshake of
+ * docs/shm-protocol.md (a hello line on stdout) and attaches to the region the answer names; an
+ * answer that is not an attach line is the first record, read again as input. Otherwise uses
+ * stdin and stdout.
  *
  * Never returns NULL. If SLUICE_SHM_FD is set but the region cannot be attached (a bad
  * descriptor, an unsupported version, a malformed header, another process attached first, no
