@@ -131,7 +131,11 @@ def _follow(line: bytes) -> Region:
     from ._region import VERSION, AttachError, attach_path
 
     # `<version> <path>`: the path is everything after the first space, spaces included.
-    version, sep, path = line[len(ATTACH_PREFIX) : -1].partition(b" ")
+    body = line[len(ATTACH_PREFIX) : -1]
+    # os.open would raise ValueError, not OSError, for a NUL in the path.
+    if b"\0" in body:
+        raise AttachError("malformed attach line: it holds a NUL byte")
+    version, sep, path = body.partition(b" ")
     if not sep:
         raise AttachError(f"malformed attach line {line!r}")
     if version != str(VERSION).encode():

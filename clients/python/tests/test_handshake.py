@@ -477,8 +477,9 @@ def engine():
         (ATTACH + b"2 /dev/null\n", "protocol version 2"),
         (ATTACH + b"1\n", "malformed attach line"),
         (ATTACH + b"1 \n", "names no region"),
+        (ATTACH + b"1 /dev/null\0x\n", "holds a NUL byte"),
     ],
-    ids=["missing", "not a region", "closed descriptor", "version", "malformed", "no path"],
+    ids=["missing", "not a region", "closed descriptor", "version", "malformed", "no path", "NUL"],
 )
 def test_attach_line_it_cannot_follow(engine, line, message):
     assert message in refused(engine, line)
