@@ -760,7 +760,8 @@ static void attach_line(sluice_shm *s, size_t len)
     /* O_CLOEXEC: the descriptor lives only until the mapping is made, in no program we start. */
     int fd = open(path, O_RDWR | O_CLOEXEC);
     if (fd < 0)
-        die(2, "cannot open the region %s: %s", path, strerror(errno));
+        die(2, "cannot open the region %.256s%s: %s", path, strlen(path) > 256 ? "..." : "",
+            strerror(errno));
     attach_region(s, fd, path);
 }
 

@@ -825,6 +825,10 @@ int main(int argc, char **argv)
     struct bytes huge_prefixed = {0};
     append_str(&huge_prefixed, PREFIX "1 /");
     append(&huge_prefixed, huge.p, huge.len - 6); /* no '\n' at all */
+    /* The same with its '\n': an attach line, of a path too long to open. */
+    struct bytes huge_attach = {0};
+    append(&huge_attach, huge_prefixed.p, huge_prefixed.len);
+    append_str(&huge_attach, "\n");
     struct bytes partial = {0};
     append_str(&partial, "one line without its newline");
     struct bytes empty = {0};
@@ -964,6 +968,12 @@ int main(int argc, char **argv)
                          .input = huge_prefixed},
           (struct expect){PIPES, 1, NULL});
 
+    /* Read to its '\n' however long, in a growing buffer: the attach is then refused. */
+    check(&(struct spec){.name = "offer, answered with a 3 MB attach line", .scenario = "lines",
+                         .env = {IS_MAP, MAP_OURS}, .answer = RECORDS, .input = huge_attach},
+          (struct expect){REFUSED, 1, "cannot open the region /abcdefghij"});
+
+    free(huge_attach.p);
     free(records.p);
     free(tricky.p);
     free(lookalike.p);
