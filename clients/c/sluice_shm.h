@@ -4,9 +4,11 @@
  *
  * A streaming mapper or reducer reads its input and writes its output through one handle.
  * Under sluice with shared memory enabled, the handle moves the bytes through the rings of the
- * region named by SLUICE_SHM_FD; anywhere else (a terminal, a plain pipe, Hadoop Streaming) it
- * reads stdin and writes stdout. Either way the program sees exactly the bytes a pipe would
- * carry, so the same binary works in both places.
+ * region named by SLUICE_SHM_FD; under Hadoop Streaming with sluice's plugin (-io shm), through
+ * the rings of the region the plugin names in answer to a handshake; anywhere else (a terminal,
+ * a plain pipe, Hadoop Streaming without the plugin) it reads stdin and writes stdout. Either
+ * way the program sees exactly the bytes a pipe would carry, so the same binary works in every
+ * place.
  *
  *     sluice_shm *s = sluice_shm_open();
  *     const char *line;
@@ -34,17 +36,25 @@ typedef struct sluice_shm sluice_shm;
  * Opens the program's input and output. If SLUICE_SHM_FD is set, attaches to the region it
  * names: maps it, checks the header, marks the child ATTACHED, closes the descriptor and
  * removes SLUICE_SHM_FD and SLUICE_SHM_VERSION from the environment (so that programs this one
- * starts do not attach to the same region). Under Hadoop Streaming, when the environment shows
- * that sluice's plugin writes this program's input, it first offers the handshake of
- * docs/shm-protocol.md (a hello line on stdout) and attaches to the region the answer names; an
- * answer that is not an attach line is the first record, read again as input. Otherwise uses
- * stdin and stdout.
+ * starts do not attach to the same region).
  *
- * Never returns NULL. If SLUICE_SHM_FD is set but the region cannot be attached (a bad
- * descriptor, an unsupported version, a malformed header, another process attached first, no
- * memory), it writes the reason to stderr and exits with status 2, as the protocol requires:
- * the engine is not using stdin and stdout, so falling back to them would only hide the
- * problem.
+ * Otherwise, under Hadoop Streaming, when the environment shows that sluice's plugin writes
+ * this program's input (the writer class Hadoop exports for this task is
+ * org.sluice.hadoop.streaming.ShmInputWriter), it first offers the handshake of
+ * docs/shm-protocol.md, "Setting up under Hadoop Streaming": it writes the 20-byte hello line
+ * "\x01sluice-shm hello 1\n" straight to descriptor 1, then reads the first line of stdin. An
+ * attach line ("\x01sluice-shm attach 1 <path>\n") makes it open <path> and attach to that
+ * region as above. Any other answer, or the end of stdin, means pipes: the bytes read stay the
+ * first bytes the program reads, whatever the first record's length. Call it before the
+ * program writes to stdout itself: the plugin looks for the hello as the first bytes there.
+ *
+ * Otherwise uses stdin and stdout. A direction whose ring the region lacks uses them too.
+ *
+ * Never returns NULL. If a region cannot be attached (a bad descriptor or path, an unsupported
+ * version, a malformed header or attach line, bytes after the attach line, another process
+ * attached first, no memory), it writes the reason to stderr and exits with status 2, as the
+ * protocol requires: the engine is not using stdin and stdout, so falling back to them would
+ * only hide the problem.
  */
 sluice_shm *sluice_shm_open(void);
 
