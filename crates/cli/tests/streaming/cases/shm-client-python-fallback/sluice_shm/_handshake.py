@@ -1,0 +1,1 @@
+../../../../../../../clients/python/sluice_shm/_handshake.py
