@@ -16,7 +16,8 @@ pub const HELLO: &[u8] = b"\x01sluice-shm hello 1\n";
 pub const ATTACH_PREFIX: &[u8] = b"\x01sluice-shm attach ";
 
 /// The longest attach line a client accepts: the prefix, a version and a `/proc` path are far
-/// shorter. Anything longer is a record.
+/// shorter. A longer line that starts as an attach line is refused, as one that cannot be
+/// followed (it is never taken for a record: `docs/shm-protocol.md`).
 pub const MAX_ATTACH_LINE: usize = 512;
 
 /// The plugin's input writer: a child fed by it may offer.
@@ -72,15 +73,20 @@ pub fn first_line(bytes: &[u8]) -> Result<FirstLine, ShmError> {
     if !ATTACH_PREFIX.starts_with(head) {
         return Ok(FirstLine::Record);
     }
+    let too_long = || {
+        ShmError::Env(format!(
+            "an attach line longer than {MAX_ATTACH_LINE} bytes arrived on stdin"
+        ))
+    };
     let Some(end) = bytes.iter().position(|&b| b == b'\n') else {
-        return Ok(if bytes.len() > MAX_ATTACH_LINE {
-            FirstLine::Record
+        return if bytes.len() > MAX_ATTACH_LINE {
+            Err(too_long())
         } else {
-            FirstLine::Undecided
-        });
+            Ok(FirstLine::Undecided)
+        };
     };
     if end > MAX_ATTACH_LINE {
-        return Ok(FirstLine::Record);
+        return Err(too_long());
     }
     let rest = &bytes[ATTACH_PREFIX.len()..end];
     let text = std::str::from_utf8(rest)
@@ -164,7 +170,10 @@ mod tests {
         assert_eq!(first_line(b"\x01sluicX").unwrap(), FirstLine::Record);
         let mut long = ATTACH_PREFIX.to_vec();
         long.resize(MAX_ATTACH_LINE + 1, b'x');
-        assert_eq!(first_line(&long).unwrap(), FirstLine::Record);
+        // Refused, whole or not: a line that starts as an attach line is never a record.
+        assert!(first_line(&long).is_err());
+        long.push(b'\n');
+        assert!(first_line(&long).is_err());
         assert!(matches!(
             first_line(b"\x01sluice-shm attach 9 /p\n"),
             Err(ShmError::Version(9))

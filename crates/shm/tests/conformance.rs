@@ -696,6 +696,29 @@ fn handshake_cases(n: usize) -> Vec<Case> {
             )?;
             handshake_ok(&report, &data)
         }),
+        case(
+            "handshake: an over-long attach line is refused, never read as a record",
+            |c| {
+                // Starts as an attach line, and runs on for 3 MB: the program must fail
+                // (status 2, as for any attach line it cannot follow), in any client.
+                let mut data = b"\x01sluice-shm attach 1 /proc/self/fd/".to_vec();
+                data.resize(3 << 20, b'9');
+                data.extend_from_slice(b"\nrecord\n");
+                let report = run_handshake(
+                    under_hadoop(c, "copy", &PLUGIN_MAPPER),
+                    Answer::Records,
+                    &data,
+                    WATCHDOG,
+                )?;
+                if report.timed_out {
+                    return Err("hung: stopped by the watchdog".into());
+                }
+                match report.status.code() {
+                    Some(2) => Ok(()),
+                    _ => Err(format!("expected exit status 2, got {}", report.status)),
+                }
+            },
+        ),
         case("handshake: answered with the end of the input", |c| {
             let report = run_handshake(
                 under_hadoop(c, "lines", &PLUGIN_MAPPER),
