@@ -75,7 +75,7 @@ public final class MiniYarn {
     try {
       String fsUri = startDfs(new File(base).getAbsoluteFile());
       Configuration yarnConf = startYarn(new File(base).getAbsoluteFile(), fsUri, nodeManagers);
-      writeConfiguration(conf, libDir, fsUri, yarnConf);
+      writeConfiguration(conf, libDir, fsUri, nameNodeHttp, yarnConf);
     } catch (Throwable e) {
       e.printStackTrace();
       Runtime.getRuntime().halt(1);
@@ -85,6 +85,9 @@ public final class MiniYarn {
     ready.flush();
     watcher.join();
   }
+
+  /** The name node's web address (WebHDFS, where clients ask which hosts hold a block). */
+  private static String nameNodeHttp;
 
   /** Starts the HDFS, as tests/stores/MiniDfs.java does, and returns its URI. */
   private static String startDfs(File base) throws IOException {
@@ -103,6 +106,7 @@ public final class MiniYarn {
         .format(true)
         .build();
     dfs.waitActive();
+    nameNodeHttp = "127.0.0.1:" + dfs.getNameNode().getHttpAddress().getPort();
     return "hdfs://127.0.0.1:" + dfs.getNameNodePort();
   }
 
@@ -147,11 +151,13 @@ public final class MiniYarn {
 
   /**
    * Writes what clients and containers need to reach the clusters into {@code dir}: the file
-   * system in core-site.xml, the HDFS client's settings in hdfs-site.xml, and every
-   * {@code yarn.*} setting of the running cluster (its bound addresses above all) in
-   * yarn-site.xml, with the containers' classpath and quick give-ups added.
+   * system in core-site.xml, the HDFS client's settings (with the name node's web address,
+   * where clients locate blocks) in hdfs-site.xml, and every {@code yarn.*} setting of the
+   * running cluster (its bound addresses above all) in yarn-site.xml, with the containers'
+   * classpath and quick give-ups added.
    */
-  private static void writeConfiguration(File dir, File lib, String fsUri, Configuration yarn)
+  private static void writeConfiguration(
+      File dir, File lib, String fsUri, String nameNodeHttp, Configuration yarn)
       throws IOException {
     if (!dir.isDirectory() && !dir.mkdirs()) {
       throw new IOException("cannot create " + dir);
@@ -163,6 +169,7 @@ public final class MiniYarn {
     Configuration hdfs = new Configuration(false);
     // One DataNode: files written with the default of 3 replicas would stay under-replicated.
     hdfs.set("dfs.replication", "1");
+    hdfs.set("dfs.namenode.http-address", nameNodeHttp);
     write(hdfs, new File(dir, "hdfs-site.xml"));
 
     // Resolved values (Configuration's iterator gives ${...} references unexpanded), sorted.

@@ -13,14 +13,14 @@ use sluice_api::{JobReport, JobStatus, Phase};
 use crate::size::human_bytes;
 
 /// A progress bar refreshed from the job's status by a background thread, which also prints the
-/// task attempts that failed and are tried again, as they come.
+/// job's notes and the task attempts that failed and are tried again, as they come.
 pub(crate) struct Display {
     stop: Option<(Arc<std::sync::atomic::AtomicBool>, JoinHandle<()>)>,
 }
 
 impl Display {
     /// Starts the display unless `quiet`: a bar if stderr is a terminal and progress is
-    /// wanted (`SLUICE_PROGRESS` is not `0`), retried attempts in any case.
+    /// wanted (`SLUICE_PROGRESS` is not `0`), notes and retried attempts in any case.
     pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
         if quiet {
             return Display { stop: None };
@@ -46,10 +46,15 @@ impl Display {
     }
 }
 
-/// What the user is told of failed attempts while the job runs: the retried ones (an attempt
-/// that fails for good fails the job, which says so at the end).
-fn retries(status: &JobStatus) -> Vec<String> {
-    status
+/// What the user is told while the job runs: the job's notes (on a cluster, what happened to
+/// its workers' containers), and the failed attempts that are tried again (an attempt that
+/// fails for good fails the job, which says so at the end).
+fn notices(status: &JobStatus) -> Vec<String> {
+    let notes = status
+        .take_notes()
+        .into_iter()
+        .map(|note| format!("sluice: {note}"));
+    let retries = status
         .take_failures()
         .into_iter()
         .filter(|f| f.retried)
@@ -61,15 +66,15 @@ fn retries(status: &JobStatus) -> Vec<String> {
                 f.attempts,
                 f.error
             )
-        })
-        .collect()
+        });
+    notes.chain(retries).collect()
 }
 
-/// Prints retried attempts until `done` (no terminal: no bar).
+/// Prints notes and retried attempts until `done` (no terminal: no bar).
 fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     loop {
         let finished = done.load(Ordering::Relaxed);
-        for notice in retries(status) {
+        for notice in notices(status) {
             eprintln!("{notice}");
         }
         if finished {
@@ -94,7 +99,7 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     let mut shown: Option<(Phase, ProgressBar)> = None;
     loop {
         let finished = done.load(Ordering::Relaxed);
-        for notice in retries(status) {
+        for notice in notices(status) {
             match &shown {
                 Some((_, bar)) => bar.println(notice),
                 None => eprintln!("{notice}"),

@@ -172,7 +172,65 @@ fn built_in_jobs_on_yarn_write_what_they_write_on_one_machine() {
             2,
             "two workers report: {stderr}"
         );
+        // The input is on HDFS: the containers are asked for on the hosts holding its
+        // blocks, and the user is told where the application is.
+        assert!(
+            stderr.contains("YARN: asking for 2 containers of ")
+                && stderr.contains(", near the input on "),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("YARN: submitted as application_"),
+            "{stderr}"
+        );
     }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
+fn a_worker_larger_than_the_cluster_allows_fails_the_job_before_anything_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    fs::write(input.join("a.txt"), "a b\n").unwrap();
+    let output = dir.path().join("out");
+    let out = sluice(
+        &[
+            "run",
+            "wordcount",
+            "-i",
+            &local(&input),
+            "-o",
+            &local(&output),
+            "--cluster",
+            "yarn:1",
+            "--memory",
+            "64GiB",
+            "-Dsluice.coordinator.address=127.0.0.1",
+        ],
+        dir.path(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("is larger than this cluster allows")
+            && stderr.contains("give a smaller --memory or --threads"),
+        "{stderr}"
+    );
+    assert!(!output.exists(), "no output is written");
+    // The application was killed and its staging directory removed.
+    let application = stderr
+        .split("submitted as ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_else(|| panic!("no application named: {stderr}"))
+        .to_string();
+    let listed = yarn().fs(&["-ls", "-R", "/user"]);
+    let listing = String::from_utf8_lossy(&listed.stdout);
+    assert!(!listing.contains(&application), "{listing}");
 }
 
 #[test]

@@ -201,7 +201,7 @@ pub fn run_on_workers(
     for e in &unreachable {
         status.attempt_failed(left_out(e));
     }
-    run_linked(job, links, None, status, started)
+    run_linked(job, links, None, status, started, None)
 }
 
 /// Workers that connected after the job started (greeted), to join it: on YARN, the
@@ -211,18 +211,23 @@ pub(crate) type Joiners = mpsc::Receiver<(Link, WorkerState)>;
 /// How long a worker joining a running job may take to set it up.
 const JOIN_TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Runs `job` on the workers at the ends of `links` (greeted already).
+/// Runs `job` on the workers at the ends of `links` (greeted already), reading the input
+/// `input` planned (`None`: planned here).
 pub(crate) fn run_linked(
     job: ClusterJob<'_>,
     links: Vec<(Link, WorkerState)>,
     joiners: Option<Joiners>,
     status: Arc<JobStatus>,
     started: Instant,
+    input: Option<InputPlan>,
 ) -> Result<ClusterReport, ClusterError> {
     let first = set_up_output(&job)?;
     let (location, staging) = (first.location().to_string(), staging_of(&first)?);
     let mut output = Some(first);
-    let input = InputPlan::new(job.job, job.config, &job.config.stores)?;
+    let input = match input {
+        Some(input) => input,
+        None => InputPlan::located(job.job, job.config, &job.config.stores)?,
+    };
     status.set_input_bytes_total(input.bytes());
     let working_dir = std::env::current_dir()
         .map_err(|e| ClusterError::Setup(format!("cannot read the current directory: {e}")))?;

@@ -1,35 +1,37 @@
 //! Workers in YARN containers.
 //!
 //! No maintained Rust client speaks YARN's protocols, so a small Java program does the YARN
-//! part (`org.sluice.yarn.Submit`, with its application master `AppMaster`, in
-//! `sluice-yarn.jar`): it stages the sluice binary (once per content, as a public resource the
-//! node managers cache) and the cluster secret (private to the application), submits the
-//! application, and reports its states as JSON lines on its standard output. The master only
-//! brokers containers: each runs `sluice worker --connect COORDINATOR`, which connects back to
-//! this process, proves it knows the secret, and works for the job. Everything else — the
-//! plan, the tasks, the shuffle, the commit — is the same as with started workers.
+//! part (`org.sluice.yarn.Submit`, in `sluice-yarn.jar`): it stages the sluice binary (once
+//! per content, as a public resource the node managers cache) and the cluster secret (private
+//! to the application), submits the application, and is its master: an unmanaged one, in its
+//! own JVM, that takes no container. It only brokers containers. This process decides
+//! ([`broker::Fleet`]): it asks for the containers, names what runs in each — `sluice worker
+//! --connect COORDINATOR`, which connects back here, proves it knows the secret, and works for
+//! the job — replaces failed ones, and ends the application. Everything else — the plan, the
+//! tasks, the shuffle, the commit — is the same as with started workers.
 //!
 //! ```text
-//!  sluice (coordinator) ──spawn──► java Submit ──► ResourceManager ──► AppMaster
-//!      ▲   ▲ JSON lines on stdout; stdin closed = kill                     │ containers
-//!      │   └───────────────────────────────────────────────────────────────┘
-//!      └──── sluice worker --connect (authenticated) ◄── NodeManagers
+//!  sluice (coordinator) ──spawn──► java Submit ══ AMRM, NM protocols ══► ResourceManager,
+//!      │  ▲   commands on stdin ─►  (the master)                         NodeManagers
+//!      │  │   ◄─ events on stdout                                            │ containers
+//!      │  └── sluice worker --connect (authenticated) ◄──────────────────────┘
 //! ```
 
-use std::io::{BufRead, BufReader, Read};
+mod broker;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sluice_api::{JobStatus, Phase};
+use sluice_exec::InputPlan;
 use sluice_net::{Listener, Secret};
 
 use crate::coordinator::{greet, run_linked, ClusterJob, ClusterReport};
 use crate::link::{Link, Net};
 use crate::ClusterError;
+use broker::{Broker, FleetPlan, SubmitCommand};
 
 /// How to reach YARN and what to ask it for.
 #[derive(Debug, Clone)]
@@ -71,161 +73,6 @@ pub fn container_mb(budget: u64, threads: usize, per_task: u64) -> u64 {
     budget.saturating_add(outside).div_ceil(1 << 20)
 }
 
-/// The submitter and its application, seen from here.
-struct Submitter {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    events: mpsc::Receiver<serde_json::Value>,
-    stderr: Arc<Mutex<Vec<String>>>,
-}
-
-impl Submitter {
-    fn start(yarn: &YarnSettings, coordinator: SocketAddr) -> Result<Submitter, ClusterError> {
-        let mut command = Command::new(&yarn.java);
-        command
-            .arg("-cp")
-            .arg(&yarn.classpath)
-            .arg("org.sluice.yarn.Submit")
-            .arg("--name")
-            .arg(&yarn.name)
-            .arg("--binary")
-            .arg(&yarn.binary)
-            .arg("--secret-file")
-            .arg(&yarn.secret_file)
-            .arg("--workers")
-            .arg(yarn.workers.to_string())
-            .arg("--worker-memory-mb")
-            .arg(yarn.container_mb.to_string())
-            .arg("--worker-vcores")
-            .arg(yarn.threads.to_string());
-        if let Some(queue) = &yarn.queue {
-            command.arg("--queue").arg(queue);
-        }
-        let mut worker_args = vec![
-            "--connect".to_string(),
-            coordinator.to_string(),
-            "--memory".to_string(),
-            yarn.worker_memory.to_string(),
-            "--threads".to_string(),
-            yarn.threads.to_string(),
-        ];
-        if let Some(ports) = yarn.shuffle_ports {
-            worker_args.extend(["--shuffle-ports".to_string(), ports.to_string()]);
-        }
-        for arg in worker_args {
-            command.arg("--worker-arg").arg(arg);
-        }
-        let mut child = command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| {
-                ClusterError::Setup(format!(
-                    "cannot start {} for the YARN submitter: {e}",
-                    yarn.java.display()
-                ))
-            })?;
-        let stdin = child.stdin.take();
-        let (send, events) = mpsc::channel();
-        if let Some(stdout) = child.stdout.take() {
-            std::thread::spawn(move || {
-                for line in BufReader::new(stdout).lines() {
-                    let Ok(line) = line else { break };
-                    if let Ok(event) = serde_json::from_str::<serde_json::Value>(&line) {
-                        if send.send(event).is_err() {
-                            break;
-                        }
-                    }
-                }
-            });
-        }
-        let stderr = Arc::new(Mutex::new(Vec::new()));
-        if let Some(mut err) = child.stderr.take() {
-            let kept = Arc::clone(&stderr);
-            std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = err.read_to_string(&mut text);
-                let mut kept = kept.lock().unwrap_or_else(|e| e.into_inner());
-                kept.extend(text.lines().map(str::to_string));
-            });
-        }
-        Ok(Submitter {
-            child,
-            stdin,
-            events,
-            stderr,
-        })
-    }
-
-    /// The application's last words: a `finished` or `error` event's text.
-    fn ended(&self, event: &serde_json::Value) -> Option<String> {
-        match event.get("event").and_then(|e| e.as_str()) {
-            Some("finished") => Some(format!(
-                "the YARN application ended {} ({}){}",
-                event.get("state").and_then(|v| v.as_str()).unwrap_or("?"),
-                event
-                    .get("final_status")
-                    .and_then(|v| v.as_str())
-                    .unwrap_or("?"),
-                event
-                    .get("diagnostics")
-                    .and_then(|v| v.as_str())
-                    .filter(|d| !d.is_empty())
-                    .map(|d| format!(": {d}"))
-                    .unwrap_or_default()
-            )),
-            Some("error") => Some(format!(
-                "the YARN submitter failed: {}",
-                event.get("message").and_then(|v| v.as_str()).unwrap_or("?")
-            )),
-            _ => None,
-        }
-    }
-
-    /// From now on, tells the user (through `status`'s notes) what YARN did to the workers'
-    /// containers, until the submitter exits.
-    fn relay_container_events(&mut self, status: Arc<JobStatus>) {
-        let events = std::mem::replace(&mut self.events, mpsc::channel().1);
-        std::thread::spawn(move || {
-            for event in events {
-                if let Some(note) = container_note(&event) {
-                    status.note(note);
-                }
-            }
-        });
-    }
-
-    /// The submitter's stderr, last lines.
-    fn stderr_tail(&self) -> String {
-        let lines = self.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        let start = lines.len().saturating_sub(10);
-        lines[start..].join("\n")
-    }
-
-    /// Waits up to `timeout` for the submitter to exit on its own (the application ended),
-    /// then kills the application by closing the submitter's input, and waits for that.
-    fn finish(mut self, timeout: Duration) {
-        let deadline = Instant::now() + timeout;
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        drop(self.stdin.take());
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while Instant::now() < deadline {
-            if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        }
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 /// Runs `job` on workers YARN starts for it; the same as [`crate::run_on_workers`] once they
 /// have connected.
 ///
@@ -241,20 +88,51 @@ pub fn run_on_yarn(
 ) -> Result<ClusterReport, ClusterError> {
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
+    // Planned before anything is staged: a missing input fails here, and the containers are
+    // asked for where the input is.
+    let input = InputPlan::located(job.job, job.config, &job.config.stores)?;
     let net = Net::new()?;
     let listener = net
         .handle()
         .block_on(Listener::bind(yarn.listen, secret.clone()))?;
-    let submitter = Submitter::start(yarn, listener.local_addr())?;
-    let mut submitter = submitter;
-    let links = match wait_for_workers(&net, &listener, &submitter, yarn, &status) {
+    let submit = SubmitCommand {
+        java: yarn.java.clone(),
+        classpath: yarn.classpath.clone(),
+        name: yarn.name.clone(),
+        queue: yarn.queue.clone(),
+        binary: yarn.binary.clone(),
+        secret_file: yarn.secret_file.clone(),
+    };
+    let mut args = vec![
+        "worker".to_string(),
+        "--connect".to_string(),
+        listener.local_addr().to_string(),
+        "--memory".to_string(),
+        yarn.worker_memory.to_string(),
+        "--threads".to_string(),
+        yarn.threads.to_string(),
+    ];
+    if let Some(ports) = yarn.shuffle_ports {
+        args.extend(["--shuffle-ports".to_string(), ports.to_string()]);
+    }
+    // Localized beside the binary under this name.
+    args.extend(["--secret-file".to_string(), "secret".to_string()]);
+    let plan = FleetPlan {
+        workers: yarn.workers,
+        memory_mb: yarn.container_mb,
+        vcores: yarn.threads,
+        max_failures: yarn.workers,
+        nodes: input_hosts(&input),
+        args,
+    };
+    let mut broker = Broker::start(&submit, plan, Arc::clone(&status))?;
+    let links = match wait_for_workers(&net, &listener, &broker, yarn, &status) {
         Ok(links) => links,
         Err(e) => {
-            submitter.finish(Duration::ZERO);
+            broker.kill();
             return Err(e);
         }
     };
-    submitter.relay_container_events(Arc::clone(&status));
     // Containers started later (replacements of lost ones) join the running job.
     let (joined, joiners) = std::sync::mpsc::channel();
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -263,44 +141,26 @@ pub fn run_on_yarn(
         let handle = net.handle().clone();
         std::thread::spawn(move || accept_joiners(&handle, &listener, &joined, &stop))
     };
-    let result = run_linked(job, links, Some(joiners), Arc::clone(&status), started);
+    let result = run_linked(
+        job,
+        links,
+        Some(joiners),
+        Arc::clone(&status),
+        started,
+        Some(input),
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let _ = accepting.join();
-    // The workers exit once the job is over; the application then ends by itself.
-    submitter.finish(if result.is_ok() {
-        Duration::from_secs(60)
-    } else {
-        Duration::ZERO
-    });
-    result
-}
-
-/// What the user is told of a container event the application master relayed (see
-/// `EventLog` in `sluice-yarn.jar`): why a worker's container ended, or could not start. A
-/// container that ended well, or started, goes unsaid.
-fn container_note(event: &serde_json::Value) -> Option<String> {
-    let field = |name: &str| event.get(name).and_then(|v| v.as_str()).unwrap_or("");
-    let container = field("container");
-    let node = field("node");
-    let then = if field("replaced") == "true" {
-        "; a replacement is asked for"
-    } else {
-        ""
-    };
-    let diagnostics = match field("diagnostics") {
-        "" => String::new(),
-        text => format!(": {text}"),
-    };
-    match field("event") {
-        "container_ended" if field("exit_status") != "0" => Some(format!(
-            "YARN: container {container} on {node} ended with exit status {}{diagnostics}{then}",
-            field("exit_status")
-        )),
-        "container_not_started" => Some(format!(
-            "YARN: container {container} on {node} could not start{diagnostics}{then}"
-        )),
-        _ => None,
+    // The workers exit once the job is over; then the application ends as the job did.
+    match &result {
+        Ok(_) => broker.finish(true, "the job succeeded", Duration::from_secs(10)),
+        Err(e) => broker.finish(
+            false,
+            &format!("the job failed: {e}"),
+            Duration::from_secs(5),
+        ),
     }
+    result
 }
 
 /// Accepts and greets workers that connect once the job runs, and hands them to the
@@ -329,11 +189,33 @@ fn accept_joiners(
     }
 }
 
+/// At most this many hosts are named in a container request.
+const MAX_REQUESTED_HOSTS: usize = 64;
+
+/// The hosts holding the input's blocks (files on HDFS), those holding the most splits
+/// first: where the workers' containers are asked for. Empty when the input says nothing of
+/// hosts (local files, object stores): anywhere.
+fn input_hosts(input: &InputPlan) -> Vec<String> {
+    let mut splits_on: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for split in &input.splits {
+        for host in split.hosts(&input.files) {
+            *splits_on.entry(host.as_str()).or_default() += 1;
+        }
+    }
+    let mut hosts: Vec<(&str, usize)> = splits_on.into_iter().collect();
+    hosts.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    hosts
+        .into_iter()
+        .take(MAX_REQUESTED_HOSTS)
+        .map(|(host, _)| host.to_string())
+        .collect()
+}
+
 /// Accepts workers until `yarn.workers` have connected and said hello.
 fn wait_for_workers(
     net: &Net,
     listener: &Listener,
-    submitter: &Submitter,
+    broker: &Broker,
     yarn: &YarnSettings,
     status: &JobStatus,
 ) -> Result<Vec<(Link, crate::coordinator::WorkerState)>, ClusterError> {
@@ -343,18 +225,8 @@ fn wait_for_workers(
         if status.is_cancelled() {
             return Err(ClusterError::Exec(sluice_api::ExecError::Cancelled));
         }
-        while let Ok(event) = submitter.events.try_recv() {
-            if let Some(note) = container_note(&event) {
-                status.note(note);
-            }
-            if let Some(end) = submitter.ended(&event) {
-                let tail = submitter.stderr_tail();
-                return Err(ClusterError::Setup(if tail.is_empty() {
-                    end
-                } else {
-                    format!("{end}\n{tail}")
-                }));
-            }
+        if let Some(over) = broker.over() {
+            return Err(ClusterError::Setup(over));
         }
         if Instant::now() > deadline {
             return Err(ClusterError::Setup(format!(
@@ -383,35 +255,39 @@ fn wait_for_workers(
 mod tests {
     #![allow(clippy::unwrap_used)]
 
-    use super::container_note;
+    use sluice_exec::InputPlan;
+    use sluice_io::{MapSplit, Split};
+
+    use super::input_hosts;
+
+    fn split_on(hosts: &[&str]) -> MapSplit {
+        MapSplit::Combined {
+            parts: vec![Split {
+                file: 0,
+                start: 0,
+                len: 1,
+            }],
+            hosts: hosts.iter().map(|h| h.to_string()).collect(),
+        }
+    }
 
     #[test]
-    fn container_events_say_why_a_worker_went_and_nothing_else() {
-        let ended = serde_json::json!({
-            "event": "container_ended", "container": "container_1_0001_01_000002",
-            "node": "n1:45454", "exit_status": "137",
-            "diagnostics": "Container killed on request. Exit code is 137",
-            "replaced": "true"
-        });
-        assert_eq!(
-            container_note(&ended).unwrap(),
-            "YARN: container container_1_0001_01_000002 on n1:45454 ended with exit status \
-             137: Container killed on request. Exit code is 137; a replacement is asked for"
-        );
-        let failed = serde_json::json!({
-            "event": "container_not_started", "container": "c3", "node": "n2:1",
-            "diagnostics": "", "replaced": "false"
-        });
-        assert_eq!(
-            container_note(&failed).unwrap(),
-            "YARN: container c3 on n2:1 could not start"
-        );
-        for quiet in [
-            serde_json::json!({"event": "container_ended", "container": "c", "exit_status": "0"}),
-            serde_json::json!({"event": "container_started", "container": "c", "node": "n"}),
-            serde_json::json!({"event": "state", "state": "RUNNING"}),
-        ] {
-            assert_eq!(container_note(&quiet), None, "{quiet}");
-        }
+    fn containers_are_asked_for_where_most_splits_are() {
+        let input = InputPlan {
+            files: Vec::new(),
+            splits: vec![
+                split_on(&["dn2", "dn3"]),
+                split_on(&["dn3", "dn1"]),
+                split_on(&["dn3"]),
+                split_on(&["dn1"]),
+                split_on(&[]),
+            ],
+        };
+        assert_eq!(input_hosts(&input), vec!["dn3", "dn1", "dn2"]);
+        let local = InputPlan {
+            files: Vec::new(),
+            splits: vec![split_on(&[])],
+        };
+        assert!(input_hosts(&local).is_empty());
     }
 }

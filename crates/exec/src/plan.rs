@@ -153,10 +153,36 @@ impl InputPlan {
     /// # Errors
     /// An input is missing or cannot be listed.
     pub fn new(job: &Job, config: &JobConfig, storage: &dyn Storage) -> Result<Self, ExecError> {
+        Self::plan(job, config, storage, false)
+    }
+
+    /// As [`InputPlan::new`], and each input file's blocks are located first (on HDFS: which
+    /// hosts hold them), so that each split knows its hosts and a cluster can run its task
+    /// near its data. A file whose blocks cannot be located has none: it runs anywhere.
+    ///
+    /// # Errors
+    /// As [`InputPlan::new`].
+    pub fn located(
+        job: &Job,
+        config: &JobConfig,
+        storage: &dyn Storage,
+    ) -> Result<Self, ExecError> {
+        Self::plan(job, config, storage, true)
+    }
+
+    fn plan(
+        job: &Job,
+        config: &JobConfig,
+        storage: &dyn Storage,
+        locate: bool,
+    ) -> Result<Self, ExecError> {
         let (files, mut splits) = match config.planned.as_deref() {
             Some(plan) => (plan.files.clone(), plan.splits.clone()),
             None => {
-                let files = discover(storage, &config.inputs)?;
+                let mut files = discover(storage, &config.inputs)?;
+                if locate {
+                    locate_blocks(storage, &mut files);
+                }
                 let splits = if job.small_files_combined && files.len() >= COMBINE_FROM_FILES {
                     let sizes = CombineSizes {
                         max: config.split_size.max(1),
@@ -217,6 +243,40 @@ impl InputPlan {
             }
         }
     }
+}
+
+/// At most this many input files have their blocks located: past that, asking costs more
+/// than placing tasks near their data saves (Hadoop's listing returns the locations with the
+/// names; here it is one request per file).
+pub(crate) const MAX_LOCATED_FILES: usize = 10_000;
+
+/// Requests for block locations in flight at once.
+const LOCATING_THREADS: usize = 8;
+
+/// Fills in the blocks of `files` (the first [`MAX_LOCATED_FILES`]) from `storage`, a few
+/// requests at a time. The first request that fails stops the others (a store that cannot
+/// tell for one file, say behind a firewall, would make every other wait for its timeout):
+/// the files not located keep no blocks.
+fn locate_blocks(storage: &dyn Storage, files: &mut [StoredInput]) {
+    let count = files.len().min(MAX_LOCATED_FILES);
+    let chunk = count.div_ceil(LOCATING_THREADS).max(1);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        for part in files[..count].chunks_mut(chunk) {
+            let failed = &failed;
+            scope.spawn(move || {
+                for file in part {
+                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                        return;
+                    }
+                    match storage.block_locations(&file.status.location) {
+                        Ok(blocks) => file.status.blocks = blocks,
+                        Err(_) => failed.store(true, std::sync::atomic::Ordering::Relaxed),
+                    }
+                }
+            });
+        }
+    });
 }
 
 /// Where the job's spill directory goes: always a local disk, the configured one, else beside a
@@ -421,5 +481,97 @@ mod tests {
         ) -> Result<(), ExecError> {
             Ok(())
         }
+    }
+
+    /// A store whose files' blocks are held by `host-NAME`, or whose every request for
+    /// blocks fails; it counts those requests. Nothing else is asked of it here.
+    #[derive(Debug)]
+    struct Blocks {
+        fails: bool,
+        asked: std::sync::atomic::AtomicUsize,
+    }
+
+    impl Storage for Blocks {
+        fn status(&self, _: &Location) -> Result<Option<FileStatus>, sluice_io::IoError> {
+            Ok(None)
+        }
+        fn list(&self, _: &Location) -> Result<Vec<FileStatus>, sluice_io::IoError> {
+            Ok(Vec::new())
+        }
+        fn open_range(
+            &self,
+            _: &Location,
+            _: u64,
+            _: u64,
+        ) -> Result<Box<dyn std::io::Read + Send>, sluice_io::IoError> {
+            Ok(Box::new(std::io::empty()))
+        }
+        fn create_with(
+            &self,
+            location: &Location,
+            _: usize,
+        ) -> Result<sluice_io::StorageWriter, sluice_io::IoError> {
+            Err(sluice_io::IoError::Read {
+                path: PathBuf::from(location.to_string()),
+                source: std::io::Error::other("read-only"),
+            })
+        }
+        fn delete(&self, _: &Location) -> Result<bool, sluice_io::IoError> {
+            Ok(false)
+        }
+        fn block_locations(
+            &self,
+            location: &Location,
+        ) -> Result<Vec<sluice_io::BlockLocation>, sluice_io::IoError> {
+            self.asked
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if self.fails {
+                // As a store behind a firewall: each request waits, then fails.
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                return Err(sluice_io::IoError::Read {
+                    path: PathBuf::from(location.to_string()),
+                    source: std::io::Error::other("timed out"),
+                });
+            }
+            Ok(vec![sluice_io::BlockLocation::new(
+                0,
+                100,
+                vec![format!("host-{location}")],
+            )])
+        }
+    }
+
+    #[test]
+    fn located_files_know_their_hosts_and_a_failing_store_is_asked_no_more() {
+        let files = |n: usize| -> Vec<StoredInput> {
+            (0..n)
+                .map(|i| {
+                    StoredInput::new(FileStatus::file(Location::from_path(format!("f{i}")), 100))
+                })
+                .collect()
+        };
+        let store = Blocks {
+            fails: false,
+            asked: Default::default(),
+        };
+        let mut some = files(20);
+        locate_blocks(&store, &mut some);
+        for file in &some {
+            assert_eq!(file.status.blocks.len(), 1, "{file:?}");
+            assert_eq!(
+                file.status.blocks[0].hosts,
+                vec![format!("host-{}", file.status.location)]
+            );
+        }
+        let failing = Blocks {
+            fails: true,
+            asked: Default::default(),
+        };
+        let mut many = files(1000);
+        locate_blocks(&failing, &mut many);
+        // Each of the few threads asks at most once more after the first failure.
+        let asked = failing.asked.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(asked <= 2 * LOCATING_THREADS, "asked {asked} times");
+        assert!(many.iter().all(|f| f.status.blocks.is_empty()));
     }
 }

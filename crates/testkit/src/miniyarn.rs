@@ -150,9 +150,8 @@ impl MiniYarn {
     }
 
     /// Everything the containers of application `app` (`application_..._0001`) wrote to
-    /// their log directories (the master's `AppMaster.stderr`, each worker's `stdout` and
-    /// `stderr`, the NodeManagers' `prelaunch.*`), each file under a header naming it: for the
-    /// message of a failing test.
+    /// their log directories (each worker's `stdout` and `stderr`, the NodeManagers'
+    /// `prelaunch.*`), each file under a header naming it: for the message of a failing test.
     pub fn app_logs(&self, app: &str) -> String {
         let mut files = Vec::new();
         find_app_logs(self.server.dir(), app, false, &mut files);

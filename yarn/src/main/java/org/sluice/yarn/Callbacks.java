@@ -13,7 +13,7 @@ import org.apache.hadoop.yarn.client.api.async.AMRMClientAsync;
 import org.apache.hadoop.yarn.client.api.async.NMClientAsync;
 
 /**
- * The callbacks of YARN's asynchronous clients that {@link AppMaster} has no use for, as
+ * The callbacks of YARN's asynchronous clients that {@link Master} has no use for, as
  * no-ops, so that the master shows only those it acts on.
  */
 final class Callbacks {
@@ -30,12 +30,8 @@ final class Callbacks {
     public void onNodesUpdated(List<NodeReport> nodes) {}
   }
 
-  /** NodeManager callbacks: the master only cares whether a container could start. */
+  /** NodeManager callbacks: the master only reports whether a container started. */
   abstract static class NodeManager extends NMClientAsync.AbstractCallbackHandler {
-    /** Ignored: the ResourceManager reports how the container ends. */
-    @Override
-    public void onContainerStarted(ContainerId id, Map<String, ByteBuffer> serviceResponse) {}
-
     /** Ignored: the master never asks for a container's status. */
     @Override
     public void onContainerStatusReceived(ContainerId id, ContainerStatus status) {}

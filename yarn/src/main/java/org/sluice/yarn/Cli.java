@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * The command lines of {@link Submit} and {@link AppMaster}: GNU-style long options, each with
+ * The command line of {@link Submit}: GNU-style long options, each with
  * one value, given as {@code --name VALUE} or {@code --name=VALUE}.
  *
  * <p>Written by hand because Hadoop's own parsers (commons-cli) differ between Hadoop versions

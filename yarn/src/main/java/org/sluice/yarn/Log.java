@@ -5,7 +5,7 @@ import java.text.SimpleDateFormat;
 import java.util.Date;
 
 /**
- * The human-readable log of {@link Submit} and {@link AppMaster}: lines on stderr. (Submit's
+ * The human-readable log of {@link Submit} (and its {@link Master}): lines on stderr. (Submit's
  * stdout carries its JSON events only.)
  */
 final class Log {

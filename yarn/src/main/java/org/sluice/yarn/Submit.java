@@ -11,7 +11,6 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UnsupportedEncodingException;
-import java.net.URISyntaxException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -35,8 +34,7 @@ import org.apache.hadoop.fs.permission.FsPermission;
 import org.apache.hadoop.io.IOUtils;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.util.ShutdownHookManager;
-import org.apache.hadoop.yarn.api.ApplicationConstants;
-import org.apache.hadoop.yarn.api.ApplicationConstants.Environment;
+import org.apache.hadoop.yarn.api.records.ApplicationAttemptId;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.ApplicationReport;
 import org.apache.hadoop.yarn.api.records.ApplicationSubmissionContext;
@@ -44,37 +42,50 @@ import org.apache.hadoop.yarn.api.records.ContainerLaunchContext;
 import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
 import org.apache.hadoop.yarn.api.records.LocalResource;
 import org.apache.hadoop.yarn.api.records.LocalResourceVisibility;
-import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.api.records.YarnApplicationAttemptState;
 import org.apache.hadoop.yarn.api.records.YarnApplicationState;
 import org.apache.hadoop.yarn.client.api.YarnClient;
 import org.apache.hadoop.yarn.client.api.YarnClientApplication;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 
 /**
- * Submits a YARN application that runs sluice's workers, and follows it to its end.
+ * Runs a YARN application for a sluice job and is its master: it stages the files the
+ * containers need, submits an application whose master is not a container but this JVM (YARN's
+ * "unmanaged" master, {@link Master}), and then only brokers containers for the job's
+ * coordinator, which decides everything.
  *
  * <p>The {@code sluice} command runs it as a child process, with the cluster's classpath:
  * {@code java -cp "$(hadoop classpath):sluice-yarn.jar" org.sluice.yarn.Submit OPTIONS} (see
- * {@link #USAGE}). It stages the files the containers need on the cluster's file system,
- * submits an application whose master is {@link AppMaster}, and prints what happens to the
- * application on stdout, one JSON object per line, flushed at once:
+ * {@link #USAGE}), and the two talk over its stdin and stdout in JSON lines, one object per
+ * line, flushed at once (yarn/README.md has the whole protocol). Out, on stdout:
  *
  * <pre>
  * {"event":"submitted","application":"application_1700000000000_0001"}
  * {"event":"state","state":"ACCEPTED"}            (on every change of state)
- * {"event":"container_started","container":"container_...","node":"HOST:PORT"}
+ * {"event":"registered","max_memory_mb":"8192","max_vcores":"4"}
+ * {"event":"allocated","container":"container_...","node":"HOST:PORT","host":"HOST",
+ *  "memory_mb":"1024","vcores":"2"}
+ * {"event":"container_started","container":"...","node":"..."}
+ * {"event":"container_not_started","container":"...","node":"...","diagnostics":"..."}
  * {"event":"container_ended","container":"...","node":"...","exit_status":"137",
- *  "diagnostics":"...","replaced":"true"}          (the master's events, see EventLog)
- * {"event":"container_not_started","container":"...","node":"...","diagnostics":"...",
- *  "replaced":"false"}
+ *  "diagnostics":"..."}
  * {"event":"finished","state":"FINISHED","final_status":"SUCCEEDED","diagnostics":"..."}
- * {"event":"error","message":"..."}               (instead of finished, when Submit fails)
+ * {"event":"error","message":"..."}               (before finished, when Submit fails)
  * </pre>
  *
- * <p>Its stdin is the other way: when it ends, or a line {@code {"command":"kill"}} arrives,
- * Submit kills the application (if it has not ended yet) and reports how it ended. So the
- * application never outlives the {@code sluice} process that started it. Human-readable
- * messages go to stderr.
+ * <p>In, on stdin, once registered:
+ *
+ * <pre>
+ * {"command":"request","memory_mb":1024,"vcores":2,"nodes":["h1","h2"]}
+ * {"command":"launch","container":"container_...","args":["worker","--connect","..."]}
+ * {"command":"release","container":"container_..."}
+ * {"command":"finish","final_status":"SUCCEEDED","diagnostics":"..."}
+ * {"command":"kill"}
+ * </pre>
+ *
+ * <p>When stdin ends, or a kill arrives, Submit kills the application (if it has not ended yet)
+ * and reports how it ended. So the application never outlives the {@code sluice} process that
+ * started it. Human-readable messages go to stderr.
  *
  * <p>Exit status: 0 when the application's final status is SUCCEEDED, 1 when it is anything
  * else or Submit failed, 2 on a bad command line.
@@ -92,8 +103,7 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  *       a PRIVATE resource instead (shared between the applications of one user), with a
  *       warning on stderr.
  *   <li>{@code APPLICATION_ID/}, mode 0700: the secret ({@code secret}, mode 0600, a PRIVATE
- *       resource) and this jar, for the application master. Deleted when the application ends,
- *       by Submit and by the master, whichever comes first.
+ *       resource). Deleted when the application ends.
  * </ul>
  */
 public final class Submit {
@@ -105,25 +115,17 @@ public final class Submit {
           + "  --queue QUEUE               YARN queue (default: default)\n"
           + "  --binary PATH               the local sluice binary (required)\n"
           + "  --secret-file PATH          the job's secret, a local file (required)\n"
-          + "  --workers N                 how many workers to run, at least 1 (required)\n"
-          + "  --worker-memory-mb MB       memory of each worker's container (default: 1024)\n"
-          + "  --worker-vcores V           virtual cores of each worker's container (default: 1)\n"
-          + "  --worker-arg ARG            an argument after `sluice worker` (repeatable)\n"
-          + "  --max-worker-failures K     failed containers replaced before the application\n"
-          + "                              fails (default: N)\n"
           + "  --staging-root URI          where files are staged\n"
           + "                              (default: FS/user/USER/.sluice-staging)\n"
-          + "  --am-memory-mb MB           memory of the application master (default: 512)\n"
           + "\n"
-          + "Prints JSON events on stdout; kills the application when stdin ends or a line\n"
-          + "{\"command\":\"kill\"} arrives. Exit status: 0 if the application SUCCEEDED, 1 if not,\n"
-          + "2 on a bad command line.\n";
+          + "Is the application's master: prints JSON events on stdout and follows JSON\n"
+          + "commands on stdin (request, launch, release, finish, kill); kills the application\n"
+          + "when stdin ends. Exit status: 0 if the application SUCCEEDED, 1 if not, 2 on a bad\n"
+          + "command line.\n";
 
   private static final List<String> SINGLE =
-      Arrays.asList(
-          "name", "queue", "binary", "secret-file", "workers", "worker-memory-mb",
-          "worker-vcores", "max-worker-failures", "staging-root", "am-memory-mb");
-  private static final List<String> REPEATED = Collections.singletonList("worker-arg");
+      Arrays.asList("name", "queue", "binary", "secret-file", "staging-root");
+  private static final List<String> REPEATED = Collections.<String>emptyList();
 
   /** The application's type in the ResourceManager (what {@code yarn app -list} shows). */
   static final String APPLICATION_TYPE = "SLUICE";
@@ -131,10 +133,12 @@ public final class Submit {
   /** How often the application's state is polled. */
   private static final long POLL_MILLIS = 200;
 
-  /** Polls between two reads of the master's container events (about a second). */
-  private static final int RELAY_EVERY_POLLS = 5;
+  /** How long the application's attempt may take to be launched, in milliseconds. */
+  private static final long LAUNCH_WAIT_MILLIS = 120_000;
 
   private static PrintStream events;
+  /** The one Submit of this JVM, for {@link #kill}. */
+  private static volatile Submit current;
 
   private final Options options;
   private final YarnConfiguration conf = new YarnConfiguration();
@@ -147,6 +151,8 @@ public final class Submit {
   private volatile boolean submitted;
   private volatile boolean finished;
   private YarnApplicationState lastState;
+  /** The master, once registered. */
+  private volatile Master master;
 
   private Submit(Options options) {
     this.options = options;
@@ -183,6 +189,7 @@ public final class Submit {
     }
     int status;
     Submit submit = new Submit(options);
+    current = submit;
     try {
       status = submit.run();
     } catch (Throwable e) {
@@ -196,7 +203,7 @@ public final class Submit {
   }
 
   /** Prints one event line on stdout, flushed. */
-  private static synchronized void emit(String json) {
+  static synchronized void emit(String json) {
     events.println(json);
     events.flush();
   }
@@ -210,7 +217,6 @@ public final class Submit {
             : new Path("/user/" + user + "/.sluice-staging");
     fs = root.getFileSystem(conf);
     root = fs.makeQualified(root);
-    File jar = ownJar();
 
     Thread stdin = new Thread(this::watchStdin, "stdin");
     stdin.setDaemon(true);
@@ -225,9 +231,6 @@ public final class Submit {
     yarn.init(conf);
     yarn.start();
     YarnClientApplication app = yarn.createApplication();
-    Resource max = app.getNewApplicationResponse().getMaximumResourceCapability();
-    checkFits("a worker", options.workerMemoryMb, options.workerVcores, max);
-    checkFits("the application master", options.amMemoryMb, 1, max);
     ApplicationSubmissionContext context = app.getApplicationSubmissionContext();
     appId = context.getApplicationId();
 
@@ -246,21 +249,22 @@ public final class Submit {
     appDir = new Path(root, appId.toString());
     makeDirectory(appDir, (short) 0700);
     FileStatus secret = upload(options.secret, new Path(appDir, "secret"), (short) 0600);
-    FileStatus amJar = upload(jar, new Path(appDir, "sluice-yarn.jar"), (short) 0600);
+    Map<String, LocalResource> resources = new HashMap<>();
+    resources.put("sluice", Resources.file(binary, binaryVisibility));
+    resources.put("secret", Resources.file(secret, LocalResourceVisibility.PRIVATE));
 
     context.setApplicationName(options.name);
     context.setQueue(options.queue);
     context.setApplicationType(APPLICATION_TYPE);
-    // A second attempt of the master would start a second set of workers for a job whose
-    // coordinator already counts the first: the application fails instead.
+    // The master is this JVM: no container of its own, and no second attempt (the
+    // coordinator that asked for the workers is here, and would not be in a second one).
+    context.setUnmanagedAM(true);
     context.setMaxAppAttempts(1);
-    context.setResource(Resource.newInstance(options.amMemoryMb, 1));
     context.setAMContainerSpec(
-        masterContainer(
-            Resources.file(amJar, LocalResourceVisibility.APPLICATION),
-            Resources.encode("sluice", Resources.file(binary, binaryVisibility)),
-            Resources.encode("secret", Resources.file(secret, LocalResourceVisibility.PRIVATE)),
-            user));
+        ContainerLaunchContext.newInstance(
+            Collections.<String, LocalResource>emptyMap(),
+            Collections.<String, String>emptyMap(),
+            Collections.<String>emptyList(), null, null, null));
 
     if (killRequest.getCount() == 0) {
       throw new IOException("not submitted: " + killReason);
@@ -269,7 +273,48 @@ public final class Submit {
     submitted = true;
     Log.info("submitted " + appId + " (" + options.name + ") to queue " + options.queue);
     emit(Json.object("event", "submitted", "application", appId.toString()));
+    if (awaitLaunch()) {
+      // The ResourceManager lets the master in with the attempt's AMRM token.
+      UserGroupInformation.getCurrentUser().addToken(yarn.getAMRMToken(appId));
+      Master registered = new Master(conf, resources, Tokens.forWorkers(conf, fs));
+      master = registered;
+      registered.register();
+      Log.info("registered as the master of " + appId);
+    }
     return follow();
+  }
+
+  /**
+   * Waits until the application's attempt is launched (an unmanaged master registers then),
+   * reporting the application's states. Returns false when the application ended, or a kill
+   * was asked for, before that.
+   */
+  private boolean awaitLaunch() throws Exception {
+    long deadline = System.currentTimeMillis() + LAUNCH_WAIT_MILLIS;
+    while (true) {
+      ApplicationReport report = yarn.getApplicationReport(appId);
+      synchronized (this) {
+        if (finished || isEnd(report.getYarnApplicationState())) {
+          return false;
+        }
+        report(report);
+      }
+      if (killRequest.getCount() == 0) {
+        return false;
+      }
+      ApplicationAttemptId attempt = report.getCurrentApplicationAttemptId();
+      if (attempt != null
+          && yarn.getApplicationAttemptReport(attempt).getYarnApplicationAttemptState()
+              == YarnApplicationAttemptState.LAUNCHED) {
+        return true;
+      }
+      if (System.currentTimeMillis() > deadline) {
+        throw new IOException("the application's attempt was not launched within "
+            + LAUNCH_WAIT_MILLIS / 1000 + " s (state " + report.getYarnApplicationState()
+            + "; is the queue full?)");
+      }
+      killRequest.await(POLL_MILLIS, TimeUnit.MILLISECONDS);
+    }
   }
 
   /**
@@ -278,18 +323,14 @@ public final class Submit {
    */
   private int follow() throws Exception {
     boolean killSent = false;
-    EventLog.Tail masterEvents = new EventLog.Tail(new Path(appDir, EventLog.NAME), conf);
-    for (int poll = 0; ; poll++) {
+    while (true) {
       ApplicationReport report = yarn.getApplicationReport(appId);
-      boolean ending = isEnd(report.getYarnApplicationState());
-      if (ending || poll % RELAY_EVERY_POLLS == 0) {
-        relay(masterEvents);
-      }
       synchronized (this) {
         if (finished) {
           return 1; // stopped meanwhile: the shutdown hook reported the end
         }
         if (report(report)) {
+          stopMaster();
           deleteAppDir();
           return report.getFinalApplicationStatus() == FinalApplicationStatus.SUCCEEDED ? 0 : 1;
         }
@@ -298,6 +339,7 @@ public final class Submit {
         Log.info("killing " + appId + ": " + killReason);
         // Returns once the ResourceManager has killed it; the next report says KILLED.
         yarn.killApplication(appId, "killed by sluice: " + killReason);
+        stopMaster();
         killSent = true;
         continue;
       }
@@ -334,20 +376,9 @@ public final class Submit {
   }
 
   /**
-   * Prints the master's container events written since the last call, as they are. One that
-   * cannot be read (the directory gone with the application) is no failure: they only inform.
+   * Reads commands from stdin and hands them to the master, until a kill arrives or stdin
+   * ends; then asks for the kill. A line that is not a command is logged and skipped.
    */
-  private void relay(EventLog.Tail masterEvents) {
-    try {
-      for (String line : masterEvents.poll()) {
-        emit(line);
-      }
-    } catch (IOException e) {
-      Log.info("cannot read the master's container events: " + e);
-    }
-  }
-
-  /** Reads stdin until a kill command arrives or it ends, then asks for the kill. */
   private void watchStdin() {
     String reason = "its stdin ended";
     try {
@@ -355,19 +386,113 @@ public final class Submit {
           new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
       String line;
       while ((line = in.readLine()) != null) {
-        if (line.replaceAll("\\s", "").equals("{\"command\":\"kill\"}")) {
-          reason = "a kill command arrived";
-          break;
+        if (line.trim().isEmpty()) {
+          continue;
         }
-        if (!line.trim().isEmpty()) {
-          Log.info("ignoring an unknown command on stdin: " + line);
+        try {
+          Map<String, Object> command = Json.parse(line);
+          if ("kill".equals(command.get("command"))) {
+            reason = "a kill command arrived";
+            break;
+          }
+          obey(command);
+        } catch (Json.ParseException | IllegalArgumentException e) {
+          Log.info("ignoring a command on stdin (" + e.getMessage() + "): " + line);
+        } catch (RuntimeException e) {
+          // From YARN's clients: the command failed, but this thread must live on, or the end
+          // of stdin would no longer kill the application.
+          Log.info("a command on stdin failed (" + e + "): " + line);
         }
       }
     } catch (IOException e) {
       reason = "its stdin broke (" + e + ")";
     }
-    killReason = reason;
-    killRequest.countDown();
+    kill(reason);
+  }
+
+  /** Asks for the application to be killed, for {@code reason} (the first reason wins). */
+  static void kill(String reason) {
+    Submit submit = current;
+    if (submit != null && submit.killRequest.getCount() != 0) {
+      submit.killReason = reason;
+      submit.killRequest.countDown();
+    }
+  }
+
+  /** Hands one command other than kill to the master. */
+  private void obey(Map<String, Object> command) {
+    Master registered = master;
+    Object name = command.get("command");
+    if (registered == null) {
+      throw new IllegalArgumentException("the master has not registered yet");
+    }
+    if ("request".equals(name)) {
+      registered.request(
+          positive(command, "memory_mb"), (int) Math.min(positive(command, "vcores"),
+              Integer.MAX_VALUE), strings(command, "nodes"));
+    } else if ("launch".equals(name)) {
+      registered.launch(text(command, "container"), strings(command, "args"));
+    } else if ("release".equals(name)) {
+      registered.release(text(command, "container"));
+    } else if ("finish".equals(name)) {
+      String status = text(command, "final_status");
+      if (!status.equals("SUCCEEDED") && !status.equals("FAILED")) {
+        throw new IllegalArgumentException("final_status must be SUCCEEDED or FAILED");
+      }
+      Object diagnostics = command.get("diagnostics");
+      registered.finish(FinalApplicationStatus.valueOf(status),
+          diagnostics == null ? "" : String.valueOf(diagnostics));
+    } else {
+      throw new IllegalArgumentException("unknown command " + name);
+    }
+  }
+
+  private static String text(Map<String, Object> command, String member) {
+    Object value = command.get(member);
+    if (!(value instanceof String) || ((String) value).isEmpty()) {
+      throw new IllegalArgumentException("\"" + member + "\" must be a non-empty string");
+    }
+    return (String) value;
+  }
+
+  private static long positive(Map<String, Object> command, String member) {
+    Object value = command.get(member);
+    try {
+      long n = Long.parseLong(String.valueOf(value));
+      if (n >= 1) {
+        return n;
+      }
+    } catch (NumberFormatException e) {
+      // below
+    }
+    throw new IllegalArgumentException("\"" + member + "\" must be a whole number >= 1");
+  }
+
+  /** A member that is an array of strings (missing: empty). */
+  private static List<String> strings(Map<String, Object> command, String member) {
+    Object value = command.get(member);
+    List<String> out = new ArrayList<>();
+    if (value == null) {
+      return out;
+    }
+    if (!(value instanceof List)) {
+      throw new IllegalArgumentException("\"" + member + "\" must be an array of strings");
+    }
+    for (Object item : (List<?>) value) {
+      if (!(item instanceof String)) {
+        throw new IllegalArgumentException("\"" + member + "\" must be an array of strings");
+      }
+      out.add((String) item);
+    }
+    return out;
+  }
+
+  /** Stops the master's clients (and the containers still running), if it registered. */
+  private void stopMaster() {
+    Master registered = master;
+    if (registered != null) {
+      registered.stop();
+    }
   }
 
   /**
@@ -384,6 +509,7 @@ public final class Submit {
       try {
         Log.info("killing " + appId + ": " + reason);
         yarn.killApplication(appId, "killed by sluice: " + reason);
+        stopMaster();
         if (report) {
           report(yarn.getApplicationReport(appId));
         }
@@ -405,72 +531,6 @@ public final class Submit {
       fs.delete(dir, true);
     } catch (IOException e) {
       Log.info("could not delete " + dir + ": " + e);
-    }
-  }
-
-  /**
-   * The launch context of the application master: this jar, the classpath the cluster gives
-   * applications, and the command, as Hadoop's distributed shell does it.
-   */
-  private ContainerLaunchContext masterContainer(
-      LocalResource jar, String binary, String secret, String user)
-      throws IOException {
-    Map<String, LocalResource> resources = new HashMap<>();
-    resources.put("sluice-yarn.jar", jar);
-
-    StringBuilder classpath = new StringBuilder(Environment.CLASSPATH.$$());
-    classpath.append(ApplicationConstants.CLASS_PATH_SEPARATOR).append("./sluice-yarn.jar");
-    for (String entry :
-        conf.getStrings(
-            YarnConfiguration.YARN_APPLICATION_CLASSPATH,
-            YarnConfiguration.DEFAULT_YARN_CROSS_PLATFORM_APPLICATION_CLASSPATH)) {
-      classpath.append(ApplicationConstants.CLASS_PATH_SEPARATOR).append(entry.trim());
-    }
-    Map<String, String> env = new HashMap<>();
-    env.put(Environment.CLASSPATH.name(), classpath.toString());
-    if (!UserGroupInformation.isSecurityEnabled()) {
-      // Without Kerberos, a container's processes may run as the NodeManager's own user; the
-      // master acts on the file system as the submitting user (it deletes the 0700 staging
-      // directory), as MapReduce's does.
-      env.put("HADOOP_USER_NAME", user);
-    }
-
-    List<String> args = new ArrayList<>();
-    Collections.addAll(args,
-        "--app-dir", appDir.toString(),
-        "--workers", Integer.toString(options.workers),
-        "--worker-memory-mb", Long.toString(options.workerMemoryMb),
-        "--worker-vcores", Integer.toString(options.workerVcores),
-        "--max-worker-failures", Integer.toString(options.maxWorkerFailures),
-        "--resource", binary,
-        "--resource", secret);
-    for (String arg : options.workerArgs) {
-      args.add("--worker-arg");
-      args.add(arg);
-    }
-    // The heap takes half the container: the rest is the JVM's own memory.
-    String command =
-        Environment.JAVA_HOME.$$() + "/bin/java -Xmx" + options.amMemoryMb / 2 + "m "
-            + AppMaster.class.getName() + " " + Shell.words(args)
-            + " 1>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/AppMaster.stdout"
-            + " 2>" + ApplicationConstants.LOG_DIR_EXPANSION_VAR + "/AppMaster.stderr";
-
-    ContainerLaunchContext container =
-        ContainerLaunchContext.newInstance(
-            resources, env, Collections.singletonList(command), null, null, null);
-    // With Kerberos, the NodeManagers download the files and the master deletes them with
-    // delegation tokens.
-    container.setTokens(Tokens.forMaster(conf, fs));
-    return container;
-  }
-
-  /** Fails when a container of {@code memoryMb} and {@code vcores} exceeds {@code max}. */
-  private static void checkFits(String what, long memoryMb, int vcores, Resource max)
-      throws IOException {
-    if (memoryMb > max.getMemorySize() || vcores > max.getVirtualCores()) {
-      throw new IOException("the container of " + what + " (" + memoryMb + " MB, " + vcores
-          + " vcores) is larger than this cluster allows (" + max.getMemorySize() + " MB, "
-          + max.getVirtualCores() + " vcores)");
     }
   }
 
@@ -579,33 +639,13 @@ public final class Submit {
     return hex.toString();
   }
 
-  /** The jar this class was loaded from: the application master runs from the same one. */
-  private static File ownJar() throws IOException {
-    try {
-      File jar =
-          new File(Submit.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-      if (!jar.isFile()) {
-        throw new IOException("Submit must run from sluice-yarn.jar, not from " + jar);
-      }
-      return jar;
-    } catch (URISyntaxException | SecurityException | NullPointerException e) {
-      throw new IOException("cannot find the jar Submit runs from: " + e, e);
-    }
-  }
-
   /** The checked command line. */
   private static final class Options {
     final String name;
     final String queue;
     final File binary;
     final File secret;
-    final int workers;
-    final long workerMemoryMb;
-    final int workerVcores;
-    final List<String> workerArgs;
-    final int maxWorkerFailures;
     final String stagingRoot;
-    final long amMemoryMb;
 
     Options(Cli cli) throws Cli.UsageException {
       name = cli.required("name");
@@ -615,19 +655,10 @@ public final class Submit {
       }
       binary = readableFile(cli, "binary");
       secret = readableFile(cli, "secret-file");
-      if (cli.get("workers", null) == null) {
-        throw new Cli.UsageException("option --workers is required");
-      }
-      workers = cli.intNumber("workers", 1, 1);
-      workerMemoryMb = cli.number("worker-memory-mb", 1024, 1);
-      workerVcores = cli.intNumber("worker-vcores", 1, 1);
-      workerArgs = cli.all("worker-arg");
-      maxWorkerFailures = cli.intNumber("max-worker-failures", workers, 0);
       stagingRoot = cli.get("staging-root", null);
       if (stagingRoot != null && stagingRoot.isEmpty()) {
         throw new Cli.UsageException("option --staging-root must not be empty");
       }
-      amMemoryMb = cli.number("am-memory-mb", 512, 64);
     }
 
     private static File readableFile(Cli cli, String option) throws Cli.UsageException {

@@ -8,24 +8,22 @@ import org.apache.hadoop.fs.FileSystem;
 import org.apache.hadoop.io.DataOutputBuffer;
 import org.apache.hadoop.security.Credentials;
 import org.apache.hadoop.security.UserGroupInformation;
-import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.client.util.YarnClientUtils;
-import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
 
 /**
- * The security tokens that go into containers' launch contexts. On a cluster with Kerberos,
- * NodeManagers download a container's files, and the application master reaches the file
- * system, with delegation tokens the submitter obtained; without Kerberos there are none, and
- * these return empty token sets.
+ * The security tokens that go into the workers' launch contexts. On a cluster with Kerberos,
+ * NodeManagers download a container's files, and the workers reach the file system, with
+ * delegation tokens the submitter obtained; without Kerberos there are none.
  */
 final class Tokens {
   private Tokens() {}
 
   /**
-   * For the application master: delegation tokens of {@code fs} (where the files are staged)
-   * that the ResourceManager renews while the application runs; null without Kerberos.
+   * Delegation tokens of {@code fs} (where the files are staged) that the ResourceManager
+   * renews while the application runs; null without Kerberos. The AMRM token, which only the
+   * master may use, is never among them.
    */
-  static ByteBuffer forMaster(Configuration conf, FileSystem fs) throws IOException {
+  static ByteBuffer forWorkers(Configuration conf, FileSystem fs) throws IOException {
     if (!UserGroupInformation.isSecurityEnabled()) {
       return null;
     }
@@ -36,21 +34,6 @@ final class Tokens {
     Credentials credentials = new Credentials();
     fs.addDelegationTokens(renewer, credentials);
     return serialize(credentials);
-  }
-
-  /**
-   * For the workers: the master's own tokens minus the one for the ResourceManager, which only
-   * the master may use.
-   */
-  static ByteBuffer forWorkers() throws IOException {
-    Credentials all = UserGroupInformation.getCurrentUser().getCredentials();
-    Credentials forWorkers = new Credentials();
-    for (Token<?> token : all.getAllTokens()) {
-      if (!token.getKind().equals(AMRMTokenIdentifier.KIND_NAME)) {
-        forWorkers.addToken(token.getService(), token);
-      }
-    }
-    return serialize(forWorkers);
   }
 
   private static ByteBuffer serialize(Credentials credentials) throws IOException {
