@@ -192,19 +192,9 @@ pub extern "system" fn Java_org_sluice_hadoop_SluiceNative_collectorCollect<'loc
 ) {
     guard(&mut env, (), |env| {
         let collector = collector(handle)?;
-        let address = env.get_direct_buffer_address(&batch)?;
-        let capacity = env.get_direct_buffer_capacity(&batch)?;
-        let length = to_usize(length.into(), "the batch length")?;
-        if length > capacity {
-            return Err(JniError::Config(format!(
-                "a batch of {length} bytes in a buffer of {capacity}"
-            )));
-        }
-        // SAFETY: `address` is the start of the direct buffer's `capacity` bytes, which the
-        // JVM keeps allocated while `batch` is referenced (it is, for this call); the Java side
-        // does not write to the buffer while this call runs (the one collecting thread is in
-        // it); `length <= capacity` was checked above.
-        let bytes = unsafe { std::slice::from_raw_parts(address, length) };
+        // SAFETY: the slice lives for this call only, and the Java side does not write to the
+        // buffer while this call runs (the one collecting thread is in it).
+        let bytes = unsafe { batch_bytes(env, &batch, length)? };
         collector.collect_batch(bytes)
     })
 }
@@ -537,6 +527,27 @@ unsafe fn direct_bytes<'b>(
     Ok(unsafe { std::slice::from_raw_parts_mut(address, capacity) })
 }
 
+/// The first `length` bytes of the direct buffer `buffer`: a batch Java filled. A length
+/// beyond the buffer's capacity is refused.
+///
+/// # Safety
+/// As [`direct_bytes`].
+unsafe fn batch_bytes<'b>(
+    env: &mut JNIEnv<'_>,
+    buffer: &JByteBuffer<'_>,
+    length: jint,
+) -> Result<&'b [u8], JniError> {
+    let length = to_usize(length.into(), "the batch length")?;
+    // SAFETY: the caller upholds `direct_bytes`'s contract.
+    let bytes: &'b [u8] = unsafe { direct_bytes(env, buffer)? };
+    bytes.get(..length).ok_or_else(|| {
+        JniError::Config(format!(
+            "a batch of {length} bytes in a buffer of {}",
+            bytes.len()
+        ))
+    })
+}
+
 /// `long shmCreate(int pid, long inputRing, long outputRing)`: a shared-memory region for the
 /// streaming program with process id `pid`, with an input ring and, unless `outputRing` is 0,
 /// an output ring.
@@ -600,16 +611,9 @@ pub extern "system" fn Java_org_sluice_hadoop_streaming_ShmNative_shmWrite<'loca
 ) {
     guard(&mut env, (), |env| {
         let session = streaming(handle)?;
-        let length = to_usize(length.into(), "the batch length")?;
         // SAFETY: the slice lives for this call only, and the writer's thread, which owns the
         // buffer, is blocked in this call.
-        let bytes = unsafe { direct_bytes(env, &batch)? };
-        let bytes = bytes.get(..length).ok_or_else(|| {
-            JniError::Config(format!(
-                "a batch of {length} bytes in a buffer of {}",
-                bytes.len()
-            ))
-        })?;
+        let bytes = unsafe { batch_bytes(env, &batch, length)? };
         session.write(bytes)
     })
 }
