@@ -230,11 +230,12 @@ fn wait_for_workers(
         }
         if Instant::now() > deadline {
             return Err(ClusterError::Setup(format!(
-                "{} of {} workers connected within {} s; is the cluster busy, or does it not \
-                 reach {}?",
+                "{} of {} workers connected within {} s (-D sluice.yarn.wait.seconds); \
+                 {}; do the containers reach {}?",
                 links.len(),
                 yarn.workers,
                 yarn.wait.as_secs(),
+                broker.progress(),
                 listener.local_addr()
             )));
         }
@@ -245,7 +246,12 @@ fn wait_for_workers(
             let conn = conn?;
             let name = conn.peer().to_string();
             let link = Link::new(net.handle().clone(), conn);
-            links.push(greet(link, &name)?);
+            // A worker that goes before its hello is one fewer: its container's end is
+            // replaced as any other's.
+            match greet(link, &name) {
+                Ok(greeted) => links.push(greeted),
+                Err(e) => status.note(format!("a worker at {name} did not start: {e}")),
+            }
         }
     }
     Ok(links)

@@ -253,25 +253,34 @@ pub(crate) const MAX_LOCATED_FILES: usize = 10_000;
 /// Requests for block locations in flight at once.
 const LOCATING_THREADS: usize = 8;
 
+/// How long locating blocks may take in all: placing tasks near their data is worth a few
+/// seconds of planning, not minutes.
+const LOCATING_TIME: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// Fills in the blocks of `files` (the first [`MAX_LOCATED_FILES`]) from `storage`, a few
-/// requests at a time. The first request that fails stops the others (a store that cannot
-/// tell for one file, say behind a firewall, would make every other wait for its timeout):
-/// the files not located keep no blocks.
+/// requests at a time, for at most [`LOCATING_TIME`]. A request that fails stops the others
+/// (a store that cannot tell for one file, say behind a firewall, would make every other wait
+/// for its timeout), unless the file is simply gone (deleted since it was listed: its reader
+/// says so). The files not located keep no blocks: their tasks run anywhere.
 fn locate_blocks(storage: &dyn Storage, files: &mut [StoredInput]) {
     let count = files.len().min(MAX_LOCATED_FILES);
     let chunk = count.div_ceil(LOCATING_THREADS).max(1);
-    let failed = std::sync::atomic::AtomicBool::new(false);
+    let deadline = std::time::Instant::now() + LOCATING_TIME;
+    let stop = std::sync::atomic::AtomicBool::new(false);
     std::thread::scope(|scope| {
         for part in files[..count].chunks_mut(chunk) {
-            let failed = &failed;
+            let stop = &stop;
             scope.spawn(move || {
                 for file in part {
-                    if failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    if stop.load(std::sync::atomic::Ordering::Relaxed)
+                        || std::time::Instant::now() > deadline
+                    {
                         return;
                     }
                     match storage.block_locations(&file.status.location) {
                         Ok(blocks) => file.status.blocks = blocks,
-                        Err(_) => failed.store(true, std::sync::atomic::Ordering::Relaxed),
+                        Err(e) if e.is_not_found() => {}
+                        Err(_) => stop.store(true, std::sync::atomic::Ordering::Relaxed),
                     }
                 }
             });
@@ -525,6 +534,13 @@ mod tests {
         ) -> Result<Vec<sluice_io::BlockLocation>, sluice_io::IoError> {
             self.asked
                 .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if location.to_string().contains("gone") {
+                // Deleted since it was listed.
+                return Err(sluice_io::IoError::Read {
+                    path: PathBuf::from(location.to_string()),
+                    source: std::io::Error::from(std::io::ErrorKind::NotFound),
+                });
+            }
             if self.fails {
                 // As a store behind a firewall: each request waits, then fails.
                 std::thread::sleep(std::time::Duration::from_millis(20));
@@ -555,7 +571,11 @@ mod tests {
             asked: Default::default(),
         };
         let mut some = files(20);
+        // A file gone since the listing stops nothing: the others are located.
+        some[3] = StoredInput::new(FileStatus::file(Location::from_path("gone"), 100));
         locate_blocks(&store, &mut some);
+        assert!(some[3].status.blocks.is_empty());
+        some.remove(3);
         for file in &some {
             assert_eq!(file.status.blocks.len(), 1, "{file:?}");
             assert_eq!(

@@ -134,6 +134,16 @@ pub enum IoError {
 }
 
 impl IoError {
+    /// Whether the error says the file is not there (a missing input, or a read whose
+    /// operating system or store answered "not found").
+    pub fn is_not_found(&self) -> bool {
+        match self {
+            IoError::InputNotFound { .. } => true,
+            IoError::Read { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
+            _ => false,
+        }
+    }
+
     /// Whether another attempt at the same work could succeed. A path that does not exist,
     /// a location that cannot be used, or a file whose bytes are corrupt will be the same on
     /// the next attempt, so a task failing with one fails at once instead of being retried;

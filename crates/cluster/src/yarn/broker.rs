@@ -8,7 +8,8 @@
 //! and how the application ends. The protocol is in `yarn/README.md`.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command as Process, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -122,6 +123,10 @@ pub(crate) struct Fleet {
     outstanding: usize,
     /// What each failed container said.
     failures: Vec<String>,
+    /// Whether the master registered.
+    registered: bool,
+    /// Containers launched, in all.
+    launched: usize,
     /// The job is over: nothing more is launched or replaced.
     ending: bool,
     /// Why no more workers will come: the application ended, or too many failed.
@@ -137,6 +142,8 @@ impl Fleet {
             live: BTreeMap::new(),
             outstanding: 0,
             failures: Vec::new(),
+            registered: false,
+            launched: 0,
             ending: false,
             over: None,
             application: None,
@@ -151,6 +158,22 @@ impl Fleet {
     /// Whether every launched container has ended.
     fn all_ended(&self) -> bool {
         self.live.is_empty()
+    }
+
+    /// How far getting the workers went, for a message: whether the master registered,
+    /// containers launched and still asked for, failures.
+    pub(crate) fn progress(&self) -> String {
+        if !self.registered {
+            return "the application's master has not registered yet (is the queue full, or \
+                    the ResourceManager unreachable?)"
+                .into();
+        }
+        format!(
+            "YARN gave {} of the containers asked for, {} still asked for, {} failed",
+            self.launched,
+            self.outstanding,
+            self.failures.len()
+        )
     }
 
     /// The commands `event` calls for, and what the user is told of it.
@@ -178,6 +201,7 @@ impl Fleet {
                     ));
                     commands.push(Command::Kill);
                 } else {
+                    self.registered = true;
                     let near = match self.plan.nodes.len() {
                         0 => String::new(),
                         n if n <= 5 => {
@@ -202,6 +226,7 @@ impl Fleet {
                 self.outstanding = self.outstanding.saturating_sub(1);
                 if !self.ending && self.over.is_none() && self.live.len() < self.plan.workers {
                     self.live.insert(container.clone(), node);
+                    self.launched += 1;
                     commands.push(Command::Launch {
                         container,
                         args: self.plan.args.clone(),
@@ -236,7 +261,17 @@ impl Fleet {
                          {exit_status}{}",
                         colon(&diagnostics)
                     );
-                    self.failed(what, &mut commands, &mut notes);
+                    if TAKEN_BY_YARN.contains(&exit_status.as_str()) {
+                        // Nothing wrong with the worker: replaced, and not counted.
+                        if !self.ending && self.over.is_none() {
+                            commands.push(self.request());
+                            notes.push(format!("YARN: {what}; a replacement is asked for"));
+                        } else {
+                            notes.push(format!("YARN: {what}"));
+                        }
+                    } else {
+                        self.failed(what, &mut commands, &mut notes);
+                    }
                 }
             }
             Event::Finished {
@@ -291,6 +326,12 @@ impl Fleet {
     }
 }
 
+/// Exit statuses of containers YARN took away for reasons of its own (YARN's
+/// `ContainerExitStatus`: ABORTED, a lost node's; DISKS_FAILED; PREEMPTED; and killed by the
+/// ResourceManager or the container scheduler): their workers are replaced without counting
+/// as failures, which are the workers' own (a non-zero exit, memory limits exceeded).
+const TAKEN_BY_YARN: [&str; 5] = ["-100", "-101", "-102", "-106", "-108"];
+
 /// ": TEXT", or nothing for no text.
 fn colon(text: &str) -> String {
     if text.is_empty() {
@@ -322,8 +363,12 @@ pub(crate) struct Broker {
 struct Shared {
     fleet: Mutex<Fleet>,
     stdin: Mutex<Option<ChildStdin>>,
-    stderr: Mutex<Vec<String>>,
+    /// The last [`STDERR_LINES`] lines `Submit` wrote on stderr.
+    stderr: Mutex<std::collections::VecDeque<String>>,
 }
+
+/// Lines of `Submit`'s stderr kept for messages.
+const STDERR_LINES: usize = 10;
 
 impl Shared {
     fn fleet(&self) -> MutexGuard<'_, Fleet> {
@@ -376,6 +421,9 @@ impl Broker {
         if let Some(queue) = &submit.queue {
             command.arg("--queue").arg(queue);
         }
+        // A process group of its own: a Ctrl-C at the terminal stops this job in order (which
+        // ends the application with the job's error), not the master beneath it.
+        command.process_group(0);
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -390,15 +438,20 @@ impl Broker {
         let shared = Arc::new(Shared {
             fleet: Mutex::new(Fleet::new(plan)),
             stdin: Mutex::new(child.stdin.take()),
-            stderr: Mutex::new(Vec::new()),
+            stderr: Mutex::new(std::collections::VecDeque::new()),
         });
-        if let Some(mut err) = child.stderr.take() {
+        if let Some(err) = child.stderr.take() {
             let shared = Arc::clone(&shared);
             std::thread::spawn(move || {
-                let mut text = String::new();
-                let _ = err.read_to_string(&mut text);
-                let mut kept = shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-                kept.extend(text.lines().map(str::to_string));
+                // Line by line, whatever the bytes; only the last lines are kept.
+                for line in BufReader::new(err).split(b'\n') {
+                    let Ok(line) = line else { break };
+                    let mut kept = shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
+                    if kept.len() == STDERR_LINES {
+                        kept.pop_front();
+                    }
+                    kept.push_back(String::from_utf8_lossy(&line).into_owned());
+                }
             });
         }
         let reader = child.stdout.take().map(|stdout| {
@@ -432,13 +485,23 @@ impl Broker {
     /// Why no more workers will come, with the end of `Submit`'s stderr, if so.
     pub(crate) fn over(&self) -> Option<String> {
         let over = self.shared.fleet().over()?.to_string();
+        Some(self.with_stderr(over))
+    }
+
+    /// How far getting the workers went, with the end of `Submit`'s stderr.
+    pub(crate) fn progress(&self) -> String {
+        let progress = self.shared.fleet().progress();
+        self.with_stderr(progress)
+    }
+
+    fn with_stderr(&self, text: String) -> String {
         let lines = self.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
-        let tail = lines[lines.len().saturating_sub(10)..].join("\n");
-        Some(if tail.is_empty() {
-            over
+        if lines.is_empty() {
+            text
         } else {
-            format!("{over}\n{tail}")
-        })
+            let tail: Vec<&str> = lines.iter().map(String::as_str).collect();
+            format!("{text}\n{}", tail.join("\n"))
+        }
     }
 
     /// Ends the application: waits up to `grace` for the workers to exit (they do once the
@@ -454,7 +517,12 @@ impl Broker {
             final_status: if succeeded { "SUCCEEDED" } else { "FAILED" }.into(),
             diagnostics: diagnostics.into(),
         }]);
-        if !self.wait_exit(Duration::from_secs(30)) {
+        if self.wait_exit(Duration::from_secs(30)) {
+            // Its last events, told before the job's end is.
+            if let Some(reader) = self.reader.take() {
+                let _ = reader.join();
+            }
+        } else {
             self.kill();
         }
     }
@@ -653,6 +721,31 @@ mod tests {
                 container: "c5".into()
             }]
         );
+    }
+
+    #[test]
+    fn containers_yarn_takes_away_are_replaced_without_counting_as_failures() {
+        let mut fleet = Fleet::new(plan(1, 0));
+        assert!(fleet.progress().contains("has not registered"));
+        fleet.on(registered("4096"));
+        fleet.on(allocated("c1"));
+        // Preempted: replaced, although no failure is allowed.
+        let (commands, notes) = fleet.on(ended("c1", "-102"));
+        assert_eq!(commands, vec![request()]);
+        assert!(
+            notes[0].ends_with("a replacement is asked for"),
+            "{notes:?}"
+        );
+        assert!(fleet.over().is_none());
+        fleet.on(allocated("c2"));
+        assert_eq!(
+            fleet.progress(),
+            "YARN gave 2 of the containers asked for, 0 still asked for, 0 failed"
+        );
+        // The worker's own failure counts: none is allowed.
+        let (commands, _) = fleet.on(ended("c2", "1"));
+        assert!(commands.is_empty());
+        assert!(fleet.over().is_some());
     }
 
     #[test]

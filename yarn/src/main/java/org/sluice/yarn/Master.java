@@ -76,6 +76,9 @@ final class Master {
     rm.init(conf);
     rm.start();
     nm = NMClientAsync.createNMClientAsync(new NodeManagerEvents());
+    // YARN stops the containers itself when the application ends (unregistered or killed);
+    // stopping them one by one from here would wait on every NodeManager that is down.
+    nm.getClient().cleanupRunningContainersOnStop(false);
     nm.init(conf);
     nm.start();
     // The host shown as the master's in YARN's interfaces: this one, where sluice runs.
@@ -165,7 +168,7 @@ final class Master {
     }
     // Outside the lock: stopping waits for the callback threads, which take it.
     if (nm != null) {
-      nm.stop(); // stops the containers still running
+      nm.stop();
     }
     if (rm != null) {
       rm.stop();

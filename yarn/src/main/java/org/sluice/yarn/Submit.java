@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
 import java.io.UnsupportedEncodingException;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -202,10 +203,26 @@ public final class Submit {
     System.exit(status);
   }
 
-  /** Prints one event line on stdout, flushed. */
+  /** Whether the last event (finished) was printed: nothing more is. */
+  private static boolean ended;
+
+  /**
+   * Prints one event line on stdout, flushed; after the finished event, nothing (the clients'
+   * callbacks may still report a container as they stop).
+   */
   static synchronized void emit(String json) {
+    if (ended) {
+      Log.info("not reported after the end: " + json);
+      return;
+    }
     events.println(json);
     events.flush();
+  }
+
+  /** Prints the finished event: the last. */
+  private static synchronized void emitLast(String json) {
+    emit(json);
+    ended = true;
   }
 
   /** Submits the application, follows it to its end and returns the exit status. */
@@ -260,11 +277,16 @@ public final class Submit {
     // coordinator that asked for the workers is here, and would not be in a second one).
     context.setUnmanagedAM(true);
     context.setMaxAppAttempts(1);
+    // With Kerberos: the file system's delegation tokens, for the workers to reach it. In the
+    // master's launch context too, since the ResourceManager renews (and at the end cancels)
+    // the tokens given there, whatever the master's kind.
+    ByteBuffer workerTokens = Tokens.forWorkers(conf, fs);
     context.setAMContainerSpec(
         ContainerLaunchContext.newInstance(
             Collections.<String, LocalResource>emptyMap(),
             Collections.<String, String>emptyMap(),
-            Collections.<String>emptyList(), null, null, null));
+            Collections.<String>emptyList(), null,
+            workerTokens == null ? null : workerTokens.duplicate(), null));
 
     if (killRequest.getCount() == 0) {
       throw new IOException("not submitted: " + killReason);
@@ -276,7 +298,7 @@ public final class Submit {
     if (awaitLaunch()) {
       // The ResourceManager lets the master in with the attempt's AMRM token.
       UserGroupInformation.getCurrentUser().addToken(yarn.getAMRMToken(appId));
-      Master registered = new Master(conf, resources, Tokens.forWorkers(conf, fs));
+      Master registered = new Master(conf, resources, workerTokens);
       master = registered;
       registered.register();
       Log.info("registered as the master of " + appId);
@@ -330,8 +352,9 @@ public final class Submit {
           return 1; // stopped meanwhile: the shutdown hook reported the end
         }
         if (report(report)) {
-          stopMaster();
+          // The secret first: stopping the master may wait on unreachable NodeManagers.
           deleteAppDir();
+          stopMaster();
           return report.getFinalApplicationStatus() == FinalApplicationStatus.SUCCEEDED ? 0 : 1;
         }
       }
@@ -363,7 +386,7 @@ public final class Submit {
     finished = true;
     FinalApplicationStatus status = report.getFinalApplicationStatus();
     Log.info(appId + " ended: " + state + ", " + status);
-    emit(Json.object("event", "finished", "state", state.name(),
+    emitLast(Json.object("event", "finished", "state", state.name(),
         "final_status", status.name(), "diagnostics", report.getDiagnostics()));
     return true;
   }
@@ -509,6 +532,7 @@ public final class Submit {
       try {
         Log.info("killing " + appId + ": " + reason);
         yarn.killApplication(appId, "killed by sluice: " + reason);
+        deleteAppDir();
         stopMaster();
         if (report) {
           report(yarn.getApplicationReport(appId));

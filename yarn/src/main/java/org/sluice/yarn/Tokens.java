@@ -19,9 +19,10 @@ final class Tokens {
   private Tokens() {}
 
   /**
-   * Delegation tokens of {@code fs} (where the files are staged) that the ResourceManager
-   * renews while the application runs; null without Kerberos. The AMRM token, which only the
-   * master may use, is never among them.
+   * Delegation tokens of {@code fs} (where the files are staged), obtained before the
+   * application is submitted and given in its master's launch context, so that the
+   * ResourceManager renews them while the application runs; null without Kerberos. The AMRM
+   * token, which only the master may use, is never among them.
    */
   static ByteBuffer forWorkers(Configuration conf, FileSystem fs) throws IOException {
     if (!UserGroupInformation.isSecurityEnabled()) {
