@@ -31,7 +31,7 @@ use sluice_net::{Listener, Secret};
 use crate::coordinator::{greet, run_linked, ClusterJob, ClusterReport};
 use crate::link::{Link, Net};
 use crate::ClusterError;
-use broker::{Broker, FleetPlan, SubmitCommand};
+use broker::{Broker, FleetPlan};
 
 /// How to reach YARN and what to ask it for.
 #[derive(Debug, Clone)]
@@ -95,14 +95,6 @@ pub fn run_on_yarn(
     let listener = net
         .handle()
         .block_on(Listener::bind(yarn.listen, secret.clone()))?;
-    let submit = SubmitCommand {
-        java: yarn.java.clone(),
-        classpath: yarn.classpath.clone(),
-        name: yarn.name.clone(),
-        queue: yarn.queue.clone(),
-        binary: yarn.binary.clone(),
-        secret_file: yarn.secret_file.clone(),
-    };
     let mut args = vec![
         "worker".to_string(),
         "--connect".to_string(),
@@ -125,7 +117,7 @@ pub fn run_on_yarn(
         nodes: input_hosts(&input),
         args,
     };
-    let mut broker = Broker::start(&submit, plan, Arc::clone(&status))?;
+    let mut broker = Broker::start(yarn, plan, Arc::clone(&status))?;
     let links = match wait_for_workers(&net, &listener, &broker, yarn, &status) {
         Ok(links) => links,
         Err(e) => {

@@ -615,13 +615,28 @@ fn under_hadoop(client: &Client, scenario: &str, env: &[(&str, &str)]) -> Comman
 }
 
 fn handshake_ok(report: &HandshakeReport, expected: &[u8]) -> Result<(), String> {
-    if report.timed_out {
-        return Err("hung: stopped by the watchdog".into());
-    }
+    not_hung(report)?;
     if !report.status.success() {
         return Err(format!("child failed: {}", report.status));
     }
     same_bytes(expected, &report.output)
+}
+
+fn not_hung(report: &HandshakeReport) -> Result<(), String> {
+    if report.timed_out {
+        return Err("hung: stopped by the watchdog".into());
+    }
+    Ok(())
+}
+
+/// The program refused what the engine answered, as a client does an attach line it cannot
+/// follow: exit status 2.
+fn handshake_refused(report: &HandshakeReport) -> Result<(), String> {
+    not_hung(report)?;
+    match report.status.code() {
+        Some(2) => Ok(()),
+        _ => Err(format!("expected exit status 2, got {}", report.status)),
+    }
 }
 
 /// The handshake under Hadoop Streaming (`docs/shm-protocol.md`): the program offers only
@@ -710,13 +725,7 @@ fn handshake_cases(n: usize) -> Vec<Case> {
                     &data,
                     WATCHDOG,
                 )?;
-                if report.timed_out {
-                    return Err("hung: stopped by the watchdog".into());
-                }
-                match report.status.code() {
-                    Some(2) => Ok(()),
-                    _ => Err(format!("expected exit status 2, got {}", report.status)),
-                }
+                handshake_refused(&report)
             },
         ),
         case("handshake: answered with the end of the input", |c| {

@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::process::CommandExt;
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command as Process, Stdio};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -18,6 +17,7 @@ use std::time::{Duration, Instant};
 use serde::{Deserialize, Serialize};
 use sluice_api::JobStatus;
 
+use super::YarnSettings;
 use crate::ClusterError;
 
 /// What `Submit` reports, one JSON object per line. Values are strings, as `Submit` writes
@@ -245,7 +245,7 @@ impl Fleet {
                         "container {container} on {node} could not start{}",
                         colon(&diagnostics)
                     );
-                    self.failed(what, &mut commands, &mut notes);
+                    self.failed(what, true, &mut commands, &mut notes);
                 }
             }
             Event::ContainerEnded {
@@ -261,17 +261,9 @@ impl Fleet {
                          {exit_status}{}",
                         colon(&diagnostics)
                     );
-                    if TAKEN_BY_YARN.contains(&exit_status.as_str()) {
-                        // Nothing wrong with the worker: replaced, and not counted.
-                        if !self.ending && self.over.is_none() {
-                            commands.push(self.request());
-                            notes.push(format!("YARN: {what}; a replacement is asked for"));
-                        } else {
-                            notes.push(format!("YARN: {what}"));
-                        }
-                    } else {
-                        self.failed(what, &mut commands, &mut notes);
-                    }
+                    // Nothing wrong with the worker when YARN took it away: not counted.
+                    let counted = !TAKEN_BY_YARN.contains(&exit_status.as_str());
+                    self.failed(what, counted, &mut commands, &mut notes);
                 }
             }
             Event::Finished {
@@ -303,9 +295,18 @@ impl Fleet {
         }
     }
 
-    /// A launched container failed (`what`): replaced while failures are allowed.
-    fn failed(&mut self, what: String, commands: &mut Vec<Command>, notes: &mut Vec<String>) {
-        self.failures.push(what.clone());
+    /// A launched container's worker is gone (`what`): replaced while the job runs and,
+    /// when the loss is `counted` as a failure, while failures are allowed.
+    fn failed(
+        &mut self,
+        what: String,
+        counted: bool,
+        commands: &mut Vec<Command>,
+        notes: &mut Vec<String>,
+    ) {
+        if counted {
+            self.failures.push(what.clone());
+        }
         if self.ending || self.over.is_some() {
             notes.push(format!("YARN: {what}"));
         } else if self.failures.len() <= self.plan.max_failures {
@@ -339,17 +340,6 @@ fn colon(text: &str) -> String {
     } else {
         format!(": {text}")
     }
-}
-
-/// How to start `Submit`.
-#[derive(Debug, Clone)]
-pub(crate) struct SubmitCommand {
-    pub java: PathBuf,
-    pub classpath: String,
-    pub name: String,
-    pub queue: Option<String>,
-    pub binary: PathBuf,
-    pub secret_file: PathBuf,
 }
 
 /// `Submit`, running, and the fleet it brokers for.
@@ -400,25 +390,25 @@ impl Shared {
 }
 
 impl Broker {
-    /// Starts `Submit`; its events drive `fleet`, and what the user should know goes to
-    /// `status`'s notes.
+    /// Starts `Submit` with `yarn`'s Java, class path, binary, secret and names; its events
+    /// drive a [`Fleet`] of `plan`, and what the user should know goes to `status`'s notes.
     pub(crate) fn start(
-        submit: &SubmitCommand,
+        yarn: &YarnSettings,
         plan: FleetPlan,
         status: Arc<JobStatus>,
     ) -> Result<Broker, ClusterError> {
-        let mut command = Process::new(&submit.java);
+        let mut command = Process::new(&yarn.java);
         command
             .arg("-cp")
-            .arg(&submit.classpath)
+            .arg(&yarn.classpath)
             .arg("org.sluice.yarn.Submit")
             .arg("--name")
-            .arg(&submit.name)
+            .arg(&yarn.name)
             .arg("--binary")
-            .arg(&submit.binary)
+            .arg(&yarn.binary)
             .arg("--secret-file")
-            .arg(&submit.secret_file);
-        if let Some(queue) = &submit.queue {
+            .arg(&yarn.secret_file);
+        if let Some(queue) = &yarn.queue {
             command.arg("--queue").arg(queue);
         }
         // A process group of its own: a Ctrl-C at the terminal stops this job in order (which
@@ -432,7 +422,7 @@ impl Broker {
             .map_err(|e| {
                 ClusterError::Setup(format!(
                     "cannot start {} for the YARN submitter: {e}",
-                    submit.java.display()
+                    yarn.java.display()
                 ))
             })?;
         let shared = Arc::new(Shared {
