@@ -194,7 +194,9 @@ def load_run(path, setup):
                     "proc_write": p["write"],
                     "cancelled": p["cancelled"],
                     "output": c.get("output_bytes", 0),
-                    "map_spilled": c.get("spilled_bytes", 0),
+                    # Map output spilled, and copies of pushed map output kept for pulls
+                    # that moved to disk to make room.
+                    "map_spilled": c.get("spilled_bytes", 0) + s.get("kept_to_disk_bytes", 0),
                     "reduce_to_disk": s.get("received_to_disk_bytes", 0),
                     "pushed": s.get("pushed_bytes", 0),
                     "received": s.get("received_bytes", 0),
@@ -341,7 +343,7 @@ def main():
     p()
     p("**Local disk per host** (the median run; bytes the host's worker, or NodeManager and its "
       "containers, read from and wrote to the device, /proc/PID/io; MB = 10^6 bytes). "
-      "Output: part files written by the host. Map-side: sluice's spilled bytes, Hadoop's map "
+      "Output: part files written by the host. Map-side: sluice's spilled bytes and kept_to_disk_bytes (pushed map output kept for pulls, moved to disk), Hadoop's map "
       "tasks' FILE_BYTES_WRITTEN (spills and the final map output). Reduce-side: sluice's "
       "received_to_disk_bytes, Hadoop's reduce tasks' FILE_BYTES_WRITTEN minus their output.")
     p()

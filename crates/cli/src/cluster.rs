@@ -395,7 +395,7 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
     format!(
         "worker {} ({}{}): map tasks={} reduce tasks={} failed attempts={} input={} \
          pushed={} in {} pushes ({} outputs batched) over {} connections \
-         received={} (to disk {}) pulled={} \
+         received={} (to disk {}) pulled={} kept for pulls moved to disk={} \
          disk read={} written={} \
          memory budget={} peak reserved={} peak resident={}",
         w.host,
@@ -414,6 +414,7 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
         human_bytes(s.received_bytes),
         human_bytes(s.received_to_disk_bytes),
         human_bytes(s.pulled_bytes),
+        human_bytes(s.kept_to_disk_bytes),
         human_bytes(s.disk_read_bytes),
         human_bytes(s.disk_write_bytes),
         human_bytes(w.memory_budget),

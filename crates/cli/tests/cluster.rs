@@ -1535,18 +1535,27 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     fs::create_dir_all(&input).unwrap();
-    for f in 0..6 {
-        let text: String = (0..120_000u64)
+    // 24 map tasks of about 1.2 MB of output each: small enough to stay in memory one by
+    // one within a task's share of every budget below but "tight".
+    for f in 0..24 {
+        let text: String = (0..30_000u64)
             .map(|i| format!("{:016x}\tvalue {i} of file {f}\n", (i * 7919 + f) % 100_003))
             .collect();
-        fs::write(input.join(format!("f{f}.txt")), text).unwrap();
+        fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
     let base = strings(&["run", "sort", "--quiet", "--input", "in", "--reducers", "4"]);
     let mut local = base.clone();
     local.extend(strings(&["--output", "local"]));
     ok(&sluice(&local, dir.path()), "sort on one machine");
 
-    for (name, memory, fits) in [("roomy", "256MiB", true), ("tight", "8MiB", false)] {
+    // "middle": each worker's partitions (about 15 MB) fit in its share for held runs
+    // (16 MiB), but not beside the whole outputs of its map tasks, which it keeps for pulls
+    // (about 22 MB in all): those copies, once pushed, must be what leaves memory.
+    for (name, memory, fits) in [
+        ("roomy", "256MiB", true),
+        ("middle", "32MiB", true),
+        ("tight", "8MiB", false),
+    ] {
         let workers = Workers::start(
             Path::new(SLUICE),
             &dir.path().join(format!("workers-{name}")),
@@ -1574,6 +1583,15 @@ fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
             received > 1 << 20,
             "{name}: the workers pushed little: {stats:?}"
         );
+        let kept_to_disk: u64 = stats
+            .iter()
+            .map(|s| s["kept_to_disk_bytes"].as_u64().unwrap())
+            .sum();
+        match name {
+            "roomy" => assert_eq!(kept_to_disk, 0, "{name}: {stats:?}"),
+            "middle" => assert!(kept_to_disk > 0, "{name}: {stats:?}"),
+            _ => {}
+        }
         if fits {
             assert_eq!(to_disk, 0, "{name}: pushed data went to disk: {stats:?}");
         } else {

@@ -272,6 +272,10 @@ pub struct ShuffleStats {
     pub received_bytes: u64,
     /// Of those, bytes that had to go to a spill file (no room in memory).
     pub received_to_disk_bytes: u64,
+    /// Bytes of the copies of this worker's task outputs, kept for pulls, that moved to disk
+    /// to make room in memory (map-side writes: read again only if something failed).
+    #[serde(default)]
+    pub kept_to_disk_bytes: u64,
     /// Bytes of records pulled from other workers.
     pub pulled_bytes: u64,
     /// Bytes the worker process read from storage (`/proc/self/io` `read_bytes`).

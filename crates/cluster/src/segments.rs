@@ -29,7 +29,7 @@
 //! again), so the merge sees every record once.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 
 use bytes::Bytes;
 use serde::{Deserialize, Serialize};
@@ -416,32 +416,58 @@ impl AsRef<[u8]> for Chunk {
 
 /// A run seen through a set of its partitions: a worker keeps, of each copy of a task's
 /// output it gets, only the partitions it had no copy of.
+///
+/// What it shows may be swapped for another run with the same records in those partitions
+/// ([`Only::replace`]): a worker that moves a task's whole output out of memory keeps its own
+/// partitions in a smaller run. Cursors opened before a swap read on from the run they opened.
 #[derive(Debug)]
 pub(crate) struct Only {
-    run: Run,
+    run: RwLock<Run>,
     partitions: Arc<BTreeSet<usize>>,
 }
 
 impl Only {
-    /// `run`, showing only `partitions`.
-    pub(crate) fn wrap(run: Run, partitions: Arc<BTreeSet<usize>>) -> Run {
-        Arc::new(Only { run, partitions })
+    /// `run`, showing only `partitions` (until [`Only::replace`]d).
+    pub(crate) fn view(run: Run, partitions: Arc<BTreeSet<usize>>) -> Arc<Only> {
+        Arc::new(Only {
+            run: RwLock::new(run),
+            partitions,
+        })
+    }
+
+    /// The partitions shown.
+    pub(crate) fn partitions(&self) -> &BTreeSet<usize> {
+        &self.partitions
+    }
+
+    /// Whether the run shown is `run`.
+    pub(crate) fn shows(&self, run: &Run) -> bool {
+        Arc::ptr_eq(&self.inner(), run)
+    }
+
+    /// Shows `run` from now on; it must hold the same records in the partitions shown.
+    pub(crate) fn replace(&self, run: Run) {
+        *self.run.write().unwrap_or_else(|p| p.into_inner()) = run;
+    }
+
+    fn inner(&self) -> Run {
+        Arc::clone(&self.run.read().unwrap_or_else(|p| p.into_inner()))
     }
 }
 
 impl RunSource for Only {
     fn kind(&self) -> RunKind {
-        self.run.kind()
+        self.inner().kind()
     }
     fn has_records(&self, partition: usize) -> bool {
-        self.partitions.contains(&partition) && self.run.has_records(partition)
+        self.partitions.contains(&partition) && self.inner().has_records(partition)
     }
     fn bytes(&self) -> u64 {
-        self.run.bytes()
+        self.inner().bytes()
     }
     fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
         if self.partitions.contains(&partition) {
-            self.run.open(partition)
+            self.inner().open(partition)
         } else {
             Ok(RunCursor::Other(Box::new(BytesCursor::new(
                 Vec::<u8>::new(),
@@ -450,7 +476,7 @@ impl RunSource for Only {
     }
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         if self.partitions.contains(&partition) {
-            self.run.partition_bytes(partition)
+            self.inner().partition_bytes(partition)
         } else {
             Some(0)
         }
@@ -462,14 +488,14 @@ impl RunSource for Only {
         order: &KeyOrder,
     ) -> Result<RunCursor, ExecError> {
         if self.partitions.contains(&partition) {
-            self.run.open_at(partition, key, order)
+            self.inner().open_at(partition, key, order)
         } else {
             self.open(partition)
         }
     }
     fn sample_keys(&self, partition: usize, count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
         if self.partitions.contains(&partition) {
-            self.run.sample_keys(partition, count)
+            self.inner().sample_keys(partition, count)
         } else {
             Ok(Vec::new())
         }
@@ -781,7 +807,7 @@ mod tests {
             (0, b"a".to_vec(), b"1".to_vec()),
             (2, b"b".to_vec(), b"2".to_vec()),
         ]);
-        let only = Only::wrap(inner, Arc::new([2usize].into_iter().collect()));
+        let only: Run = Only::view(inner, Arc::new([2usize].into_iter().collect()));
         assert!(!only.has_records(0));
         assert!(only.has_records(2));
         assert_eq!(only.partition_bytes(0), Some(0));
@@ -789,5 +815,80 @@ mod tests {
         let mut c = only.open(2).unwrap();
         assert!(c.advance().unwrap());
         assert_eq!((c.key(), c.value()), (&b"b"[..], &b"2"[..]));
+    }
+
+    /// A view swapped to another run with the same records in its partitions shows the same;
+    /// a cursor opened before the swap reads on from the run it opened.
+    #[test]
+    fn a_view_swapped_to_a_copy_reads_the_same() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let whole = run(&[
+            (0, b"a".to_vec(), b"1".to_vec()),
+            (2, b"b".to_vec(), b"2".to_vec()),
+            (2, b"c".to_vec(), b"3".to_vec()),
+        ]);
+        let view = Only::view(Arc::clone(&whole), Arc::new([2usize].into_iter().collect()));
+        let shown: Run = Arc::clone(&view) as Run;
+        let before = contents(std::slice::from_ref(&shown));
+        let mut early = shown.open(2).unwrap();
+        assert!(view.shows(&whole));
+        let stored = host.store_run(&whole, PARTITIONS).unwrap();
+        assert_eq!(stored.kind(), RunKind::Stored);
+        view.replace(Arc::clone(&stored));
+        assert!(view.shows(&stored) && !view.shows(&whole));
+        assert_eq!(contents(std::slice::from_ref(&shown)), before);
+        let copy = host.copy_partitions(&stored, PARTITIONS, &[2]).unwrap();
+        assert_eq!(copy.kind(), RunKind::Memory);
+        view.replace(copy);
+        drop(whole);
+        assert_eq!(contents(std::slice::from_ref(&shown)), before);
+        assert!(!shown.has_records(0));
+        let mut read = Vec::new();
+        while early.advance().unwrap() {
+            read.push(early.key().to_vec());
+        }
+        assert_eq!(read, vec![b"b".to_vec(), b"c".to_vec()]);
+    }
+
+    /// A task's output kept on disk (moved out of memory) is served to a pull as it was.
+    #[test]
+    fn an_output_moved_to_disk_is_sent_as_it_was() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        let records: Vec<(usize, Vec<u8>, Vec<u8>)> = (0..2_000u32)
+            .map(|i| {
+                let p = (i % 4) as usize;
+                (
+                    p,
+                    format!("{p}-{i:06}").into_bytes(),
+                    vec![b'x'; (i % 13) as usize],
+                )
+            })
+            .collect();
+        let mut sorted = records.clone();
+        sorted.sort();
+        let memory = run(&sorted);
+        let stored = host.store_run(&memory, PARTITIONS).unwrap();
+        assert_eq!(stored.kind(), RunKind::Stored);
+        let runs = vec![stored];
+        let wanted = [0usize, 3];
+        let (mut sender, mut receiver) = pair(&net);
+        let got = std::thread::scope(|s| {
+            let output = TaskOutput {
+                task: 2,
+                runs: &runs,
+                partitions: &wanted,
+            };
+            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
+            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            sending.join().unwrap();
+            got
+        });
+        let mut expected = contents(std::slice::from_ref(&memory));
+        expected.retain(|p, _| wanted.contains(p));
+        assert_eq!(expected.values().map(Vec::len).sum::<usize>(), 1_000);
+        assert_eq!(contents(&got[0].runs), expected);
     }
 }

@@ -23,7 +23,7 @@ use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
 use sluice_io::{FileStatus, JobCommitter, Location, MapSplit, Split, StoredInput, Stores};
 use sluice_net::{Listener, NetError, Secret};
-use sluice_shuffle::{Run, RunKind};
+use sluice_shuffle::{Reclaim, Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
 use sluice_streaming::ShippedFiles;
 use tokio::runtime::Handle;
@@ -681,8 +681,13 @@ struct RunningJob {
     /// The owner of each partition, by stage (1-based).
     owners: Mutex<HashMap<usize, Arc<Vec<usize>>>>,
     /// The output of the tasks this worker ran, by (stage it is input of, task): what
-    /// owners pull when a push did not arrive.
+    /// owners pull when a push did not arrive. Once pushed, a copy in memory moves to disk
+    /// when memory is short (see [`Reclaim`]): it is read only if something fails.
     outputs: Mutex<HashMap<(usize, usize), Vec<Run>>>,
+    /// This worker's own partitions of the outputs in `outputs`, as its input of the stage
+    /// sees them (one view per run): moved to a smaller run when the whole output leaves
+    /// memory. Weak: a view merged away early no longer needs it.
+    own_views: Mutex<HashMap<(usize, usize), OwnViews>>,
     /// The partitions of each (stage, task) this worker holds a copy of.
     received: Mutex<HashMap<(usize, usize), BTreeSet<usize>>>,
     counts: Counts,
@@ -700,6 +705,10 @@ struct RunningJob {
     /// when the job is dropped. Last, so that it goes after everything that writes in it.
     _dir: JobDir,
 }
+
+/// A worker's own partitions of one task output, one view per run (see
+/// `RunningJob::own_views`).
+type OwnViews = Vec<Weak<Only>>;
 
 /// Small task outputs for one worker, held back to be pushed in one transfer.
 #[derive(Debug, Default)]
@@ -743,6 +752,7 @@ struct Counts {
     push_connections: AtomicU64,
     received_bytes: AtomicU64,
     received_to_disk_bytes: AtomicU64,
+    kept_to_disk_bytes: AtomicU64,
     pulled_bytes: AtomicU64,
 }
 
@@ -857,6 +867,7 @@ impl RunningJob {
             peers: Mutex::new(Peers::default()),
             owners: Mutex::new(HashMap::new()),
             outputs: Mutex::new(HashMap::new()),
+            own_views: Mutex::new(HashMap::new()),
             received: Mutex::new(HashMap::new()),
             counts: Counts::default(),
             io_start: process_io(),
@@ -874,6 +885,8 @@ impl RunningJob {
             Arc::clone(&worker.log),
         ));
         *lock(&job.accept) = Some(accept.abort_handle());
+        let reclaimer: Weak<dyn Reclaim> = Arc::downgrade(&job) as Weak<dyn Reclaim>;
+        job.host.set_reclaimer(reclaimer);
         Ok(job)
     }
 
@@ -972,7 +985,9 @@ impl RunningJob {
         let mut pushing = 0u64;
         for (owner, partitions) in by_owner {
             if owner == peers.me {
-                self.accept(stage, task, &partitions, runs.clone())?;
+                let views = self.accept(stage, task, &partitions, runs.clone())?;
+                let views = views.iter().map(Arc::downgrade).collect();
+                lock(&self.own_views).insert((stage, task), views);
                 continue;
             }
             // Even an empty output is sent (in a batch): the owner then knows it has it,
@@ -1001,6 +1016,15 @@ impl RunningJob {
             self.push_to(stage, owner, &peers, &outputs, log);
         }
         Ok(())
+    }
+
+    /// The number of partitions of stage `stage` (1-based).
+    fn partitions_of(&self, stage: usize) -> Result<usize, ExecError> {
+        stage
+            .checked_sub(1)
+            .and_then(|i| self.built.job().stages.get(i))
+            .map(|s| s.partitions)
+            .ok_or_else(|| ExecError::Config(format!("the job has no stage {stage}")))
     }
 
     /// Holds `output` (`bytes` of it) back for `owner`; returns the batch for `owner` if
@@ -1143,14 +1167,15 @@ impl RunningJob {
     }
 
     /// Takes `runs`, a copy of task `task`'s `partitions` of stage `stage`, into this
-    /// worker's input of the stage: only the partitions it has no copy of yet.
+    /// worker's input of the stage: only the partitions it has no copy of yet. Returns the
+    /// views of `runs` taken (one per run, in order; none if nothing was new).
     fn accept(
         &self,
         stage: usize,
         task: usize,
         partitions: &[usize],
         runs: Vec<Run>,
-    ) -> Result<(), ExecError> {
+    ) -> Result<Vec<Arc<Only>>, ExecError> {
         let new: BTreeSet<usize> = {
             let mut received = lock(&self.received);
             let have = received.entry((stage, task)).or_default();
@@ -1163,17 +1188,19 @@ impl RunningJob {
             new
         };
         if new.is_empty() {
-            return Ok(());
+            return Ok(Vec::new());
         }
         let new = Arc::new(new);
         let index = stage
             .checked_sub(1)
             .ok_or_else(|| ExecError::Config("stages are numbered from 1".into()))?;
-        let runs = runs
+        let views: Vec<Arc<Only>> = runs
             .into_iter()
-            .map(|run| Only::wrap(run, Arc::clone(&new)))
+            .map(|run| Only::view(run, Arc::clone(&new)))
             .collect();
-        self.host.add_runs(self.built.job(), index, task, runs)
+        let runs = views.iter().map(|v| Arc::clone(v) as Run).collect();
+        self.host.add_runs(self.built.job(), index, task, runs)?;
+        Ok(views)
     }
 
     /// Serves one connection to the job's shuffle listener: a push to take in, or a pull
@@ -1348,6 +1375,7 @@ impl RunningJob {
     /// Lets go of stage `stage`'s input, and of the outputs kept for it.
     fn release(&self, stage: usize) {
         lock(&self.outputs).retain(|(s, _), _| *s != stage);
+        lock(&self.own_views).retain(|(s, _), _| *s != stage);
         lock(&self.received).retain(|(s, _), _| *s != stage);
         lock(&self.held).retain(|(s, _), _| *s != stage);
         if let Some(index) = stage.checked_sub(1) {
@@ -1367,10 +1395,119 @@ impl RunningJob {
             push_connections: c.push_connections.load(Ordering::Relaxed),
             received_bytes: c.received_bytes.load(Ordering::Relaxed),
             received_to_disk_bytes: c.received_to_disk_bytes.load(Ordering::Relaxed),
+            kept_to_disk_bytes: c.kept_to_disk_bytes.load(Ordering::Relaxed),
             pulled_bytes: c.pulled_bytes.load(Ordering::Relaxed),
             disk_read_bytes: read.saturating_sub(self.io_start.0),
             disk_write_bytes: write.saturating_sub(self.io_start.1),
         }
+    }
+}
+
+/// The copies of task outputs a worker keeps for pulls are the first runs to leave memory when
+/// it is short: once pushed, they are read only if a push or a worker failed, while the runs
+/// of the partitions the worker reduces are read by its reduce tasks, from memory if they fit.
+///
+/// A task's output that leaves memory is written to disk as it is; the worker's own
+/// partitions of it, which its input of the stage shows through a view of the whole output,
+/// are copied back into memory in a run of their own once the whole output's memory is free.
+impl Reclaim for RunningJob {
+    fn reclaim(&self, bytes: usize) -> usize {
+        let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+        let picked = self.reclaimable(bytes);
+        let mut freed = 0u64;
+        for (key, i, run, view) in picked {
+            let bytes = run.bytes();
+            // A copy that cannot be written stays in memory; the caller goes to disk instead.
+            match self.move_to_disk(key, i, run, view.as_deref()) {
+                Ok(true) => freed = freed.saturating_add(bytes),
+                Ok(false) => {}
+                Err(_) => break,
+            }
+        }
+        usize::try_from(freed).unwrap_or(usize::MAX)
+    }
+}
+
+/// A kept output's run to move out of memory: its place in `outputs`, the run, and the view of
+/// it that this worker's input of the stage reads its own partitions through (if any).
+type Reclaimable = ((usize, usize), usize, Run, Option<Arc<Only>>);
+
+impl RunningJob {
+    /// Kept runs in memory that nothing but `outputs` and this worker's own view hold (not
+    /// being pushed or pulled), oldest first, until they make `bytes`. A thread holding the
+    /// map is not waited for: it may be the caller.
+    fn reclaimable(&self, bytes: u64) -> Vec<Reclaimable> {
+        let Ok(outputs) = self.outputs.try_lock() else {
+            return Vec::new();
+        };
+        let Ok(views) = self.own_views.try_lock() else {
+            return Vec::new();
+        };
+        let mut keys: Vec<&(usize, usize)> = outputs.keys().collect();
+        keys.sort_unstable();
+        let mut picked = Vec::new();
+        let mut total = 0u64;
+        for key in keys {
+            for (i, run) in outputs[key].iter().enumerate() {
+                if total >= bytes {
+                    return picked;
+                }
+                if run.kind() != RunKind::Memory {
+                    continue;
+                }
+                let view = views
+                    .get(key)
+                    .and_then(|v| v.get(i))
+                    .and_then(Weak::upgrade)
+                    .filter(|v| v.shows(run));
+                let holders = 1 + usize::from(view.is_some());
+                if Arc::strong_count(run) == holders {
+                    total = total.saturating_add(run.bytes());
+                    picked.push((*key, i, Arc::clone(run), view));
+                }
+            }
+        }
+        picked
+    }
+
+    /// Writes kept run `run` (the `i`th of output `key`) to disk and keeps that copy instead;
+    /// points `view` (this worker's own partitions of it) at a copy of its own. Returns
+    /// whether the run was replaced (it was not if it changed meanwhile).
+    fn move_to_disk(
+        &self,
+        key: (usize, usize),
+        i: usize,
+        run: Run,
+        view: Option<&Only>,
+    ) -> Result<bool, ExecError> {
+        let count = self.partitions_of(key.0)?;
+        let stored = self.host.store_run(&run, count)?;
+        {
+            let mut outputs = lock(&self.outputs);
+            let Some(slot) = outputs.get_mut(&key).and_then(|runs| runs.get_mut(i)) else {
+                return Ok(false);
+            };
+            if !Arc::ptr_eq(slot, &run) {
+                return Ok(false);
+            }
+            *slot = Arc::clone(&stored);
+        }
+        self.counts
+            .kept_to_disk_bytes
+            .fetch_add(run.bytes(), Ordering::Relaxed);
+        if let Some(view) = view {
+            // The view reads the disk copy while the memory is let go, then a copy of just
+            // its partitions: in memory, as the share for held runs now has room for it.
+            view.replace(Arc::clone(&stored));
+            drop(run);
+            let own: Vec<usize> = view.partitions().iter().copied().collect();
+            if let Ok(copy) = self.host.copy_partitions(&stored, count, &own) {
+                if copy.kind() == RunKind::Memory {
+                    view.replace(copy);
+                }
+            }
+        }
+        Ok(true)
     }
 }
 

@@ -17,15 +17,16 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use sluice_api::{ExecError, Job, JobStatus, Stage, TaskContext, DEFAULT_REDUCE_SPLIT_BYTES};
 use sluice_format::Codec;
 use sluice_io::{JobCommitter, MapSplit, Storage, StoredInput};
 use sluice_shuffle::{
-    merge_early, merge_memory_early, LocalSpills, MemRunBuilder, MergeSpec, Resources, Run,
-    RunCatalog, RunWriter, SPILL_BLOCK,
+    merge_early, merge_memory_early, DumpedRun, LocalSpills, MemRunBuilder, MergeSpec, Reclaim,
+    Resources, Run, RunCatalog, RunSink, RunWriter, SPILL_BLOCK,
 };
+use sluice_sort::SortedCursor;
 use sluice_spill::{MemoryPool, SpillDir};
 
 use crate::map::{map_task, MapTask};
@@ -387,6 +388,70 @@ impl TaskHost {
         }
     }
 
+    /// Asks `reclaimer` to move runs it holds out of memory whenever a run would otherwise
+    /// not fit in the share for held runs (see [`Reclaim`]). Only the first one set is kept.
+    pub fn set_reclaimer(&self, reclaimer: Weak<dyn Reclaim>) {
+        self.shared.runs.quota().set_reclaimer(reclaimer);
+    }
+
+    /// Bytes held in memory by runs now (the share for held runs that is taken).
+    pub fn held_run_bytes(&self) -> usize {
+        self.shared.runs.quota().held()
+    }
+
+    /// A copy of `partitions` of `run` (a run of `count` partitions) in a run of its own: in
+    /// memory when the share for held runs has room, else in a spill file. What a process
+    /// keeps of a run whose other partitions go elsewhere, so that the rest can be let go.
+    ///
+    /// # Errors
+    /// `run` cannot be read, or the copy cannot be written.
+    pub fn copy_partitions(
+        &self,
+        run: &Run,
+        count: usize,
+        partitions: &[usize],
+    ) -> Result<Run, ExecError> {
+        let bytes: u64 = partitions
+            .iter()
+            .map(|p| run.partition_bytes(*p).unwrap_or_else(|| run.bytes()))
+            .sum();
+        if let Some(image) = run.memory_image() {
+            let held = usize::try_from(bytes)
+                .ok()
+                .and_then(|bytes| self.shared.runs.quota().try_reserve(bytes));
+            if let Some(reservation) = held {
+                return Ok(Arc::new(MemRunBuilder::copy_of(
+                    image,
+                    partitions,
+                    reservation,
+                )));
+            }
+        }
+        let mut writer = self.run_writer(count, bytes)?;
+        copy_records(run, partitions, &mut *writer)?;
+        writer.finish()
+    }
+
+    /// A copy of every partition of `run` (of `count` partitions) on disk: what a process
+    /// keeps of a run it may have to serve later but need not hold in memory. A run in memory
+    /// is written as it is ([`DumpedRun`]: one write, no encoding); another is copied into a
+    /// spill file.
+    ///
+    /// # Errors
+    /// `run` cannot be read, or the file cannot be written.
+    pub fn store_run(&self, run: &Run, count: usize) -> Result<Run, ExecError> {
+        if run.memory_image().is_some() {
+            let file = self.shared.runs.spills().scratch_file()?;
+            if let Some(dumped) = DumpedRun::write(&**run, file, self.shared.runs.pool()) {
+                return dumped;
+            }
+        }
+        let mut writer = self.shared.runs.create_spill(count)?;
+        let all: Vec<usize> = (0..count).collect();
+        copy_records(run, &all, &mut *writer)?;
+        writer.finish()
+    }
+
     /// Ends stage `index`'s input in this process: no task adds runs to it any more. Returns
     /// its runs, in task order; sealing twice returns the same runs.
     ///
@@ -485,4 +550,18 @@ fn reduce_stage<'a>(job: &'a Job, ctx: &TaskContext) -> Result<(usize, &'a Stage
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Writes `partitions` (increasing) of `run` to `sink`, record by record.
+fn copy_records(run: &Run, partitions: &[usize], sink: &mut dyn RunSink) -> Result<(), ExecError> {
+    for &partition in partitions {
+        if !run.has_records(partition) {
+            continue;
+        }
+        let mut cursor = run.open(partition)?;
+        while cursor.advance()? {
+            sink.write(partition, cursor.key(), cursor.value())?;
+        }
+    }
+    Ok(())
 }

@@ -39,11 +39,11 @@ pub use merge::{
     merge_early, merge_memory_early, merge_partition, merge_range, prepare_partition, KeyRange,
     MergeSpec, PartitionMerge, MEMORY_MERGE_WIDTH,
 };
-pub use quota::{MemRunQuota, QuotaReservation};
+pub use quota::{MemRunQuota, QuotaReservation, Reclaim};
 pub use resources::{Resources, SORT_BLOCK};
 pub use run::{
-    spill_table_bytes, LocalSpills, MemRun, MemRunBuilder, MemSlice, ReservedRun, Run, RunCursor,
-    RunKind, RunSink, RunSource, RunWriter, SpillTarget,
+    spill_table_bytes, DumpedRun, LocalSpills, MemRun, MemRunBuilder, MemSlice, ReservedRun, Run,
+    RunCursor, RunKind, RunSink, RunSource, RunWriter, SpillTarget,
 };
 pub use split::{partition_size, split_points, MAX_CUT_KEY};
 

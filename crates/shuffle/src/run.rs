@@ -15,7 +15,7 @@ use sluice_api::ExecError;
 use sluice_format::{record, Codec};
 use sluice_sort::{BytesCursor, CursorError, KeyOrder, SortedCursor};
 use sluice_spill::{
-    MemoryReservation, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter,
+    MemoryPool, MemoryReservation, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter,
 };
 
 use crate::quota::QuotaReservation;
@@ -74,6 +74,11 @@ pub trait RunSource: Send + Sync + Debug {
     /// The run cannot be read.
     fn sample_keys(&self, _partition: usize, _count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
         Ok(Vec::new())
+    }
+    /// The run's records and where each partition's are in them, where the run holds them in
+    /// memory as one buffer (a [`MemRun`]): what [`DumpedRun::write`] writes out as it is.
+    fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
+        None
     }
 }
 
@@ -325,6 +330,91 @@ impl RunSource for MemRun {
         }
         Ok(keys)
     }
+    fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
+        Some((&self.data.bytes, &self.data.partitions))
+    }
+}
+
+/// A [`MemRun`]'s bytes written as they are to a scratch file: a copy out of memory that costs
+/// one sequential write and no encoding, for a run read rarely if ever (a cluster worker's copy
+/// of a task output that was pushed already). A partition is read back whole, into memory
+/// reserved from the pool for as long as its cursor lives.
+#[derive(Debug)]
+pub struct DumpedRun {
+    file: ScratchFile,
+    partitions: Vec<Range<usize>>,
+    bytes: u64,
+    pool: MemoryPool,
+}
+
+impl DumpedRun {
+    /// Writes `run` to `file` if `run` is held in memory as one buffer; `None` if it is not.
+    /// Partitions read later reserve their bytes from `pool`.
+    ///
+    /// # Errors
+    /// The file cannot be written.
+    pub fn write(
+        run: &dyn RunSource,
+        mut file: ScratchFile,
+        pool: &MemoryPool,
+    ) -> Option<Result<Run, ExecError>> {
+        let (bytes, partitions) = run.memory_image()?;
+        Some(match file.append(bytes) {
+            Ok(()) => Ok(Arc::new(DumpedRun {
+                file,
+                partitions: partitions.to_vec(),
+                bytes: u64::try_from(bytes.len()).unwrap_or(u64::MAX),
+                pool: pool.clone(),
+            })),
+            Err(e) => Err(e.into()),
+        })
+    }
+
+    fn range(&self, partition: usize) -> Range<usize> {
+        self.partitions.get(partition).cloned().unwrap_or(0..0)
+    }
+}
+
+impl RunSource for DumpedRun {
+    fn kind(&self) -> RunKind {
+        RunKind::Stored
+    }
+    fn has_records(&self, partition: usize) -> bool {
+        !self.range(partition).is_empty()
+    }
+    fn bytes(&self) -> u64 {
+        self.bytes
+    }
+    fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
+        let range = self.range(partition);
+        let len = range.len();
+        let reservation = self
+            .pool
+            .try_reserve(len)
+            .unwrap_or_else(|| self.pool.reserve_forced(len));
+        let mut bytes = vec![0u8; len];
+        let offset = u64::try_from(range.start).unwrap_or(u64::MAX);
+        self.file.read_exact_at(&mut bytes, offset)?;
+        Ok(RunCursor::Other(Box::new(BytesCursor::new(ReadBack {
+            bytes,
+            _reservation: reservation,
+        }))))
+    }
+    fn partition_bytes(&self, partition: usize) -> Option<u64> {
+        u64::try_from(self.range(partition).len()).ok()
+    }
+}
+
+/// A partition of a [`DumpedRun`] read back, with the memory it holds.
+struct ReadBack {
+    bytes: Vec<u8>,
+    _reservation: MemoryReservation,
+}
+
+impl AsRef<[u8]> for ReadBack {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
 }
 
 impl MemRunData {
@@ -447,6 +537,35 @@ pub struct MemRunBuilder {
 }
 
 impl MemRunBuilder {
+    /// A copy of `partitions` (increasing) of a run held in memory as `image` (its bytes and
+    /// where each partition's are: see [`RunSource::memory_image`]), its records copied as
+    /// they are, in a run of as many partitions, into memory reserved by `reservation`.
+    pub fn copy_of(
+        image: (&[u8], &[Range<usize>]),
+        partitions: &[usize],
+        reservation: QuotaReservation,
+    ) -> MemRun {
+        let (bytes, ranges) = image;
+        let want: usize = partitions
+            .iter()
+            .filter_map(|p| ranges.get(*p))
+            .map(|r| r.len())
+            .sum();
+        let mut builder = MemRunBuilder::new(ranges.len(), want, reservation);
+        for &p in partitions {
+            let Some(range) = ranges.get(p).filter(|r| !r.is_empty()) else {
+                continue;
+            };
+            let Some(records) = bytes.get(range.clone()) else {
+                continue;
+            };
+            let start = builder.bytes.len();
+            builder.bytes.extend_from_slice(records);
+            builder.partitions[p] = start..builder.bytes.len();
+        }
+        builder.finish()
+    }
+
     /// A builder of `partitions` partitions whose `capacity` bytes were reserved by
     /// `reservation`. The builder reserves its partition table on top of them (forced if the
     /// budget is short: the table cannot be left out), and grows the reservation before its
@@ -596,5 +715,84 @@ mod tests {
         assert_eq!(run.kind(), RunKind::Memory);
         drop(run);
         assert_eq!(pool.used(), 0);
+    }
+
+    /// (key, value) pairs in order.
+    type Records = Vec<(Vec<u8>, Vec<u8>)>;
+
+    /// Every record of `run`'s partition `p`.
+    fn records(run: &dyn RunSource, p: usize) -> Records {
+        let mut cursor = run.open(p).expect("open");
+        let mut out = Vec::new();
+        while cursor.advance().expect("advance") {
+            out.push((cursor.key().to_vec(), cursor.value().to_vec()));
+        }
+        out
+    }
+
+    /// A run of 4 partitions: 300 records in partition 0, none in 1, 500 in 2 and 1 in 3.
+    fn sample_run(quota: &Arc<MemRunQuota>) -> (MemRun, Vec<Records>) {
+        let mut expected = vec![Vec::new(); 4];
+        let mut builder = MemRunBuilder::new(4, 0, quota.try_reserve(0).expect("room"));
+        for (p, n) in [(0usize, 300u32), (2, 500), (3, 1)] {
+            for i in 0..n {
+                let key = format!("key {i:05} of {p}").into_bytes();
+                let value = vec![b'v'; (i % 7) as usize];
+                builder.write(p, &key, &value).expect("write");
+                expected[p].push((key, value));
+            }
+        }
+        (builder.finish(), expected)
+    }
+
+    #[test]
+    fn a_memory_run_dumped_to_a_file_reads_back_the_same_and_frees_its_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spills = SpillDir::create_in(dir.path()).expect("spill dir");
+        let pool = MemoryPool::new(1 << 20);
+        let quota = MemRunQuota::new(pool.clone(), 1 << 20);
+        let (run, expected) = sample_run(&quota);
+        let bytes = run.bytes();
+        let file = spills.scratch_file().expect("scratch file");
+        let dumped = DumpedRun::write(&run, file, &pool)
+            .expect("a memory run has an image")
+            .expect("written");
+        drop(run);
+        assert_eq!(pool.used(), 0, "the memory run's bytes are free");
+        assert_eq!(dumped.kind(), RunKind::Stored);
+        assert_eq!(dumped.bytes(), bytes);
+        for (p, want) in expected.iter().enumerate() {
+            assert_eq!(dumped.has_records(p), !want.is_empty(), "partition {p}");
+            assert_eq!(&records(&*dumped, p), want, "partition {p}");
+        }
+        // A partition read back holds its bytes in the pool while its cursor lives.
+        let cursor = dumped.open(2).expect("open");
+        assert_eq!(
+            pool.used() as u64,
+            dumped.partition_bytes(2).expect("known")
+        );
+        drop(cursor);
+        assert_eq!(pool.used(), 0);
+        // A run that is not one buffer in memory has no image to dump.
+        let again = spills.scratch_file().expect("scratch file");
+        assert!(DumpedRun::write(&*dumped, again, &pool).is_none());
+    }
+
+    #[test]
+    fn a_copy_of_some_partitions_holds_just_their_records() {
+        let pool = MemoryPool::new(1 << 20);
+        let quota = MemRunQuota::new(pool.clone(), 1 << 20);
+        let (run, expected) = sample_run(&quota);
+        let whole = pool.used();
+        let image = run.memory_image().expect("image");
+        let copy = MemRunBuilder::copy_of(image, &[2, 3], quota.try_reserve(0).expect("room"));
+        for (p, all) in expected.iter().enumerate() {
+            let want = if p >= 2 { all.clone() } else { Vec::new() };
+            assert_eq!(records(&copy, p), want, "partition {p}");
+            assert_eq!(copy.has_records(p), !want.is_empty(), "partition {p}");
+        }
+        drop(run);
+        assert!(pool.used() < whole, "{} of {whole}", pool.used());
+        assert_eq!(pool.forced_bytes(), 0);
     }
 }

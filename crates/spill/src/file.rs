@@ -253,6 +253,31 @@ impl ScratchFile {
     pub fn path(&self) -> &Path {
         &self.path
     }
+
+    /// Writes all of `bytes` at the end of the file (through the page cache).
+    ///
+    /// # Errors
+    /// [`SpillError::Io`] naming the file (a full disk).
+    pub fn append(&mut self, bytes: &[u8]) -> Result<(), SpillError> {
+        std::io::Write::write_all(&mut self.file, bytes).map_err(|source| SpillError::Io {
+            path: self.path.clone(),
+            source,
+        })
+    }
+
+    /// Reads `buf.len()` bytes from `offset`, without moving the file's position (several
+    /// readers may read at once).
+    ///
+    /// # Errors
+    /// [`SpillError::Io`] naming the file, also if it is shorter than asked.
+    pub fn read_exact_at(&self, buf: &mut [u8], offset: u64) -> Result<(), SpillError> {
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, offset).map_err(|source| {
+            SpillError::Io {
+                path: self.path.clone(),
+                source,
+            }
+        })
+    }
 }
 
 impl std::io::Write for ScratchFile {
