@@ -1146,3 +1146,78 @@ fn bad_command_lines_exit_with_status_2() {
     }
     assert!(!usage.contains("--worker"), "{usage}");
 }
+
+/// Runs one `ok` stand-in worker in an application staged under `root`, to its end; returns
+/// the application's id and Submit's stderr. The worker's report shows the stand-in ran.
+fn run_one_worker(work: &Work, root: &str) -> (String, String) {
+    let mut sub =
+        Submission::start(&work.options("sluice-yarn-staging", &["--staging-root", root]));
+    sub.registered();
+    sub.request(&[]);
+    let container = sub.allocated();
+    sub.launch(&container, &work.worker_args("ok", &[]));
+    work.wait_for_reports(1, &sub);
+    let _ = sub.ended(&container);
+    sub.finish_with("SUCCEEDED", "done");
+    let (_, status) = sub.finish();
+    assert_eq!(status.code(), Some(0), "{}", sub.context());
+    assert!(work.reports().contains_key(&container), "{}", sub.context());
+    (sub.application(), sub.stderr())
+}
+
+/// A binary staged for later applications is reused only from where no one but the user can
+/// write: a file of the right name and length that another user owns is replaced (the
+/// planted one never runs: it would write no report), and with a staging root others may
+/// write to the binary is staged with the application alone and deleted with it.
+#[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
+fn a_staged_binary_is_reused_only_from_the_users_own_places() {
+    let work = Work::new();
+    let hash = sha256_prefix(&work.binary());
+    let fs_ok = |args: &[&str]| {
+        let out = cluster().fs(args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+
+    // Planted: the right name and length, another owner.
+    let planted_local = work.dir.path().join("planted");
+    let mut planted = b"#!/bin/sh\nexit 3\n".to_vec();
+    planted.resize(STAND_IN.len(), b'#');
+    fs::write(&planted_local, &planted).unwrap();
+    let binary = format!("/staging/planted/bin/sluice-{hash}");
+    fs_ok(&["-mkdir", "-p", "/staging/planted/bin"]);
+    fs_ok(&["-chmod", "755", "/staging/planted", "/staging/planted/bin"]);
+    fs_ok(&["-put", planted_local.to_str().unwrap(), &binary]);
+    fs_ok(&["-chmod", "755", &binary]);
+    fs_ok(&["-chown", "mallory", &binary]);
+    let (_, stderr) = run_one_worker(&work, "/staging/planted");
+    assert!(stderr.contains("replacing"), "{stderr}");
+    assert_eq!(
+        stat("%u %b", &binary),
+        format!("{} {}", user(), STAND_IN.len())
+    );
+    let staged = cluster().fs(&["-cat", &binary]);
+    assert_eq!(String::from_utf8_lossy(&staged.stdout), STAND_IN);
+    // The user's own upload is reused the next time.
+    let (_, stderr) = run_one_worker(&work, "/staging/planted");
+    assert!(stderr.contains("reusing"), "{stderr}");
+
+    // A staging root others may write to: nothing kept in it.
+    fs_ok(&["-mkdir", "-p", "/staging/open"]);
+    fs_ok(&["-chmod", "777", "/staging/open"]);
+    let (app, stderr) = run_one_worker(&work, "/staging/open");
+    assert!(
+        stderr.contains("staged for this application alone")
+            && stderr.contains("may be written by others"),
+        "{stderr}"
+    );
+    assert!(!exists(&format!("/staging/open/bin/sluice-{hash}")));
+    assert!(!exists(&format!("/staging/open/{app}")));
+}

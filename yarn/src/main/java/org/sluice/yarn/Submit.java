@@ -106,6 +106,12 @@ import org.apache.hadoop.yarn.conf.YarnConfiguration;
  *   <li>{@code APPLICATION_ID/}, mode 0700: the secret ({@code secret}, mode 0600, a PRIVATE
  *       resource). Deleted when the application ends.
  * </ul>
+ *
+ * <p>The binary is reused only from where no one but the submitting user can write: the
+ * staging root and {@code bin} must belong to the user and be closed to writes by its group
+ * and others, and the file {@code sluice-HASH} too, else it is replaced. When the directories
+ * are not the user's own (a shared staging root), the binary is staged in {@code
+ * APPLICATION_ID/} instead, as an APPLICATION resource, and deleted with it.
  */
 public final class Submit {
   /** The command line, as {@code --help} prints it. */
@@ -251,20 +257,33 @@ public final class Submit {
     ApplicationSubmissionContext context = app.getApplicationSubmissionContext();
     appId = context.getApplicationId();
 
-    // The binary, shared by every application, then the application's own directory.
+    // The application's own directory, then the binary: shared by every application when
+    // no one but this user can write where it is kept, else staged for this one alone.
     makeDirectory(root, (short) 0755);
-    Path binDir = new Path(root, "bin");
-    makeDirectory(binDir, (short) 0755);
-    FileStatus binary = uploadBinary(binDir, options.binary);
-    LocalResourceVisibility binaryVisibility = LocalResourceVisibility.PUBLIC;
-    String notPublic = whyNotPublic(binary.getPath());
-    if (notPublic != null) {
-      Log.info("warning: the sluice binary is localized as a PRIVATE resource, not a PUBLIC "
-          + "one (cached per user, not shared between users), because " + notPublic);
-      binaryVisibility = LocalResourceVisibility.PRIVATE;
-    }
     appDir = new Path(root, appId.toString());
     makeDirectory(appDir, (short) 0700);
+    Path binDir = new Path(root, "bin");
+    makeDirectory(binDir, (short) 0755);
+    String notOwn = whyNotOwn(root, user);
+    if (notOwn == null) {
+      notOwn = whyNotOwn(binDir, user);
+    }
+    FileStatus binary;
+    LocalResourceVisibility binaryVisibility = LocalResourceVisibility.PUBLIC;
+    if (notOwn == null) {
+      binary = uploadBinary(binDir, options.binary, user);
+      String notPublic = whyNotPublic(binary.getPath());
+      if (notPublic != null) {
+        Log.info("warning: the sluice binary is localized as a PRIVATE resource, not a PUBLIC "
+            + "one (cached per user, not shared between users), because " + notPublic);
+        binaryVisibility = LocalResourceVisibility.PRIVATE;
+      }
+    } else {
+      Log.info("warning: the sluice binary is staged for this application alone, not kept "
+          + "for later ones, because " + notOwn);
+      binary = upload(options.binary, new Path(appDir, "sluice"), (short) 0700);
+      binaryVisibility = LocalResourceVisibility.APPLICATION;
+    }
     FileStatus secret = upload(options.secret, new Path(appDir, "secret"), (short) 0600);
     Map<String, LocalResource> resources = new HashMap<>();
     resources.put("sluice", Resources.file(binary, binaryVisibility));
@@ -559,34 +578,72 @@ public final class Submit {
   }
 
   /**
-   * Uploads the binary as {@code DIR/sluice-HASH}, unless a file of that name and length is
-   * there already. Concurrent submitters do not see each other's partial files: each writes a
-   * file of its own, then renames it into place.
+   * Uploads the binary as {@code DIR/sluice-HASH}, unless this user's own upload of it is
+   * there already: a file of that name and length that {@code user} owns and no one else may
+   * write. (Its content is not read back: only this user can have put it there, in a
+   * directory only this user can write, see {@link #whyNotOwn}.) Concurrent submitters do not
+   * see each other's partial files: each writes a file of its own, then renames it into place.
    */
-  private FileStatus uploadBinary(Path dir, File local) throws IOException {
+  private FileStatus uploadBinary(Path dir, File local, String user) throws IOException {
     Path dest = new Path(dir, "sluice-" + sha256Prefix(local));
     FileStatus existing = statusOrNull(dest);
-    if (existing != null && existing.getLen() == local.length()) {
+    if (isOwnUpload(existing, local, user)) {
       Log.info("reusing " + dest);
       return existing;
     }
     Path scratch = new Path(dir, "." + dest.getName() + "." + UUID.randomUUID() + ".tmp");
     upload(local, scratch, (short) 0755);
     if (existing != null) {
-      // A file of the same name but another length: not this binary. Replace it.
+      // Not this user's upload of this binary (another length, owner or mode): replace it.
+      Log.info("replacing " + dest + " (" + describe(existing) + ")");
       fs.delete(dest, false);
     }
     if (!fs.rename(scratch, dest)) {
       fs.delete(scratch, false);
       existing = statusOrNull(dest);
-      if (existing != null && existing.getLen() == local.length()) {
-        // Another submitter put the same binary in place first.
+      if (isOwnUpload(existing, local, user)) {
+        // Another submitter of this user put the same binary in place first.
         return existing;
       }
       throw new IOException("cannot rename " + scratch + " to " + dest);
     }
     Log.info("uploaded " + local + " to " + dest);
     return fs.getFileStatus(dest);
+  }
+
+  /** Whether {@code staged} is {@code user}'s upload of {@code local}, closed to others. */
+  private static boolean isOwnUpload(FileStatus staged, File local, String user) {
+    return staged != null
+        && staged.isFile()
+        && staged.getLen() == local.length()
+        && user.equals(staged.getOwner())
+        && !writableByOthers(staged.getPermission());
+  }
+
+  /**
+   * Why a file kept in {@code dir} for later applications could be put there or replaced by
+   * someone other than {@code user} ({@code dir} belongs to another user, or its group or
+   * others may write to it), or null if it could not.
+   */
+  private String whyNotOwn(Path dir, String user) throws IOException {
+    FileStatus status = fs.getFileStatus(dir);
+    if (!user.equals(status.getOwner())) {
+      return dir + " belongs to " + status.getOwner() + ", not " + user;
+    }
+    if (writableByOthers(status.getPermission())) {
+      return dir + " may be written by others (mode " + status.getPermission() + ")";
+    }
+    return null;
+  }
+
+  private static boolean writableByOthers(FsPermission permission) {
+    return permission.getGroupAction().implies(FsAction.WRITE)
+        || permission.getOtherAction().implies(FsAction.WRITE);
+  }
+
+  private static String describe(FileStatus status) {
+    return status.getLen() + " bytes, owner " + status.getOwner() + ", mode "
+        + status.getPermission();
   }
 
   /**
