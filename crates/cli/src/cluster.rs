@@ -284,19 +284,34 @@ impl SecretFile {
 }
 
 /// Where the coordinator listens for YARN's workers: `-D sluice.coordinator.address=HOST[:PORT]`,
-/// else this host's name's address (an address the cluster's nodes reach), any port.
+/// else this host's name's address (an address the cluster's nodes reach), any port. The
+/// workers are told to connect to it, so a wildcard (`0.0.0.0`, `::`) is refused: it names no
+/// host a worker could reach.
 fn coordinator_address(given: Option<&str>) -> Result<SocketAddr> {
     if let Some(text) = given {
-        let with_port = if text.contains(':') {
+        let with_port = if text.contains(':')
+            && !text.starts_with('[')
+            && text.parse::<std::net::Ipv6Addr>().is_ok()
+        {
+            format!("[{text}]:0")
+        } else if text.contains(':') {
             text.to_string()
         } else {
             format!("{text}:0")
         };
-        return with_port
+        let addr = with_port
             .to_socket_addrs()
             .with_context(|| format!("-D sluice.coordinator.address={text}"))?
             .next()
-            .with_context(|| format!("-D sluice.coordinator.address={text}: no address"));
+            .with_context(|| format!("-D sluice.coordinator.address={text}: no address"))?;
+        if addr.ip().is_unspecified() {
+            anyhow::bail!(
+                "-D sluice.coordinator.address={text}: the workers connect to this address, \
+                 and a wildcard names no host they can reach; give this host's name or one of \
+                 its addresses on the cluster's network"
+            );
+        }
+        return Ok(addr);
     }
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .map(|h| h.trim().to_string())
@@ -422,4 +437,28 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
         w.peak_rss_bytes
             .map_or_else(|| "unknown".to_string(), human_bytes),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_coordinator_address_names_a_host_the_workers_can_reach() {
+        let addr = coordinator_address(Some("127.0.0.1:7077")).unwrap();
+        assert_eq!(addr, SocketAddr::from(([127, 0, 0, 1], 7077)));
+        // No port: any.
+        assert_eq!(coordinator_address(Some("127.0.0.1")).unwrap().port(), 0);
+        assert_eq!(
+            coordinator_address(Some("::1")).unwrap(),
+            "[::1]:0".parse().unwrap()
+        );
+        for wildcard in ["0.0.0.0", "0.0.0.0:7077", "::", "[::]:7077"] {
+            let err = coordinator_address(Some(wildcard)).unwrap_err().to_string();
+            assert!(err.contains("wildcard"), "{wildcard}: {err}");
+        }
+        assert!(coordinator_address(Some("no such host.invalid")).is_err());
+        // Unset: this host's name's address, never a wildcard.
+        assert!(!coordinator_address(None).unwrap().ip().is_unspecified());
+    }
 }
