@@ -60,7 +60,8 @@ pub struct YarnSettings {
     pub name: String,
     /// Where this process listens for its workers: an address the cluster's nodes reach.
     pub listen: SocketAddr,
-    /// How long to wait for every worker to connect.
+    /// How long to wait for every worker to connect. The job then starts on those that
+    /// have (if any); the others join it when YARN starts them.
     pub wait: Duration,
     /// The ports the workers' shuffles may listen on (`sluice worker --shuffle-ports`).
     pub shuffle_ports: Option<crate::PortRange>,
@@ -77,8 +78,8 @@ pub fn container_mb(budget: u64, threads: usize, per_task: u64) -> u64 {
 /// have connected.
 ///
 /// # Errors
-/// The submitter cannot start, the application fails or the workers do not all connect
-/// within [`YarnSettings::wait`]; then as [`crate::run_on_workers`]. The application is
+/// The submitter cannot start, the application fails or no worker connects within
+/// [`YarnSettings::wait`]; then as [`crate::run_on_workers`]. The application is
 /// killed if it is still running when the job fails.
 pub fn run_on_yarn(
     job: ClusterJob<'_>,
@@ -203,7 +204,10 @@ fn input_hosts(input: &InputPlan) -> Vec<String> {
         .collect()
 }
 
-/// Accepts workers until `yarn.workers` have connected and said hello.
+/// Accepts workers until `yarn.workers` have connected and said hello, or until
+/// `yarn.wait` has passed and at least one has: YARN may give fewer containers than asked
+/// for at first (a busy queue, a scheduler that hands them out slowly), and the job then
+/// starts on those it has, the others joining it as they come.
 fn wait_for_workers(
     net: &Net,
     listener: &Listener,
@@ -219,6 +223,18 @@ fn wait_for_workers(
         }
         if let Some(over) = broker.over() {
             return Err(ClusterError::Setup(over));
+        }
+        if Instant::now() > deadline && !links.is_empty() {
+            status.note(format!(
+                "YARN: {} of {} workers connected within {} s \
+                 (-D sluice.yarn.wait.seconds); the job starts on them, and the others join \
+                 it when YARN starts their containers ({})",
+                links.len(),
+                yarn.workers,
+                yarn.wait.as_secs(),
+                broker.containers()
+            ));
+            break;
         }
         if Instant::now() > deadline {
             return Err(ClusterError::Setup(format!(

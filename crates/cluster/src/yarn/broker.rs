@@ -480,8 +480,12 @@ impl Broker {
 
     /// How far getting the workers went, with the end of `Submit`'s stderr.
     pub(crate) fn progress(&self) -> String {
-        let progress = self.shared.fleet().progress();
-        self.with_stderr(progress)
+        self.with_stderr(self.containers())
+    }
+
+    /// How far getting the workers went: containers given, still asked for, failed.
+    pub(crate) fn containers(&self) -> String {
+        self.shared.fleet().progress()
     }
 
     fn with_stderr(&self, text: String) -> String {
