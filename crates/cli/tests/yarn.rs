@@ -500,3 +500,80 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
         workers[2]
     );
 }
+
+/// Thousands of small files, from a pseudo-terminal, as an interactive user's `sluice run`
+/// sends them to YARN: the output is the one machine's, and the terminal shows what YARN did.
+#[test]
+#[cfg_attr(
+    not(feature = "test-yarn"),
+    ignore = "needs a YARN cluster: make yarn; cargo test --features test-yarn"
+)]
+fn thousands_of_small_files_on_yarn_from_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("small");
+    fs::create_dir_all(&input).unwrap();
+    for f in 0..2_000 {
+        fs::write(
+            input.join(format!("f{f:04}.txt")),
+            format!("alpha beta{}\ngamma f{f}\nalpha\n", f % 7),
+        )
+        .unwrap();
+    }
+    let input_uri = local(&input);
+    let reference = dir.path().join("reference");
+    ok(
+        &sluice(
+            &[
+                "run",
+                "wordcount",
+                "-q",
+                "-i",
+                &input_uri,
+                "-r",
+                "2",
+                "-o",
+                &local(&reference),
+            ],
+            dir.path(),
+        ),
+        "small files on one machine",
+    );
+    // Python's pty module runs sluice on a pseudo-terminal and copies what it draws.
+    let yarn = yarn();
+    let output = dir.path().join("out");
+    let output_uri = local(&output);
+    let mut args = vec![
+        "run",
+        "wordcount",
+        "-i",
+        &input_uri,
+        "-r",
+        "2",
+        "-o",
+        &output_uri,
+    ];
+    args.extend(ON_YARN);
+    let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
+    let mut cmd = Command::new("python3");
+    cmd.args([
+        "-c",
+        "import pty, sys; sys.exit(pty.spawn(sys.argv[1:]) >> 8)",
+        SLUICE,
+    ])
+    .args(&args)
+    .current_dir(dir.path())
+    .env("HADOOP_CONF_DIR", yarn.conf_dir())
+    .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
+    .env("SLUICE_YARN_JAR", yarn_jar())
+    .env_remove("SLUICE_PROGRESS")
+    .stdin(Stdio::null());
+    let out = without_proxies(&mut cmd).output().unwrap();
+    let terminal = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{terminal}");
+    assert!(
+        terminal.contains("YARN: submitted as application_"),
+        "{terminal}"
+    );
+    assert_eq!(files(&reference), files(&output), "{terminal}");
+    assert!(output.join("_SUCCESS").exists());
+}
