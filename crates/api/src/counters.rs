@@ -171,6 +171,9 @@ pub struct JobStatus {
     /// What the front end should tell the user as it happens (e.g. why YARN stopped a
     /// worker's container), in order.
     notes: Mutex<Vec<String>>,
+    /// What the job waits for before its tasks can run (YARN's containers, say), as the
+    /// progress display shows it while planning; empty when it waits for nothing.
+    waiting_for: Mutex<String>,
 }
 
 /// A task attempt that failed.
@@ -315,5 +318,17 @@ impl JobStatus {
     /// The latest status line a task reported (empty if none).
     pub fn task_status(&self) -> String {
         lock(&self.task_status).clone()
+    }
+
+    /// Says what the job now waits for before its tasks can run (empty: nothing).
+    pub fn set_waiting_for(&self, what: &str) {
+        let mut slot = lock(&self.waiting_for);
+        slot.clear();
+        slot.push_str(what);
+    }
+
+    /// What the job waits for before its tasks can run (empty if nothing).
+    pub fn waiting_for(&self) -> String {
+        lock(&self.waiting_for).clone()
     }
 }

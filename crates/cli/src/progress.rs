@@ -90,7 +90,7 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("=> ")
     };
-    let planning_style = style("{prefix:>7} {spinner} {elapsed}");
+    let planning_style = style("{prefix:>7} {spinner} {elapsed} {wide_msg}");
     let bytes_style =
         style("{prefix:>7} [{bar:40}] {bytes}/{total_bytes} {binary_bytes_per_sec} eta {eta}");
     let tasks_style = style("{prefix:>7} [{bar:40}] {pos}/{len} partitions");
@@ -133,7 +133,10 @@ fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
         }
         if let Some((_, bar)) = &shown {
             match phase {
-                Phase::Planning => bar.tick(),
+                Phase::Planning => {
+                    bar.set_message(status.waiting_for());
+                    bar.tick();
+                }
                 Phase::Map => {
                     bar.set_length(status.input_bytes_total());
                     bar.set_position(status.counters.get(Counter::MapInputBytes));

@@ -502,7 +502,8 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
 }
 
 /// Thousands of small files, from a pseudo-terminal, as an interactive user's `sluice run`
-/// sends them to YARN: the output is the one machine's, and the terminal shows what YARN did.
+/// sends them to YARN: the output is the one machine's, and the terminal shows what YARN did
+/// and what the job waits for.
 #[test]
 #[cfg_attr(
     not(feature = "test-yarn"),
@@ -572,6 +573,11 @@ fn thousands_of_small_files_on_yarn_from_a_terminal() {
     assert!(out.status.success(), "{terminal}");
     assert!(
         terminal.contains("YARN: submitted as application_"),
+        "{terminal}"
+    );
+    // While it waits, the spinner says for what.
+    assert!(
+        terminal.contains("waiting for YARN's containers: 0 of 2 workers connected"),
         "{terminal}"
     );
     assert_eq!(files(&reference), files(&output), "{terminal}");

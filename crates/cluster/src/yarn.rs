@@ -218,6 +218,15 @@ fn wait_for_workers(
     let deadline = Instant::now() + yarn.wait;
     let mut links = Vec::new();
     while links.len() < yarn.workers {
+        status.set_waiting_for(&if broker.registered() {
+            format!(
+                "waiting for YARN's containers: {} of {} workers connected",
+                links.len(),
+                yarn.workers
+            )
+        } else {
+            "waiting for YARN to accept the application".to_string()
+        });
         if status.is_cancelled() {
             return Err(ClusterError::Exec(sluice_api::ExecError::Cancelled));
         }
@@ -262,6 +271,7 @@ fn wait_for_workers(
             }
         }
     }
+    status.set_waiting_for("");
     Ok(links)
 }
 

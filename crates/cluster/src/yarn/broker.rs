@@ -488,6 +488,11 @@ impl Broker {
         self.shared.fleet().progress()
     }
 
+    /// Whether the application's master registered with the ResourceManager.
+    pub(crate) fn registered(&self) -> bool {
+        self.shared.fleet().registered
+    }
+
     fn with_stderr(&self, text: String) -> String {
         let lines = self.shared.stderr.lock().unwrap_or_else(|e| e.into_inner());
         if lines.is_empty() {
