@@ -15,7 +15,8 @@ use sluice_api::ExecError;
 use sluice_format::{record, Codec};
 use sluice_sort::{BytesCursor, CursorError, KeyOrder, SortedCursor};
 use sluice_spill::{
-    MemoryPool, MemoryReservation, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillWriter,
+    MemoryPool, MemoryReservation, ScratchFile, ScratchReader, SegmentReader, SpillDir, SpillFile,
+    SpillWriter,
 };
 
 use crate::quota::QuotaReservation;
@@ -337,8 +338,9 @@ impl RunSource for MemRun {
 
 /// A [`MemRun`]'s bytes written as they are to a scratch file: a copy out of memory that costs
 /// one sequential write and no encoding, for a run read rarely if ever (a cluster worker's copy
-/// of a task output that was pushed already). A partition is read back whole, into memory
-/// reserved from the pool for as long as its cursor lives.
+/// of a task output that was pushed already). A partition is read back in chunks of
+/// 1 MiB (more for a record larger than that), into memory reserved from the pool
+/// for as long as its cursor lives.
 #[derive(Debug)]
 pub struct DumpedRun {
     file: ScratchFile,
@@ -347,9 +349,12 @@ pub struct DumpedRun {
     pool: MemoryPool,
 }
 
+/// Bytes of a [`DumpedRun`]'s partition read at a time.
+pub(crate) const READ_BACK_CHUNK: usize = 1 << 20;
+
 impl DumpedRun {
     /// Writes `run` to `file` if `run` is held in memory as one buffer; `None` if it is not.
-    /// Partitions read later reserve their bytes from `pool`.
+    /// Partitions read later reserve their buffers from `pool`.
     ///
     /// # Errors
     /// The file cannot be written.
@@ -387,33 +392,96 @@ impl RunSource for DumpedRun {
     }
     fn open(&self, partition: usize) -> Result<RunCursor, ExecError> {
         let range = self.range(partition);
-        let len = range.len();
-        let reservation = self
-            .pool
-            .try_reserve(len)
-            .unwrap_or_else(|| self.pool.reserve_forced(len));
-        let mut bytes = vec![0u8; len];
-        let offset = u64::try_from(range.start).unwrap_or(u64::MAX);
-        self.file.read_exact_at(&mut bytes, offset)?;
-        Ok(RunCursor::Other(Box::new(BytesCursor::new(ReadBack {
-            bytes,
-            _reservation: reservation,
-        }))))
+        let as_u64 = |at: usize| u64::try_from(at).unwrap_or(u64::MAX);
+        Ok(RunCursor::Other(Box::new(ReadBack {
+            file: self.file.reader()?,
+            at: as_u64(range.start),
+            end: as_u64(range.end),
+            buf: Vec::new(),
+            next: 0,
+            span: None,
+            reservation: self.pool.empty_reservation(),
+        })))
     }
     fn partition_bytes(&self, partition: usize) -> Option<u64> {
         u64::try_from(self.range(partition).len()).ok()
     }
 }
 
-/// A partition of a [`DumpedRun`] read back, with the memory it holds.
+/// A partition of a [`DumpedRun`] read back chunk by chunk, with the memory it holds.
 struct ReadBack {
-    bytes: Vec<u8>,
-    _reservation: MemoryReservation,
+    file: ScratchReader,
+    /// Where in the file the bytes not read yet start, and where the partition ends.
+    at: u64,
+    end: u64,
+    /// Bytes read and not yet passed; the next record starts at `next`.
+    buf: Vec<u8>,
+    next: usize,
+    /// The current record.
+    span: Option<record::RecordSpan>,
+    reservation: MemoryReservation,
 }
 
-impl AsRef<[u8]> for ReadBack {
-    fn as_ref(&self) -> &[u8] {
-        &self.bytes
+impl ReadBack {
+    /// Reads the next chunk after what `buf` holds, dropping the records passed.
+    fn refill(&mut self) -> Result<(), CursorError> {
+        self.buf.drain(..self.next);
+        self.next = 0;
+        self.span = None;
+        let left = usize::try_from(self.end - self.at).unwrap_or(usize::MAX);
+        let n = left.min(READ_BACK_CHUNK);
+        let held = self.buf.len();
+        self.buf.resize(held + n, 0);
+        if self.buf.capacity() > self.reservation.size() {
+            let more = self.buf.capacity() - self.reservation.size();
+            if !self.reservation.try_grow(more) {
+                // A record larger than the budget's room must still be read whole.
+                self.reservation.grow_forced(more);
+            }
+        }
+        self.file
+            .read_exact_at(&mut self.buf[held..], self.at)
+            .map_err(|e| CursorError::Source(Box::new(e)))?;
+        self.at += u64::try_from(n).unwrap_or(u64::MAX);
+        Ok(())
+    }
+}
+
+impl SortedCursor for ReadBack {
+    fn advance(&mut self) -> Result<bool, CursorError> {
+        loop {
+            if self.next < self.buf.len() {
+                match record::decode(&self.buf, self.next) {
+                    Ok(span) => {
+                        self.next = span.next;
+                        self.span = Some(span);
+                        return Ok(true);
+                    }
+                    // A record cut by the chunk's end: read on, unless the partition ended.
+                    Err(_) if self.at < self.end => {}
+                    Err(e) => return Err(e.into()),
+                }
+            } else if self.at >= self.end {
+                self.span = None;
+                return Ok(false);
+            }
+            self.refill()?;
+        }
+    }
+    fn key(&self) -> &[u8] {
+        self.span
+            .as_ref()
+            .and_then(|s| self.buf.get(s.key_start..s.key_start + s.key_len))
+            .unwrap_or_default()
+    }
+    fn value(&self) -> &[u8] {
+        self.span
+            .as_ref()
+            .and_then(|s| {
+                let start = s.key_start + s.key_len;
+                self.buf.get(start..start + s.value_len)
+            })
+            .unwrap_or_default()
     }
 }
 
@@ -765,17 +833,67 @@ mod tests {
             assert_eq!(dumped.has_records(p), !want.is_empty(), "partition {p}");
             assert_eq!(&records(&*dumped, p), want, "partition {p}");
         }
-        // A partition read back holds its bytes in the pool while its cursor lives.
-        let cursor = dumped.open(2).expect("open");
-        assert_eq!(
-            pool.used() as u64,
-            dumped.partition_bytes(2).expect("known")
-        );
+        // A partition read back holds what it read in the pool while its cursor lives.
+        let mut cursor = dumped.open(2).expect("open");
+        assert!(cursor.advance().expect("advance"));
+        assert!(pool.used() as u64 >= dumped.partition_bytes(2).expect("known"));
         drop(cursor);
         assert_eq!(pool.used(), 0);
         // A run that is not one buffer in memory has no image to dump.
         let again = spills.scratch_file().expect("scratch file");
         assert!(DumpedRun::write(&*dumped, again, &pool).is_none());
+    }
+
+    /// A partition many chunks long, with records cut by the chunks' ends and one larger
+    /// than a chunk, reads back the same, holding about a chunk (or the large record).
+    #[test]
+    fn a_dumped_partition_reads_back_chunk_by_chunk() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spills = SpillDir::create_in(dir.path()).expect("spill dir");
+        let pool = MemoryPool::new(64 << 20);
+        let quota = MemRunQuota::new(pool.clone(), 64 << 20);
+        let mut builder = MemRunBuilder::new(2, 0, quota.try_reserve(0).expect("room"));
+        let mut expected = Vec::new();
+        for i in 0..40_000u32 {
+            let key = format!("{i:08}").into_bytes();
+            // Values of 0 to 199 bytes, and one of 3 chunks in the middle.
+            let len = if i == 20_000 {
+                3 * READ_BACK_CHUNK
+            } else {
+                (i % 200) as usize
+            };
+            let value = vec![(i % 251) as u8; len];
+            builder.write(1, &key, &value).expect("write");
+            expected.push((key, value));
+        }
+        let run = builder.finish();
+        let bytes = run.partition_bytes(1).expect("known");
+        assert!(bytes > 6 * READ_BACK_CHUNK as u64, "{bytes}");
+        let file = spills.scratch_file().expect("scratch file");
+        let dumped = DumpedRun::write(&run, file, &pool)
+            .expect("an image")
+            .expect("written");
+        drop(run);
+        let mut cursor = dumped.open(1).expect("open");
+        let mut most = 0;
+        for (i, (key, value)) in expected.iter().enumerate() {
+            assert!(cursor.advance().expect("advance"), "record {i}");
+            assert_eq!(cursor.key(), &key[..], "record {i}");
+            assert_eq!(cursor.value(), &value[..], "record {i}");
+            most = most.max(pool.used());
+        }
+        assert!(!cursor.advance().expect("end"));
+        assert!(
+            most <= 5 * READ_BACK_CHUNK,
+            "{most} bytes held for a partition of {bytes}"
+        );
+        drop(cursor);
+        assert_eq!(pool.used(), 0);
+        // The cursor reads on after the run and its file's name are gone.
+        let mut cursor = dumped.open(1).expect("open");
+        drop(dumped);
+        assert!(cursor.advance().expect("advance"));
+        assert_eq!(cursor.key(), b"00000000");
     }
 
     #[test]

@@ -265,8 +265,32 @@ impl ScratchFile {
         })
     }
 
-    /// Reads `buf.len()` bytes from `offset`, without moving the file's position (several
-    /// readers may read at once).
+    /// A reader of the file's bytes that lives on its own (its own descriptor): it reads on
+    /// after the scratch file is dropped and its name removed.
+    ///
+    /// # Errors
+    /// [`SpillError::Io`] naming the file if the descriptor cannot be duplicated.
+    pub fn reader(&self) -> Result<ScratchReader, SpillError> {
+        let file = self.file.try_clone().map_err(|source| SpillError::Io {
+            path: self.path.clone(),
+            source,
+        })?;
+        Ok(ScratchReader {
+            file,
+            path: self.path.clone(),
+        })
+    }
+}
+
+/// Reads a [`ScratchFile`]'s bytes at any offset (see [`ScratchFile::reader`]).
+#[derive(Debug)]
+pub struct ScratchReader {
+    file: File,
+    path: PathBuf,
+}
+
+impl ScratchReader {
+    /// Reads `buf.len()` bytes from `offset`, without moving any file position.
     ///
     /// # Errors
     /// [`SpillError::Io`] naming the file, also if it is shorter than asked.

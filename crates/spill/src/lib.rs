@@ -31,7 +31,8 @@ mod pool;
 
 pub use error::SpillError;
 pub use file::{
-    KeyCompare, ScratchFile, SegmentReader, SpillDir, SpillFile, SpillMetrics, SpillWriter,
+    KeyCompare, ScratchFile, ScratchReader, SegmentReader, SpillDir, SpillFile, SpillMetrics,
+    SpillWriter,
 };
 pub use index::{IndexProblem, Segment, SpillIndex};
 pub use pool::{BufferAccount, MemoryPool, MemoryReservation};
