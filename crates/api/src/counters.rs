@@ -205,6 +205,13 @@ fn merge_counters(into: &mut UserCounters, from: &UserCounters) {
     }
 }
 
+/// Replaces the text in `slot` with `text`, keeping its buffer.
+fn replace_text(slot: &Mutex<String>, text: &str) {
+    let mut slot = lock(slot);
+    slot.clear();
+    slot.push_str(text);
+}
+
 /// Locks `m`, ignoring poisoning: every value kept here stays consistent between statements.
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -310,9 +317,7 @@ impl JobStatus {
 
     /// Records the latest status line a task reported.
     pub fn set_task_status(&self, status: &str) {
-        let mut slot = lock(&self.task_status);
-        slot.clear();
-        slot.push_str(status);
+        replace_text(&self.task_status, status);
     }
 
     /// The latest status line a task reported (empty if none).
@@ -322,9 +327,7 @@ impl JobStatus {
 
     /// Says what the job now waits for before its tasks can run (empty: nothing).
     pub fn set_waiting_for(&self, what: &str) {
-        let mut slot = lock(&self.waiting_for);
-        slot.clear();
-        slot.push_str(what);
+        replace_text(&self.waiting_for, what);
     }
 
     /// What the job waits for before its tasks can run (empty if nothing).

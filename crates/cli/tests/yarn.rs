@@ -14,7 +14,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
-use sluice_testkit::{sorted_part_lines, without_proxies, yarn_jar, MiniYarn};
+use sluice_testkit::{sorted_part_lines, MiniYarn};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -26,16 +26,9 @@ fn yarn() -> &'static MiniYarn {
 /// `sluice ARGS` as a user of the cluster runs it: `HADOOP_CONF_DIR` set, Hadoop's client
 /// classes and `sluice-yarn.jar` found through their variables.
 fn sluice(args: &[&str], cwd: &Path) -> Output {
-    let yarn = yarn();
-    let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
     let mut cmd = Command::new(SLUICE);
-    cmd.args(args)
-        .current_dir(cwd)
-        .env("HADOOP_CONF_DIR", yarn.conf_dir())
-        .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
-        .env("SLUICE_YARN_JAR", yarn_jar())
-        .stdin(Stdio::null());
-    without_proxies(&mut cmd).output().unwrap()
+    cmd.args(args).current_dir(cwd).stdin(Stdio::null());
+    yarn().as_client(&mut cmd).output().unwrap()
 }
 
 fn ok(out: &Output, what: &str) {
@@ -432,18 +425,13 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
         "-numReduceTasks",
         "2",
     ];
-    let yarn = yarn();
-    let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
     let mut cmd = Command::new(SLUICE);
     cmd.args(args)
         .current_dir(dir.path())
-        .env("HADOOP_CONF_DIR", yarn.conf_dir())
-        .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
-        .env("SLUICE_YARN_JAR", yarn_jar())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let child = without_proxies(&mut cmd).spawn().unwrap();
+    let child = yarn().as_client(&mut cmd).spawn().unwrap();
     // Both workers at work for two seconds, then one is killed.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
     let victim = loop {
@@ -540,7 +528,6 @@ fn thousands_of_small_files_on_yarn_from_a_terminal() {
         "small files on one machine",
     );
     // Python's pty module runs sluice on a pseudo-terminal and copies what it draws.
-    let yarn = yarn();
     let output = dir.path().join("out");
     let output_uri = local(&output);
     let mut args = vec![
@@ -554,7 +541,6 @@ fn thousands_of_small_files_on_yarn_from_a_terminal() {
         &output_uri,
     ];
     args.extend(ON_YARN);
-    let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
     let mut cmd = Command::new("python3");
     cmd.args([
         "-c",
@@ -563,12 +549,9 @@ fn thousands_of_small_files_on_yarn_from_a_terminal() {
     ])
     .args(&args)
     .current_dir(dir.path())
-    .env("HADOOP_CONF_DIR", yarn.conf_dir())
-    .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
-    .env("SLUICE_YARN_JAR", yarn_jar())
     .env_remove("SLUICE_PROGRESS")
     .stdin(Stdio::null());
-    let out = without_proxies(&mut cmd).output().unwrap();
+    let out = yarn().as_client(&mut cmd).output().unwrap();
     let terminal = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{terminal}");
     assert!(

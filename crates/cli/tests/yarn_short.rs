@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use sluice_testkit::{without_proxies, yarn_jar, MiniYarn};
+use sluice_testkit::{without_proxies, MiniYarn};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -20,13 +20,12 @@ const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 fn sluice(yarn: Option<&MiniYarn>, args: &[&str], cwd: &Path) -> Output {
     let mut cmd = Command::new(SLUICE);
     cmd.args(args).current_dir(cwd).stdin(Stdio::null());
-    if let Some(yarn) = yarn {
-        let hadoop_jars = yarn.classpath().split(':').nth(1).unwrap().to_string();
-        cmd.env("HADOOP_CONF_DIR", yarn.conf_dir())
-            .env("SLUICE_YARN_CLASSPATH", hadoop_jars)
-            .env("SLUICE_YARN_JAR", yarn_jar());
+    match yarn {
+        Some(yarn) => yarn.as_client(&mut cmd),
+        None => without_proxies(&mut cmd),
     }
-    without_proxies(&mut cmd).output().unwrap()
+    .output()
+    .unwrap()
 }
 
 /// The part files of a local output directory, by name.

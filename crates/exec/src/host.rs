@@ -394,11 +394,6 @@ impl TaskHost {
         self.shared.runs.quota().set_reclaimer(reclaimer);
     }
 
-    /// Bytes held in memory by runs now (the share for held runs that is taken).
-    pub fn held_run_bytes(&self) -> usize {
-        self.shared.runs.quota().held()
-    }
-
     /// A copy of `partitions` of `run` (a run of `count` partitions) in a run of its own: in
     /// memory when the share for held runs has room, else in a spill file. What a process
     /// keeps of a run whose other partitions go elsewhere, so that the rest can be let go.
@@ -415,18 +410,6 @@ impl TaskHost {
             .iter()
             .map(|p| run.partition_bytes(*p).unwrap_or_else(|| run.bytes()))
             .sum();
-        if let Some(image) = run.memory_image() {
-            let held = usize::try_from(bytes)
-                .ok()
-                .and_then(|bytes| self.shared.runs.quota().try_reserve(bytes));
-            if let Some(reservation) = held {
-                return Ok(Arc::new(MemRunBuilder::copy_of(
-                    image,
-                    partitions,
-                    reservation,
-                )));
-            }
-        }
         let mut writer = self.run_writer(count, bytes)?;
         copy_records(run, partitions, &mut *writer)?;
         writer.finish()

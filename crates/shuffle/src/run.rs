@@ -605,35 +605,6 @@ pub struct MemRunBuilder {
 }
 
 impl MemRunBuilder {
-    /// A copy of `partitions` (increasing) of a run held in memory as `image` (its bytes and
-    /// where each partition's are: see [`RunSource::memory_image`]), its records copied as
-    /// they are, in a run of as many partitions, into memory reserved by `reservation`.
-    pub fn copy_of(
-        image: (&[u8], &[Range<usize>]),
-        partitions: &[usize],
-        reservation: QuotaReservation,
-    ) -> MemRun {
-        let (bytes, ranges) = image;
-        let want: usize = partitions
-            .iter()
-            .filter_map(|p| ranges.get(*p))
-            .map(|r| r.len())
-            .sum();
-        let mut builder = MemRunBuilder::new(ranges.len(), want, reservation);
-        for &p in partitions {
-            let Some(range) = ranges.get(p).filter(|r| !r.is_empty()) else {
-                continue;
-            };
-            let Some(records) = bytes.get(range.clone()) else {
-                continue;
-            };
-            let start = builder.bytes.len();
-            builder.bytes.extend_from_slice(records);
-            builder.partitions[p] = start..builder.bytes.len();
-        }
-        builder.finish()
-    }
-
     /// A builder of `partitions` partitions whose `capacity` bytes were reserved by
     /// `reservation`. The builder reserves its partition table on top of them (forced if the
     /// budget is short: the table cannot be left out), and grows the reservation before its
@@ -894,23 +865,5 @@ mod tests {
         drop(dumped);
         assert!(cursor.advance().expect("advance"));
         assert_eq!(cursor.key(), b"00000000");
-    }
-
-    #[test]
-    fn a_copy_of_some_partitions_holds_just_their_records() {
-        let pool = MemoryPool::new(1 << 20);
-        let quota = MemRunQuota::new(pool.clone(), 1 << 20);
-        let (run, expected) = sample_run(&quota);
-        let whole = pool.used();
-        let image = run.memory_image().expect("image");
-        let copy = MemRunBuilder::copy_of(image, &[2, 3], quota.try_reserve(0).expect("room"));
-        for (p, all) in expected.iter().enumerate() {
-            let want = if p >= 2 { all.clone() } else { Vec::new() };
-            assert_eq!(records(&copy, p), want, "partition {p}");
-            assert_eq!(copy.has_records(p), !want.is_empty(), "partition {p}");
-        }
-        drop(run);
-        assert!(pool.used() < whole, "{} of {whole}", pool.used());
-        assert_eq!(pool.forced_bytes(), 0);
     }
 }

@@ -112,6 +112,19 @@ impl MiniYarn {
         )
     }
 
+    /// Sets `cmd` up as a user of these clusters runs `sluice --cluster yarn`:
+    /// `HADOOP_CONF_DIR` pointing at them, Hadoop's client jars and `sluice-yarn.jar` found
+    /// through `SLUICE_YARN_CLASSPATH` and `SLUICE_YARN_JAR`, and no proxy variables.
+    pub fn as_client<'a>(&self, cmd: &'a mut Command) -> &'a mut Command {
+        cmd.env("HADOOP_CONF_DIR", &self.conf_dir)
+            .env(
+                "SLUICE_YARN_CLASSPATH",
+                format!("{}/*", lib_dir().display()),
+            )
+            .env("SLUICE_YARN_JAR", yarn_jar());
+        without_proxies(cmd)
+    }
+
     /// `java -cp CLASSPATH org.sluice.yarn.Submit`, to which the test adds the submitter's
     /// options (and its stdin, stdout and stderr).
     pub fn submit(&self) -> Command {
