@@ -53,7 +53,9 @@
 #
 # What it measures, per run: the job's wall time (the coordinator's or job client's process);
 # bytes in and out of every host link (the veths' counters, sampled every 0.2 s: totals, and
-# the busiest second of each link) against the measured link rate; CPU seconds (user+sys) of
+# the busiest second of each link, and each link's mean rate while data moved on it: from
+# its first to its last sample above 1 MB/s) against the measured link rate; CPU seconds
+# (user+sys) of
 # each host's worker process (sluice) or NodeManager with its containers (Hadoop), from
 # /proc/PID/stat before and after, and of the coordinator or client; bytes read from and
 # written to the disk by each host's worker or NodeManager and its containers (/proc/PID/io;

@@ -57,9 +57,23 @@ def net_figures(path, hosts):
                 "in": in_series[-1][1] - in_series[0][1],
                 "peak_out": peak_rate(out_series),
                 "peak_in": peak_rate(in_series),
+                "moving_out": moving_span(out_series),
+                "moving_in": moving_span(in_series),
             }
         )
     return figures
+
+
+def moving_span(series, floor=1_000_000):
+    """Seconds from the start of the first sample interval in which the link carried more
+    than `floor` bytes/s (1 MB/s: more than the job's control messages) to the end of the
+    last one: the time during which the job's data was on this link."""
+    busy = [
+        (a[0], b[0])
+        for a, b in zip(series, series[1:])
+        if b[0] > a[0] and (b[1] - a[1]) / (b[0] - a[0]) > floor
+    ]
+    return busy[-1][1] - busy[0][0] if busy else 0.0
 
 
 def peak_rate(series, window=1.0):
@@ -253,6 +267,20 @@ def mbit(bytes_per_s):
     return bytes_per_s * 8 / 1e6
 
 
+def moving_share(net, link_mbit):
+    """The links' mean rate while data moved on them, as a share of the link rate: lowest and
+    highest over the hosts' links, each direction (links that carried under 1 MB left out)."""
+    shares = []
+    for n in net:
+        for way in ("out", "in"):
+            span = n[f"moving_{way}"]
+            if n[way] >= 1_000_000 and span > 0:
+                shares.append(100 * mbit(n[way] / span) / link_mbit)
+    if not shares:
+        return "-"
+    return f"{min(shares):.0f}–{max(shares):.0f}%"
+
+
 def main():
     root = sys.argv[1]
     setup = read_kv(os.path.join(root, "setup.txt"))
@@ -326,8 +354,9 @@ def main():
       f"wire bytes with headers; the measured link rate is {link_mbit:.0f} Mbit/s; MB = 10^6 bytes):")
     p()
     p("| job | system | shuffled (MB) | over the links (MB) | shuffled / (map+reduce time) | "
-      "busiest link, mean over the job | busiest second on a link | of the link rate |")
-    p("|---|---|---:|---:|---:|---:|---:|---:|")
+      "busiest link, mean over the job | busiest second on a link | of the link rate | "
+      "each link while data moved on it |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for job in jobs:
         for system in ("sluice", "hadoop"):
             rs = runs.get((job, system))
@@ -339,7 +368,8 @@ def main():
             what = ("pushed+pulled" if system == "sluice" else "reduce shuffle bytes")
             p(f"| {job} | {system} | {mb(r['shuffle_bytes'])} ({what}) | {mb(r['link_bytes'])} | "
               f"{r['shuffle_bytes'] / MB / r['shuffle_seconds']:.0f} MB/s over {r['shuffle_seconds']:.2f} s | "
-              f"{mean_busiest:.0f} Mbit/s | {peak:.0f} Mbit/s | {100 * peak / link_mbit:.0f}% |")
+              f"{mean_busiest:.0f} Mbit/s | {peak:.0f} Mbit/s | {100 * peak / link_mbit:.0f}% | "
+              f"{moving_share(r['net'], link_mbit)} |")
     p()
     p("**Local disk per host** (the median run; bytes the host's worker, or NodeManager and its "
       "containers, read from and wrote to the device, /proc/PID/io; MB = 10^6 bytes). "
@@ -410,8 +440,11 @@ def main():
             busy = "" if m is None else (
                 f" (machine: {m['busy']:.1f} CPU-s busy, {m['idle']:.1f} idle, "
                 f"over {m['seconds']:.1f} s)")
+            moving = "" if r["system"] == "local" else (
+                f" (each link while data moved on it: {moving_share(r['net'], link_mbit)} "
+                f"of the rate)")
             p(f"- {r['name']}: {r['wall']:.2f} s, CPU {r['cpu_total']:.1f} s{busy}, links "
-              f"{mb(r['link_bytes'])} MB; {extra}")
+              f"{mb(r['link_bytes'])} MB{moving}; {extra}")
     cmp_file = os.path.join(root, "wordcount-compare.txt")
     if os.path.exists(cmp_file):
         p()
