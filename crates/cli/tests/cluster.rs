@@ -1672,3 +1672,112 @@ fn a_large_partition_is_split_into_key_ranges_on_its_worker() {
         );
     }
 }
+
+/// Every worker's `kept for pulls moved to disk=` and `pulled=` figures (`1.11 MiB`) in a
+/// streaming job's stderr (its per-worker lines).
+fn kept_and_pulled(stderr: &str) -> (Vec<String>, Vec<String>) {
+    let figure = |line: &str, name: &str| {
+        let rest = line.split(name).nth(1)?;
+        let mut words = rest.split(' ');
+        Some(format!("{} {}", words.next()?, words.next()?))
+    };
+    let lines: Vec<&str> = stderr.lines().filter(|l| l.contains("worker ")).collect();
+    (
+        lines
+            .iter()
+            .filter_map(|l| figure(l, "kept for pulls moved to disk="))
+            .collect(),
+        lines.iter().filter_map(|l| figure(l, " pulled=")).collect(),
+    )
+}
+
+#[test]
+fn a_worker_killed_after_kept_copies_moved_to_disk_is_made_good_from_those_copies() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    // As in the "middle" case above: with 32 MiB per worker, each worker's partitions fit
+    // in memory beside only part of the map outputs it keeps for pulls, so kept copies move
+    // to disk during the map phase.
+    for f in 0..24 {
+        let text: String = (0..30_000u64)
+            .map(|i| format!("{:016x}\tvalue {i} of file {f}\n", (i * 7919 + f) % 100_003))
+            .collect();
+        fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
+    }
+    write_script(dir.path(), "slow-reduce.sh", "#!/bin/sh\nsleep 3\ncat\n");
+    // `--cluster ...`, when given, comes before the streaming options, as users write it.
+    let job = |cluster: &[String], out: &str, reducer: &str| {
+        let mut args = vec!["streaming".to_string()];
+        args.extend_from_slice(cluster);
+        args.extend(strings(&[
+            "-input",
+            "in",
+            "-output",
+            out,
+            "-mapper",
+            "cat",
+            "-reducer",
+            reducer,
+            "-numReduceTasks",
+            "6",
+        ]));
+        args
+    };
+    ok(
+        &sluice(&job(&[], "local", "cat"), dir.path()),
+        "the job on one machine",
+    );
+
+    let mut workers = Workers::start(Path::new(SLUICE), &dir.path().join("w"), 3, "32MiB", |_| {});
+    let args = job(&workers.args(), "killed", "./slow-reduce.sh");
+    let mut child = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Killed once its reduce tasks have begun (they sleep 3 s first): the outputs of its map
+    // tasks are made again, and its partitions are merged on the others from their kept
+    // copies, pulled from their disks.
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !workers.logged(1, "stage 1 sealed") {
+        if child.try_wait().unwrap().is_some() {
+            let output = child.wait_with_output().unwrap();
+            panic!(
+                "the job ended before its reduce phase: {}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+        assert!(Instant::now() < deadline, "the reduce phase did not begin");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    workers.kill(1);
+    let started = Instant::now();
+    let output = child.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(120),
+        "the job hung after the kill"
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("lost"), "the loss was not seen: {stderr}");
+    assert_same_per_key(
+        &dir.path().join("local"),
+        &dir.path().join("killed"),
+        "a worker killed after kept copies moved to disk",
+    );
+    let (kept, pulled) = kept_and_pulled(&stderr);
+    // One line per worker, the lost one's too (with what it had reported: nothing).
+    assert_eq!(kept.len(), 3, "three workers' lines: {stderr}");
+    assert!(
+        kept.iter().any(|k| k != "0 B"),
+        "no kept copy moved to disk before the kill: {kept:?}"
+    );
+    assert!(
+        pulled.iter().any(|p| p != "0 B"),
+        "the lost worker's partitions were not pulled: {pulled:?}"
+    );
+    assert_no_staging(dir.path());
+}
