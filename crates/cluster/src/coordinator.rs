@@ -33,7 +33,7 @@
 //!   follows a worker lost (or, rarely, a holder that could not be reached), so a job is tried
 //!   at most as many times as it has workers.
 
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::mpsc;
@@ -1094,8 +1094,7 @@ impl Run {
     ) -> Result<bool, ClusterError> {
         let mut pending: VecDeque<usize> = todo.into();
         let mut lost = false;
-        // Running tasks that said they are delivering their output: their threads are free.
-        let mut delivering: BTreeSet<usize> = BTreeSet::new();
+        let mut deliveries = Deliveries::default();
         loop {
             // Once a worker is lost, nothing more starts: the caller recovers first.
             if !lost {
@@ -1119,13 +1118,7 @@ impl Run {
                 Event::Message(w, ToCoordinator::Ran { task })
                     if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) =>
                 {
-                    // At most as many tasks deliver at once on a worker as it has threads:
-                    // beyond that, pushes only queue up behind each other.
-                    let on_w = delivering
-                        .iter()
-                        .filter(|t| phase.running.get(t) == Some(&w))
-                        .count();
-                    if on_w < self.workers[w].threads && delivering.insert(task.task) {
+                    if deliveries.ran(task.task, w, self.workers[w].threads) {
                         let worker = &mut self.workers[w];
                         worker.running = worker.running.saturating_sub(1);
                     }
@@ -1142,9 +1135,9 @@ impl Run {
                     phase.done_on[task.task] = Some(w);
                     let first_time = !std::mem::replace(&mut phase.counted[task.task], true);
                     let worker = &mut self.workers[w];
-                    if !delivering.remove(&task.task) {
-                        worker.running = worker.running.saturating_sub(1);
-                    }
+                    worker.running = worker
+                        .running
+                        .saturating_sub(deliveries.ended(task.task).threads_freed());
                     if phase.stage == 0 {
                         worker.map_tasks += 1;
                     } else {
@@ -1167,9 +1160,9 @@ impl Run {
                 ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
                     phase.running.remove(&task.task);
                     let worker = &mut self.workers[w];
-                    if !delivering.remove(&task.task) {
-                        worker.running = worker.running.saturating_sub(1);
-                    }
+                    worker.running = worker
+                        .running
+                        .saturating_sub(deliveries.ended(task.task).threads_freed());
                     worker.failed += 1;
                     let label = worker.label();
                     let index = task.task;
@@ -1232,7 +1225,7 @@ impl Run {
                         .collect();
                     for task in ran {
                         phase.running.remove(&task);
-                        delivering.remove(&task);
+                        deliveries.ended(task);
                         pending.push_back(task);
                     }
                     // Its counters go with it: the work they count is done again.
@@ -1618,6 +1611,79 @@ fn timing(phase: &str, start: Instant) -> PhaseTiming {
     }
 }
 
+/// The running tasks of a phase that said their output is computed (`Ran`). Up to as many
+/// of a worker's as it has threads are *delivering*: their threads count as free, so another
+/// task starts there while they push. The others wait, in the order they said it, and one
+/// becomes delivering when a delivering task of its worker ends. (Beyond a thread's worth
+/// each, outputs only queue behind each other for the worker's links; a thread held until
+/// the oldest push ends, instead, would leave the links idle while the next tasks compute.)
+#[derive(Debug, Default)]
+struct Deliveries {
+    /// Delivering tasks and their workers.
+    delivering: BTreeMap<usize, usize>,
+    /// Waiting tasks and their workers, oldest first.
+    waiting: VecDeque<(usize, usize)>,
+}
+
+/// What a task's end meant for its worker's threads ([`Deliveries::ended`]).
+#[derive(Debug, PartialEq, Eq)]
+struct Ended {
+    /// Whether the task was delivering (its thread was counted free already).
+    was_delivering: bool,
+    /// The waiting task that became delivering in its place.
+    admitted: Option<usize>,
+}
+
+impl Ended {
+    /// The worker's threads counted free by the task's end: its own unless it was
+    /// delivering, and the admitted task's.
+    fn threads_freed(&self) -> usize {
+        usize::from(!self.was_delivering) + usize::from(self.admitted.is_some())
+    }
+}
+
+impl Deliveries {
+    /// Task `task` of worker `w` (which has `threads`) said it ran; true if its thread now
+    /// counts as free (it delivers), false if it waits or had said so before.
+    fn ran(&mut self, task: usize, w: usize, threads: usize) -> bool {
+        if self.delivering.contains_key(&task) || self.waiting.iter().any(|(t, _)| *t == task) {
+            return false;
+        }
+        let on_w = self.delivering.values().filter(|x| **x == w).count();
+        if on_w < threads {
+            self.delivering.insert(task, w);
+            true
+        } else {
+            self.waiting.push_back((task, w));
+            false
+        }
+    }
+
+    /// Task `task` ended (done, failed, or gone with its worker).
+    fn ended(&mut self, task: usize) -> Ended {
+        self.waiting.retain(|(t, _)| *t != task);
+        let Some(w) = self.delivering.remove(&task) else {
+            return Ended {
+                was_delivering: false,
+                admitted: None,
+            };
+        };
+        let admitted = self
+            .waiting
+            .iter()
+            .position(|(_, x)| *x == w)
+            .and_then(|i| self.waiting.remove(i))
+            .map(|(next, _)| {
+                self.delivering.insert(next, w);
+                next
+            });
+        Ended {
+            was_delivering: true,
+            admitted,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1647,6 +1713,90 @@ mod tests {
         assert_eq!(orphaned(&owners, &gone, &done_on, false), vec![1, 2]);
         // No worker gone: nothing runs again.
         assert!(orphaned(&owners, &[false; 3], &done_on, false).is_empty());
+    }
+
+    #[test]
+    fn a_worker_delivers_as_many_outputs_at_once_as_it_has_threads_and_the_rest_wait_their_turn() {
+        let mut d = Deliveries::default();
+        // Worker 0 has 2 threads: tasks 1 and 2 deliver, 3 and 4 wait; worker 1's task 5 is
+        // not held back by worker 0's.
+        assert!(d.ran(1, 0, 2));
+        assert!(d.ran(2, 0, 2));
+        assert!(!d.ran(3, 0, 2));
+        assert!(!d.ran(4, 0, 2));
+        assert!(d.ran(5, 1, 2));
+        // Said twice (a repeated message): no second thread.
+        assert!(!d.ran(1, 0, 2));
+        assert!(!d.ran(3, 0, 2));
+        // Task 2 ends: task 3, the oldest waiting on worker 0, delivers in its place, one
+        // thread freed (task 2's was free already).
+        let e = d.ended(2);
+        assert_eq!(
+            e,
+            Ended {
+                was_delivering: true,
+                admitted: Some(3)
+            }
+        );
+        assert_eq!(e.threads_freed(), 1);
+        // Task 4 ends while waiting: its own thread is freed, nothing admitted.
+        let e = d.ended(4);
+        assert_eq!(e.threads_freed(), 1);
+        assert_eq!(e.admitted, None);
+        // A task that never said it ran frees its thread; nothing waits on worker 1.
+        assert_eq!(d.ended(9).threads_freed(), 1);
+        assert_eq!(d.ended(5).threads_freed(), 0);
+        // Tasks 1 and 3 end: no one left to admit.
+        assert_eq!(d.ended(1).threads_freed(), 0);
+        assert_eq!(d.ended(3).threads_freed(), 0);
+        assert!(d.delivering.is_empty() && d.waiting.is_empty());
+    }
+
+    #[test]
+    fn a_workers_threads_are_never_counted_free_twice() {
+        // Random runs of ran/ended over 3 workers: every thread freed was taken by a task
+        // that had not yet freed its own, so that a worker's count never goes below zero.
+        let mut seed = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            usize::try_from(seed % n).unwrap()
+        };
+        for _ in 0..200 {
+            let mut d = Deliveries::default();
+            let mut running: Vec<usize> = vec![0; 3];
+            let mut live: Vec<(usize, usize)> = Vec::new();
+            for task in 0..40 {
+                let w = next(3);
+                running[w] += 1;
+                live.push((task, w));
+                for _ in 0..next(3) {
+                    if live.is_empty() {
+                        break;
+                    }
+                    let (t, w) = live[next(live.len() as u64)];
+                    if next(2) == 0 {
+                        if d.ran(t, w, 2) {
+                            running[w] = running[w].checked_sub(1).unwrap();
+                        }
+                    } else {
+                        live.retain(|(x, _)| *x != t);
+                        let freed = d.ended(t).threads_freed();
+                        running[w] = running[w].checked_sub(freed).unwrap();
+                    }
+                }
+                for w in 0..3 {
+                    let delivering = d.delivering.values().filter(|x| **x == w).count();
+                    assert!(delivering <= 2, "worker {w}: {d:?}");
+                }
+            }
+            for (t, w) in live {
+                let freed = d.ended(t).threads_freed();
+                running[w] = running[w].checked_sub(freed).unwrap();
+            }
+            assert_eq!(running, vec![0, 0, 0], "every thread came back once");
+        }
     }
 
     #[test]

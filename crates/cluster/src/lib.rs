@@ -24,6 +24,7 @@ pub mod protocol;
 mod scratch;
 mod segments;
 mod shipping;
+mod turns;
 mod worker;
 mod yarn;
 

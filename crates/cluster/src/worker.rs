@@ -37,6 +37,7 @@ use crate::protocol::{
 use crate::scratch::{self, is_plain_id, JobDir};
 use crate::segments::{self, Only, TaskOutput};
 use crate::shipping::Incoming;
+use crate::turns::PushTurns;
 use crate::ClusterError;
 
 /// Bytes of a task's output to push from which its thread is counted free while it pushes
@@ -699,6 +700,8 @@ struct RunningJob {
     idle: Mutex<HashMap<SocketAddr, Vec<Link>>>,
     /// Small outputs held back to be pushed together, by (stage, owner).
     held: Mutex<HashMap<(usize, usize), Batch>>,
+    /// Pushes to each owner take turns.
+    push_turns: PushTurns,
     /// Tasks the worker runs at once.
     threads: usize,
     /// The job's directory (the host's spill directory is inside): removed, then unlocked,
@@ -875,6 +878,7 @@ impl RunningJob {
             accept: Mutex::new(None),
             idle: Mutex::new(HashMap::new()),
             held: Mutex::new(HashMap::new()),
+            push_turns: PushTurns::default(),
             threads: worker.settings.threads.max(1),
             _dir: dir,
         });
@@ -1013,9 +1017,26 @@ impl RunningJob {
             ran();
         }
         to_push.sort_by_key(|(owner, _)| push_turn(peers.me, *owner, peers.addrs.len()));
-        for (owner, outputs) in to_push {
-            self.push_to(stage, owner, &peers, &outputs, log);
-        }
+        // To each owner one push at a time, oldest first; to different owners at once (see
+        // `turns`).
+        let tickets = self
+            .push_turns
+            .take(to_push.iter().map(|(owner, _)| *owner));
+        let mut pushes = to_push.iter().zip(tickets);
+        let first = pushes.next();
+        std::thread::scope(|scope| {
+            for ((owner, outputs), ticket) in pushes {
+                let peers = &peers;
+                scope.spawn(move || {
+                    let _turn = self.push_turns.wait(ticket);
+                    self.push_to(stage, *owner, peers, outputs, log);
+                });
+            }
+            if let Some(((owner, outputs), ticket)) = first {
+                let _turn = self.push_turns.wait(ticket);
+                self.push_to(stage, *owner, &peers, outputs, log);
+            }
+        });
         Ok(())
     }
 
