@@ -1016,7 +1016,6 @@ impl RunningJob {
         if pushing >= FREE_WHILE_PUSHING {
             ran();
         }
-        to_push.sort_by_key(|(owner, _)| push_turn(peers.me, *owner, peers.addrs.len()));
         // To each owner one push at a time, oldest first; to different owners at once (see
         // `turns`).
         let tickets = self
@@ -1534,18 +1533,6 @@ impl RunningJob {
 }
 
 /// Encoded bytes of `partitions` of `runs`, as far as the runs know.
-/// Where `owner` comes in the order in which worker `me` of `workers` pushes a task's
-/// output: the worker after itself first, then the one after that, wrapping around. When
-/// every worker pushed to the owners in the same order, most of them sent to the same
-/// worker at once, whose incoming link then carried two or more pushes while another
-/// worker's carried none; in turns starting after each one, every worker receives from
-/// one other while all of them push (at 500 Mbit/s the map phase of a 1 GB TeraSort on 3
-/// hosts took 0.5 s less: docs/BENCHMARKS.md, "Pushing in turns").
-fn push_turn(me: usize, owner: usize, workers: usize) -> usize {
-    let workers = workers.max(1);
-    (owner % workers + workers - me % workers) % workers
-}
-
 fn bytes_of(runs: &[Run], partitions: &[usize]) -> u64 {
     runs.iter()
         .flat_map(|r| {
@@ -1732,28 +1719,6 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn each_worker_pushes_to_the_one_after_itself_first() {
-        // Worker w's k-th push goes to (w + k) mod n: in each turn the owners pushed to
-        // are all different, so no worker receives two pushes of the same turn.
-        for workers in 1..6 {
-            let mut turns = vec![Vec::new(); workers];
-            for me in 0..workers {
-                let mut owners: Vec<usize> = (0..workers).filter(|o| *o != me).collect();
-                owners.sort_by_key(|o| push_turn(me, *o, workers));
-                let expected: Vec<usize> = (1..workers).map(|k| (me + k) % workers).collect();
-                assert_eq!(owners, expected, "worker {me} of {workers}");
-                for (turn, owner) in owners.into_iter().enumerate() {
-                    turns[turn].push(owner);
-                }
-            }
-            for owners in &turns {
-                let distinct: BTreeSet<usize> = owners.iter().copied().collect();
-                assert_eq!(distinct.len(), owners.len(), "{workers} workers: {turns:?}");
-            }
-        }
-    }
 
     #[test]
     fn port_ranges_are_first_to_last_and_never_port_0() {
