@@ -1530,19 +1530,25 @@ fn assert_memory_reported(report: &Path, name: &str) {
     );
 }
 
-#[test]
-fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
-    let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
+/// Writes `dir/in`: 24 files of 30,000 lines (`KEY<TAB>value ...`, 100,003 distinct 16-digit
+/// hex keys), about 1.2 MB each.
+fn write_middle_input(dir: &Path) {
+    let input = dir.join("in");
     fs::create_dir_all(&input).unwrap();
-    // 24 map tasks of about 1.2 MB of output each: small enough to stay in memory one by
-    // one within a task's share of every budget below but "tight".
     for f in 0..24 {
         let text: String = (0..30_000u64)
             .map(|i| format!("{:016x}\tvalue {i} of file {f}\n", (i * 7919 + f) % 100_003))
             .collect();
         fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
+}
+
+#[test]
+fn pushed_partitions_stay_in_memory_when_they_fit_and_spill_when_not() {
+    let dir = tempfile::tempdir().unwrap();
+    // 24 map tasks of about 1.2 MB of output each: small enough to stay in memory one by
+    // one within a task's share of every budget below but "tight".
+    write_middle_input(dir.path());
     let base = strings(&["run", "sort", "--quiet", "--input", "in", "--reducers", "4"]);
     let mut local = base.clone();
     local.extend(strings(&["--output", "local"]));
@@ -1694,17 +1700,10 @@ fn kept_and_pulled(stderr: &str) -> (Vec<String>, Vec<String>) {
 #[test]
 fn a_worker_killed_after_kept_copies_moved_to_disk_is_made_good_from_those_copies() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("in");
-    fs::create_dir_all(&input).unwrap();
     // As in the "middle" case above: with 32 MiB per worker, each worker's partitions fit
     // in memory beside only part of the map outputs it keeps for pulls, so kept copies move
     // to disk during the map phase.
-    for f in 0..24 {
-        let text: String = (0..30_000u64)
-            .map(|i| format!("{:016x}\tvalue {i} of file {f}\n", (i * 7919 + f) % 100_003))
-            .collect();
-        fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
-    }
+    write_middle_input(dir.path());
     write_script(dir.path(), "slow-reduce.sh", "#!/bin/sh\nsleep 3\ncat\n");
     // `--cluster ...`, when given, comes before the streaming options, as users write it.
     let job = |cluster: &[String], out: &str, reducer: &str| {

@@ -1614,9 +1614,10 @@ fn timing(phase: &str, start: Instant) -> PhaseTiming {
 /// The running tasks of a phase that said their output is computed (`Ran`). Up to as many
 /// of a worker's as it has threads are *delivering*: their threads count as free, so another
 /// task starts there while they push. The others wait, in the order they said it, and one
-/// becomes delivering when a delivering task of its worker ends. (Beyond a thread's worth
-/// each, outputs only queue behind each other for the worker's links; a thread held until
-/// the oldest push ends, instead, would leave the links idle while the next tasks compute.)
+/// becomes delivering when a delivering task of its worker ends. (More outputs in delivery
+/// would only queue for the worker's links. A waiting task's thread used to stay busy until
+/// its own output was delivered, which came late: the links then went idle while the next
+/// tasks computed; docs/BENCHMARKS.md, "Pushes that take turns".)
 #[derive(Debug, Default)]
 struct Deliveries {
     /// Delivering tasks and their workers.
