@@ -10,7 +10,7 @@
 //! every worker sends to all the others and receives from all of them, and no link waits on
 //! another's queue (docs/BENCHMARKS.md, "Pushes that take turns").
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::{Condvar, Mutex, MutexGuard};
 
 /// The queues of a worker's pushes, one per owner.
@@ -122,6 +122,36 @@ impl PushTurns {
         }
         Turn { turns: self, owner }
     }
+
+    /// Makes `pushes` (owner, what to push), each in its owner's turn, on up to `at_once`
+    /// threads (this one included): a thread takes the next push in the order given, waits
+    /// for its turn and makes it with `push`. Returns when all are made.
+    ///
+    /// The places in the queues are taken together, so every queue orders two calls' pushes
+    /// alike; the oldest call's pushes are then at the head of every queue they are in and
+    /// never wait, whatever the number of threads, and no call waits forever on another.
+    pub(crate) fn push_all<T: Sync>(
+        &self,
+        pushes: &[(usize, T)],
+        at_once: usize,
+        push: impl Fn(usize, &T) + Sync,
+    ) {
+        let tickets = self.take(pushes.iter().map(|(owner, _)| *owner));
+        let queue = Mutex::new(pushes.iter().zip(tickets).collect::<VecDeque<_>>());
+        let next = || queue.lock().unwrap_or_else(|e| e.into_inner()).pop_front();
+        let pusher = || {
+            while let Some(((owner, what), ticket)) = next() {
+                let _turn = self.wait(ticket);
+                push(*owner, what);
+            }
+        };
+        std::thread::scope(|scope| {
+            for _ in 1..pushes.len().clamp(1, at_once.max(1)) {
+                scope.spawn(pusher);
+            }
+            pusher();
+        });
+    }
 }
 
 #[cfg(test)]
@@ -223,6 +253,65 @@ mod tests {
                 numbers.windows(2).all(|w| w[0] < w[1]),
                 "owner {owner} was served out of ticket order"
             );
+        }
+    }
+
+    #[test]
+    fn pushes_to_many_owners_go_a_few_at_a_time_one_per_owner_in_task_order() {
+        const TASKS: usize = 6;
+        const ROUNDS: usize = 60;
+        const OWNERS: usize = 12;
+        const AT_ONCE: usize = 3;
+        let turns = PushTurns::default();
+        // Per owner: turns held now; per task: pushes being made now, and the most at once.
+        let holding: Vec<AtomicUsize> = (0..OWNERS).map(|_| AtomicUsize::new(0)).collect();
+        let making: Vec<AtomicUsize> = (0..TASKS).map(|_| AtomicUsize::new(0)).collect();
+        let most: Vec<AtomicUsize> = (0..TASKS).map(|_| AtomicUsize::new(0)).collect();
+        // Per owner, per task: the rounds served, in the order served.
+        let served: Mutex<Vec<Vec<Vec<usize>>>> = Mutex::new(vec![vec![Vec::new(); TASKS]; OWNERS]);
+        std::thread::scope(|scope| {
+            for task in 0..TASKS {
+                let (turns, holding, making, most, served) =
+                    (&turns, &holding, &making, &most, &served);
+                scope.spawn(move || {
+                    for round in 0..ROUNDS {
+                        // Every owner but one, in a different order for each task (as each
+                        // worker starts after itself).
+                        let pushes: Vec<(usize, usize)> =
+                            (1..OWNERS).map(|i| ((task + i) % OWNERS, round)).collect();
+                        turns.push_all(&pushes, AT_ONCE, |owner, &round| {
+                            let now = making[task].fetch_add(1, Ordering::SeqCst) + 1;
+                            most[task].fetch_max(now, Ordering::SeqCst);
+                            let before = holding[owner].fetch_add(1, Ordering::SeqCst);
+                            assert_eq!(before, 0, "two turns of owner {owner} at once");
+                            served.lock().unwrap()[owner][task].push(round);
+                            if (round + owner) % 7 == 0 {
+                                std::thread::sleep(Duration::from_micros(100));
+                            }
+                            holding[owner].fetch_sub(1, Ordering::SeqCst);
+                            making[task].fetch_sub(1, Ordering::SeqCst);
+                        });
+                    }
+                });
+            }
+        });
+        for (task, most) in most.iter().enumerate() {
+            let most = most.load(Ordering::SeqCst);
+            assert!(
+                (2..=AT_ONCE).contains(&most),
+                "task {task} made up to {most} pushes at once (at most {AT_ONCE} wanted)"
+            );
+        }
+        let served = served.into_inner().unwrap();
+        for (owner, tasks) in served.iter().enumerate() {
+            for (task, rounds) in tasks.iter().enumerate() {
+                let expected: Vec<usize> = if task == owner {
+                    Vec::new()
+                } else {
+                    (0..ROUNDS).collect()
+                };
+                assert_eq!(rounds, &expected, "owner {owner}, task {task}");
+            }
         }
     }
 }

@@ -50,6 +50,13 @@ const FREE_WHILE_PUSHING: u64 = 4 << 20;
 /// push is a run of the receiver's to track.
 const SMALL_PUSH: u64 = 64 << 10;
 
+/// Pushes of one task's output that go at once, each to its own owner, on a thread of its
+/// own. With three or four workers a task pushes to every other worker at once; in a large
+/// cluster the rest wait for one of these threads, so that a worker does not open a
+/// connection to every other worker per task (each owner serves only as many shuffle
+/// connections at once as it has threads).
+const PUSHES_AT_ONCE: usize = 8;
+
 /// Bytes of held-back outputs for one worker at which they are pushed, without waiting for
 /// the end of the stage's tasks.
 const BATCH_BYTES: u64 = 1 << 20;
@@ -985,7 +992,7 @@ impl RunningJob {
         for (partition, owner) in owners.iter().enumerate() {
             by_owner.entry(*owner).or_default().push(partition);
         }
-        let mut to_push = Vec::new();
+        let mut to_push: Vec<(usize, Vec<HeldOutput>)> = Vec::new();
         let mut pushing = 0u64;
         for (owner, partitions) in by_owner {
             if owner == peers.me {
@@ -1016,26 +1023,16 @@ impl RunningJob {
         if pushing >= FREE_WHILE_PUSHING {
             ran();
         }
-        // To each owner one push at a time, oldest first; to different owners at once (see
-        // `turns`).
-        let tickets = self
-            .push_turns
-            .take(to_push.iter().map(|(owner, _)| *owner));
-        let mut pushes = to_push.iter().zip(tickets);
-        let first = pushes.next();
-        std::thread::scope(|scope| {
-            for ((owner, outputs), ticket) in pushes {
-                let peers = &peers;
-                scope.spawn(move || {
-                    let _turn = self.push_turns.wait(ticket);
-                    self.push_to(stage, *owner, peers, outputs, log);
-                });
-            }
-            if let Some(((owner, outputs), ticket)) = first {
-                let _turn = self.push_turns.wait(ticket);
-                self.push_to(stage, *owner, &peers, outputs, log);
-            }
-        });
+        // Owners from the next after this worker on, round the ring: the workers of a large
+        // cluster, each pushing to a few owners at a time, start on different owners.
+        let me = peers.me;
+        to_push.sort_by_key(|(owner, _)| (*owner <= me, *owner));
+        // To each owner one push at a time, oldest first; to different owners at once, on up
+        // to `PUSHES_AT_ONCE` threads (see `turns`).
+        self.push_turns
+            .push_all(&to_push, PUSHES_AT_ONCE, |owner, outputs| {
+                self.push_to(stage, owner, &peers, outputs, log)
+            });
         Ok(())
     }
 
