@@ -31,7 +31,6 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, RwLock};
 
-use bytes::Bytes;
 use serde::{Deserialize, Serialize};
 use sluice_api::ExecError;
 use sluice_exec::TaskHost;
@@ -190,6 +189,18 @@ fn send_runs(
             let tag = u32::try_from(p)
                 .map_err(|_| ClusterError::Setup(format!("partition {p} does not fit a frame")))?
                 .to_be_bytes();
+            // A run in memory holds its records encoded as a frame carries them: they go as
+            // they are, straight from the run's buffer.
+            if let Some((bytes, ranges)) = run.memory_image() {
+                let Some(range) = ranges.get(p) else {
+                    continue;
+                };
+                let encoded = bytes.get(range.clone()).ok_or_else(|| {
+                    ClusterError::Setup(format!("partition {p} lies outside its run"))
+                })?;
+                records += send_encoded(link, tag, encoded)?;
+                continue;
+            }
             let mut cursor = run.open(p).map_err(ClusterError::Exec)?;
             start(frame, DATA, tag);
             while cursor
@@ -222,6 +233,44 @@ fn send_runs(
                 link.send_parts(&[frame])?;
             }
         }
+    }
+    Ok(records)
+}
+
+/// Sends records encoded back to back (one partition's, `tag` its number) in data frames of
+/// up to [`FRAME_TARGET`] bytes cut between records, each straight from `encoded`; a record
+/// larger than a frame goes in pieces. Returns the records sent.
+fn send_encoded(link: &mut Sender<'_>, tag: [u8; 4], encoded: &[u8]) -> Result<u64, ClusterError> {
+    let mut records = 0u64;
+    // The frame being gathered: `encoded[from..to]`.
+    let (mut from, mut to) = (0, 0);
+    while to < encoded.len() {
+        let span = record::decode(encoded, to).map_err(|e| ClusterError::Exec(e.into()))?;
+        records += 1;
+        if span.next - from <= FRAME_TARGET {
+            to = span.next;
+            continue;
+        }
+        if to > from {
+            link.send_parts(&[&[DATA], &tag, &encoded[from..to]])?;
+            from = to;
+        }
+        if span.next - from <= FRAME_TARGET {
+            to = span.next;
+            continue;
+        }
+        // One record larger than a frame: all but its last part as pieces.
+        let mut rest = &encoded[from..span.next];
+        while rest.len() > FRAME_TARGET {
+            let (piece, tail) = rest.split_at(FRAME_TARGET);
+            link.send_parts(&[&[PIECE], &tag, piece])?;
+            rest = tail;
+        }
+        link.send_parts(&[&[DATA], &tag, rest])?;
+        (from, to) = (span.next, span.next);
+    }
+    if to > from {
+        link.send_parts(&[&[DATA], &tag, &encoded[from..to]])?;
     }
     Ok(records)
 }
@@ -348,22 +397,19 @@ pub(crate) fn receive(
                     pieces.extend_from_slice(data);
                     continue;
                 }
+                let joined;
                 let chunk = if pieces.is_empty() {
-                    Chunk::Frame(frame.slice(5..))
+                    data
                 } else {
-                    let mut joined = std::mem::take(&mut pieces);
-                    joined.extend_from_slice(data);
-                    Chunk::Joined(joined)
+                    let mut whole = std::mem::take(&mut pieces);
+                    whole.extend_from_slice(data);
+                    joined = whole;
+                    &joined[..]
                 };
-                let mut cursor = BytesCursor::new(chunk);
-                while cursor
-                    .advance()
-                    .map_err(|e| bad(format!("a corrupt record: {e}")))?
-                {
-                    w.write(partition, cursor.key(), cursor.value())
-                        .map_err(ClusterError::Exec)?;
-                    records += 1;
-                }
+                records += w.write_encoded(partition, chunk).map_err(|e| match e {
+                    ExecError::Format(e) => bad(format!("a corrupt record: {e}")),
+                    e => ClusterError::Exec(e),
+                })?;
             }
             END => {
                 let end: EndFrame = serde_json::from_slice(body)
@@ -397,21 +443,6 @@ fn finish_run(
         output.runs.push(w.finish().map_err(ClusterError::Exec)?);
     }
     Ok(())
-}
-
-/// The records of one frame (or of pieces joined), without the frame's tag and partition.
-enum Chunk {
-    Frame(Bytes),
-    Joined(Vec<u8>),
-}
-
-impl AsRef<[u8]> for Chunk {
-    fn as_ref(&self) -> &[u8] {
-        match self {
-            Chunk::Frame(bytes) => bytes,
-            Chunk::Joined(bytes) => bytes,
-        }
-    }
 }
 
 /// A run seen through a set of its partitions: a worker keeps, of each copy of a task's
@@ -640,6 +671,46 @@ mod tests {
         expected.remove(&0);
         assert_eq!(contents(&got), expected);
         assert_eq!(contents(&got)[&1][0].1.len(), big.len());
+    }
+
+    #[test]
+    fn a_partition_of_many_frames_arrives_record_for_record_with_a_huge_one_among_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = host(dir.path());
+        let net = Net::new().unwrap();
+        // Partition 1: small records over several frames, a record larger than a frame after
+        // them (what was gathered goes first), then small ones again; partition 2: records
+        // whose sizes vary, so that frames end at different places.
+        let mut records = Vec::new();
+        for i in 0..40_000u32 {
+            records.push((1, format!("a{i:08}").into_bytes(), vec![b'v'; 60]));
+        }
+        records.push((1, b"b".to_vec(), vec![3u8; FRAME_TARGET + FRAME_TARGET / 2]));
+        for i in 0..10_000u32 {
+            records.push((1, format!("c{i:08}").into_bytes(), i.to_be_bytes().to_vec()));
+        }
+        for i in 0..20_000usize {
+            records.push((2, format!("d{i:08}").into_bytes(), vec![b'w'; i % 300]));
+        }
+        let runs = vec![run(&records)];
+        let (mut sender, mut receiver) = pair(&net);
+        let wanted = [1usize, 2];
+        let (sent, got) = std::thread::scope(|s| {
+            let output = TaskOutput {
+                task: 3,
+                runs: &runs,
+                partitions: &wanted,
+            };
+            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
+            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            (sending.join().unwrap(), got)
+        });
+        assert_eq!(sent, 70_001);
+        let mut expected: Contents = BTreeMap::new();
+        for (p, k, v) in records {
+            expected.entry(p).or_default().push((k, v));
+        }
+        assert_eq!(contents(&got[0].runs), expected);
     }
 
     #[test]

@@ -177,6 +177,9 @@ impl RunSink for TableReserved {
     fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
         self.writer.write(partition, key, value)
     }
+    fn write_encoded(&mut self, partition: usize, encoded: &[u8]) -> Result<u64, ExecError> {
+        self.writer.write_encoded(partition, encoded)
+    }
 }
 
 impl RunWriter for TableReserved {
