@@ -583,6 +583,16 @@ static void attach_region(sluice_shm *s, int fd, const char *name)
         die(2, "%s is not a shared-memory region (%lld bytes)", name, (long long)st.st_size);
     size_t region_len = (size_t)st.st_size;
     /*
+     * The engine seals its memory file against resizing before it starts us: a file that could
+     * still shrink under the mapping would make a later access fault (SIGBUS) instead of fail.
+     */
+    int seals = fcntl(fd, F_GET_SEALS);
+    if (seals < 0)
+        die(2, "%s: cannot read its seals: %s", name, strerror(errno));
+    int needed = F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL;
+    if ((seals & needed) != needed)
+        die(2, "%s is not sealed against resizing (seals %#x)", name, (unsigned)seals);
+    /*
      * MAP_POPULATE: the engine created (and populated) every page already; mapping them all
      * now costs one call instead of a page fault per page while records flow.
      */

@@ -190,7 +190,7 @@ static uint64_t ring_span(uint64_t capacity)
     return (R_DATA + capacity + 4095) / 4096 * 4096;
 }
 
-static void make_region(struct region *g, uint64_t capacity, int has_out)
+static void make_region(struct region *g, uint64_t capacity, int has_out, int sealed)
 {
     uint64_t in_offset = HEADER_LEN, out_offset = in_offset + ring_span(capacity);
     g->len = (size_t)(out_offset + (has_out ? ring_span(capacity) : 0));
@@ -199,7 +199,7 @@ static void make_region(struct region *g, uint64_t capacity, int has_out)
         fatal("memfd_create");
     if (ftruncate(g->fd, (off_t)g->len) != 0)
         fatal("ftruncate");
-    if (fcntl(g->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
+    if (sealed && fcntl(g->fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0)
         fatal("F_ADD_SEALS");
     g->base = mmap(NULL, g->len, PROT_READ | PROT_WRITE, MAP_SHARED, g->fd, 0);
     if (g->base == MAP_FAILED)
@@ -275,6 +275,7 @@ struct spec {
     const char *after_attach;    /* bytes written on stdin right after the attach line */
     int split;                   /* the attach line in two writes, 100 ms apart */
     int corrupt;                 /* 1: a wrong magic; 2: child_state already ATTACHED */
+    int unsealed;                /* the region's memory file is not sealed against resizing */
 };
 
 struct result {
@@ -538,7 +539,7 @@ static void run_child(const struct spec *spec, struct result *r)
     /* The sluice engine's region exists before the child; the plugin's only after the hello. */
     char fd_var[32] = "";
     if (spec->answer == BY_FD) {
-        make_region(&region, capacity, !spec->stdout_output);
+        make_region(&region, capacity, !spec->stdout_output, !spec->unsealed);
         snprintf(fd_var, sizeof fd_var, "SLUICE_SHM_FD=%d", region.fd);
     }
     const char *env[10];
@@ -612,7 +613,7 @@ static void run_child(const struct spec *spec, struct result *r)
             snprintf(r->problem, sizeof r->problem, "no offer to answer");
             break;
         }
-        make_region(&region, capacity, !spec->stdout_output);
+        make_region(&region, capacity, !spec->stdout_output, !spec->unsealed);
         run.region = &region;
         if (spec->corrupt == 1)
             memcpy(region.base, "SLUICESX", 8);
@@ -952,6 +953,10 @@ int main(int argc, char **argv)
                          .env = {IS_MAP, MAP_OURS}, .answer = ATTACH, .input = records,
                          .corrupt = 2},
           (struct expect){REFUSED, 1, "already attached"});
+    check(&(struct spec){.name = "attach to a region that could still shrink", .scenario = "lines",
+                         .env = {IS_MAP, MAP_OURS}, .answer = ATTACH, .input = records,
+                         .unsealed = 1},
+          (struct expect){REFUSED, 1, "is not sealed against resizing"});
 
     /* (6) A first line of 3 MB, with and without the handshake. */
     check(&(struct spec){.name = "3 MB first line, no offer", .scenario = "copy",

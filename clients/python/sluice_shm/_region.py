@@ -14,6 +14,7 @@ anywhere but 64-bit x86-64 Linux.
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import mmap
 import os
 import platform
@@ -36,6 +37,13 @@ MIN_CAPACITY = 4096
 # rings, engine_pid, input offset and capacity, output offset and capacity.
 _HEADER = struct.Struct("<8sIIQIIQQQQ")
 _H_CHILD_STATE = 64
+# The seals the engine puts on its memory file (Linux's values, named by fcntl on Linux).
+_F_GET_SEALS = getattr(fcntl, "F_GET_SEALS", 1034)
+_SEALS_NEEDED = (
+    getattr(fcntl, "F_SEAL_SHRINK", 0x2)
+    | getattr(fcntl, "F_SEAL_GROW", 0x4)
+    | getattr(fcntl, "F_SEAL_SEAL", 0x1)
+)
 _H_ENGINE_STATE = 68
 
 RING_INPUT = 1
@@ -218,6 +226,14 @@ def _attach_fd(fd: int, name: str) -> Region:
         if not stat.S_ISREG(st.st_mode) or st.st_size < HEADER_LEN:
             raise AttachError(f"{name} is not a shared-memory region ({st.st_size} bytes)")
         region_len = st.st_size
+        # The engine seals its memory file against resizing before it starts us: a file that
+        # could still shrink under the mapping would make a later access fault (SIGBUS).
+        try:
+            seals = fcntl.fcntl(fd, _F_GET_SEALS)
+        except OSError as e:
+            raise AttachError(f"{name}: cannot read its seals: {e.strerror}") from None
+        if seals & _SEALS_NEEDED != _SEALS_NEEDED:
+            raise AttachError(f"{name} is not sealed against resizing (seals {seals:#x})")
         try:
             # MAP_POPULATE (Python 3.10 and later): map every page now rather than fault each
             # in.

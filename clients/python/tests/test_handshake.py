@@ -492,6 +492,17 @@ def test_bytes_after_the_attach_line(engine):
 
 
 @on_x86_64_linux
+def test_region_that_could_still_shrink():
+    """A memory file not sealed against resizing could shrink under the mapping (SIGBUS)."""
+    engine = Engine(capacity=4096, sealed=False)
+    try:
+        stderr = refused(engine, attach_line(engine.fd))
+        assert "is not sealed against resizing" in stderr
+    finally:
+        engine.close()
+
+
+@on_x86_64_linux
 @pytest.mark.parametrize(
     "field,offset,fmt,values,message", BAD_HEADERS, ids=[b[0] for b in BAD_HEADERS]
 )

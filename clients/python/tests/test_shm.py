@@ -213,16 +213,25 @@ class Result:
 class Engine:
     """A region with the rings asked for, and runs of one child over it."""
 
-    def __init__(self, capacity: int = 4096, input_ring: bool = True, output_ring: bool = True):
+    def __init__(
+        self,
+        capacity: int = 4096,
+        input_ring: bool = True,
+        output_ring: bool = True,
+        sealed: bool = True,
+    ):
         span = -(-(CONTROL + capacity) // PAGE) * PAGE
         in_offset = PAGE if input_ring else 0
         out_offset = PAGE + (span if input_ring else 0) if output_ring else 0
         size = PAGE + span * (input_ring + output_ring)
         self.fd = os.memfd_create("sluice-shm", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
         os.ftruncate(self.fd, size)
-        fcntl.fcntl(
-            self.fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
-        )
+        if sealed:
+            fcntl.fcntl(
+                self.fd,
+                fcntl.F_ADD_SEALS,
+                fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL,
+            )
         self.mm = mmap.mmap(self.fd, size)
         self.capacity = capacity
         self.layout = (in_offset if input_ring else None, out_offset if output_ring else None)
