@@ -410,6 +410,52 @@ fn streaming_jobs_run_on_workers_as_on_one_machine() {
     assert!(workers.scratch_is_empty());
 }
 
+/// Streaming over shared memory (`-io shm`) on workers: each worker's tasks set up their rings
+/// with their own programs, as on one machine. A program that did not get its rings would
+/// fail the job ("does not speak the sluice shm protocol"), so a job that succeeds used them.
+#[test]
+fn streaming_over_shared_memory_runs_on_workers_as_on_one_machine() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 3);
+    write_input(dir.path());
+    let example = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/shm/python")
+            .join(name);
+        format!("python3 {}", path.display())
+    };
+    let job = |io: &[&str], out: &str| {
+        let mut args = strings(&["-D", "mapreduce.input.fileinputformat.split.maxsize=65536"]);
+        args.extend(strings(io));
+        args.extend(strings(&["-input", "in", "-output", out]));
+        args.extend(["-mapper".to_string(), example("wc_map.py")]);
+        args.extend(["-reducer".to_string(), example("wc_reduce.py")]);
+        args.extend(strings(&["-numReduceTasks", "3"]));
+        args
+    };
+    // On one machine over pipes, the reference.
+    let mut args = strings(&["streaming"]);
+    args.extend(job(&[], "pipes-local"));
+    ok(&sluice(&args, dir.path()), "over pipes on one machine");
+    let mut args = strings(&["streaming"]);
+    args.extend(workers.args());
+    args.extend(job(&["-io", "shm"], "shm-cluster"));
+    let out = sluice(&args, dir.path());
+    ok(&out, "over shared memory on the workers");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        stderr.matches("INFO sluice.Job: worker ").count(),
+        3,
+        "a line per worker: {stderr}"
+    );
+    assert_eq!(
+        files(&dir.path().join("pipes-local")),
+        files(&dir.path().join("shm-cluster")),
+        "word counts over shared memory on the workers against pipes on one machine"
+    );
+    assert!(workers.scratch_is_empty());
+}
+
 #[test]
 fn a_streaming_jobs_files_reach_workers_that_do_not_share_the_submitting_directory() {
     let dir = tempfile::tempdir().unwrap();

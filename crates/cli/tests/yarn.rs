@@ -263,6 +263,39 @@ fn a_streaming_job_on_yarn_writes_what_it_writes_on_one_machine_and_fails_cleanl
     assert!(stderr.contains("completed successfully"), "{stderr}");
     assert_eq!(files(&reference), hdfs_files("/streaming/out", dir.path()));
 
+    // Over shared memory (`-io shm`) in the containers: word count with the Python client's
+    // examples, against the same programs over pipes on one machine. A program that did not
+    // get its rings would fail the job, so a job that succeeds used them.
+    let example = |name: &str| {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../examples/shm/python")
+            .join(name);
+        format!("python3 {}", path.display())
+    };
+    let (map, reduce) = (example("wc_map.py"), example("wc_reduce.py"));
+    let programs = ["-mapper", &map, "-reducer", &reduce, "-numReduceTasks", "2"];
+    let reference = dir.path().join("wordcount-local");
+    let reference_uri = local(&reference);
+    let mut args = vec!["streaming", "-input", &input, "-output", &reference_uri];
+    args.extend(programs);
+    ok(
+        &sluice(&args, dir.path()),
+        "word count over pipes on one machine",
+    );
+    let mut args = vec!["streaming"];
+    args.extend(on_yarn);
+    args.extend(["-io", "shm"]);
+    args.extend(["-input", "/streaming/in", "-output", "/streaming/wordcount"]);
+    args.extend(programs);
+    ok(
+        &sluice(&args, dir.path()),
+        "word count over shared memory on YARN",
+    );
+    assert_eq!(
+        files(&reference),
+        hdfs_files("/streaming/wordcount", dir.path())
+    );
+
     // A program that fails: the job fails as it would on one machine, nothing is written.
     let mut args = vec!["streaming"];
     args.extend(on_yarn);
