@@ -343,6 +343,53 @@ fn terasort_on_workers_is_sorted_as_on_one_machine() {
     ok(&out, "teravalidate of the workers' output");
 }
 
+/// With more owners than a task pushes to at once (8), a task's pushes wait for each other,
+/// each worker starting after itself round the ring: every output still arrives by push.
+#[test]
+fn terasort_on_eleven_workers_pushes_every_output_a_few_owners_at_a_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 11);
+    ok(
+        &sluice(
+            &strings(&[
+                "run", "teragen", "--quiet", "--rows", "200000", "--maps", "2", "--output", "gen",
+            ]),
+            dir.path(),
+        ),
+        "teragen",
+    );
+    // 10 splits of 2 MiB, 22 partitions (2 per worker): each task pushes about 180 KiB to
+    // each of the 10 other workers, above what is held back for a batch.
+    let args = strings(&[
+        "run",
+        "terasort",
+        "--input",
+        "gen",
+        "--reducers",
+        "22",
+        "--split-size",
+        "2MiB",
+    ]);
+    let local = dir.path().join("terasort-local");
+    let cluster = dir.path().join("terasort-cluster");
+    let mut l = args.clone();
+    l.extend(["--output".to_string(), local.display().to_string()]);
+    ok(&sluice(&l, dir.path()), "terasort on one machine");
+    let mut c = args.clone();
+    c.extend(workers.args());
+    c.extend(["--output".to_string(), cluster.display().to_string()]);
+    let out = sluice(&c, dir.path());
+    ok(&out, "terasort on 11 workers");
+    assert_same(&local, &cluster, "terasort on 11 workers");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let (_, pulled) = kept_and_pulled(&stderr);
+    assert_eq!(pulled.len(), 11, "a line per worker: {stderr}");
+    assert!(
+        pulled.iter().all(|p| p == "0 B"),
+        "every output should have arrived by push: {pulled:?}\n{stderr}"
+    );
+}
+
 /// A streaming job's mapper and reducer, as users write them.
 fn write_programs(dir: &Path) {
     let mapper = "#!/bin/sh\n# word<TAB>1 per word of the first field\ncut -f1 | tr ' ' '\\n' | awk 'NF { print $0 \"\\t1\" }'\n";
