@@ -339,8 +339,8 @@ impl RunSource for MemRun {
 /// A [`MemRun`]'s bytes written as they are to a scratch file: a copy out of memory that costs
 /// one sequential write and no encoding, for a run read rarely if ever (a cluster worker's copy
 /// of a task output that was pushed already). A partition is read back in chunks of
-/// 1 MiB (more for a record larger than that), into memory reserved from the pool
-/// for as long as its cursor lives.
+/// 1 MiB (more for a record larger than that, given back once it is passed), into memory
+/// reserved from the pool for as long as its cursor lives.
 #[derive(Debug)]
 pub struct DumpedRun {
     file: ScratchFile,
@@ -431,6 +431,19 @@ impl ReadBack {
         let left = usize::try_from(self.end - self.at).unwrap_or(usize::MAX);
         let n = left.min(READ_BACK_CHUNK);
         let held = self.buf.len();
+        // Room for a chunk and a quarter (a record cut by the chunk's end), or for what a
+        // larger record needs; reserved exactly, not doubled, which would hold two chunks for
+        // a record cut in two. Once a record larger than that has been passed, its memory
+        // goes back.
+        let target = held
+            .saturating_add(n)
+            .max(READ_BACK_CHUNK + READ_BACK_CHUNK / 4);
+        if self.buf.capacity() > target.saturating_mul(2) {
+            self.buf.shrink_to(target);
+        }
+        if self.buf.capacity() < held + n {
+            self.buf.reserve_exact(target - held);
+        }
         self.buf.resize(held + n, 0);
         if self.buf.capacity() > self.reservation.size() {
             let more = self.buf.capacity() - self.reservation.size();
@@ -438,6 +451,9 @@ impl ReadBack {
                 // A record larger than the budget's room must still be read whole.
                 self.reservation.grow_forced(more);
             }
+        } else {
+            self.reservation
+                .shrink(self.reservation.size() - self.buf.capacity());
         }
         self.file
             .read_exact_at(&mut self.buf[held..], self.at)
@@ -939,17 +955,24 @@ mod tests {
             .expect("written");
         drop(run);
         let mut cursor = dumped.open(1).expect("open");
-        let mut most = 0;
+        let (mut most, mut after_the_big_one) = (0, 0);
         for (i, (key, value)) in expected.iter().enumerate() {
             assert!(cursor.advance().expect("advance"), "record {i}");
             assert_eq!(cursor.key(), &key[..], "record {i}");
             assert_eq!(cursor.value(), &value[..], "record {i}");
             most = most.max(pool.used());
+            if i > 35_000 {
+                after_the_big_one = after_the_big_one.max(pool.used());
+            }
         }
         assert!(!cursor.advance().expect("end"));
         assert!(
             most <= 5 * READ_BACK_CHUNK,
             "{most} bytes held for a partition of {bytes}"
+        );
+        assert!(
+            after_the_big_one <= 2 * READ_BACK_CHUNK,
+            "{after_the_big_one} bytes still held two chunks after the record of 3 chunks"
         );
         drop(cursor);
         assert_eq!(pool.used(), 0);
