@@ -37,6 +37,7 @@ MIN_CAPACITY = 4096
 # rings, engine_pid, input offset and capacity, output offset and capacity.
 _HEADER = struct.Struct("<8sIIQIIQQQQ")
 _H_CHILD_STATE = 64
+_H_ENGINE_STATE = 68
 # The seals the engine puts on its memory file (Linux's values, named by fcntl on Linux).
 _F_GET_SEALS = getattr(fcntl, "F_GET_SEALS", 1034)
 _SEALS_NEEDED = (
@@ -44,7 +45,6 @@ _SEALS_NEEDED = (
     | getattr(fcntl, "F_SEAL_GROW", 0x4)
     | getattr(fcntl, "F_SEAL_SEAL", 0x1)
 )
-_H_ENGINE_STATE = 68
 
 RING_INPUT = 1
 RING_OUTPUT = 2

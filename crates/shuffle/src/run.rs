@@ -431,17 +431,25 @@ impl ReadBack {
         let left = usize::try_from(self.end - self.at).unwrap_or(usize::MAX);
         let n = left.min(READ_BACK_CHUNK);
         let held = self.buf.len();
-        // Room for a chunk and a quarter (a record cut by the chunk's end), or for what a
-        // larger record needs; reserved exactly, not doubled, which would hold two chunks for
-        // a record cut in two. Once a record larger than that has been passed, its memory
-        // goes back.
-        let target = held
-            .saturating_add(n)
-            .max(READ_BACK_CHUNK + READ_BACK_CHUNK / 4);
+        let need = held + n;
+        // Room for a chunk and a quarter (a record cut by the chunk's end), never more than
+        // what is left of the partition; for a record larger than that, twice the room each
+        // time it is outgrown (read in once, not copied a chunk at a time). Reserved exactly:
+        // Vec's own doubling would hold two chunks for a record cut in two. Once a large
+        // record has been passed, its memory goes back.
+        let room = held
+            .saturating_add(left)
+            .min(READ_BACK_CHUNK + READ_BACK_CHUNK / 4);
+        let target = if need <= room {
+            room
+        } else {
+            need.max(self.buf.capacity().saturating_mul(2))
+                .min(held.saturating_add(left))
+        };
         if self.buf.capacity() > target.saturating_mul(2) {
             self.buf.shrink_to(target);
         }
-        if self.buf.capacity() < held + n {
+        if self.buf.capacity() < need {
             self.buf.reserve_exact(target - held);
         }
         self.buf.resize(held + n, 0);
@@ -543,8 +551,9 @@ pub trait RunSink {
     /// records encoded copies them at once.
     ///
     /// # Errors
-    /// A record is malformed or cut short (nothing of it is written), or the destination
-    /// failed.
+    /// A record is malformed or cut short, or the destination failed. The records before a
+    /// malformed one may have been written (by the default; a memory run checks them all
+    /// first and writes none): a caller drops the run on an error.
     fn write_encoded(&mut self, partition: usize, encoded: &[u8]) -> Result<u64, ExecError> {
         let mut records = 0u64;
         let mut cursor = BytesCursor::new(encoded);
@@ -926,6 +935,33 @@ mod tests {
 
     /// A partition many chunks long, with records cut by the chunks' ends and one larger
     /// than a chunk, reads back the same, holding about a chunk (or the large record).
+    #[test]
+    fn a_small_dumped_partition_holds_no_more_memory_than_its_bytes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spills = SpillDir::create_in(dir.path()).expect("spill dir");
+        let pool = MemoryPool::new(64 << 20);
+        let quota = MemRunQuota::new(pool.clone(), 64 << 20);
+        let mut builder = MemRunBuilder::new(2, 0, quota.try_reserve(0).expect("room"));
+        builder.write(0, b"a", b"1").expect("write");
+        builder.write(0, b"b", b"2").expect("write");
+        builder.write(1, b"c", &[7u8; 5000]).expect("write");
+        let run = builder.finish();
+        let file = spills.scratch_file().expect("scratch file");
+        let dumped = DumpedRun::write(&run, file, &pool)
+            .expect("an image")
+            .expect("written");
+        drop(run);
+        let mut cursor = dumped.open(0).expect("open");
+        assert!(cursor.advance().expect("advance"));
+        assert_eq!((cursor.key(), cursor.value()), (&b"a"[..], &b"1"[..]));
+        let bytes = dumped.partition_bytes(0).expect("known");
+        assert!(
+            pool.used() as u64 <= bytes,
+            "{} bytes held for a partition of {bytes}",
+            pool.used()
+        );
+    }
+
     #[test]
     fn a_dumped_partition_reads_back_chunk_by_chunk() {
         let dir = tempfile::tempdir().expect("tempdir");
