@@ -146,8 +146,9 @@ fn write_input(dir: &Path) -> PathBuf {
     input
 }
 
-/// Runs `args` here and on the workers (outputs `local` and `cluster` in `dir`).
-fn both(dir: &Path, workers: &Workers, args: &[String], name: &str) -> (PathBuf, PathBuf) {
+/// Runs `args` here and on the workers (outputs `local` and `cluster` in `dir`); returns the
+/// two outputs and the stderr of the run on the workers.
+fn both(dir: &Path, workers: &Workers, args: &[String], name: &str) -> (PathBuf, PathBuf, String) {
     let local = dir.join(format!("{name}-local"));
     let cluster = dir.join(format!("{name}-cluster"));
     let mut l = args.to_vec();
@@ -156,8 +157,26 @@ fn both(dir: &Path, workers: &Workers, args: &[String], name: &str) -> (PathBuf,
     let mut c = args.to_vec();
     c.extend(["--output".to_string(), cluster.display().to_string()]);
     c.extend(workers.args());
-    ok(&sluice(&c, dir), &format!("{name} on the workers"));
-    (local, cluster)
+    let out = sluice(&c, dir);
+    ok(&out, &format!("{name} on the workers"));
+    (
+        local,
+        cluster,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// `rows` TeraGen rows in `dir/gen`, written by `maps` tasks.
+fn teragen(dir: &Path, rows: &str, maps: &str) {
+    ok(
+        &sluice(
+            &strings(&[
+                "run", "teragen", "--quiet", "--rows", rows, "--maps", maps, "--output", "gen",
+            ]),
+            dir,
+        ),
+        "teragen",
+    );
 }
 
 #[test]
@@ -180,7 +199,7 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
             "64KiB",
         ]);
         args.extend(strings(&extra));
-        let (local, cluster) = both(dir.path(), &workers, &args, job);
+        let (local, cluster, _) = both(dir.path(), &workers, &args, job);
         assert_same(&local, &cluster, job);
     }
     // Sort keeps equal keys in input order: the workers merge each partition's runs in map
@@ -196,7 +215,7 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
         "--reducers",
         "3",
     ]);
-    let (local, cluster) = both(dir.path(), &workers, &args, "sort");
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "sort");
     assert_same(&local, &cluster, "sort");
     assert!(cluster.join("_SUCCESS").exists());
     assert!(
@@ -227,7 +246,7 @@ fn workers_compress_part_files_as_the_job_asks() {
         "-D",
         "mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.GzipCodec",
     ]);
-    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-gzip");
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "wordcount-gzip");
     assert_same(&local, &cluster, "wordcount-gzip");
     let names: Vec<String> = files(&cluster).into_keys().collect();
     assert_eq!(
@@ -277,7 +296,7 @@ fn workers_read_and_write_sequence_files_as_the_job_asks() {
         "--reducers",
         "3",
     ]);
-    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-of-values");
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "wordcount-of-values");
     assert_same(&local, &cluster, "wordcount-of-values");
     // The counts of the values' words, not of the files' bytes.
     let text = fs::read_to_string(cluster.join("part-r-00000")).unwrap();
@@ -288,7 +307,7 @@ fn workers_read_and_write_sequence_files_as_the_job_asks() {
         "-D",
         "mapreduce.job.outputformat.class=org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat",
     ]));
-    let (local, cluster) = both(dir.path(), &workers, &args, "wordcount-to-seq");
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "wordcount-to-seq");
     // Sync markers are random: the files are compared by their headers and lengths.
     let (local, cluster) = (files(&local), files(&cluster));
     assert_eq!(
@@ -306,15 +325,7 @@ fn workers_read_and_write_sequence_files_as_the_job_asks() {
 fn terasort_on_workers_is_sorted_as_on_one_machine() {
     let dir = tempfile::tempdir().unwrap();
     let workers = start_workers(dir.path(), 2);
-    ok(
-        &sluice(
-            &strings(&[
-                "run", "teragen", "--quiet", "--rows", "20000", "--maps", "3", "--output", "gen",
-            ]),
-            dir.path(),
-        ),
-        "teragen",
-    );
+    teragen(dir.path(), "20000", "3");
     let args = strings(&[
         "run",
         "terasort",
@@ -326,7 +337,7 @@ fn terasort_on_workers_is_sorted_as_on_one_machine() {
         "--split-size",
         "256KiB",
     ]);
-    let (local, cluster) = both(dir.path(), &workers, &args, "terasort");
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "terasort");
     assert_same(&local, &cluster, "terasort");
     let out = sluice(
         &strings(&[
@@ -349,15 +360,7 @@ fn terasort_on_workers_is_sorted_as_on_one_machine() {
 fn terasort_on_eleven_workers_pushes_every_output_a_few_owners_at_a_time() {
     let dir = tempfile::tempdir().unwrap();
     let workers = start_workers(dir.path(), 11);
-    ok(
-        &sluice(
-            &strings(&[
-                "run", "teragen", "--quiet", "--rows", "200000", "--maps", "2", "--output", "gen",
-            ]),
-            dir.path(),
-        ),
-        "teragen",
-    );
+    teragen(dir.path(), "200000", "2");
     // 10 splits of 2 MiB, 22 partitions (2 per worker): each task pushes about 180 KiB to
     // each of the 10 other workers, above what is held back for a batch.
     let args = strings(&[
@@ -370,18 +373,8 @@ fn terasort_on_eleven_workers_pushes_every_output_a_few_owners_at_a_time() {
         "--split-size",
         "2MiB",
     ]);
-    let local = dir.path().join("terasort-local");
-    let cluster = dir.path().join("terasort-cluster");
-    let mut l = args.clone();
-    l.extend(["--output".to_string(), local.display().to_string()]);
-    ok(&sluice(&l, dir.path()), "terasort on one machine");
-    let mut c = args.clone();
-    c.extend(workers.args());
-    c.extend(["--output".to_string(), cluster.display().to_string()]);
-    let out = sluice(&c, dir.path());
-    ok(&out, "terasort on 11 workers");
+    let (local, cluster, stderr) = both(dir.path(), &workers, &args, "terasort");
     assert_same(&local, &cluster, "terasort on 11 workers");
-    let stderr = String::from_utf8_lossy(&out.stderr);
     let (_, pulled) = kept_and_pulled(&stderr);
     assert_eq!(pulled.len(), 11, "a line per worker: {stderr}");
     assert!(

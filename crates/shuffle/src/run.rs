@@ -933,28 +933,50 @@ mod tests {
         assert!(DumpedRun::write(&*dumped, again, &pool).is_none());
     }
 
-    /// A partition many chunks long, with records cut by the chunks' ends and one larger
-    /// than a chunk, reads back the same, holding about a chunk (or the large record).
-    #[test]
-    fn a_small_dumped_partition_holds_no_more_memory_than_its_bytes() {
+    /// A memory run of `partitions` partitions holding `records` (partition, key, value, in
+    /// order), dumped to a scratch file, and the pool its cursors reserve from.
+    struct Dumped {
+        _dir: tempfile::TempDir,
+        _spills: SpillDir,
+        pool: MemoryPool,
+        run: Run,
+    }
+
+    fn dumped(partitions: usize, records: &[(usize, Vec<u8>, Vec<u8>)]) -> Dumped {
         let dir = tempfile::tempdir().expect("tempdir");
         let spills = SpillDir::create_in(dir.path()).expect("spill dir");
         let pool = MemoryPool::new(64 << 20);
         let quota = MemRunQuota::new(pool.clone(), 64 << 20);
-        let mut builder = MemRunBuilder::new(2, 0, quota.try_reserve(0).expect("room"));
-        builder.write(0, b"a", b"1").expect("write");
-        builder.write(0, b"b", b"2").expect("write");
-        builder.write(1, b"c", &[7u8; 5000]).expect("write");
-        let run = builder.finish();
+        let mut builder = MemRunBuilder::new(partitions, 0, quota.try_reserve(0).expect("room"));
+        for (p, key, value) in records {
+            builder.write(*p, key, value).expect("write");
+        }
         let file = spills.scratch_file().expect("scratch file");
-        let dumped = DumpedRun::write(&run, file, &pool)
+        let run = DumpedRun::write(&builder.finish(), file, &pool)
             .expect("an image")
             .expect("written");
-        drop(run);
-        let mut cursor = dumped.open(0).expect("open");
+        Dumped {
+            _dir: dir,
+            _spills: spills,
+            pool,
+            run,
+        }
+    }
+
+    #[test]
+    fn a_small_dumped_partition_holds_no_more_memory_than_its_bytes() {
+        let Dumped { pool, run, .. } = &dumped(
+            2,
+            &[
+                (0, b"a".to_vec(), b"1".to_vec()),
+                (0, b"b".to_vec(), b"2".to_vec()),
+                (1, b"c".to_vec(), vec![7u8; 5000]),
+            ],
+        );
+        let mut cursor = run.open(0).expect("open");
         assert!(cursor.advance().expect("advance"));
         assert_eq!((cursor.key(), cursor.value()), (&b"a"[..], &b"1"[..]));
-        let bytes = dumped.partition_bytes(0).expect("known");
+        let bytes = run.partition_bytes(0).expect("known");
         assert!(
             pool.used() as u64 <= bytes,
             "{} bytes held for a partition of {bytes}",
@@ -962,34 +984,35 @@ mod tests {
         );
     }
 
+    /// A partition many chunks long, with records cut by the chunks' ends and one larger
+    /// than a chunk, reads back the same, holding about a chunk (or the large record).
     #[test]
     fn a_dumped_partition_reads_back_chunk_by_chunk() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let spills = SpillDir::create_in(dir.path()).expect("spill dir");
-        let pool = MemoryPool::new(64 << 20);
-        let quota = MemRunQuota::new(pool.clone(), 64 << 20);
-        let mut builder = MemRunBuilder::new(2, 0, quota.try_reserve(0).expect("room"));
-        let mut expected = Vec::new();
-        for i in 0..40_000u32 {
-            let key = format!("{i:08}").into_bytes();
-            // Values of 0 to 199 bytes, and one of 3 chunks in the middle.
-            let len = if i == 20_000 {
-                3 * READ_BACK_CHUNK
-            } else {
-                (i % 200) as usize
-            };
-            let value = vec![(i % 251) as u8; len];
-            builder.write(1, &key, &value).expect("write");
-            expected.push((key, value));
-        }
-        let run = builder.finish();
-        let bytes = run.partition_bytes(1).expect("known");
+        let records: Vec<(usize, Vec<u8>, Vec<u8>)> = (0..40_000u32)
+            .map(|i| {
+                // Values of 0 to 199 bytes, and one of 3 chunks in the middle.
+                let len = if i == 20_000 {
+                    3 * READ_BACK_CHUNK
+                } else {
+                    (i % 200) as usize
+                };
+                (
+                    1,
+                    format!("{i:08}").into_bytes(),
+                    vec![(i % 251) as u8; len],
+                )
+            })
+            .collect();
+        let Dumped {
+            _dir,
+            _spills,
+            pool,
+            run: dumped,
+        } = dumped(2, &records);
+        let bytes = dumped.partition_bytes(1).expect("known");
         assert!(bytes > 6 * READ_BACK_CHUNK as u64, "{bytes}");
-        let file = spills.scratch_file().expect("scratch file");
-        let dumped = DumpedRun::write(&run, file, &pool)
-            .expect("an image")
-            .expect("written");
-        drop(run);
+        let expected: Vec<(Vec<u8>, Vec<u8>)> =
+            records.into_iter().map(|(_, k, v)| (k, v)).collect();
         let mut cursor = dumped.open(1).expect("open");
         let (mut most, mut after_the_big_one) = (0, 0);
         for (i, (key, value)) in expected.iter().enumerate() {
