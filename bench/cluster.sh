@@ -52,9 +52,11 @@
 # checksum); the word counts of both systems must be identical part file by part file.
 #
 # What it measures, per run: the job's wall time (the coordinator's or job client's process);
-# bytes in and out of every host link (the veths' counters, sampled every 0.2 s: totals, and
-# the busiest second of each link, and each link's mean rate while data moved on it: from
-# its first to its last sample above 1 MB/s) against the measured link rate; CPU seconds
+# bytes in and out of every host link (the veths' counters, sampled every 0.05 s, which costs
+# the sampler about 1% of a core: totals, and the busiest second of each link, and each link's
+# mean rate while data moved on it: from its first to its last sample above 1 MB/s; coarser
+# samples would count up to a whole sample on each side as moving, a tenth of a 2 s shuffle at
+# 0.2 s) against the measured link rate; CPU seconds
 # (user+sys) of
 # each host's worker process (sluice) or NodeManager with its containers (Hadoop), from
 # /proc/PID/stat before and after, and of the coordinator or client; bytes read from and
@@ -431,7 +433,7 @@ measured() {
     drop_page_cache
     proc_figures_all "$pids_file" > "$dir/procs-before.txt"
     echo "$(date +%s.%N) $(head -n 1 /proc/stat)" > "$dir/stat-before.txt"
-    ip netns exec "$br_ns" python3 "$script_dir/cluster/netsample.py" 0.2 "$job_timeout" \
+    ip netns exec "$br_ns" python3 "$script_dir/cluster/netsample.py" 0.05 "$job_timeout" \
         "${bridge_devs[@]}" > "$dir/net.txt" &
     sampler_pid=$!
     sleep 0.3
