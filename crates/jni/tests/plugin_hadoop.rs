@@ -31,7 +31,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
-use std::process::Command;
+use std::process::Stdio;
 
 mod common;
 use common::*;
@@ -783,8 +783,6 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
     fs::write(scratch.join("manifest"), manifest).unwrap();
     fs::write(scratch.join("manifest-unloadable"), &unloadable).unwrap();
 
-    // The driver is compiled to class files (not run as a source file) so that Hadoop's tasks
-    // can load its job classes by name.
     let classes = scratch.join("classes");
     let classpath = format!(
         "{}:{}:{}:{}/*",
@@ -793,26 +791,16 @@ fn hadoop_examples_give_the_same_output_with_the_native_collector() {
         root.join("target/plugin/sluice-plugin.jar").display(),
         root.join("target/hadoop/lib").display()
     );
-    let javac = Command::new("javac")
-        .arg("-d")
-        .arg(&classes)
-        .arg("-cp")
-        .arg(&classpath)
-        .arg(root.join("tests/plugin/ExamplesBatch.java"))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
-    assert!(javac.success(), "ExamplesBatch.java does not compile");
+    compile_driver(&classes, &classpath);
     let batch = |manifest: &str, property: Option<String>| {
-        let status = Command::new("java")
-            .arg("-Djava.security.manager=allow")
-            .args(property)
-            .arg("-cp")
-            .arg(&classpath)
-            .arg("ExamplesBatch")
-            .arg(scratch.join(manifest))
-            .current_dir(scratch)
-            .status()
-            .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+        let options: Vec<String> = property.into_iter().collect();
+        let status = run_driver(
+            &classpath,
+            &options,
+            &[&scratch.join(manifest)],
+            scratch,
+            Stdio::inherit(),
+        );
         assert!(status.success(), "the Java driver failed: {status}");
     };
     batch("manifest", None);

@@ -23,7 +23,7 @@
 use std::collections::BTreeSet;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, Stdio};
 
 #[allow(dead_code)] // Shared by the plugin tests; this one uses part of it.
 mod common;
@@ -447,25 +447,15 @@ fn hadoop_streaming_over_shared_memory_gives_the_pipes_output() {
         root.join("target/plugin/sluice-plugin.jar").display(),
         root.join("target/hadoop/lib").display()
     );
-    let javac = Command::new("javac")
-        .arg("-d")
-        .arg(&classes)
-        .arg("-cp")
-        .arg(&classpath)
-        .arg(root.join("tests/plugin/ExamplesBatch.java"))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
-    assert!(javac.success(), "ExamplesBatch.java does not compile");
+    compile_driver(&classes, &classpath);
     let before = dev_shm();
-    let status = Command::new("java")
-        .arg("-Djava.security.manager=allow")
-        .arg("-cp")
-        .arg(&classpath)
-        .arg("ExamplesBatch")
-        .arg(scratch.join("manifest"))
-        .current_dir(scratch)
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    let status = run_driver(
+        &classpath,
+        &[],
+        &[&scratch.join("manifest")],
+        scratch,
+        Stdio::inherit(),
+    );
     assert!(status.success(), "the Java driver failed: {status}");
     let after = dev_shm();
 

@@ -28,7 +28,6 @@
 
 use std::fs;
 use std::path::Path;
-use std::process::Command;
 
 mod common;
 use common::*;
@@ -383,35 +382,23 @@ fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector_and_me
     // searched.
     fs::create_dir_all(&conf).unwrap();
     let lib = format!("{}/*", root.join("target/yarn/lib").display());
-    let javac = Command::new("javac")
-        .arg("-d")
-        .arg(&classes)
-        .arg("-cp")
-        .arg(&lib)
-        .arg(root.join("tests/plugin/ExamplesBatch.java"))
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
-    assert!(javac.success(), "ExamplesBatch.java does not compile");
+    compile_driver(&classes, &lib);
     let classpath = format!(
         "{}:{}:{}:{lib}",
         conf.display(),
         classes.display(),
         root.join("tests/plugin").display(),
     );
-    let status = Command::new("java")
-        .arg("-Djava.security.manager=allow")
+    let status = run_driver(
+        &classpath,
         // The ResourceManager's web app of Hadoop 3.4 on Java 17.
-        .arg("--add-opens=java.base/java.lang=ALL-UNNAMED")
-        .arg("-cp")
-        .arg(&classpath)
-        .arg("ExamplesBatch")
-        .arg("--yarn")
-        .arg(&conf)
-        .arg(scratch.join("manifest"))
-        .current_dir(scratch)
-        .stderr(fs::File::create(scratch.join("cluster.log")).unwrap())
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+        &["--add-opens=java.base/java.lang=ALL-UNNAMED".to_string()],
+        &[Path::new("--yarn"), &conf, &scratch.join("manifest")],
+        scratch,
+        fs::File::create(scratch.join("cluster.log"))
+            .unwrap()
+            .into(),
+    );
     let kept = |scratch_dir: tempfile::TempDir| scratch_dir.keep().display().to_string();
     if !status.success() {
         panic!(

@@ -1,11 +1,12 @@
 //! What the plugin's tests against Hadoop share: the collector setting, the jars they need,
-//! deterministic text, the driver's manifest, and the parsing of Hadoop's console counters
-//! and output directories.
+//! deterministic text, the Java driver (its manifest, compiling and running it), and the
+//! parsing of Hadoop's console counters and output directories.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Stdio};
 
 /// The setting that puts the native collector first, Hadoop's own after it as the fallback.
 pub(crate) const COLLECTOR: &str = "mapreduce.job.map.output.collector.class=\
@@ -94,6 +95,45 @@ pub(crate) fn case(manifest: &mut String, name: &str, result: &Path, args: &[Str
         manifest.push_str(&format!("arg {a}\n"));
     }
     manifest.push_str("end\n");
+}
+
+/// Compiles `tests/plugin/ExamplesBatch.java` into `classes` against `classpath`. The driver
+/// is compiled to class files (not run as a source file) so that Hadoop's tasks can load its
+/// job classes by name.
+pub(crate) fn compile_driver(classes: &Path, classpath: &str) {
+    let javac = Command::new("javac")
+        .arg("-d")
+        .arg(classes)
+        .arg("-cp")
+        .arg(classpath)
+        .arg(root().join("tests/plugin/ExamplesBatch.java"))
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start javac (a Java 17 JDK is required): {e}"));
+    assert!(javac.success(), "ExamplesBatch.java does not compile");
+}
+
+/// Runs the compiled driver on `classpath` in `scratch` with `jvm_options` before its class
+/// and `args` after it, its standard error going to `stderr`; returns how it ended.
+pub(crate) fn run_driver(
+    classpath: &str,
+    jvm_options: &[String],
+    args: &[&Path],
+    scratch: &Path,
+    stderr: Stdio,
+) -> ExitStatus {
+    Command::new("java")
+        // The driver installs a security manager to turn the examples' System.exit into an
+        // exception (Java 17 allows that only when asked).
+        .arg("-Djava.security.manager=allow")
+        .args(jvm_options)
+        .arg("-cp")
+        .arg(classpath)
+        .arg("ExamplesBatch")
+        .args(args)
+        .current_dir(scratch)
+        .stderr(stderr)
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"))
 }
 
 /// The counter blocks of a log, one per job: group → name → value.
