@@ -132,6 +132,10 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let scratch = args.scratch.clone().unwrap_or_else(|| {
         std::env::temp_dir().join(format!("sluice-worker-{port}-{}", std::process::id()))
     });
+    // Jobs move the worker into the directory they were submitted from: a relative scratch
+    // directory is the one under the directory the worker started in.
+    let scratch = std::path::absolute(&scratch)
+        .with_context(|| format!("--scratch {}", scratch.display()))?;
     let mut settings = WorkerSettings::new(scratch.clone(), memory, threads, secret);
     if let Some(ports) = args.shuffle_ports {
         settings = settings.with_shuffle_ports(ports);

@@ -224,6 +224,45 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
     );
 }
 
+/// A worker given a relative scratch directory keeps using the one under the directory it
+/// started in, though each job moves it into the directory the job was submitted from.
+#[test]
+fn a_relative_scratch_directory_serves_jobs_submitted_from_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let submit = dir.path().join("submit");
+    fs::create_dir_all(&home).unwrap();
+    fs::create_dir_all(&submit).unwrap();
+    let mut workers = Workers::start(Path::new(SLUICE), dir.path(), 0, "256MiB", |_| {});
+    workers.add(Path::new("scratch"), |c| {
+        c.current_dir(&home);
+    });
+    write_input(&submit);
+    let args = strings(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        "in",
+        "--split-size",
+        "64KiB",
+    ]);
+    // Twice: the first job leaves the worker in `submit`, where `scratch` does not exist.
+    for name in ["first", "second"] {
+        let (local, cluster, _) = both(&submit, &workers, &args, name);
+        assert_same(&local, &cluster, name);
+    }
+    assert!(
+        !submit.join("scratch").exists(),
+        "a scratch directory appeared where the jobs were submitted"
+    );
+    let left: Vec<_> = fs::read_dir(home.join("scratch")).unwrap().collect();
+    assert!(
+        left.is_empty(),
+        "the jobs left {left:?} in the worker's scratch directory"
+    );
+}
+
 /// The output codec travels in the job's description: the workers write the part files
 /// compressed, with the codec's extension, byte for byte as one machine does.
 #[test]

@@ -88,10 +88,11 @@ pub struct WorkerSettings {
 
 impl WorkerSettings {
     /// A worker spilling under `scratch`, with `threads` tasks at once within `memory` bytes,
-    /// working for coordinators that know `secret`.
+    /// working for coordinators that know `secret`. A relative `scratch` is taken from the
+    /// current directory now: a job moves the worker into the directory it was submitted from.
     pub fn new(scratch: PathBuf, memory: usize, threads: usize, secret: Secret) -> WorkerSettings {
         WorkerSettings {
-            scratch,
+            scratch: std::path::absolute(&scratch).unwrap_or(scratch),
             memory,
             threads,
             secret,
@@ -816,7 +817,8 @@ impl RunningJob {
             _ => None,
         };
         let working_dir = working_dir.unwrap_or_else(|| PathBuf::from(&start.working_dir));
-        // A built-in job whose directory this machine lacks runs where the worker is.
+        // A built-in job whose directory this machine lacks runs in the worker's scratch
+        // directory (not in whichever directory the last job left it in).
         if let Err(e) = std::env::set_current_dir(&working_dir) {
             if matches!(start.spec, JobSpec::Streaming(_)) {
                 return Err(setup(
@@ -824,6 +826,7 @@ impl RunningJob {
                     &e,
                 ));
             }
+            let _ = std::env::set_current_dir(&worker.settings.scratch);
         }
         let stores = (worker.stores)(&start.defines, &start.job_id)
             .map_err(|e| setup("cannot connect to the job's stores", &e))?;
