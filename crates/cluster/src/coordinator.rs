@@ -75,7 +75,8 @@ impl WorkerList {
     /// Parses `h1:7070,h2:7070` (commas, no spaces needed).
     ///
     /// # Errors
-    /// An empty list, or an entry without a port.
+    /// An empty list, an entry without a port, or one given twice (a worker runs one job at
+    /// a time: the second connection would wait for the first until it timed out).
     pub fn parse(text: &str) -> Result<WorkerList, String> {
         let workers: Vec<String> = text
             .split(',')
@@ -90,6 +91,11 @@ impl WorkerList {
             match w.rsplit_once(':') {
                 Some((host, port)) if !host.is_empty() && port.parse::<u16>().is_ok() => {}
                 _ => return Err(format!("worker {w:?}: expected HOST:PORT")),
+            }
+        }
+        for (i, w) in workers.iter().enumerate() {
+            if workers[..i].contains(w) {
+                return Err(format!("worker {w} is listed twice"));
             }
         }
         Ok(WorkerList { workers })
@@ -1801,7 +1807,7 @@ mod tests {
     }
 
     #[test]
-    fn worker_lists_need_a_port_on_every_entry() {
+    fn worker_lists_need_a_port_on_every_entry_and_no_entry_twice() {
         assert_eq!(
             WorkerList::parse("h1:7070, h2:7071,").unwrap().workers,
             vec!["h1:7070".to_string(), "h2:7071".to_string()]
@@ -1810,6 +1816,9 @@ mod tests {
         assert!(WorkerList::parse("h1").is_err());
         assert!(WorkerList::parse("h1:x").is_err());
         assert!(WorkerList::parse(":7070").is_err());
+        let twice = WorkerList::parse("h1:7070,h2:7070,h1:7070").unwrap_err();
+        assert!(twice.contains("h1:7070 is listed twice"), "{twice}");
+        assert!(WorkerList::parse("h1:7070,h1:7071").is_ok());
     }
 
     #[test]

@@ -1601,8 +1601,7 @@ fn bind_shuffle(
         match handle.block_on(Listener::bind(SocketAddr::new(ip, port), secret.clone())) {
             Ok(listener) => return Ok(listener),
             // In use (another job, another program): the next one.
-            Err(NetError::Bind { source, .. })
-                if source.kind() == std::io::ErrorKind::AddrInUse => {}
+            Err(NetError::Bind { cause, .. }) if cause.kind() == std::io::ErrorKind::AddrInUse => {}
             Err(e) => return Err(e.into()),
         }
     }

@@ -1,27 +1,26 @@
 use std::io;
 
 /// Errors of the transport. Each names the peer's address where there is one, so that a log
-/// line says which worker or coordinator misbehaved.
+/// line says which worker or coordinator misbehaved, and says the operating system's reason
+/// itself (not as a `source`): a log line or a message formatted with `{}` keeps it.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum NetError {
     /// Reading from or writing to the connection failed (reset, refused, broken pipe...).
-    #[error("connection with {peer}")]
+    #[error("connection with {peer}: {cause}")]
     Io {
         /// The peer's address.
         peer: String,
         /// The operating system's error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     /// The listening socket could not be bound (address in use, not an address of this host...).
-    #[error("cannot listen on {addr}")]
+    #[error("cannot listen on {addr}: {cause}")]
     Bind {
         /// The address asked for.
         addr: String,
         /// The operating system's error.
-        #[source]
-        source: io::Error,
+        cause: io::Error,
     },
     /// The handshake failed: the peer does not know the secret, or does not speak this protocol.
     #[error("handshake with {peer} failed: {reason}")]
@@ -75,10 +74,10 @@ pub enum NetError {
 
 impl NetError {
     /// Wraps an I/O error of the connection with `peer`.
-    pub(crate) fn io(peer: impl ToString, source: io::Error) -> Self {
+    pub(crate) fn io(peer: impl ToString, cause: io::Error) -> Self {
         NetError::Io {
             peer: peer.to_string(),
-            source,
+            cause,
         }
     }
 

@@ -83,9 +83,9 @@ impl Listener {
     ///
     /// [`NetError::Bind`] if the address cannot be bound.
     pub async fn bind(addr: SocketAddr, secret: Secret) -> Result<Listener, NetError> {
-        let bind_error = |source| NetError::Bind {
+        let bind_error = |cause| NetError::Bind {
             addr: addr.to_string(),
-            source,
+            cause,
         };
         let tcp = TcpListener::bind(addr).await.map_err(bind_error)?;
         let local = tcp.local_addr().map_err(bind_error)?;

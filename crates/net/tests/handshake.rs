@@ -207,13 +207,17 @@ async fn connect_gives_up_on_a_silent_listener() {
 }
 
 #[tokio::test]
-async fn connection_refused_is_io_and_names_the_address() {
+async fn connection_refused_is_io_and_names_the_address_and_the_reason() {
     let raw = TcpListener::bind(localhost()).await.unwrap();
     let addr = raw.local_addr().unwrap();
     drop(raw);
     let err = connect(addr, &secret(), CONNECT_TIMEOUT).await.unwrap_err();
     assert!(matches!(err, NetError::Io { .. }), "{err}");
-    assert!(err.to_string().contains(&addr.to_string()), "{err}");
+    // Callers format the error with `{}`: the operating system's reason must be in it, once.
+    let text = err.to_string();
+    assert!(text.contains(&addr.to_string()), "{text}");
+    assert_eq!(text.matches("refused").count(), 1, "{text}");
+    assert!(std::error::Error::source(&err).is_none(), "{text}");
 }
 
 #[tokio::test]
@@ -226,16 +230,15 @@ async fn dropping_the_listener_closes_its_port() {
 }
 
 #[tokio::test]
-async fn bind_failure_names_the_address() {
+async fn bind_failure_names_the_address_and_the_reason() {
     let taken = Listener::bind(localhost(), secret()).await.unwrap();
     let err = Listener::bind(taken.local_addr(), secret())
         .await
         .unwrap_err();
     assert!(matches!(err, NetError::Bind { .. }), "{err}");
-    assert!(
-        err.to_string().contains(&taken.local_addr().to_string()),
-        "{err}"
-    );
+    let text = err.to_string();
+    assert!(text.contains(&taken.local_addr().to_string()), "{text}");
+    assert!(text.contains("in use"), "{text}");
 }
 
 fn other_secret_key() -> &'static [u8] {
