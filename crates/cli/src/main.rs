@@ -705,10 +705,25 @@ fn execute(
 /// Makes Ctrl-C (and SIGTERM) cancel the job: tasks stop, the output is not committed, and
 /// sluice exits 130. A second Ctrl-C, while the job winds down (a task blocked on a read that
 /// never ends, say), exits at once; a later run removes what it leaves.
+///
+/// One interrupt can arrive twice: `timeout`, for one, sends the signal it gets to its child
+/// and then to the child's whole process group. A second signal within [`SAME_INTERRUPT`] of
+/// the first is taken as the same one, so that the job still cleans up.
 pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
     let status = Arc::clone(status);
+    let first = std::sync::OnceLock::<std::time::Instant>::new();
     ctrlc::set_handler(move || {
-        if status.is_cancelled() {
+        let now = std::time::Instant::now();
+        let again = match first.get() {
+            Some(at) if now.duration_since(*at) < SAME_INTERRUPT => return,
+            Some(_) => true,
+            None => {
+                let _ = first.set(now);
+                // Cancelled already (a task failed): this interrupt is the user's second word.
+                status.is_cancelled()
+            }
+        };
+        if again {
             eprintln!("sluice: interrupted again; exiting now");
             std::process::exit(i32::from(streaming::INTERRUPTED));
         }
@@ -716,6 +731,9 @@ pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
     })
     .context("cannot install the Ctrl-C handler")
 }
+
+/// How soon after an interrupt another one is the same interrupt delivered twice.
+const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Writes a cluster job's report (the job's, with each worker's part) as JSON.
 fn write_json(path: &std::path::Path, report: &sluice_cluster::ClusterReport) -> Result<()> {

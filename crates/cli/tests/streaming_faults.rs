@@ -766,6 +766,52 @@ fn interrupted_job_kills_its_programs_and_leaves_no_output() {
     assert!(!is_running(child));
 }
 
+/// One interrupt delivered twice at once, as `timeout` delivers the signal it gets (to its
+/// child, then to the child's process group): sluice winds the job down as after one, with
+/// Hadoop's failure lines and nothing of its own left in the directory (which is also its
+/// `TMPDIR`), rather than taking it for a second Ctrl-C and exiting mid-cleanup.
+#[test]
+fn an_interrupt_delivered_twice_at_once_is_one_interrupt() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let (child_file, group_file) = (s.arg("child.txt"), s.arg("group.txt"));
+    let mapper = long_mapper(&s, &child_file, &group_file);
+    let running = s.start(&[
+        "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
+    ]);
+    wait_for_file(&s.path("group.txt"));
+    let group = pids_in(&s.path("group.txt"))[0];
+    let pid = running.child.id().to_string();
+    for _ in 0..2 {
+        let sent = Command::new("kill").args(["-INT", &pid]).status().unwrap();
+        assert!(sent.success());
+    }
+    let run = running.finish(SHORT_DEADLINE);
+    assert_eq!(run.code, Some(130), "stderr:\n{}", run.stderr);
+    assert!(
+        !run.stderr.contains("interrupted again"),
+        "one interrupt taken for two:\n{}",
+        run.stderr
+    );
+    run.assert_says("Streaming Command Failed!");
+    assert!(!s.path("out").exists(), "an interrupted job left output");
+    let left: Vec<String> = fs::read_dir(s.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.contains("sluice"))
+        .collect();
+    assert!(
+        left.is_empty(),
+        "the job left {left:?}; stderr:\n{}",
+        run.stderr
+    );
+    assert!(
+        eventually(|| group_members(group).is_empty()),
+        "processes of the mapper's group {group} outlived the job"
+    );
+}
+
 /// sluice killed outright (SIGKILL: no code of its own runs) while a mapper runs: the mapper
 /// and the process it started in its group die with it, although neither reads the pipes
 /// whose closing would otherwise end them.
