@@ -72,7 +72,7 @@ fn iterative_config(args: &CommonArgs, iterations: usize, name: &str) -> Result<
         .into());
     }
     args.check()?;
-    let memory = usize::try_from(args.memory).context("--memory is too large")?;
+    let memory = usize::try_from(args.memory()).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
     let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;

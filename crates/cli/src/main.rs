@@ -215,9 +215,10 @@ pub(crate) struct CommonArgs {
     /// mapreduce.job.reduces (or mapred.reduce.tasks) as Hadoop's users give it, else 1].
     #[arg(long, short = 'r', value_parser = at_least_one)]
     reducers: Option<usize>,
-    /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk.
-    #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
-    memory: u64,
+    /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk
+    /// [default: 1GiB].
+    #[arg(long, short = 'm', value_parser = parse_size_arg)]
+    memory: Option<u64>,
     /// Worker threads, at most 4096 [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
@@ -240,7 +241,9 @@ pub(crate) struct CommonArgs {
     spill_dir: Option<PathBuf>,
     /// Run on a cluster: workers=HOST:PORT[,HOST:PORT...] (workers started with `sluice
     /// worker`), or yarn[:N] (N workers in YARN containers, default 2; HADOOP_CONF_DIR says
-    /// where YARN is) [default: this machine]. --memory and --threads are then each worker's.
+    /// where YARN is) [default: this machine]. With yarn, --memory and --threads are each
+    /// worker's; started workers use what they were started with (`sluice worker --memory
+    /// --threads --scratch`).
     #[arg(long, value_parser = cluster::parse_cluster)]
     cluster: Option<cluster::ClusterTarget>,
     /// The cluster's secret, the file the workers were started with [default:
@@ -255,12 +258,40 @@ pub(crate) struct CommonArgs {
     quiet: bool,
 }
 
+/// The memory budget of a job when `--memory` does not say.
+const DEFAULT_MEMORY: u64 = 1 << 30;
+
 impl CommonArgs {
+    /// The memory budget: `--memory`, else [`DEFAULT_MEMORY`].
+    pub(crate) fn memory(&self) -> u64 {
+        self.memory.unwrap_or(DEFAULT_MEMORY)
+    }
+
+    /// Says which options started workers do not take from the job (they use their own), so
+    /// that a budget or directory given for them is not silently ignored.
+    fn warn_options_workers_ignore(&self) {
+        if !matches!(self.cluster, Some(cluster::ClusterTarget::Workers(_))) {
+            return;
+        }
+        for (given, option, own) in [
+            (self.memory.is_some(), "--memory", "--memory"),
+            (self.threads.is_some(), "--threads", "--threads"),
+            (self.spill_dir.is_some(), "--spill-dir", "--scratch"),
+        ] {
+            if given {
+                eprintln!(
+                    "sluice: warning: {option} is not used with --cluster workers=...: each \
+                     worker uses its own (sluice worker {own})"
+                );
+            }
+        }
+    }
+
     /// Refuses reducers that the memory budget cannot keep track of before anything is read,
     /// allocated or created (terasort's sample and boundaries, say); the job's start checks
     /// the same.
     pub(crate) fn check(&self) -> Result<()> {
-        let memory = usize::try_from(self.memory).context("--memory is too large")?;
+        let memory = usize::try_from(self.memory()).context("--memory is too large")?;
         let threads = self.threads.unwrap_or_else(default_threads);
         let reducers = self.reducers()?;
         sluice_exec::check_reducers(reducers, memory, threads)
@@ -619,7 +650,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
 /// The engine's configuration of job `name` from the common options (spilling with
 /// `default_codec` unless `--spill-codec` says otherwise).
 fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<JobConfig> {
-    let memory = usize::try_from(args.memory).context("--memory is too large")?;
+    let memory = usize::try_from(args.memory()).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
     let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
@@ -649,6 +680,7 @@ fn execute(
     status: Arc<JobStatus>,
 ) -> Result<JobReport> {
     let config = job_config(&job.name, args, default_codec)?;
+    args.warn_options_workers_ignore();
     cancel_on_ctrl_c(&status)?;
     let display = progress::Display::start(Arc::clone(&status), args.quiet);
     let result = match &args.cluster {
@@ -665,7 +697,7 @@ fn execute(
                 defines: args.define.clone(),
                 job_id: sluice_cluster::new_job_id(),
             },
-            args.memory,
+            args.memory(),
             config.threads,
             Arc::clone(&status),
         )

@@ -263,6 +263,60 @@ fn a_relative_scratch_directory_serves_jobs_submitted_from_elsewhere() {
     );
 }
 
+/// Started workers keep the budget, threads and directory they were started with: a job
+/// that gives its own is told so, not left to believe they were used.
+#[test]
+fn options_started_workers_ignore_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 1);
+    write_input(dir.path());
+    let run = |name: &str, extra: &[&str]| {
+        let mut args = strings(&[
+            "run",
+            "wordcount",
+            "--quiet",
+            "--input",
+            "in",
+            "--output",
+            name,
+        ]);
+        args.extend(strings(extra));
+        args.extend(workers.args());
+        let out = sluice(&args, dir.path());
+        ok(&out, name);
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
+    let plain = run("plain", &[]);
+    assert!(!plain.contains("warning"), "{plain}");
+    let given = run(
+        "given",
+        &[
+            "--memory",
+            "64MiB",
+            "--threads",
+            "1",
+            "--spill-dir",
+            "spills",
+        ],
+    );
+    for (option, own) in [
+        ("--memory", "--memory"),
+        ("--threads", "--threads"),
+        ("--spill-dir", "--scratch"),
+    ] {
+        assert!(
+            given.contains(&format!(
+                "warning: {option} is not used with --cluster workers=...: each worker uses its own (sluice worker {own})"
+            )),
+            "{option}: {given}"
+        );
+    }
+    assert!(
+        !dir.path().join("spills").exists(),
+        "the job spilled where the workers do not"
+    );
+}
+
 /// The output codec travels in the job's description: the workers write the part files
 /// compressed, with the codec's extension, byte for byte as one machine does.
 #[test]
