@@ -1052,6 +1052,14 @@ fn a_worker_killed_mid_job_costs_only_its_work() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "killed in the map phase: {stderr}");
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
+    // As a note of the cluster's, not as a failed attempt of a task that did not fail
+    // (wrappers count Hadoop's "Status : FAILED" lines).
+    let loss = stderr
+        .lines()
+        .find(|l| l.contains(" lost: "))
+        .unwrap_or_default();
+    assert!(loss.contains("INFO sluice.Cluster: worker "), "{stderr}");
+    assert!(!stderr.contains("Status : FAILED"), "{stderr}");
     assert_same_per_key(&expected, &output, "killed in the map phase");
     assert_eq!(workers.alive(), 2, "the other workers carry on");
     for (i, scratch) in workers.scratch().iter().enumerate() {

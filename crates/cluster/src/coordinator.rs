@@ -205,7 +205,7 @@ pub fn run_on_workers(
         return Err(first.unwrap_or_else(|| ClusterError::Setup("no workers were given".into())));
     }
     for e in &unreachable {
-        status.attempt_failed(left_out(e));
+        status.note(left_out(e));
     }
     run_linked(job, links, None, status, started, None)
 }
@@ -455,19 +455,8 @@ fn spawn_reader(index: usize, mut reader: LinkReader, send: mpsc::Sender<Receive
 }
 
 /// How the console hears of a worker left out of the job.
-fn left_out(e: &ClusterError) -> AttemptFailure {
-    AttemptFailure {
-        attempt: TaskContext {
-            is_map: true,
-            task: 0,
-            attempt: 0,
-            stage: 1,
-        },
-        task: "a worker".into(),
-        error: format!("left out of the job: {e}"),
-        attempts: 1,
-        retried: true,
-    }
+fn left_out(e: &ClusterError) -> String {
+    format!("left out of the job: {e}")
 }
 
 /// Connects to worker `name` and exchanges hellos.
@@ -728,7 +717,7 @@ impl Run {
                 .unwrap_or_else(|| ClusterError::Setup("no workers were given".into())));
         }
         for e in &lost {
-            status.attempt_failed(left_out(e));
+            status.note(left_out(e));
         }
         let run = Run {
             gone: vec![false; workers.len()],
@@ -1032,7 +1021,7 @@ impl Run {
                 }
                 Event::Message(w, other) => return Err(self.unexpected(w, &other)),
                 Event::Lost(w, reason) => {
-                    status.attempt_failed(self.lost(w, stage, &reason));
+                    status.note(self.lost(w, &reason));
                     waiting.remove(&w);
                     lost = true;
                     self.reassign(w)?;
@@ -1078,7 +1067,7 @@ impl Run {
                 }
                 Event::Message(w, other) => return Err(self.unexpected(w, &other)),
                 Event::Lost(w, reason) => {
-                    status.attempt_failed(self.lost(w, stage, &reason));
+                    status.note(self.lost(w, &reason));
                     waiting.remove(&w);
                     lost = true;
                     self.reassign(w)?;
@@ -1221,7 +1210,7 @@ impl Run {
                             reason: format!("{reason}; no worker is left"),
                         });
                     }
-                    status.attempt_failed(self.lost(w, phase.stage, &reason));
+                    status.note(self.lost(w, &reason));
                     // What ran there runs again elsewhere.
                     let ran: Vec<usize> = phase
                         .running
@@ -1248,21 +1237,13 @@ impl Run {
         }
     }
 
-    /// How the console hears of worker `w` lost during `stage` (0: the map phase) for
-    /// `reason`: not a failure of its tasks, whose work is done again.
-    fn lost(&self, w: usize, stage: usize, reason: &str) -> AttemptFailure {
-        AttemptFailure {
-            attempt: TaskContext {
-                is_map: stage == 0,
-                task: 0,
-                attempt: 0,
-                stage: stage.max(1),
-            },
-            task: format!("worker {}", self.workers[w].label()),
-            error: format!("worker {} lost: {reason}", self.workers[w].label()),
-            attempts: 1,
-            retried: true,
-        }
+    /// How the console hears of worker `w` lost for `reason`: a note, not a failed attempt of
+    /// any task (what ran there is done again, and a task's attempts are not used up).
+    fn lost(&self, w: usize, reason: &str) -> String {
+        format!(
+            "worker {} lost: {reason}; its work is done again on the others",
+            self.workers[w].label()
+        )
     }
 
     /// The job's counters: the sum of the workers' latest totals.
@@ -1399,7 +1380,7 @@ impl Run {
                 Ok(()) => {}
                 Err(ClusterError::Net(e)) => {
                     if let Some(status) = status {
-                        status.attempt_failed(left_out(&ClusterError::WorkerLost {
+                        status.note(left_out(&ClusterError::WorkerLost {
                             worker: label,
                             reason: format!("it went away as it joined the job: {e}"),
                         }));
@@ -1407,7 +1388,7 @@ impl Run {
                 }
                 Err(e @ ClusterError::Worker { .. }) | Err(e @ ClusterError::Protocol { .. }) => {
                     if let Some(status) = status {
-                        status.attempt_failed(left_out(&e));
+                        status.note(left_out(&e));
                     }
                 }
                 Err(e) => return Err(e),
