@@ -295,6 +295,23 @@ pub struct TaskRef {
     pub attempt: usize,
 }
 
+impl std::fmt::Display for TaskRef {
+    /// `map task 3 (attempt 1)`, `reduce task 2 (attempt 1)`, or for a job of several reduce
+    /// stages `reduce task 2 of stage 2 (attempt 1)`: attempts counted from 1, as in messages.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let attempt = self.attempt.saturating_add(1);
+        match self.stage {
+            0 => write!(f, "map task {} (attempt {attempt})", self.task),
+            1 => write!(f, "reduce task {} (attempt {attempt})", self.task),
+            stage => write!(
+                f,
+                "reduce task {} of stage {stage} (attempt {attempt})",
+                self.task
+            ),
+        }
+    }
+}
+
 /// A request on a connection to a worker's shuffle listener (the first frame, and the frame
 /// after each transfer).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -330,4 +347,24 @@ pub struct PushedTask {
     pub task: usize,
     /// The partitions sent (ascending); those without records have none.
     pub partitions: Vec<usize>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_refs_read_as_messages_name_tasks() {
+        let task = |stage, task, attempt| TaskRef {
+            stage,
+            task,
+            attempt,
+        };
+        assert_eq!(task(0, 3, 0).to_string(), "map task 3 (attempt 1)");
+        assert_eq!(task(1, 2, 1).to_string(), "reduce task 2 (attempt 2)");
+        assert_eq!(
+            task(2, 0, 0).to_string(),
+            "reduce task 0 of stage 2 (attempt 1)"
+        );
+    }
 }

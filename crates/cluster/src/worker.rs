@@ -600,7 +600,7 @@ impl Session<'_> {
             // one pushes it: the link carries one task's output while the next one computes.
             let ran = || {
                 if let Err(e) = lock(&writer).send(&ToCoordinator::Ran { task }) {
-                    log(&format!("cannot report task {task:?}: {e}"));
+                    log(&format!("cannot report {task}: {e}"));
                 }
             };
             let result = run(&job, &ran);
@@ -620,11 +620,7 @@ impl Session<'_> {
                 },
                 Err(e) => {
                     if !matches!(e, ExecError::Cancelled) {
-                        log(&format!(
-                            "job {}: task {task:?} failed: {}",
-                            job.id,
-                            e.chain()
-                        ));
+                        log(&format!("job {}: {task} failed: {}", job.id, e.chain()));
                     }
                     ToCoordinator::Failed {
                         task,
@@ -634,7 +630,7 @@ impl Session<'_> {
                 }
             };
             if let Err(e) = writer.send(&message) {
-                log(&format!("cannot report task {task:?}: {e}"));
+                log(&format!("cannot report {task}: {e}"));
             }
         });
         self.tasks.push(handle);

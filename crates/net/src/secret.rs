@@ -117,6 +117,10 @@ impl Secret {
         // The mode of the open file, not of the path, so that nothing can swap the file
         // between the check and the read.
         let meta = file.metadata().map_err(|e| fail(e.to_string()))?;
+        // First: a directory's mode says nothing about a secret.
+        if !meta.is_file() {
+            return Err(fail("not a regular file".to_string()));
+        }
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
@@ -127,9 +131,6 @@ impl Secret {
                     mode & 0o777
                 )));
             }
-        }
-        if !meta.is_file() {
-            return Err(fail("not a regular file".to_string()));
         }
         let mut contents = Vec::new();
         file.take(u64::from(MAX_FILE_LEN) + 1)
@@ -245,5 +246,12 @@ mod tests {
         let missing = dir.path().join("missing");
         let err = Secret::read_file(&missing).unwrap_err().to_string();
         assert!(err.contains("missing"), "{err}");
+
+        // A directory is not a secret file, whatever its mode says.
+        let sub = dir.path().join("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = Secret::read_file(&sub).unwrap_err().to_string();
+        assert!(err.contains("not a regular file"), "{err}");
     }
 }
