@@ -317,6 +317,87 @@ fn options_started_workers_ignore_are_named() {
     );
 }
 
+/// A worker runs one job at a time. A coordinator that comes while it works for another is
+/// told so at once: the worker is left out when others can run the job, and the job fails
+/// with the reason (not after a timeout) when none can.
+#[test]
+fn a_busy_worker_says_so_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 2);
+    write_input(dir.path());
+    write_script(dir.path(), "slow-map.sh", "#!/bin/sh\nsleep 8\ncat\n");
+    let on = |addrs: &[&String]| {
+        let list: Vec<&str> = addrs.iter().map(|a| a.as_str()).collect();
+        vec![
+            "--cluster".to_string(),
+            format!("workers={}", list.join(",")),
+            "--secret-file".to_string(),
+            workers.secret().display().to_string(),
+        ]
+    };
+    let (first, second) = (&workers.addrs()[0], &workers.addrs()[1]);
+    // A long job keeps the first worker busy.
+    let mut args = strings(&["streaming"]);
+    args.extend(on(&[first]));
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "long",
+        "-mapper",
+        "./slow-map.sh",
+        "-reducer",
+        "cat",
+    ]));
+    let mut long = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        within_5s(|| workers.logged(0, "connected")),
+        "the long job did not reach its worker"
+    );
+    let wordcount = |name: &str, cluster: Vec<String>| {
+        let mut args = strings(&["run", "wordcount", "--input", "in", "--output", name]);
+        args.extend(cluster);
+        let started = Instant::now();
+        let out = sluice(&args, dir.path());
+        (out, started.elapsed())
+    };
+    // Both workers given: the job runs on the free one (and says why the other is left out,
+    // which --quiet would not).
+    let (out, took) = wordcount("both", on(&[first, second]));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    ok(&out, "a job on a busy and a free worker");
+    assert!(
+        stderr.contains(&format!(
+            "left out of the job: worker {first} cannot run the job: it is busy"
+        )),
+        "{stderr}"
+    );
+    assert!(took < Duration::from_secs(20), "took {took:?}");
+    // Only the busy one given: the job fails at once, saying why.
+    let (out, took) = wordcount("busy", on(&[first]));
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("busy with a job of coordinator"),
+        "{stderr}"
+    );
+    assert!(
+        took < Duration::from_secs(5),
+        "the busy worker was waited for: {took:?}"
+    );
+    assert!(!dir.path().join("busy").exists());
+    // The long job is unaffected.
+    let status = long.wait().unwrap();
+    assert!(status.success(), "the long job failed");
+    assert!(dir.path().join("long/_SUCCESS").exists());
+}
+
 /// The output codec travels in the job's description: the workers write the part files
 /// compressed, with the codec's extension, byte for byte as one machine does.
 #[test]

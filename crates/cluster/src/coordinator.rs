@@ -191,11 +191,28 @@ pub fn run_on_workers(
     status.enter(Phase::Planning, 0);
     let net = Net::new()?;
     let mut links = Vec::new();
-    // A worker that cannot be reached is left out, as long as one can: the job runs on
-    // those there are (a secret the workers do not share fails at every one of them).
+    // A worker that cannot be reached (or is busy) is left out, as long as one can be: the
+    // job runs on those there are (a secret the workers do not share fails at every one of
+    // them). All are greeted at once, so that one that does not answer delays the job by
+    // one timeout, not one per such worker.
     let mut unreachable = Vec::new();
-    for name in &workers.workers {
-        match hello(&net, name, secret) {
+    let greeted: Vec<Result<(Link, WorkerState), ClusterError>> = std::thread::scope(|scope| {
+        let greeting: Vec<_> = workers
+            .workers
+            .iter()
+            .map(|name| scope.spawn(|| hello(&net, name, secret)))
+            .collect();
+        greeting
+            .into_iter()
+            .map(|g| {
+                g.join().unwrap_or_else(|_| {
+                    Err(ClusterError::Setup("greeting a worker panicked".into()))
+                })
+            })
+            .collect()
+    });
+    for result in greeted {
+        match result {
             Ok(link) => links.push(link),
             Err(e) => unreachable.push(e),
         }
@@ -502,6 +519,13 @@ pub(crate) fn greet(mut link: Link, name: &str) -> Result<(Link, WorkerState), C
                 peak_rss_bytes: None,
             },
         )),
+        Some(ToCoordinator::Busy { coordinator }) => Err(ClusterError::Worker {
+            worker: name.to_string(),
+            error: format!(
+                "it is busy with a job of coordinator {coordinator} (a worker runs one job at a \
+                 time)"
+            ),
+        }),
         Some(ToCoordinator::Hello { version, .. }) => Err(ClusterError::Protocol {
             peer: name.to_string(),
             reason: format!(

@@ -20,7 +20,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -177,6 +177,12 @@ pub enum ToCoordinator {
         /// manager's messages about it name.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         container: Option<String>,
+    },
+    /// The answer to [`ToWorker::Hello`] of a worker that works for another coordinator: it
+    /// runs one job at a time, and says so at once rather than leave the hello unanswered.
+    Busy {
+        /// The address of the coordinator it works for.
+        coordinator: String,
     },
     /// Ready for the job's tasks; its shuffle listener is at `shuffle`.
     JobReady {

@@ -64,6 +64,9 @@ const BATCH_BYTES: u64 = 1 << 20;
 /// Held-back outputs for one worker at which they are pushed, however small.
 const BATCH_OUTPUTS: usize = 256;
 
+/// How long a busy worker waits for the hello of a coordinator it turns away.
+const TURN_AWAY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long a worker waits to connect to another.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -255,7 +258,8 @@ impl Worker {
     }
 
     /// Serves coordinators, one at a time, until the process ends; peers refused for not
-    /// knowing the secret are logged.
+    /// knowing the secret are logged. A coordinator that comes while another is served is
+    /// told at once that this worker is busy.
     ///
     /// # Errors
     /// [`ClusterError::Setup`] for a worker that does not listen; the listener failed.
@@ -264,23 +268,54 @@ impl Worker {
             return Err(ClusterError::Setup("this worker does not listen".into()));
         };
         let mut refused = 0;
-        loop {
-            let accepted = self.net.handle().block_on(async {
-                tokio::time::timeout(Duration::from_secs(1), listener.accept()).await
-            });
-            refused = log_refusals(listener, refused, &*self.log, "");
-            let conn = match accepted {
-                Err(_) => continue,
-                Ok(Ok(conn)) => conn,
-                Ok(Err(e)) => return Err(ClusterError::Net(e)),
-            };
-            let peer = conn.peer();
-            (self.log)(&format!("coordinator {peer} connected"));
-            let link = Link::new(self.net.handle().clone(), conn);
-            match self.session(link) {
-                Ok(()) => (self.log)(&format!("coordinator {peer} left")),
-                Err(e) => (self.log)(&format!("coordinator {peer}: {e}")),
+        std::thread::scope(|scope| {
+            // The coordinator served, and its session's thread.
+            let mut serving: Option<(String, std::thread::ScopedJoinHandle<'_, ()>)> = None;
+            loop {
+                let accepted = self.net.handle().block_on(async {
+                    tokio::time::timeout(Duration::from_secs(1), listener.accept()).await
+                });
+                refused = log_refusals(listener, refused, &*self.log, "");
+                let conn = match accepted {
+                    Err(_) => continue,
+                    Ok(Ok(conn)) => conn,
+                    Ok(Err(e)) => return Err(ClusterError::Net(e)),
+                };
+                let peer = conn.peer().to_string();
+                let link = Link::new(self.net.handle().clone(), conn);
+                if let Some((coordinator, session)) = &serving {
+                    if !session.is_finished() {
+                        let coordinator = coordinator.clone();
+                        scope.spawn(move || self.turn_away(link, &peer, &coordinator));
+                        continue;
+                    }
+                }
+                if let Some((_, session)) = serving.take() {
+                    let _ = session.join();
+                }
+                (self.log)(&format!("coordinator {peer} connected"));
+                let session = scope.spawn({
+                    let peer = peer.clone();
+                    move || match self.session(link) {
+                        Ok(()) => (self.log)(&format!("coordinator {peer} left")),
+                        Err(e) => (self.log)(&format!("coordinator {peer}: {e}")),
+                    }
+                });
+                serving = Some((peer, session));
             }
+        })
+    }
+
+    /// Answers the hello of coordinator `peer` with [`ToCoordinator::Busy`]: this worker
+    /// works for `coordinator`.
+    fn turn_away(&self, mut link: Link, peer: &str, coordinator: &str) {
+        (self.log)(&format!(
+            "coordinator {peer} turned away: busy with a job of coordinator {coordinator}"
+        ));
+        if let Ok(Some(ToWorker::Hello { .. })) = link.recv_within::<ToWorker>(TURN_AWAY_TIMEOUT) {
+            let _ = link.send(&ToCoordinator::Busy {
+                coordinator: coordinator.to_string(),
+            });
         }
     }
 
