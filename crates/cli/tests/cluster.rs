@@ -946,7 +946,12 @@ fn small_outputs_for_a_worker_are_pushed_in_batches() {
 #[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();
-    let workers = start_workers(dir.path(), 2);
+    // The workers' programs keep their logs under the test's directory.
+    let tmp = dir.path().join("tmp");
+    fs::create_dir_all(&tmp).unwrap();
+    let workers = Workers::start(Path::new(SLUICE), dir.path(), 2, "256MiB", |c| {
+        c.env("TMPDIR", &tmp);
+    });
     write_input(dir.path());
     write_programs(dir.path());
     let mut args = vec!["streaming".to_string()];
@@ -969,6 +974,14 @@ fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
         stderr.contains("127.0.0.1:"),
         "the worker is named: {stderr}"
     );
+    // The log the error names is kept on the worker's machine (here, the same one).
+    let log = stderr
+        .split("(all of its stderr: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_else(|| panic!("no log named: {stderr}"));
+    let text = fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}\n{stderr}"));
+    assert!(text.contains("this mapper always fails"), "{log}: {text}");
     assert!(!dir.path().join("out").exists());
     assert_no_staging(dir.path());
     assert!(workers.scratch_is_empty());

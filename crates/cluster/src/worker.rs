@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -655,6 +655,7 @@ impl Session<'_> {
                 },
                 Err(e) => {
                     if !matches!(e, ExecError::Cancelled) {
+                        job.keep_logs.store(true, Ordering::Relaxed);
                         log(&format!("job {}: {task} failed: {}", job.id, e.chain()));
                     }
                     ToCoordinator::Failed {
@@ -743,6 +744,11 @@ struct RunningJob {
     push_turns: PushTurns,
     /// Tasks the worker runs at once.
     threads: usize,
+    /// Whether a streaming job's program logs stay on this machine when the job ends: one
+    /// of its tasks failed here (the job's error names the log), or `sluice.keep.logs=true`.
+    keep_logs: AtomicBool,
+    /// Where the worker reports (that logs were kept).
+    log: Arc<Log>,
     /// The job's directory (the host's spill directory is inside): removed, then unlocked,
     /// when the job is dropped. Last, so that it goes after everything that writes in it.
     _dir: JobDir,
@@ -896,6 +902,13 @@ impl RunningJob {
             .collect::<Result<Vec<_>, _>>()?;
         let secret =
             Arc::new(Secret::from_hex(&start.job_secret).map_err(|e| setup("bad job secret", &e))?);
+        let keep_logs = match &built {
+            BuiltJob::Streaming(streaming) => streaming
+                .conf
+                .get_bool("sluice.keep.logs", false)
+                .unwrap_or(false),
+            _ => false,
+        };
         let handle = worker.net.handle().clone();
         let listener = bind_shuffle(&handle, shuffle_ip, worker.settings.shuffle_ports, &secret)?;
         let shuffle_addr = listener.local_addr();
@@ -921,6 +934,8 @@ impl RunningJob {
             held: Mutex::new(HashMap::new()),
             push_turns: PushTurns::default(),
             threads: worker.settings.threads.max(1),
+            keep_logs: AtomicBool::new(keep_logs),
+            log: Arc::clone(&worker.log),
             _dir: dir,
         });
         let accept = handle.spawn(accept_shuffles(
@@ -1608,7 +1623,13 @@ impl Drop for RunningJob {
     fn drop(&mut self) {
         self.stop_serving();
         if let BuiltJob::Streaming(streaming) = &self.built {
-            streaming.cleanup(false);
+            if let Some(kept) = streaming.cleanup(self.keep_logs.load(Ordering::Relaxed)) {
+                (self.log)(&format!(
+                    "job {}: the programs' logs are kept in {}",
+                    self.id,
+                    kept.display()
+                ));
+            }
         }
         // The job's directory goes with its field, `dir`.
     }
