@@ -16,7 +16,9 @@ use clap::Args;
 use sluice_api::JobStatus;
 use std::time::Duration;
 
-use sluice_cluster::{ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettings, YarnSettings};
+use sluice_cluster::{
+    ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettings, WorkerStop, YarnSettings,
+};
 use sluice_net::Secret;
 
 use crate::size::human_bytes;
@@ -129,14 +131,17 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let threads = args.threads.unwrap_or_else(default_threads);
     let port = args.listen.map_or(0, |a| a.port());
-    let scratch = args.scratch.clone().unwrap_or_else(|| {
-        std::env::temp_dir().join(format!("sluice-worker-{port}-{}", std::process::id()))
-    });
+    let scratch = match &args.scratch {
+        Some(scratch) => scratch.clone(),
+        None => default_scratch(port)?,
+    };
     // Jobs move the worker into the directory they were submitted from: a relative scratch
     // directory is the one under the directory the worker started in.
     let scratch = std::path::absolute(&scratch)
         .with_context(|| format!("--scratch {}", scratch.display()))?;
-    let mut settings = WorkerSettings::new(scratch.clone(), memory, threads, secret);
+    let stop = WorkerStop::new();
+    let mut settings =
+        WorkerSettings::new(scratch.clone(), memory, threads, secret).with_stop(stop.clone());
     if let Some(ports) = args.shuffle_ports {
         settings = settings.with_shuffle_ports(ports);
     }
@@ -153,6 +158,13 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
             );
         }
     });
+    stop_on_signal(&stop, Arc::clone(&log))?;
+    // The default scratch directory is this worker's to remove once empty; one given is not.
+    let remove_scratch = || {
+        if args.scratch.is_none() {
+            let _ = std::fs::remove_dir(&scratch);
+        }
+    };
     if let Some(coordinator) = &args.connect {
         let addr = coordinator
             .to_socket_addrs()
@@ -160,8 +172,13 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
             .next()
             .with_context(|| format!("--connect {coordinator}: resolves to no address"))?;
         let result = Worker::connect(addr, settings, stores, log);
-        let _ = std::fs::remove_dir(&scratch);
-        return result.with_context(|| format!("working for the coordinator at {coordinator}"));
+        remove_scratch();
+        return match result {
+            Err(sluice_cluster::ClusterError::Stopped) => Ok(()),
+            result => {
+                result.with_context(|| format!("working for the coordinator at {coordinator}"))
+            }
+        };
     }
     let Some(listen) = args.listen else {
         bail!("give --listen ADDR:PORT or --connect HOST:PORT");
@@ -174,8 +191,66 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
         human_bytes(args.memory),
         scratch.display()
     ));
-    worker.serve().context("the worker stopped")?;
+    let served = worker.serve();
+    // The job directories are gone with the worker's sessions; the scratch directory itself
+    // goes once nothing is left in it.
+    drop(worker);
+    remove_scratch();
+    served.context("the worker stopped")?;
+    log("stopped");
     Ok(())
+}
+
+/// The scratch directory of a worker started without `--scratch`: `sluice-worker-PORT` in the
+/// system's temporary directory, made for this user only, so that the next worker on the same
+/// port removes what a killed one left there. Workers on no fixed port get one each.
+fn default_scratch(port: u16) -> Result<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let name = match port {
+        0 => format!("sluice-worker-pid{}", std::process::id()),
+        port => format!("sluice-worker-{port}"),
+    };
+    let dir = std::env::temp_dir().join(name);
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(e).with_context(|| format!("cannot create {}", dir.display())),
+    }
+    // Another user's directory of that name (a worker of theirs on the same port of another
+    // address) is not ours to use.
+    let meta = std::fs::symlink_metadata(&dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::geteuid().as_raw() {
+        bail!(
+            "{} is not a directory of this user's; give the worker a scratch directory with --scratch",
+            dir.display()
+        );
+    }
+    Ok(dir)
+}
+
+/// Makes `SIGTERM` and Ctrl-C stop the worker cleanly (see [`WorkerStop`]); another one while
+/// it winds down (a task that does not notice it is cancelled) exits at once.
+fn stop_on_signal(stop: &WorkerStop, log: Arc<sluice_cluster::Log>) -> Result<()> {
+    let stop = stop.clone();
+    let first = std::sync::OnceLock::<std::time::Instant>::new();
+    ctrlc::set_handler(move || {
+        let now = std::time::Instant::now();
+        match first.get() {
+            // The same signal delivered twice (see `cancel_on_ctrl_c`).
+            Some(at) if now.duration_since(*at) < crate::SAME_INTERRUPT => {}
+            Some(_) => {
+                log("asked again to stop; exiting now");
+                std::process::exit(i32::from(crate::streaming::INTERRUPTED));
+            }
+            None => {
+                let _ = first.set(now);
+                log("stopping: ending the running job (its files are removed)");
+                stop.stop();
+            }
+        }
+    })
+    .context("cannot install the signal handler")
 }
 
 /// Runs `job` on `target`'s workers, with the secret from `secret_file` (else

@@ -765,7 +765,7 @@ pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
 }
 
 /// How soon after an interrupt another one is the same interrupt delivered twice.
-const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(500);
+pub(crate) const SAME_INTERRUPT: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// Writes a cluster job's report (the job's, with each worker's part) as JSON.
 fn write_json(path: &std::path::Path, report: &sluice_cluster::ClusterReport) -> Result<()> {

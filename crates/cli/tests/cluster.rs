@@ -1387,6 +1387,164 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     assert!(workers.scratch_empties(Duration::from_secs(10)));
 }
 
+/// A worker stopped with `SIGTERM` (as systemd or YARN stop one) while its programs run: it
+/// ends them and what they started, removes its job's files (its job directory and the
+/// streaming job's directory in its `TMPDIR`), says so and exits 0, while the other worker
+/// carries on. Both directories were for the worker's user only while they existed.
+#[test]
+fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let temp: Vec<PathBuf> = (0..2)
+        .map(|i| dir.path().join(format!("tmp-{i}")))
+        .collect();
+    for t in &temp {
+        fs::create_dir_all(t).unwrap();
+    }
+    let mut workers = Workers::start(Path::new(SLUICE), dir.path(), 1, "256MiB", |c| {
+        c.env("TMPDIR", &temp[0]);
+    });
+    workers.add(&dir.path().join("scratch-1"), |c| {
+        c.env("TMPDIR", &temp[1]);
+    });
+    write_input(dir.path());
+    let record = dir.path().join("programs.txt");
+    let _cleanup = KillHeld(record.clone());
+    write_script(
+        dir.path(),
+        "hold.sh",
+        &format!(
+            "#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\n\
+             echo \"$PPID $$ $!\" >> {}\nexec sleep 600 </dev/null\n",
+            record.display()
+        ),
+    );
+    let mut job = spawn_streaming(&workers, dir.path(), "./hold.sh");
+    let (w0, w1) = (workers.pid(0), workers.pid(1));
+    let on = |worker: u32| -> Vec<(u32, u32)> {
+        held_programs(&record)
+            .into_iter()
+            .filter(|(w, _, _)| *w == worker)
+            .map(|(_, group, child)| (group, child))
+            .collect()
+    };
+    assert!(
+        within(Duration::from_secs(30), || on(w0).len() == 2
+            && on(w1).len() == 2),
+        "the programs did not start on both workers: {:?}",
+        held_programs(&record)
+    );
+    let scratch = workers.scratch().to_vec();
+    let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let job_dir = scratch[1].join(&entries(&scratch[1])[0]);
+    assert_eq!(mode(&job_dir), 0o700, "{}", job_dir.display());
+    let streaming_dirs = entries(&temp[1]);
+    assert_eq!(streaming_dirs.len(), 1, "{streaming_dirs:?}");
+    assert_eq!(mode(&temp[1].join(&streaming_dirs[0])), 0o700);
+
+    let status = workers.terminate(1, Duration::from_secs(10));
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the worker did not stop cleanly on SIGTERM: {status:?}\n{:?}",
+        workers.log(1)
+    );
+    for (group, child) in on(w1) {
+        assert!(
+            within_5s(|| !is_running(group) && !is_running(child)),
+            "program {group} (or its child {child}) outlived its stopped worker"
+        );
+    }
+    assert_eq!(
+        entries(&scratch[1]),
+        Vec::<String>::new(),
+        "job directory left"
+    );
+    assert_eq!(
+        entries(&temp[1]),
+        Vec::<String>::new(),
+        "streaming directory left"
+    );
+    let log = workers.log(1);
+    assert!(
+        log.iter().any(|l| l.contains("stopping")) && log.iter().any(|l| l.ends_with("stopped")),
+        "{log:?}"
+    );
+    // The job carries on without it: its tasks' cancellation is no failure of theirs, and
+    // the other worker still runs its programs.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(
+        job.try_wait().unwrap().is_none(),
+        "the job ended when one of its workers was stopped"
+    );
+    assert_eq!(workers.alive(), 1);
+    assert!(on(w0).iter().all(|(group, _)| is_running(*group)));
+
+    job.kill().unwrap();
+    job.wait().unwrap();
+    // An idle worker stops at once too.
+    let status = workers.terminate(0, Duration::from_secs(10));
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    assert_eq!(entries(&scratch[0]), Vec::<String>::new());
+    assert_eq!(entries(&temp[0]), Vec::<String>::new());
+}
+
+/// A worker started without `--scratch` works in `sluice-worker-PORT` in its temporary
+/// directory (for its user only), so that the next worker on that port clears what a killed
+/// one left; stopped, it removes the directory.
+#[test]
+fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("tmp");
+    fs::create_dir_all(&temp).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let secret = dir.path().join("secret");
+    ok(
+        &sluice(&strings(&["secret", secret.to_str().unwrap()]), dir.path()),
+        "sluice secret",
+    );
+    let start = || {
+        Command::new(SLUICE)
+            .args(["worker", "--listen", &format!("127.0.0.1:{port}")])
+            .arg("--secret-file")
+            .arg(&secret)
+            .env("TMPDIR", &temp)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let scratch = temp.join(format!("sluice-worker-{port}"));
+    let mut worker = start();
+    assert!(within_5s(|| scratch.is_dir()), "{:?}", entries(&temp));
+    assert_eq!(
+        fs::metadata(&scratch).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
+    // Killed outright: its directory stays, with what a job of it would have left.
+    worker.kill().unwrap();
+    worker.wait().unwrap();
+    fs::create_dir(scratch.join("job_1_0001")).unwrap();
+    fs::write(scratch.join("job_1_0001/spill-0"), b"records").unwrap();
+    // The next worker on the port takes the same directory and clears it.
+    let mut worker = start();
+    assert!(
+        within_5s(|| entries(&scratch).is_empty()),
+        "{:?}",
+        entries(&scratch)
+    );
+    let pid = worker.id().to_string();
+    Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    let status = worker.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert_eq!(entries(&temp), Vec::<String>::new());
+}
+
 /// Input for `grep 'w[0-9]+'` with many distinct matches, so that its second stage (sorting
 /// the counts, one partition) has work to do; returns the job's output as computed here:
 /// `count<TAB>match` lines by decreasing count, ties by the match's bytes.

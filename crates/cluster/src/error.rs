@@ -38,6 +38,9 @@ pub enum ClusterError {
     /// The job failed (a task failed its last attempt, or the output could not be committed).
     #[error(transparent)]
     Exec(#[from] ExecError),
+    /// The worker was asked to stop (a signal), and ended its session.
+    #[error("the worker was asked to stop")]
+    Stopped,
     /// This process could not set itself up (a listener, a runtime, a directory).
     #[error("{0}")]
     Setup(String),

@@ -34,5 +34,5 @@ pub use coordinator::{
 pub use error::ClusterError;
 pub use protocol::ShuffleStats;
 pub use segments::{FRAME_TARGET, WINDOW};
-pub use worker::{Log, PortRange, StoresFactory, Worker, WorkerSettings};
+pub use worker::{Log, PortRange, StoresFactory, Worker, WorkerSettings, WorkerStop};
 pub use yarn::{container_mb, run_on_yarn, YarnSettings};

@@ -12,7 +12,7 @@ use serde::Serialize;
 use sluice_net::{Connection, FrameReader, FrameWriter, NetError, Secret};
 use tokio::runtime::{Handle, Runtime};
 
-use crate::ClusterError;
+use crate::{ClusterError, WorkerStop};
 
 /// The runtime every connection of this process runs on.
 #[derive(Debug)]
@@ -156,6 +156,26 @@ impl LinkReader {
     /// The next frame as it came; `None` when the peer closed the connection.
     pub(crate) fn recv_frame(&mut self) -> Result<Option<bytes::Bytes>, NetError> {
         self.handle.block_on(self.reader.recv())
+    }
+
+    /// [`LinkReader::recv`], given up for [`ClusterError::Stopped`] once `stop` is asked for.
+    /// A message half read is lost then, which is why this is only for a connection that ends
+    /// when the worker stops.
+    pub(crate) fn recv_unless_stopped<T: DeserializeOwned>(
+        &mut self,
+        stop: &WorkerStop,
+    ) -> Result<Option<T>, ClusterError> {
+        let frame = self.handle.block_on(async {
+            tokio::select! {
+                biased;
+                () = stop.requested() => None,
+                frame = self.reader.recv() => Some(frame),
+            }
+        });
+        match frame.ok_or(ClusterError::Stopped)?? {
+            Some(frame) => from_json(&frame, self.peer).map(Some),
+            None => Ok(None),
+        }
     }
 }
 

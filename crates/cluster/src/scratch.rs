@@ -14,6 +14,7 @@
 
 use std::fs;
 use std::io;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
 use sluice_io::{remove_if_unowned, OwnedDir};
@@ -74,7 +75,8 @@ fn make_unique(scratch: &Path, job_id: &str) -> io::Result<PathBuf> {
             n => format!("{job_id}.{n}"),
         };
         let path = scratch.join(name);
-        match fs::create_dir(&path) {
+        // The job's spills and received runs are its users' data: for this user only.
+        match fs::DirBuilder::new().mode(0o700).create(&path) {
             Ok(()) => return Ok(path),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
             Err(e) => return Err(e),

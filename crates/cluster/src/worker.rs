@@ -87,6 +87,8 @@ pub struct WorkerSettings {
     pub secret: Secret,
     /// The ports a job's shuffle may listen on (`None`: one the system picks).
     pub shuffle_ports: Option<PortRange>,
+    /// Asks the worker to stop (see [`WorkerStop`]).
+    pub stop: WorkerStop,
 }
 
 impl WorkerSettings {
@@ -100,13 +102,63 @@ impl WorkerSettings {
             threads,
             secret,
             shuffle_ports: None,
+            stop: WorkerStop::new(),
         }
+    }
+
+    /// The same, stopping when `stop` is triggered (by a signal handler, say).
+    pub fn with_stop(mut self, stop: WorkerStop) -> WorkerSettings {
+        self.stop = stop;
+        self
     }
 
     /// The same, its jobs' shuffles listening on a port of `ports` (for a firewall).
     pub fn with_shuffle_ports(mut self, ports: PortRange) -> WorkerSettings {
         self.shuffle_ports = Some(ports);
         self
+    }
+}
+
+/// Asks a worker to stop, as a service manager does with `SIGTERM`: the worker turns
+/// coordinators away no longer but stops listening, ends the session it serves as if its
+/// coordinator had left (the job's tasks are cancelled, their programs stopped, and its files
+/// removed; the coordinator takes the worker for lost and runs its work elsewhere), and
+/// [`Worker::serve`] or [`Worker::connect`] returns. Clones stop the same worker.
+#[derive(Debug, Clone)]
+pub struct WorkerStop {
+    stopped: Arc<tokio::sync::watch::Sender<bool>>,
+}
+
+impl WorkerStop {
+    /// A stop not yet asked for.
+    pub fn new() -> WorkerStop {
+        WorkerStop {
+            stopped: Arc::new(tokio::sync::watch::Sender::new(false)),
+        }
+    }
+
+    /// Asks the worker to stop; it does so within about a second, or once its running tasks
+    /// have noticed they are cancelled.
+    pub fn stop(&self) {
+        self.stopped.send_replace(true);
+    }
+
+    /// Whether the worker was asked to stop.
+    pub fn is_stopped(&self) -> bool {
+        *self.stopped.borrow()
+    }
+
+    /// Completes once the worker is asked to stop.
+    pub(crate) async fn requested(&self) {
+        let mut seen = self.stopped.subscribe();
+        // An error means the sender is gone, which cannot be while `self` holds it.
+        let _ = seen.wait_for(|stopped| *stopped).await;
+    }
+}
+
+impl Default for WorkerStop {
+    fn default() -> WorkerStop {
+        WorkerStop::new()
     }
 }
 
@@ -234,7 +286,8 @@ impl Worker {
     /// this worker (the job is over, or its connection ends).
     ///
     /// # Errors
-    /// The coordinator cannot be reached or does not know the secret; the session failed.
+    /// The coordinator cannot be reached or does not know the secret; the session failed;
+    /// [`ClusterError::Stopped`] when the worker was stopped ([`WorkerStop`]) first.
     pub fn connect(
         coordinator: SocketAddr,
         settings: WorkerSettings,
@@ -257,8 +310,8 @@ impl Worker {
         self.listener.as_ref().map(Listener::local_addr)
     }
 
-    /// Serves coordinators, one at a time, until the process ends; peers refused for not
-    /// knowing the secret are logged. A coordinator that comes while another is served is
+    /// Serves coordinators, one at a time, until it is stopped ([`WorkerStop`]); peers refused
+    /// for not knowing the secret are logged. A coordinator that comes while another is served is
     /// told at once that this worker is busy.
     ///
     /// # Errors
@@ -271,15 +324,20 @@ impl Worker {
         std::thread::scope(|scope| {
             // The coordinator served, and its session's thread.
             let mut serving: Option<(String, std::thread::ScopedJoinHandle<'_, ()>)> = None;
-            loop {
+            let stop = &self.settings.stop;
+            while !stop.is_stopped() {
                 let accepted = self.net.handle().block_on(async {
-                    tokio::time::timeout(Duration::from_secs(1), listener.accept()).await
+                    tokio::select! {
+                        biased;
+                        () = stop.requested() => None,
+                        accepted = tokio::time::timeout(Duration::from_secs(1), listener.accept()) => Some(accepted),
+                    }
                 });
                 refused = log_refusals(listener, refused, &*self.log, "");
                 let conn = match accepted {
-                    Err(_) => continue,
-                    Ok(Ok(conn)) => conn,
-                    Ok(Err(e)) => return Err(ClusterError::Net(e)),
+                    None | Some(Err(_)) => continue,
+                    Some(Ok(Ok(conn))) => conn,
+                    Some(Ok(Err(e))) => return Err(ClusterError::Net(e)),
                 };
                 let peer = conn.peer().to_string();
                 let link = Link::new(self.net.handle().clone(), conn);
@@ -303,6 +361,9 @@ impl Worker {
                 });
                 serving = Some((peer, session));
             }
+            // Stopped: the session ends on its own (see `WorkerStop`), and the scope waits
+            // for it.
+            Ok(())
         })
     }
 
@@ -326,7 +387,7 @@ impl Worker {
         let shuffle_ip = link.local_addr().ip();
         let (mut reader, writer) = link.split();
         let writer = Arc::new(Mutex::new(writer));
-        match reader.recv::<ToWorker>()? {
+        match reader.recv_unless_stopped::<ToWorker>(&self.settings.stop)? {
             Some(ToWorker::Hello { version }) if version == PROTOCOL_VERSION => {}
             Some(ToWorker::Hello { version }) => {
                 return Err(ClusterError::Protocol {
@@ -443,7 +504,8 @@ impl Progress {
 
 impl Session<'_> {
     fn run(&mut self, reader: &mut crate::link::LinkReader) -> Result<(), ClusterError> {
-        while let Some(message) = reader.recv::<ToWorker>()? {
+        let stop = &self.worker.settings.stop;
+        while let Some(message) = reader.recv_unless_stopped::<ToWorker>(stop)? {
             self.tasks.retain(|t| !t.is_finished());
             match message {
                 ToWorker::Start(start) => {
@@ -624,6 +686,7 @@ impl Session<'_> {
     ) {
         let writer = Arc::clone(&self.writer);
         let log = Arc::clone(&self.worker.log);
+        let stop = self.worker.settings.stop.clone();
         let handle = std::thread::spawn(move || {
             let ctx = TaskContext {
                 is_map: task.stage == 0,
@@ -639,6 +702,11 @@ impl Session<'_> {
                 }
             };
             let result = run(&job, &ran);
+            if stop.is_stopped() {
+                // A stopping worker's tasks end cancelled; that is no failure of theirs, and
+                // the coordinator, finding the worker gone, runs them again elsewhere.
+                return;
+            }
             let status = job.host.status();
             match &result {
                 Ok(()) => status.commit_attempt(&ctx),

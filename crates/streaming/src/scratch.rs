@@ -11,6 +11,7 @@
 //! without a lock file (kept logs) and directories of other users are never touched.
 
 use std::fs::{self, File};
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -57,7 +58,9 @@ impl Scratch {
                 n => format!("sluice-{job_id}.{n}"),
             };
             let path = temp_dir.join(name);
-            match fs::create_dir(&path) {
+            // Holds the job's files, its programs' working directories and their logs: for
+            // this user only.
+            match fs::DirBuilder::new().mode(0o700).create(&path) {
                 Ok(()) => break path,
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && build < MAX_BUILDS => {
                     build += 1;

@@ -195,6 +195,22 @@ impl Workers {
         let _ = self.children[i].wait();
     }
 
+    /// Sends worker `i` `SIGTERM`, as a service manager stops it, and waits up to `timeout`
+    /// for it to exit; its exit status, or `None` if it still runs (it is then killed).
+    pub fn terminate(&mut self, i: usize, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let pid = self.children[i].id().to_string();
+        let _ = Command::new("kill").args(["-TERM", &pid]).status();
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Ok(Some(status)) = self.children[i].try_wait() {
+                return Some(status);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        self.kill(i);
+        None
+    }
+
     /// How many workers are still running.
     pub fn alive(&mut self) -> usize {
         let mut alive = 0;
