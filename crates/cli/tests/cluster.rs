@@ -838,6 +838,62 @@ fn shuffles_listen_on_the_ports_they_are_given() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("90-80"));
 }
 
+/// A worker that answers but cannot set the job up (here: its only shuffle port is taken) is
+/// left out, as an unreachable one is, and the job runs on the others; when no worker can
+/// set it up, the job fails saying why, with no output.
+#[test]
+fn a_worker_that_cannot_set_the_job_up_is_left_out() {
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = held.local_addr().unwrap().port();
+    let only_held = format!("{port}-{port}");
+    let mut workers = start_workers(&dir.path().join("w"), 1);
+    let stuck = workers.add(&dir.path().join("w/scratch-stuck"), |c| {
+        c.args(["--shuffle-ports", &only_held]);
+    });
+    let mut args = strings(&["run", "wordcount", "--input", "in", "--output", "cluster"]);
+    args.extend(workers.args());
+    let out = sluice(&args, dir.path());
+    ok(&out, "word count with a worker that cannot set the job up");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stuck_addr = &workers.addrs()[stuck];
+    assert!(
+        stderr.lines().any(|l| l.contains("left out of the job")
+            && l.contains(stuck_addr.as_str())
+            && l.contains(&only_held)),
+        "{stderr}"
+    );
+    let local = sluice(
+        &strings(&["run", "wordcount", "--input", "in", "--output", "local"]),
+        dir.path(),
+    );
+    ok(&local, "word count on one machine");
+    assert_same(
+        &dir.path().join("local"),
+        &dir.path().join("cluster"),
+        "wordcount",
+    );
+
+    // Only the stuck worker: the job fails with its reason.
+    let mut args = strings(&["run", "wordcount", "--input", "in", "--output", "none"]);
+    args.extend(strings(&[
+        "--cluster",
+        &format!("workers={stuck_addr}"),
+        "--secret-file",
+        workers.secret().to_str().unwrap(),
+    ]));
+    let out = sluice(&args, dir.path());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("cannot run the job") && stderr.contains(&only_held),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("none").exists());
+    drop(held);
+}
+
 /// Runs word count over `input` (a directory below `dir`) on `workers` and on one machine,
 /// checks the outputs are the same, and returns each worker's shuffle figures.
 fn wordcount_on_workers(

@@ -696,6 +696,7 @@ impl Run {
         let mut writers = Vec::new();
         let mut shuffles = Vec::new();
         let mut lost = Vec::new();
+        let mut refused = Vec::new();
         for (mut link, state) in links {
             let ready = link
                 .send(&ToWorker::Start(Box::new(start.clone())))
@@ -703,11 +704,15 @@ impl Run {
                 .and_then(|()| link.recv_within::<ToCoordinator>(START_TIMEOUT));
             match ready {
                 Ok(Some(ToCoordinator::JobReady { shuffle })) => shuffles.push(shuffle),
+                // A worker that cannot set the job up (its scratch disk full, its shuffle
+                // ports taken) is left out, as one gone is; the job fails only if every
+                // worker refuses it, with the first one's reason.
                 Ok(Some(ToCoordinator::JobFailed { error })) => {
-                    return Err(ClusterError::Worker {
+                    refused.push(ClusterError::Worker {
                         worker: state.label(),
                         error,
-                    })
+                    });
+                    continue;
                 }
                 // Gone before the job started: the job runs on the others.
                 Ok(None) | Err(ClusterError::Net(_)) => {
@@ -735,12 +740,13 @@ impl Run {
             spawn_reader(index, reader, send.clone());
         }
         if workers.is_empty() {
-            return Err(lost
+            return Err(refused
                 .into_iter()
+                .chain(lost)
                 .next()
                 .unwrap_or_else(|| ClusterError::Setup("no workers were given".into())));
         }
-        for e in &lost {
+        for e in refused.iter().chain(&lost) {
             status.note(left_out(e));
         }
         let run = Run {
