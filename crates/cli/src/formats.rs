@@ -104,7 +104,7 @@ pub(crate) fn reads_sequence_files(format: InputFormatArg, common: &CommonArgs) 
         return Ok(sequence_files);
     }
     let config = stores::store_config(&common.define)?;
-    let inputs = stores::resolve_all("--input", &common.input, &config)?;
+    let inputs = stores::resolve_all("--input", &common.inputs(), &config)?;
     let stores = stores::stores(&config, "input-format");
     let files = sluice_io::discover(&stores, &inputs).context("cannot list the input")?;
     starts_as_sequence_file(&stores, &files)

@@ -74,7 +74,7 @@ fn iterative_config(args: &CommonArgs, iterations: usize, name: &str) -> Result<
     args.check()?;
     let memory = usize::try_from(args.memory()).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
-    let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
+    let inputs = stores::resolve_all("--input", &args.inputs(), &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut job = JobConfig::new(inputs, output)
         .with_stores(stores::stores(&store_config, name))

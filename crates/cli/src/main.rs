@@ -197,10 +197,10 @@ enum RunJob {
 pub(crate) struct CommonArgs {
     /// Input files, directories (read recursively; names starting with `_` or `.` are skipped)
     /// or glob patterns: local paths, file:// URIs, hdfs://namenode:port/path or
-    /// s3://bucket/prefix. Repeat or separate with commas.
-    #[arg(long, short = 'i', required = true, num_args = 1.., value_delimiter = ',',
-          value_parser = parse_any_location)]
-    input: Vec<String>,
+    /// s3://bucket/prefix; `{a,b}` stands for each alternative, as in Hadoop. Repeat or
+    /// separate with commas (outside `{}`).
+    #[arg(long, short = 'i', required = true, num_args = 1.., value_parser = parse_input_list)]
+    input: Vec<InputList>,
     /// Output directory (local, file://, hdfs:// or s3://); must not exist. Written
     /// atomically: it appears, with `_SUCCESS`, only if the job succeeds.
     #[arg(long, short = 'o', value_parser = parse_any_location)]
@@ -262,6 +262,11 @@ pub(crate) struct CommonArgs {
 const DEFAULT_MEMORY: u64 = 1 << 30;
 
 impl CommonArgs {
+    /// The `--input` locations, in order, comma lists split.
+    pub(crate) fn inputs(&self) -> Vec<String> {
+        self.input.iter().flat_map(|list| list.0.clone()).collect()
+    }
+
     /// The memory budget: `--memory`, else [`DEFAULT_MEMORY`].
     pub(crate) fn memory(&self) -> u64 {
         self.memory.unwrap_or(DEFAULT_MEMORY)
@@ -368,6 +373,22 @@ enum GenData {
 
 /// A location of any store, checked but kept as written: it is resolved against the default
 /// file system once the job's settings are known ([`stores::resolve`]).
+/// One `--input` argument: locations separated by commas, as Hadoop splits them (a comma
+/// inside a `{a,b}` group is the group's).
+#[derive(Debug, Clone)]
+pub(crate) struct InputList(Vec<String>);
+
+fn parse_input_list(text: &str) -> Result<InputList, String> {
+    let list = sluice_streaming::split_input_list(text);
+    if list.is_empty() {
+        return Err("expected an input location".into());
+    }
+    for location in &list {
+        parse_any_location(location).map_err(|e| format!("{location}: {e}"))?;
+    }
+    Ok(InputList(list))
+}
+
 pub(crate) fn parse_any_location(text: &str) -> Result<String, String> {
     sluice_io::Location::parse(text)
         .map(|_| text.to_string())
@@ -652,7 +673,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
 fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<JobConfig> {
     let memory = usize::try_from(args.memory()).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
-    let inputs = stores::resolve_all("--input", &args.input, &store_config)?;
+    let inputs = stores::resolve_all("--input", &args.inputs(), &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut config = JobConfig::new(inputs, output)
         .with_stores(stores::stores(&store_config, name))

@@ -21,7 +21,7 @@ pub(crate) fn sort_spec(format: InputFormatArg, common: &CommonArgs) -> Result<J
         });
     }
     let config = stores::store_config(&common.define)?;
-    let inputs = stores::resolve_all("--input", &common.input, &config)?;
+    let inputs = stores::resolve_all("--input", &common.inputs(), &config)?;
     let stores = stores::stores(&config, "sort");
     let files = sluice_io::discover(&stores, &inputs).context("cannot list the input")?;
     let mut classes: Option<(String, String, String)> = None;

@@ -118,7 +118,7 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     common.check()?;
     let output_codec = crate::compression::text(&common.define)?;
     let store_config = crate::stores::store_config(&common.define)?;
-    let inputs = crate::stores::resolve_all("--input", &common.input, &store_config)?;
+    let inputs = crate::stores::resolve_all("--input", &common.inputs(), &store_config)?;
     let stores = crate::stores::stores(&store_config, "terasort");
     if common.cluster.is_none() {
         // The output and the spills' place are checked before the sampling reads the input

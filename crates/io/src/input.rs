@@ -100,6 +100,9 @@ pub struct InputFile {
 /// * An argument containing `*`, `?` or `[` is a glob; each match is treated as above, except that
 ///   a match whose own name starts with `_` or `.` is skipped (Hadoop applies its hidden-file
 ///   filter to glob results). `*` and `?` do not match `/`; `[[]` matches a literal `[`.
+/// * `{a,b}` groups (nested, and holding `/` too) stand for each alternative, as in Hadoop's
+///   globs: `logs/2024-01-{01,02}` reads what either names, and fails only if neither names
+///   anything.
 ///
 /// Symbolic links are followed (a directory reached twice through a link cycle is walked once per
 /// chain, never forever). Entries that vanish while a directory is listed, and dangling links
@@ -192,7 +195,30 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
         path: input.error_path(),
     };
     for input in inputs {
-        if input.is_glob() {
+        if let Some(alternatives) = brace_alternatives(input)? {
+            // Hadoop's `{a,b}`: what any alternative names, hidden names left out as from a
+            // glob; an error only if none names anything.
+            let mut any = false;
+            for alternative in alternatives {
+                let matches = if alternative.is_glob() {
+                    storage.glob_visible(&alternative)?
+                } else {
+                    let visible = !alternative.file_name().is_some_and(is_hidden);
+                    storage
+                        .status(&alternative)?
+                        .filter(|_| visible)
+                        .into_iter()
+                        .collect()
+                };
+                for status in matches {
+                    any = true;
+                    add(storage, status, &mut found)?;
+                }
+            }
+            if !any {
+                return Err(not_found(input));
+            }
+        } else if input.is_glob() {
             let matches = storage.glob_visible(input)?;
             if matches.is_empty() {
                 return Err(not_found(input));
@@ -208,6 +234,20 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
     found.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
     found.dedup_by(|a, b| a.location.sort_key() == b.location.sort_key());
     Ok(found.into_iter().map(StoredInput::new).collect())
+}
+
+/// The locations an input with `{a,b}` groups stands for; `None` for one without.
+fn brace_alternatives(input: &Location) -> Result<Option<Vec<Location>>, IoError> {
+    let Some(path) = input.path_str().filter(|p| crate::braces::has_group(p)) else {
+        return Ok(None);
+    };
+    let expanded = crate::braces::expand(path).map_err(|detail| IoError::BadPattern {
+        pattern: input.error_path().display().to_string(),
+        detail,
+    })?;
+    Ok(Some(
+        expanded.iter().map(|p| input.with_path_str(p)).collect(),
+    ))
 }
 
 /// Adds a file, or every visible file below a directory.

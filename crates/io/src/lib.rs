@@ -40,6 +40,7 @@
 //!   with read-ahead hints (the spill merge's many streams).
 #![forbid(unsafe_code)]
 
+mod braces;
 mod codec;
 mod combine;
 mod commit;

@@ -151,6 +151,42 @@ fn malformed_glob_is_a_bad_pattern() {
     }
 }
 
+/// Hadoop's `{a,b}`: each alternative's files, hidden ones left out as from a glob; an
+/// alternative that names nothing is no error while another names something.
+#[test]
+fn brace_groups_stand_for_each_alternative() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    assert_eq!(
+        paths(&[root.join("{a,b}.txt")]),
+        vec![root.join("a.txt"), root.join("b.txt")]
+    );
+    assert_eq!(
+        paths(&[root.join("{a.txt,missing,_SUCCESS,sub/deeper}")]),
+        vec![root.join("a.txt"), root.join("sub/deeper/d.txt")]
+    );
+    // Nested groups, globs inside alternatives, and a group holding `/`.
+    assert_eq!(
+        paths(&[root.join("{b,sub/{c,deeper/d}}*")]),
+        vec![
+            root.join("b.txt"),
+            root.join("sub/c.gz"),
+            root.join("sub/deeper/d.txt")
+        ]
+    );
+    let none = root.join("{x,y}.txt");
+    match discover_inputs(std::slice::from_ref(&none)) {
+        Err(IoError::InputNotFound { path }) => assert_eq!(path, none),
+        other => panic!("expected not found, got {other:?}"),
+    }
+    match discover_inputs(&[root.join("{a,b.txt")]) {
+        Err(IoError::BadPattern { detail, .. }) => {
+            assert!(detail.contains("not closed"), "{detail}")
+        }
+        other => panic!("expected a bad pattern, got {other:?}"),
+    }
+}
+
 #[test]
 fn missing_path_is_not_found() {
     let dir = tree();

@@ -263,6 +263,14 @@ fn discovery_lists_visible_files_and_expands_globs() {
     )
     .unwrap();
     assert_eq!(shown(&globbed), shown(&found));
+    let braced = discover(
+        storage.as_ref(),
+        &[at(
+            "s3://mem/in/{part-0,part-1.gz,sub/part-?,missing,_SUCCESS}",
+        )],
+    )
+    .unwrap();
+    assert_eq!(shown(&braced), shown(&found));
     // A named hidden file is taken; a glob's hidden matches are not.
     let named = discover(storage.as_ref(), &[at("s3://mem/in/_SUCCESS")]).unwrap();
     assert_eq!(shown(&named), ["s3://mem/in/_SUCCESS"]);

@@ -65,7 +65,9 @@ pub fn task_id(job_id: &str, attempt: &sluice_api::TaskContext) -> String {
 pub fn attempt_id(job_id: &str, attempt: &sluice_api::TaskContext) -> String {
     task::task_ids(job_id, attempt.is_map, attempt.task, attempt.attempt).1
 }
-pub use options::{parse_args, parse_shipped_args, Action, StreamingArgs, INFO, USAGE};
+pub use options::{
+    parse_args, parse_shipped_args, split_input_list, Action, StreamingArgs, INFO, USAGE,
+};
 
 use sluice_api::{ClientError, ExecError};
 
