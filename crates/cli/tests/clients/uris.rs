@@ -133,6 +133,36 @@ fn run_jobs_take_file_uris_for_every_path() {
     }
 }
 
+/// Hadoop's `{a,b}` in an `--input` list, as wrappers build date ranges: a comma inside a
+/// group is the group's, not the list's, in every URI form.
+#[test]
+fn run_inputs_take_brace_alternatives_inside_comma_lists() {
+    for (form, uri) in FORMS {
+        let s = Scratch::new();
+        s.write("logs/day-01/a.txt", "a b\n");
+        s.write("logs/day-02/b.txt", "b c\n");
+        s.write("logs/day-03/c.txt", "never read\n");
+        let extra = s.write("extra.txt", "c d\n");
+        let list = format!("{},{}", uri(&s.arg("logs/day-0{1,2,9}")), uri(&extra));
+        s.run(&[
+            "run",
+            "wordcount",
+            "--quiet",
+            "--input",
+            &list,
+            "--output",
+            &uri(&s.arg("counts")),
+        ])
+        .assert_success();
+        assert_eq!(
+            output_text(&s.path("counts")),
+            "a\t1\nb\t2\nc\t2\nd\t1\n",
+            "form {form}"
+        );
+        assert_no_stray_directory(&s);
+    }
+}
+
 #[test]
 fn other_schemes_and_hosts_are_refused_by_every_option() {
     let s = Scratch::new();
