@@ -105,6 +105,17 @@ fn take_cluster_options(args: &[String]) -> Result<(ClusterOptions, Vec<String>)
         }
         rest = &rest[used..];
     }
+    let is_own = |a: &String| {
+        ["--cluster", "--secret-file"]
+            .iter()
+            .any(|own| a == own || a.strip_prefix(own).is_some_and(|r| r.starts_with('=')))
+    };
+    if let Some(late) = rest.iter().find(|a| is_own(a)) {
+        return Err(format!(
+            "{late}: sluice's own options come before Hadoop's: sluice streaming --cluster \
+             TARGET [--secret-file FILE] [generic options] -input ..."
+        ));
+    }
     match (target, secret) {
         (Some(target), secret) => Ok((Some((target, secret)), rest.to_vec())),
         (None, Some(_)) => Err("--secret-file is for --cluster jobs".into()),
@@ -519,5 +530,70 @@ fn report_success(console: Console, built: &StreamingJob, report: &JobReport, ou
             eprintln!("{block}");
             eprintln!("sluice: {summary}");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| (*w).to_string()).collect()
+    }
+
+    #[test]
+    fn cluster_options_are_taken_from_the_front_only() {
+        let (cluster, rest) = take_cluster_options(&args(&[
+            "--cluster",
+            "workers=h1:7070",
+            "--secret-file=s",
+            "-input",
+            "in",
+        ]))
+        .unwrap();
+        let (_, secret) = cluster.unwrap();
+        assert_eq!(secret, Some(PathBuf::from("s")));
+        assert_eq!(rest, args(&["-input", "in"]));
+
+        let (cluster, rest) = take_cluster_options(&args(&["-input", "in"])).unwrap();
+        assert!(cluster.is_none());
+        assert_eq!(rest, args(&["-input", "in"]));
+
+        // After Hadoop's options: named, with where they belong.
+        for late in [
+            &["-input", "in", "--cluster", "workers=h1:7070"][..],
+            &["-input", "in", "--cluster=workers=h1:7070"],
+            &[
+                "--cluster",
+                "workers=h1:7070",
+                "-input",
+                "in",
+                "--secret-file",
+                "s",
+            ],
+        ] {
+            let e = take_cluster_options(&args(late)).err().unwrap();
+            assert!(e.contains("come before Hadoop's"), "{late:?}: {e}");
+        }
+        // Look-alikes are Hadoop's to judge.
+        let (_, rest) = take_cluster_options(&args(&[
+            "-mapper",
+            "prog --cluster",
+            "-cmdenv",
+            "--clusterx",
+        ]))
+        .unwrap();
+        assert_eq!(rest.len(), 4);
+
+        assert!(
+            take_cluster_options(&args(&["--secret-file", "s", "-input", "in"]))
+                .err()
+                .unwrap()
+                .contains("is for --cluster jobs")
+        );
+        assert!(take_cluster_options(&args(&["--cluster"]))
+            .err()
+            .unwrap()
+            .contains("needs a value"));
     }
 }
