@@ -1002,7 +1002,7 @@ fn small_outputs_for_a_worker_are_pushed_in_batches() {
 #[test]
 fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
     let dir = tempfile::tempdir().unwrap();
-    // The workers' programs keep their logs under the test's directory.
+    // Nothing of the job is to go to the workers' temporary directory.
     let tmp = dir.path().join("tmp");
     fs::create_dir_all(&tmp).unwrap();
     let workers = Workers::start(Path::new(SLUICE), dir.path(), 2, "256MiB", |c| {
@@ -1038,9 +1038,26 @@ fn a_failing_program_fails_the_job_cleanly_naming_the_task_and_worker() {
         .unwrap_or_else(|| panic!("no log named: {stderr}"));
     let text = fs::read_to_string(log).unwrap_or_else(|e| panic!("{log}: {e}\n{stderr}"));
     assert!(text.contains("this mapper always fails"), "{log}: {text}");
+    // In the worker's scratch directory; of the job, only the logs are left there.
+    assert!(
+        workers
+            .scratch()
+            .iter()
+            .any(|s| Path::new(log).starts_with(s)),
+        "{log} is not in a worker's scratch directory"
+    );
+    for scratch in workers.scratch() {
+        for kept in entries(scratch) {
+            assert!(
+                kept.starts_with("sluice-job_"),
+                "{kept} left in {scratch:?}"
+            );
+            assert_eq!(entries(&scratch.join(&kept)), ["logs"], "{kept}");
+        }
+    }
+    assert_eq!(entries(&tmp), Vec::<String>::new());
     assert!(!dir.path().join("out").exists());
     assert_no_staging(dir.path());
-    assert!(workers.scratch_is_empty());
 }
 
 fn assert_no_staging(dir: &Path) {
@@ -1388,8 +1405,9 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
         held_programs(&record)
     );
     let scratch = workers.scratch().to_vec();
+    // The job's directory and the streaming job's.
     let live = entries(&scratch[0]);
-    assert_eq!(live.len(), 1, "worker 0's job directory: {live:?}");
+    assert_eq!(live.len(), 2, "worker 0's job directories: {live:?}");
 
     // A worker started on worker 0's scratch directory leaves its running job's alone.
     let sharing = workers.add(&scratch[0], |_| {});
@@ -1414,8 +1432,8 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     let stale = entries(&scratch[1]);
     assert_eq!(
         stale.len(),
-        1,
-        "the killed worker's job directory: {stale:?}"
+        2,
+        "the killed worker's job directories: {stale:?}"
     );
 
     // The job is abandoned (its maps would sleep for ten minutes): worker 0 ends its tasks.
@@ -1431,22 +1449,25 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     // Worker 1 again, on its scratch directory: what the killed one left goes, and is said.
     workers.restart(1, |_| {});
     assert_eq!(entries(&scratch[1]), Vec::<String>::new());
-    let removed = scratch[1].join(&stale[0]).display().to_string();
-    assert!(
-        workers
-            .log(1)
-            .iter()
-            .any(|l| l.contains("removed") && l.contains(&removed)),
-        "the removal is not logged: {:?}",
-        workers.log(1)
-    );
+    for name in &stale {
+        let removed = scratch[1].join(name).display().to_string();
+        assert!(
+            workers
+                .log(1)
+                .iter()
+                .any(|l| l.contains("removed") && l.contains(&removed)),
+            "the removal of {name} is not logged: {:?}",
+            workers.log(1)
+        );
+    }
     assert!(workers.scratch_empties(Duration::from_secs(10)));
 }
 
 /// A worker stopped with `SIGTERM` (as systemd or YARN stop one) while its programs run: it
 /// ends them and what they started, removes its job's files (its job directory and the
-/// streaming job's directory in its `TMPDIR`), says so and exits 0, while the other worker
-/// carries on. Both directories were for the worker's user only while they existed.
+/// streaming job's directory, both in its scratch directory, none in its `TMPDIR`), says so
+/// and exits 0, while the other worker carries on. Both directories were for the worker's
+/// user only while they existed.
 #[test]
 fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
     use std::os::unix::fs::PermissionsExt as _;
@@ -1492,11 +1513,17 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
     );
     let scratch = workers.scratch().to_vec();
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
-    let job_dir = scratch[1].join(&entries(&scratch[1])[0]);
-    assert_eq!(mode(&job_dir), 0o700, "{}", job_dir.display());
-    let streaming_dirs = entries(&temp[1]);
-    assert_eq!(streaming_dirs.len(), 1, "{streaming_dirs:?}");
-    assert_eq!(mode(&temp[1].join(&streaming_dirs[0])), 0o700);
+    let in_scratch = entries(&scratch[1]);
+    assert_eq!(in_scratch.len(), 2, "{in_scratch:?}");
+    for name in &in_scratch {
+        // The job's directory, and the streaming job's (`sluice-job_...`).
+        assert!(
+            name.starts_with("job_") || name.starts_with("sluice-job_"),
+            "{name}"
+        );
+        assert_eq!(mode(&scratch[1].join(name)), 0o700, "{name}");
+    }
+    assert_eq!(entries(&temp[1]), Vec::<String>::new());
 
     let status = workers.terminate(1, Duration::from_secs(10));
     assert!(

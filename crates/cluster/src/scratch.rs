@@ -22,6 +22,9 @@ use sluice_io::{remove_if_unowned, OwnedDir};
 /// Most jobs of one id with a directory in one scratch directory at a time.
 const MAX_SAME_JOB: usize = 1000;
 
+/// How the directories streaming jobs make in a worker's scratch directory begin.
+const STREAMING_PREFIX: &str = "sluice-";
+
 /// Attempts at making a directory that a cleaner removes each time before it is locked.
 const MAX_RACES: usize = 10;
 
@@ -98,7 +101,12 @@ pub(crate) fn remove_stale(scratch: &Path) -> Vec<PathBuf> {
     };
     for entry in entries.flatten() {
         let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
-        let named_like_a_job = entry.file_name().to_str().is_some_and(is_plain_id);
+        // Streaming jobs' directories (`sluice-job_...`) are locked and cleared by the
+        // streaming jobs themselves, the kept logs of failed attempts among them.
+        let named_like_a_job = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| is_plain_id(name) && !name.starts_with(STREAMING_PREFIX));
         if !is_dir || !named_like_a_job {
             continue;
         }

@@ -267,7 +267,9 @@ impl Worker {
         })?;
         // What workers killed on this scratch directory left behind (a live worker's
         // directories are locked, and kept).
-        for dir in scratch::remove_stale(&settings.scratch) {
+        let stale_jobs = scratch::remove_stale(&settings.scratch);
+        let stale_streaming = sluice_streaming::remove_stale_scratch(&settings.scratch);
+        for dir in stale_jobs.into_iter().chain(stale_streaming) {
             log(&format!(
                 "removed {}, left by a worker that is no longer running",
                 dir.display()
@@ -911,6 +913,8 @@ impl RunningJob {
         let working_dir = match &mut start.spec {
             JobSpec::Streaming(spec) => {
                 spec.shipped = shipped;
+                // The programs' directories and logs go on the worker's scratch disk too.
+                spec.scratch_root = Some(worker.settings.scratch.clone());
                 if !spec.working_dir.is_dir() {
                     let own = dir.path().join("submitted");
                     std::fs::create_dir_all(&own)

@@ -40,6 +40,11 @@ pub struct StreamingSpec {
     /// job; never part of the description sent.
     #[serde(skip)]
     pub shipped: ShippedFiles,
+    /// Where the job's scratch directory goes in this process (see
+    /// [`Submission::scratch_root`]). Set by the process that rebuilds the job; never part of
+    /// the description sent.
+    #[serde(skip)]
+    pub scratch_root: Option<PathBuf>,
 }
 
 impl StreamingSpec {
@@ -58,6 +63,7 @@ impl StreamingSpec {
             path,
             job_id,
             shipped: ShippedFiles::default(),
+            scratch_root: None,
         }
     }
 
@@ -69,6 +75,7 @@ impl StreamingSpec {
             path: self.path.clone(),
             job_id: self.job_id.clone(),
             shipped: self.shipped.clone(),
+            scratch_root: self.scratch_root.clone(),
         }
     }
 

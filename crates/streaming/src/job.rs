@@ -816,7 +816,11 @@ fn make_context(
     let job_id = submission.job_id.clone();
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
     // Removed again if building fails (dropped unfinished).
-    let scratch = Scratch::create(&std::env::temp_dir(), &job_id)?;
+    let root = submission
+        .scratch_root
+        .clone()
+        .unwrap_or_else(std::env::temp_dir);
+    let scratch = Scratch::create(&root, &job_id)?;
     let start_dir = submission.working_dir.clone();
     let work_dir = scratch.work_dir();
     let log_dir = scratch.log_dir();

@@ -52,6 +52,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use job::{build, build_with, StreamingJob};
+pub use scratch::remove_stale as remove_stale_scratch;
 pub use submission::{ShippedFiles, Submission};
 
 /// Hadoop's id of the task of an attempt of job `job_id`: `task_<digits>_0001_m_000003` for

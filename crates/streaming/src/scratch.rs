@@ -1,32 +1,33 @@
-//! A streaming job's scratch directory, `sluice-<job id>` in the system's temporary directory
-//! (`sluice-<job id>.2`, `.3`, ... when another process that built the same job has the name):
-//! `work/` (where the programs run) and `logs/` (their stderr), and a `lock` file the job holds
-//! locked (`flock`) for as long as it runs.
+//! A streaming job's scratch directory, `sluice-<job id>` in the system's temporary directory,
+//! or in a worker's scratch directory (`sluice-<job id>.2`, `.3`, ... when another process
+//! that built the same job has the name): `work/` (where the programs run) and `logs/` (their
+//! stderr), and a `lock` file marking it a job's. The job holds the directory itself locked
+//! (`flock`) for as long as it runs.
 //!
 //! A job removes its directory when it ends, keeping only the logs of a failed job (or all
 //! logs with `sluice.keep.logs=true`). A job that was killed cannot clean up; the next job
-//! does: it removes every scratch directory whose lock is free — its job is gone, since the
-//! kernel releases a lock with its last holder — and that is older than a minute (so that a
-//! job which has just made its directory and not yet locked it is left alone). Directories
-//! without a lock file (kept logs) and directories of other users are never touched.
+//! (or worker) does: it removes every scratch directory whose lock is free — its job is gone,
+//! since the kernel releases a lock with its last holder — and that is a job's: one with its
+//! `lock` marker, or an empty one (a job killed as it made it). Kept logs lose their marker
+//! and are never touched, nor are directories of other users. A job making its directory may
+//! find it removed, still empty, before it could lock it; it then makes another.
 
 use std::fs::{self, File};
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
-use nix::fcntl::{Flock, FlockArg};
+use sluice_io::OwnedDir;
 
 use super::StreamingError;
 
 /// Prefix of scratch directory names.
 const PREFIX: &str = "sluice-job_";
 
-/// Name of the lock file inside a scratch directory.
+/// Name of the file that marks a job's scratch directory (kept logs have none).
 const LOCK: &str = "lock";
 
-/// Age below which an unlocked scratch directory is not yet taken for stale.
-const STALE_AFTER: Duration = Duration::from_secs(60);
+/// Attempts at making a directory that a cleaner removes each time before it is locked.
+const MAX_RACES: usize = 10;
 
 /// Most builds of one job (one job id) with a scratch directory on one machine at a time.
 const MAX_BUILDS: usize = 1000;
@@ -36,53 +37,46 @@ const MAX_BUILDS: usize = 1000;
 #[derive(Debug)]
 pub(super) struct Scratch {
     path: PathBuf,
-    /// Held until the job is done; `None` once finished.
-    lock: Option<Flock<File>>,
+    /// The directory's lock, held until the job is done; `None` once finished.
+    lock: Option<OwnedDir>,
 }
 
 impl Scratch {
     /// Creates and locks the scratch directory of job `job_id` in `temp_dir`, with its `work`
     /// and `logs` directories, after removing stale ones of killed jobs.
     pub(super) fn create(temp_dir: &Path, job_id: &str) -> Result<Scratch, StreamingError> {
-        remove_stale(temp_dir, STALE_AFTER);
+        remove_stale(temp_dir);
         let setup = |what: &Path| {
             let context = format!("cannot create {}", what.display());
             move |source| StreamingError::Setup { context, source }
         };
-        // The same job can be built by several processes on one machine (a job rebuilt from
-        // its description): each gets a directory of its own.
-        let mut build = 1;
-        let path = loop {
-            let name = match build {
-                1 => format!("sluice-{job_id}"),
-                n => format!("sluice-{job_id}.{n}"),
-            };
-            let path = temp_dir.join(name);
-            // Holds the job's files, its programs' working directories and their logs: for
-            // this user only.
-            match fs::DirBuilder::new().mode(0o700).create(&path) {
-                Ok(()) => break path,
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && build < MAX_BUILDS => {
-                    build += 1;
-                }
+        for _ in 0..MAX_RACES {
+            let path = make_unique(temp_dir, job_id).map_err(setup(temp_dir))?;
+            // A cleaner may take the directory, still empty, for a killed job's, and remove
+            // it before it is locked here: then another is made.
+            let lock = match OwnedDir::lock_waiting(&path) {
+                Ok(lock) => lock,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
                 Err(e) => return Err(setup(&path)(e)),
+            };
+            if !lock.is_at(&path).map_err(setup(&path))? {
+                continue;
             }
-        };
-        // From here on, dropping `scratch` removes the directory again.
-        let mut scratch = Scratch { path, lock: None };
-        let lock_path = scratch.path.join(LOCK);
-        let file = File::create(&lock_path).map_err(setup(&lock_path))?;
-        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, errno)| {
-            StreamingError::Setup {
-                context: format!("cannot lock {}", lock_path.display()),
-                source: errno.into(),
+            // From here on, dropping `scratch` removes the directory again.
+            let scratch = Scratch {
+                path,
+                lock: Some(lock),
+            };
+            let marker = scratch.path.join(LOCK);
+            File::create(&marker).map_err(setup(&marker))?;
+            for dir in [scratch.work_dir(), scratch.log_dir()] {
+                fs::create_dir(&dir).map_err(setup(&dir))?;
             }
-        })?;
-        scratch.lock = Some(lock);
-        for dir in [scratch.work_dir(), scratch.log_dir()] {
-            fs::create_dir(&dir).map_err(setup(&dir))?;
+            return Ok(scratch);
         }
-        Ok(scratch)
+        Err(setup(temp_dir)(std::io::Error::other(format!(
+            "a directory for job {job_id} was removed {MAX_RACES} times as it was made"
+        ))))
     }
 
     /// Where the programs run.
@@ -131,12 +125,42 @@ impl Drop for Scratch {
     }
 }
 
-/// Removes the scratch directories in `temp_dir` of jobs that are gone: a lock file that is
-/// older than `min_age` and that no process holds. Errors are ignored: this is housekeeping,
-/// and a directory that cannot be removed now may be next time.
-pub(super) fn remove_stale(temp_dir: &Path, min_age: Duration) {
+/// Makes `temp_dir/sluice-JOB`, or the first of `sluice-JOB.2`, `.3`, ... that does not exist:
+/// the same job can be built by several processes on one machine (a job rebuilt from its
+/// description), each with a directory of its own. It holds the job's files, its programs'
+/// working directories and their logs: for this user only.
+fn make_unique(temp_dir: &Path, job_id: &str) -> std::io::Result<PathBuf> {
+    for build in 1..=MAX_BUILDS {
+        let name = match build {
+            1 => format!("sluice-{job_id}"),
+            n => format!("sluice-{job_id}.{n}"),
+        };
+        let path = temp_dir.join(name);
+        match fs::DirBuilder::new().mode(0o700).create(&path) {
+            Ok(()) => return Ok(path),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(format!(
+        "{MAX_BUILDS} directories of job {job_id} exist already"
+    )))
+}
+
+/// Whether the directory at `dir` is a job's (its marker is there) or an empty one (a job
+/// killed as it made it, or one making it now, which its lock tells apart); not kept logs.
+fn is_a_jobs(dir: &Path) -> bool {
+    fs::symlink_metadata(dir.join(LOCK)).is_ok_and(|m| m.is_file())
+        || fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_none())
+}
+
+/// Removes the scratch directories in `temp_dir` of jobs that are gone (their lock is free,
+/// and they are not kept logs); returns those removed. Errors are ignored: this is housekeeping, and a
+/// directory that cannot be removed now may be next time.
+pub fn remove_stale(temp_dir: &Path) -> Vec<PathBuf> {
+    let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(temp_dir) else {
-        return;
+        return removed;
     };
     let uid = rustix::process::geteuid().as_raw();
     for entry in entries.flatten() {
@@ -154,25 +178,17 @@ pub(super) fn remove_stale(temp_dir: &Path, min_age: Duration) {
             continue;
         }
         let dir = entry.path();
-        let lock_path = dir.join(LOCK);
-        let old_enough = fs::symlink_metadata(&lock_path)
-            .ok()
-            .filter(|m| m.is_file())
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= min_age);
-        if !old_enough {
+        if !is_a_jobs(&dir) {
             continue;
         }
-        let Ok(file) = File::open(&lock_path) else {
-            continue;
-        };
-        if let Ok(held) = Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-            // Holding the lock while removing: a job cannot be using this directory.
-            let _ = fs::remove_dir_all(&dir);
-            drop(held);
+        if let Ok(_held) = OwnedDir::lock(&dir) {
+            // Looked at again under the lock: a job that finished meanwhile kept its logs.
+            if is_a_jobs(&dir) && fs::remove_dir_all(&dir).is_ok() {
+                removed.push(dir);
+            }
         }
     }
+    removed
 }
 
 #[cfg(test)]
@@ -195,7 +211,7 @@ mod tests {
         fs::create_dir_all(&other).unwrap();
         File::create(other.join(LOCK)).unwrap();
 
-        remove_stale(temp.path(), Duration::ZERO);
+        assert_eq!(remove_stale(temp.path()), vec![dead.clone()]);
         assert!(
             running.work_dir().is_dir(),
             "a running job lost its directory"
@@ -216,13 +232,57 @@ mod tests {
     }
 
     #[test]
-    fn young_directories_are_left_alone() {
+    fn a_directory_being_made_is_left_alone_and_an_empty_abandoned_one_goes() {
         let temp = tempfile::tempdir().unwrap();
-        let young = temp.path().join("sluice-job_4_0001");
-        fs::create_dir_all(&young).unwrap();
-        File::create(young.join(LOCK)).unwrap();
-        remove_stale(temp.path(), Duration::from_secs(3600));
-        assert!(young.is_dir());
+        // Made and locked by a job, its marker not yet there: left alone.
+        let making = temp.path().join("sluice-job_4_0001");
+        fs::create_dir_all(&making).unwrap();
+        let held = OwnedDir::lock(&making).unwrap();
+        // Made by a job killed before it locked it: empty, its lock free.
+        let abandoned = temp.path().join("sluice-job_4_0002");
+        fs::create_dir_all(&abandoned).unwrap();
+        assert_eq!(remove_stale(temp.path()), vec![abandoned.clone()]);
+        assert!(making.is_dir());
+        // Its maker killed before the marker: the next job's cleaning takes it.
+        drop(held);
+        let running = Scratch::create(temp.path(), "job_8_0001").unwrap();
+        assert!(!making.exists());
+        // A running job's directory has its marker, and is locked.
+        assert!(running.path.join(LOCK).is_file());
+        assert_eq!(remove_stale(temp.path()), Vec::<PathBuf>::new());
+        assert!(running.work_dir().is_dir());
+    }
+
+    /// Many threads making, finishing (logs kept) and cleaning at once: a running job's
+    /// directory and kept logs are never removed.
+    #[test]
+    fn cleaning_while_jobs_start_and_finish_removes_only_the_dead() {
+        let temp = tempfile::tempdir().unwrap();
+        let root = temp.path().to_path_buf();
+        std::thread::scope(|scope| {
+            for t in 0..4 {
+                let root = root.clone();
+                scope.spawn(move || {
+                    for i in 0..50 {
+                        let mut scratch =
+                            Scratch::create(&root, &format!("job_{t}_{i:04}")).unwrap();
+                        fs::write(scratch.log_dir().join("a.stderr"), "kept\n").unwrap();
+                        assert!(
+                            scratch.work_dir().is_dir(),
+                            "a running job lost its work dir"
+                        );
+                        let kept = scratch.finish(true).unwrap();
+                        assert!(kept.join("a.stderr").is_file(), "kept logs went");
+                    }
+                });
+            }
+            scope.spawn(|| {
+                for _ in 0..200 {
+                    remove_stale(&root);
+                }
+            });
+        });
+        assert_eq!(fs::read_dir(&root).unwrap().count(), 200);
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct Submission {
     /// Local files of the command line that were shipped to this machine from the one the
     /// job was submitted from; the others are opened where the command line names them.
     pub shipped: ShippedFiles,
+    /// Where the job's scratch directory goes (its programs' working directories and logs):
+    /// the system's temporary directory when `None`; a worker's scratch directory on a worker.
+    pub scratch_root: Option<PathBuf>,
 }
 
 impl Submission {
@@ -38,6 +41,7 @@ impl Submission {
             path: std::env::var("PATH").ok(),
             job_id: new_job_id(),
             shipped: ShippedFiles::default(),
+            scratch_root: None,
         }
     }
 }
