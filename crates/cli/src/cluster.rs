@@ -105,7 +105,8 @@ pub(crate) struct WorkerArgs {
     /// The cluster's secret (a file readable by its owner only) [default: $SLUICE_SECRET_FILE].
     #[arg(long)]
     secret_file: Option<PathBuf>,
-    /// Directory for the spill files of the jobs this worker runs (a local disk) [default: the
+    /// Directory for the files of the jobs this worker runs: spills, received runs, streaming
+    /// programs' work directories and logs (a local disk) [default: sluice-worker-PORT in the
     /// system's temporary directory].
     #[arg(long)]
     scratch: Option<PathBuf>,

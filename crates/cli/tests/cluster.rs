@@ -1365,6 +1365,61 @@ fn spawn_streaming(workers: &Workers, dir: &Path, mapper: &str) -> std::process:
         .unwrap()
 }
 
+/// A streaming job whose mappers (`hold.sh`) never end by themselves: each records its
+/// worker's pid, its own pid (= its process group) and the pid of a `sleep` it started in
+/// the background, then sleeps for ten minutes. Its programs are killed when it is dropped.
+struct HeldJob {
+    /// `sluice streaming` itself.
+    job: std::process::Child,
+    /// Where the programs record themselves.
+    record: PathBuf,
+    _cleanup: KillHeld,
+}
+
+impl HeldJob {
+    /// Starts the job on `workers` (at least two) in `dir`, and waits until two programs run
+    /// on each of the first two workers (5 map tasks, 2 at once on each).
+    fn start(workers: &Workers, dir: &Path) -> HeldJob {
+        write_input(dir);
+        let record = dir.join("programs.txt");
+        let cleanup = KillHeld(record.clone());
+        // `$PPID` is the worker (programs are its children); the program runs in a group of
+        // its own, whose id is its pid; the background `sleep` is in that group.
+        write_script(
+            dir,
+            "hold.sh",
+            &format!(
+                "#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\n\
+                 echo \"$PPID $$ $!\" >> {}\nexec sleep 600 </dev/null\n",
+                record.display()
+            ),
+        );
+        let held = HeldJob {
+            job: spawn_streaming(workers, dir, "./hold.sh"),
+            record,
+            _cleanup: cleanup,
+        };
+        let (w0, w1) = (workers.pid(0), workers.pid(1));
+        assert!(
+            within(Duration::from_secs(30), || held.on(w0).len() == 2
+                && held.on(w1).len() == 2),
+            "the programs did not start on both workers: {:?}",
+            held_programs(&held.record)
+        );
+        held
+    }
+
+    /// The programs running on the worker whose pid is `worker`: (process group, background
+    /// child).
+    fn on(&self, worker: u32) -> Vec<(u32, u32)> {
+        held_programs(&self.record)
+            .into_iter()
+            .filter(|(w, _, _)| *w == worker)
+            .map(|(_, group, child)| (group, child))
+            .collect()
+    }
+}
+
 /// A worker killed outright (SIGKILL) while its programs run: the programs, and what they
 /// started in their process groups, die with it, although they read no pipe whose closing
 /// would end them. Its job directory stays in its scratch directory; a worker started on that
@@ -1374,36 +1429,8 @@ fn spawn_streaming(workers: &Workers, dir: &Path, mapper: &str) -> std::process:
 fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch() {
     let dir = tempfile::tempdir().unwrap();
     let mut workers = start_workers(dir.path(), 2);
-    write_input(dir.path());
-    let record = dir.path().join("programs.txt");
-    let _cleanup = KillHeld(record.clone());
-    // `$PPID` is the worker (programs are its children); the program runs in a group of its
-    // own, whose id is its pid; the background `sleep` is in that group.
-    write_script(
-        dir.path(),
-        "hold.sh",
-        &format!(
-            "#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\n\
-             echo \"$PPID $$ $!\" >> {}\nexec sleep 600 </dev/null\n",
-            record.display()
-        ),
-    );
-    let mut job = spawn_streaming(&workers, dir.path(), "./hold.sh");
+    let mut held = HeldJob::start(&workers, dir.path());
     let (w0, w1) = (workers.pid(0), workers.pid(1));
-    let on = |worker: u32| -> Vec<(u32, u32)> {
-        held_programs(&record)
-            .into_iter()
-            .filter(|(w, _, _)| *w == worker)
-            .map(|(_, group, child)| (group, child))
-            .collect()
-    };
-    // 5 map tasks, 2 at once on each worker.
-    assert!(
-        within(Duration::from_secs(30), || on(w0).len() == 2
-            && on(w1).len() == 2),
-        "the programs did not start on both workers: {:?}",
-        held_programs(&record)
-    );
     let scratch = workers.scratch().to_vec();
     // The job's directory and the streaming job's.
     let live = entries(&scratch[0]);
@@ -1423,7 +1450,7 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     );
 
     workers.kill(1);
-    for (group, child) in on(w1) {
+    for (group, child) in held.on(w1) {
         assert!(
             within_5s(|| !is_running(group) && !is_running(child)),
             "program {group} (or its child {child}) outlived its killed worker"
@@ -1437,9 +1464,9 @@ fn a_killed_worker_takes_its_programs_along_and_its_restart_clears_its_scratch()
     );
 
     // The job is abandoned (its maps would sleep for ten minutes): worker 0 ends its tasks.
-    job.kill().unwrap();
-    job.wait().unwrap();
-    for (group, child) in on(w0) {
+    held.job.kill().unwrap();
+    held.job.wait().unwrap();
+    for (group, child) in held.on(w0) {
         assert!(
             within_5s(|| !is_running(group) && !is_running(child)),
             "program {group} (or its child {child}) outlived its abandoned job"
@@ -1484,33 +1511,8 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
     workers.add(&dir.path().join("scratch-1"), |c| {
         c.env("TMPDIR", &temp[1]);
     });
-    write_input(dir.path());
-    let record = dir.path().join("programs.txt");
-    let _cleanup = KillHeld(record.clone());
-    write_script(
-        dir.path(),
-        "hold.sh",
-        &format!(
-            "#!/bin/sh\nsleep 600 </dev/null >/dev/null 2>&1 &\n\
-             echo \"$PPID $$ $!\" >> {}\nexec sleep 600 </dev/null\n",
-            record.display()
-        ),
-    );
-    let mut job = spawn_streaming(&workers, dir.path(), "./hold.sh");
+    let mut held = HeldJob::start(&workers, dir.path());
     let (w0, w1) = (workers.pid(0), workers.pid(1));
-    let on = |worker: u32| -> Vec<(u32, u32)> {
-        held_programs(&record)
-            .into_iter()
-            .filter(|(w, _, _)| *w == worker)
-            .map(|(_, group, child)| (group, child))
-            .collect()
-    };
-    assert!(
-        within(Duration::from_secs(30), || on(w0).len() == 2
-            && on(w1).len() == 2),
-        "the programs did not start on both workers: {:?}",
-        held_programs(&record)
-    );
     let scratch = workers.scratch().to_vec();
     let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
     let in_scratch = entries(&scratch[1]);
@@ -1531,7 +1533,7 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
         "the worker did not stop cleanly on SIGTERM: {status:?}\n{:?}",
         workers.log(1)
     );
-    for (group, child) in on(w1) {
+    for (group, child) in held.on(w1) {
         assert!(
             within_5s(|| !is_running(group) && !is_running(child)),
             "program {group} (or its child {child}) outlived its stopped worker"
@@ -1556,14 +1558,14 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
     // the other worker still runs its programs.
     std::thread::sleep(Duration::from_secs(2));
     assert!(
-        job.try_wait().unwrap().is_none(),
+        held.job.try_wait().unwrap().is_none(),
         "the job ended when one of its workers was stopped"
     );
     assert_eq!(workers.alive(), 1);
-    assert!(on(w0).iter().all(|(group, _)| is_running(*group)));
+    assert!(held.on(w0).iter().all(|(group, _)| is_running(*group)));
 
-    job.kill().unwrap();
-    job.wait().unwrap();
+    held.job.kill().unwrap();
+    held.job.wait().unwrap();
     // An idle worker stops at once too.
     let status = workers.terminate(0, Duration::from_secs(10));
     assert!(status.is_some_and(|s| s.success()), "{status:?}");

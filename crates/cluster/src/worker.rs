@@ -119,11 +119,11 @@ impl WorkerSettings {
     }
 }
 
-/// Asks a worker to stop, as a service manager does with `SIGTERM`: the worker turns
-/// coordinators away no longer but stops listening, ends the session it serves as if its
-/// coordinator had left (the job's tasks are cancelled, their programs stopped, and its files
-/// removed; the coordinator takes the worker for lost and runs its work elsewhere), and
-/// [`Worker::serve`] or [`Worker::connect`] returns. Clones stop the same worker.
+/// Asks a worker to stop, as a service manager does with `SIGTERM`: the worker stops
+/// accepting coordinators, ends the session it serves as if its coordinator had left (the
+/// job's tasks are cancelled, their programs stopped and its files removed; the coordinator
+/// takes the worker for lost and runs its work elsewhere), and [`Worker::serve`] or
+/// [`Worker::connect`] returns. Clones stop the same worker.
 #[derive(Debug, Clone)]
 pub struct WorkerStop {
     stopped: Arc<tokio::sync::watch::Sender<bool>>,
@@ -329,10 +329,11 @@ impl Worker {
             let stop = &self.settings.stop;
             while !stop.is_stopped() {
                 let accepted = self.net.handle().block_on(async {
+                    let accept = tokio::time::timeout(Duration::from_secs(1), listener.accept());
                     tokio::select! {
                         biased;
                         () = stop.requested() => None,
-                        accepted = tokio::time::timeout(Duration::from_secs(1), listener.accept()) => Some(accepted),
+                        accepted = accept => Some(accepted),
                     }
                 });
                 refused = log_refusals(listener, refused, &*self.log, "");

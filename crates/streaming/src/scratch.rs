@@ -155,8 +155,8 @@ fn is_a_jobs(dir: &Path) -> bool {
 }
 
 /// Removes the scratch directories in `temp_dir` of jobs that are gone (their lock is free,
-/// and they are not kept logs); returns those removed. Errors are ignored: this is housekeeping, and a
-/// directory that cannot be removed now may be next time.
+/// and they are not kept logs); returns those removed. Errors are ignored: this is
+/// housekeeping, and a directory that cannot be removed now may be next time.
 pub fn remove_stale(temp_dir: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(temp_dir) else {
