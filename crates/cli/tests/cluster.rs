@@ -1747,6 +1747,49 @@ fn a_worker_killed_in_the_second_stage_of_a_two_stage_job_costs_no_output() {
         );
     }
 
+    // A worker that cannot set the second try up (its scratch directory replaced by a file)
+    // is left out of it, as one that cannot set a job up at its start is: the try runs on
+    // the worker left.
+    let mut workers = start_workers(&dir.path().join("refusing"), 3);
+    let mut args = job("refused");
+    args.extend(workers.args());
+    let mut child = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !workers.logged(0, "stage 2 sealed") {
+        assert!(child.try_wait().unwrap().is_none(), "the job ended early");
+        assert!(Instant::now() < deadline, "stage 2 did not begin");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let blocked = workers.scratch()[2].clone();
+    fs::rename(&blocked, dir.path().join("refusing/moved")).unwrap();
+    fs::write(&blocked, b"not a directory").unwrap();
+    workers.kill(0);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("runs again from its map phase"), "{stderr}");
+    let refusing = &workers.addrs()[2];
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains("left out of the job") && l.contains(refusing.as_str())),
+        "{stderr}"
+    );
+    assert_same(
+        &dir.path().join("local"),
+        &dir.path().join("refused"),
+        "refused",
+    );
+    assert!(dir.path().join("refused/_SUCCESS").exists());
+    assert_no_staging(dir.path());
+    drop(workers);
+
     // On two workers, the second try runs on one; when that one is lost too, the job fails
     // and neither try leaves anything behind.
     let mut workers = start_workers(&dir.path().join("both"), 2);

@@ -348,7 +348,7 @@ pub(crate) fn run_linked(
             Ok(secret) => secret.to_hex(),
             Err(e) => break Err(e.into()),
         };
-        if let Err(e) = run.restart(&start, &files, &stale) {
+        if let Err(e) = run.restart(&start, &files, &stale, &status) {
             break Err(e);
         }
     };
@@ -1516,12 +1516,14 @@ impl Run {
 
     /// Starts the job again as `start` on the workers left, after [`Run::end`] (`stale`: the
     /// workers that did not say they had dropped the last try, left out now): each sets it
-    /// up afresh, and the coordinator forgets what it knew of the last try.
+    /// up afresh, and the coordinator forgets what it knew of the last try. A worker that
+    /// cannot set the new try up is left out, as at the job's start.
     fn restart(
         &mut self,
         start: &JobStart,
         files: &[(ShippedEntry, PathBuf)],
         stale: &[usize],
+        status: &JobStatus,
     ) -> Result<(), ClusterError> {
         for &w in stale {
             self.gone[w] = true;
@@ -1542,6 +1544,8 @@ impl Run {
             waiting.insert(w);
         }
         let deadline = Instant::now() + START_TIMEOUT;
+        // The first refusal, the job's error should every worker refuse.
+        let mut refused = None;
         while !waiting.is_empty() {
             let left = deadline.saturating_duration_since(Instant::now());
             let (w, message) = match self.events.recv_timeout(left) {
@@ -1567,10 +1571,14 @@ impl Run {
                 }
                 Ok(Some(ToCoordinator::Progress { .. })) => {}
                 Ok(Some(ToCoordinator::JobFailed { error })) => {
-                    return Err(ClusterError::Worker {
+                    let refusal = ClusterError::Worker {
                         worker: self.workers[w].label(),
                         error,
-                    })
+                    };
+                    status.note(left_out(&refusal));
+                    refused.get_or_insert(refusal);
+                    self.gone[w] = true;
+                    waiting.remove(&w);
                 }
                 Ok(Some(other)) => return Err(self.unexpected(w, &other)),
                 Ok(None) | Err(_) => {
@@ -1580,7 +1588,9 @@ impl Run {
             }
         }
         if self.alive().is_empty() {
-            return Err(ClusterError::Setup("every worker was lost".into()));
+            return Err(
+                refused.unwrap_or_else(|| ClusterError::Setup("every worker was lost".into()))
+            );
         }
         self.owners.clear();
         for worker in &mut self.workers {
