@@ -1630,6 +1630,90 @@ fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
     assert_eq!(entries(&temp), Vec::<String>::new());
 }
 
+/// A worker lost in the map phase after finishing some map tasks: their output for the
+/// partitions it owned went with it, so they run again on the others during the map phase,
+/// and the stage's input is whole when it is sealed (no owner finds a task's output missing
+/// and waits for it to be made again after the map phase). The output is as on one machine.
+#[test]
+fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    // 16 files, each with keys in both partitions.
+    for f in 0..16 {
+        let text: String = (0..200).map(|i| format!("key-{f}-{i}\tv{i}\n")).collect();
+        fs::write(input.join(format!("part-{f:02}")), text).unwrap();
+    }
+    let started = dir.path().join("started.txt");
+    write_script(
+        dir.path(),
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\necho \"$PPID\" >> {}\nsleep 0.3\nexec cat\n",
+            started.display()
+        ),
+    );
+    let job = |out: &str| {
+        strings(&[
+            "streaming",
+            "-input",
+            "in",
+            "-output",
+            out,
+            "-mapper",
+            "./slow.sh",
+            "-reducer",
+            "cat",
+            "-numReduceTasks",
+            "2",
+        ])
+    };
+    ok(&sluice(&job("local"), dir.path()), "the job on one machine");
+    fs::remove_file(&started).unwrap();
+
+    let mut workers = start_workers(&dir.path().join("w"), 2);
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(job("cluster").into_iter().skip(1));
+    let child = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Worker 1 (which owns partition 1) is given a third map task only once the coordinator
+    // has heard that one of its first two finished.
+    let victim = workers.pid(1).to_string();
+    let starts = || {
+        fs::read_to_string(&started)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == victim)
+            .count()
+    };
+    assert!(
+        within(Duration::from_secs(60), || starts() >= 3),
+        "worker 1 was not given a third map task"
+    );
+    workers.kill(1);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("lost"), "the loss was not seen: {stderr}");
+    let log = workers.log(0);
+    assert!(
+        !log.iter().any(|l| l.contains("cannot have task")),
+        "the stage's input was incomplete after the map phase: {log:?}"
+    );
+    assert!(workers.logged(0, "stage 1 sealed"), "{log:?}");
+    assert_same(
+        &dir.path().join("local"),
+        &dir.path().join("cluster"),
+        "a worker lost mid-map",
+    );
+}
+
 /// Input for `grep 'w[0-9]+'` with many distinct matches, so that its second stage (sorting
 /// the counts, one partition) has work to do; returns the job's output as computed here:
 /// `count<TAB>match` lines by decreasing count, ties by the match's bytes.

@@ -1253,6 +1253,19 @@ impl Run {
                         deliveries.ended(task);
                         pending.push_back(task);
                     }
+                    // The map tasks it finished made input for the partitions it owned, and
+                    // their share of it went with it: they run again now, beside the map
+                    // tasks still to run, rather than once the stage's input turns out
+                    // incomplete after the map phase.
+                    let owned = self.owners.get(&1).is_some_and(|o| o.contains(&w));
+                    if phase.stage == 0 && owned {
+                        for task in 0..phase.done_on.len() {
+                            if phase.done_on[task] == Some(w) {
+                                phase.done_on[task] = None;
+                                pending.push_back(task);
+                            }
+                        }
+                    }
                     // Its counters go with it: the work they count is done again.
                     self.workers[w].counters = CounterValues::default();
                     self.workers[w].user_counters = UserCounters::new();
