@@ -22,6 +22,27 @@ fn start_workers(dir: &Path, n: usize) -> Workers {
     Workers::start(Path::new(SLUICE), dir, n, "256MiB", |_| {})
 }
 
+/// Starts `sluice ARGS` in `cwd`, its console's stderr kept for the test.
+fn spawn_sluice(args: &[String], cwd: &Path) -> std::process::Child {
+    Command::new(SLUICE)
+        .args(args)
+        .current_dir(cwd)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits (two minutes at most) until worker `i` has logged `text`, while `job` runs.
+fn await_log(workers: &Workers, i: usize, text: &str, job: &mut std::process::Child) {
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !workers.logged(i, text) {
+        assert!(job.try_wait().unwrap().is_none(), "the job ended early");
+        assert!(Instant::now() < deadline, "no {text:?} from worker {i}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
 fn sluice(args: &[String], cwd: &Path) -> Output {
     Command::new(SLUICE)
         .args(args)
@@ -1162,13 +1183,7 @@ fn kill_during(
         "-input", "in", "-output", out, "-mapper", mapper, "-reducer", reducer,
     ]));
     args.extend(strings(&["-numReduceTasks", "4"]));
-    let job = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let job = spawn_sluice(&args, dir);
     std::thread::sleep(delay);
     workers.kill(1);
     let started = Instant::now();
@@ -1675,13 +1690,7 @@ fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() 
     let mut args = vec!["streaming".to_string()];
     args.extend(workers.args());
     args.extend(job("cluster").into_iter().skip(1));
-    let child = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child = spawn_sluice(&args, dir.path());
     // Worker 1 (which owns partition 1) is given a third map task only once the coordinator
     // has heard that one of its first two finished.
     let victim = workers.pid(1).to_string();
@@ -1783,13 +1792,7 @@ fn a_worker_killed_in_the_second_stage_of_a_two_stage_job_costs_no_output() {
         let out = format!("killed-{victim}");
         let mut args = job(&out);
         args.extend(workers.args());
-        let mut child = Command::new(SLUICE)
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_sluice(&args, dir.path());
         // Stage 2 has begun once its owner has sealed its input; its one task, sorting
         // 320,000 counts, takes far longer than a poll. That the kill landed in the stage is
         // checked below: the coordinator reports the loss.
@@ -1837,19 +1840,8 @@ fn a_worker_killed_in_the_second_stage_of_a_two_stage_job_costs_no_output() {
     let mut workers = start_workers(&dir.path().join("refusing"), 3);
     let mut args = job("refused");
     args.extend(workers.args());
-    let mut child = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !workers.logged(0, "stage 2 sealed") {
-        assert!(child.try_wait().unwrap().is_none(), "the job ended early");
-        assert!(Instant::now() < deadline, "stage 2 did not begin");
-        std::thread::sleep(Duration::from_millis(2));
-    }
+    let mut child = spawn_sluice(&args, dir.path());
+    await_log(&workers, 0, "stage 2 sealed", &mut child);
     let blocked = workers.scratch()[2].clone();
     fs::rename(&blocked, dir.path().join("refusing/moved")).unwrap();
     fs::write(&blocked, b"not a directory").unwrap();
@@ -1879,23 +1871,9 @@ fn a_worker_killed_in_the_second_stage_of_a_two_stage_job_costs_no_output() {
     let mut workers = start_workers(&dir.path().join("both"), 2);
     let mut args = job("killed-both");
     args.extend(workers.args());
-    let mut child = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut child = spawn_sluice(&args, dir.path());
     for (victim, sign) in [(0, "stage 2 sealed"), (1, "_2 started")] {
-        while !workers.logged(victim, sign) {
-            assert!(child.try_wait().unwrap().is_none(), "the job ended early");
-            assert!(
-                Instant::now() < deadline,
-                "no {sign:?} from worker {victim}"
-            );
-            std::thread::sleep(Duration::from_millis(2));
-        }
+        await_log(&workers, victim, sign, &mut child);
         workers.kill(victim);
     }
     let output = child.wait_with_output().unwrap();
@@ -1989,13 +1967,7 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         let mut args = vec!["streaming".to_string()];
         args.extend(workers.args());
         args.extend(job(&out));
-        let mut child = Command::new(SLUICE)
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_sluice(&args, dir.path());
         let victim = rng.next(3) as usize;
         let delay = Duration::from_millis(rng.next(window));
         std::thread::sleep(delay);
@@ -2112,13 +2084,7 @@ fn a_shuffle_listener_refuses_peers_without_the_jobs_secret() {
         "-reducer",
         "cat",
     ]));
-    let job = Command::new(SLUICE)
-        .args(&args)
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let job = spawn_sluice(&args, dir.path());
     // While the job runs: garbage, a half handshake and a silent peer at a shuffle port.
     let deadline = Instant::now() + Duration::from_secs(10);
     let addr = loop {
@@ -2392,13 +2358,7 @@ fn a_worker_killed_after_kept_copies_moved_to_disk_is_made_good_from_those_copie
             |_| {},
         );
         let args = job(&workers.args(), &out, "./slow-reduce.sh");
-        let mut child = Command::new(SLUICE)
-            .args(&args)
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_sluice(&args, dir.path());
         // Killed once its reduce tasks have begun (they sleep 3 s first): the outputs of its
         // map tasks are made again, and its partitions are merged on the others from their
         // kept copies, pulled from their disks.
