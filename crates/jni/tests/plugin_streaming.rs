@@ -17,7 +17,7 @@
 //! All jobs run in one JVM (`tests/plugin/ExamplesBatch.java` calling Hadoop Streaming's
 //! `main`), from the jars `make hadoop` and `make plugin` put in `target/hadoop/lib` and
 //! `target/plugin`; the C clients are compiled here, the Rust one is the `wc_map` example of
-//! `sluice-shm` that `cargo test` builds.
+//! `sluice-shm` (built here unless `cargo test` of the workspace built it).
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeSet;
@@ -111,19 +111,33 @@ fn programs(root: &Path, scratch: &Path) -> Programs {
             .unwrap();
         assert!(status.success(), "compiling {example}.c failed");
     }
-    // `cargo test` builds the examples of the workspace next to the test binaries.
+    // `cargo test` of the whole workspace builds its examples next to the test binaries; a
+    // test of this crate alone builds the one it needs, with the same profile.
     let exe = std::env::current_exe().unwrap();
-    let rust_map = exe
-        .parent()
-        .unwrap()
-        .parent()
-        .unwrap()
-        .join("examples/wc_map");
-    assert!(
-        rust_map.exists(),
-        "{} is missing: run the tests with `cargo test`, which builds the examples",
-        rust_map.display()
-    );
+    let profile_dir = exe.parent().unwrap().parent().unwrap();
+    let rust_map = profile_dir.join("examples/wc_map");
+    if !rust_map.exists() {
+        let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+            Some("debug") => "dev",
+            Some(name) => name,
+            None => "release",
+        };
+        let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .args([
+                "build",
+                "-p",
+                "sluice-shm",
+                "--example",
+                "wc_map",
+                "--profile",
+                profile,
+            ])
+            .current_dir(root)
+            .status()
+            .unwrap();
+        assert!(status.success(), "building the wc_map example failed");
+    }
+    assert!(rust_map.exists(), "{} is missing", rust_map.display());
     let client = root.join("clients/python");
     let script = |name: &str, text: String| {
         let path = bin.join(name);
