@@ -160,9 +160,10 @@ pub struct JobStatus {
     /// Counters defined by the job's code (e.g. `reporter:counter:` lines of streaming
     /// programs): group, then name. Only those of successful task attempts.
     user_counters: Mutex<UserCounters>,
-    /// User counters of task attempts still running, added to `user_counters` when the
-    /// attempt succeeds and dropped when it fails.
-    pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, UserCounters>>,
+    /// What task attempts still running counted ([`JobStatus::count`],
+    /// [`JobStatus::add_user_counters`]): their user counters are added to `user_counters`
+    /// when the attempt succeeds, and all of it is dropped when it fails.
+    pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, AttemptCounters>>,
     /// Task attempts that failed, taken by the front end (which may report them as Hadoop's
     /// job client does).
     failures: Mutex<Vec<AttemptFailure>>,
@@ -193,6 +194,26 @@ pub struct AttemptFailure {
 
 /// Counters defined by a job's own code: group name, then counter name, then value.
 pub type UserCounters = BTreeMap<String, BTreeMap<String, i64>>;
+
+/// What one task attempt counted: the job's total is the sum of its successful attempts'.
+/// A cluster worker reports them with each finished task, so that the job keeps the counts
+/// of a lost worker's tasks that are not run again, and only those.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AttemptCounters {
+    /// The built-in counters the attempt's task counted itself (not what merges of
+    /// several tasks' output counted between tasks).
+    pub counters: CounterValues,
+    /// The counters its code defined.
+    pub user_counters: UserCounters,
+}
+
+impl AttemptCounters {
+    /// Adds everything `other` counted to these.
+    pub fn add(&mut self, other: &AttemptCounters) {
+        self.counters.add(&other.counters);
+        merge_counters(&mut self.user_counters, &other.user_counters);
+    }
+}
 
 /// Adds every counter of `from` to `into`.
 fn merge_counters(into: &mut UserCounters, from: &UserCounters) {
@@ -270,22 +291,47 @@ impl JobStatus {
         self.tasks_done.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// A task of the current phase counted done must run again (its output went with a
+    /// lost worker): the display counts it once it is done again.
+    pub fn task_undone(&self) {
+        let _ = self
+            .tasks_done
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |n| n.checked_sub(1));
+    }
+
+    /// Adds `values`, counted by task attempt `attempt`, to the job's live counters and to
+    /// the attempt's own, which [`JobStatus::commit_attempt`] returns.
+    pub fn count(&self, attempt: &crate::TaskContext, values: &CounterValues) {
+        self.counters.add_values(values);
+        lock(&self.pending_counters)
+            .entry(*attempt)
+            .or_default()
+            .counters
+            .add(values);
+    }
+
     /// Adds counters reported by the code of task attempt `attempt`. They count for the job
     /// once the attempt succeeds; a failed attempt's counters are dropped, as in Hadoop.
     pub fn add_user_counters(&self, attempt: &crate::TaskContext, counters: &UserCounters) {
         let mut pending = lock(&self.pending_counters);
-        merge_counters(pending.entry(*attempt).or_default(), counters);
+        merge_counters(
+            &mut pending.entry(*attempt).or_default().user_counters,
+            counters,
+        );
     }
 
-    /// The attempt succeeded: its user counters count.
-    pub fn commit_attempt(&self, attempt: &crate::TaskContext) {
-        let done = lock(&self.pending_counters).remove(attempt);
-        if let Some(counters) = done {
-            merge_counters(&mut lock(&self.user_counters), &counters);
-        }
+    /// The attempt succeeded: its user counters count. Returns what it counted.
+    pub fn commit_attempt(&self, attempt: &crate::TaskContext) -> AttemptCounters {
+        let done = lock(&self.pending_counters)
+            .remove(attempt)
+            .unwrap_or_default();
+        merge_counters(&mut lock(&self.user_counters), &done.user_counters);
+        done
     }
 
-    /// The attempt failed: its user counters are dropped.
+    /// The attempt failed: its user counters are dropped (its built-in counts left in the
+    /// live counters are its task's to take back, as a failed map task does with the input
+    /// bytes it showed as progress).
     pub fn discard_attempt(&self, attempt: &crate::TaskContext) {
         lock(&self.pending_counters).remove(attempt);
     }
@@ -333,5 +379,89 @@ impl JobStatus {
     /// What the job waits for before its tasks can run (empty if nothing).
     pub fn waiting_for(&self) -> String {
         lock(&self.waiting_for).clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::TaskContext;
+
+    fn attempt(task: usize, attempt: usize) -> TaskContext {
+        TaskContext {
+            is_map: true,
+            task,
+            attempt,
+            stage: 1,
+        }
+    }
+
+    #[test]
+    fn an_attempt_gets_back_what_it_counted_and_the_job_counts_it_at_once() {
+        let status = JobStatus::default();
+        let (first, second) = (attempt(0, 0), attempt(1, 0));
+        let read = |n| CounterValues {
+            map_input_records: n,
+            ..CounterValues::default()
+        };
+        status.count(&first, &read(3));
+        status.count(&second, &read(10));
+        status.count(&first, &read(4));
+        let user: UserCounters = [("g".to_string(), [("c".to_string(), 2)].into())].into();
+        status.add_user_counters(&first, &user);
+        // The live counters show everything at once; user counters only once committed.
+        assert_eq!(status.counters.get(Counter::MapInputRecords), 17);
+        assert!(status.user_counters().is_empty());
+
+        let counted = status.commit_attempt(&first);
+        assert_eq!(counted.counters.map_input_records, 7);
+        assert_eq!(counted.user_counters, user);
+        assert_eq!(status.user_counters(), user);
+        // Taken once: a second commit finds nothing.
+        assert_eq!(status.commit_attempt(&first), AttemptCounters::default());
+
+        status.add_user_counters(&second, &user);
+        status.discard_attempt(&second);
+        assert_eq!(status.commit_attempt(&second), AttemptCounters::default());
+        assert_eq!(
+            status.user_counters(),
+            user,
+            "a failed attempt's are dropped"
+        );
+    }
+
+    #[test]
+    fn attempt_counters_add_up_field_by_field_and_counter_by_counter() {
+        let user =
+            |n| -> UserCounters { [("g".to_string(), [("c".to_string(), n)].into())].into() };
+        let mut total = AttemptCounters::default();
+        for n in [1, 2, 3] {
+            total.add(&AttemptCounters {
+                counters: CounterValues {
+                    output_records: n as u64,
+                    spilled_bytes: 10,
+                    ..CounterValues::default()
+                },
+                user_counters: user(n),
+            });
+        }
+        assert_eq!(total.counters.output_records, 6);
+        assert_eq!(total.counters.spilled_bytes, 30);
+        assert_eq!(total.user_counters, user(6));
+    }
+
+    #[test]
+    fn a_task_done_again_counts_once_and_the_count_never_goes_below_zero() {
+        let status = JobStatus::default();
+        status.enter(Phase::Map, 3);
+        status.task_done();
+        status.task_done();
+        status.task_undone();
+        assert_eq!(status.tasks(), (1, 3));
+        status.task_undone();
+        status.task_undone();
+        assert_eq!(status.tasks(), (0, 3));
+        status.task_done();
+        assert_eq!(status.tasks(), (1, 3));
     }
 }

@@ -27,7 +27,8 @@ pub use config::{
     MIN_MEMORY,
 };
 pub use counters::{
-    AttemptFailure, Counter, CounterValues, Counters, JobStatus, Phase, UserCounters,
+    AttemptCounters, AttemptFailure, Counter, CounterValues, Counters, JobStatus, Phase,
+    UserCounters,
 };
 pub use error::{ClientError, ExecError};
 pub use group::Values;

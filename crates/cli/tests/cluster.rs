@@ -5,7 +5,7 @@
 //! secret, a peer sending garbage, a failing program, a worker killed mid-job.
 #![allow(clippy::unwrap_used)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;
@@ -1723,6 +1723,91 @@ fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() 
     );
 }
 
+/// The value of counter `name` in a job's console output (Hadoop's `\t\tname=value` lines).
+fn counter(stderr: &str, name: &str) -> Option<u64> {
+    stderr.lines().find_map(|line| {
+        let value = line.trim().strip_prefix(name)?.strip_prefix('=')?;
+        value.parse().ok()
+    })
+}
+
+#[test]
+fn a_lost_workers_finished_tasks_count_once_in_the_jobs_counters() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    let mut lines = 0;
+    let mut input_bytes = 0;
+    for f in 0..12 {
+        let text: String = (0..500).map(|i| format!("f{f} line {i}\n")).collect();
+        lines += 500;
+        input_bytes += text.len() as u64;
+        fs::write(input.join(format!("part-{f:02}")), text).unwrap();
+    }
+    let started = dir.path().join("started.txt");
+    write_script(
+        dir.path(),
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\necho \"$PPID\" >> {}\nsleep 0.3\nexec cat\n",
+            started.display()
+        ),
+    );
+    // A map-only job: the map tasks a lost worker finished wrote committed part files, which
+    // are kept, so their counts must be kept too, and not counted again.
+    let mut workers = start_workers(dir.path(), 2);
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./slow.sh",
+        "-numReduceTasks",
+        "0",
+    ]));
+    let child = spawn_sluice(&args, dir.path());
+    // Given a third task, worker 1 has finished one of its first two.
+    let victim = workers.pid(1).to_string();
+    let starts = || {
+        fs::read_to_string(&started)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == victim)
+            .count()
+    };
+    assert!(
+        within(Duration::from_secs(60), || starts() >= 3),
+        "worker 1 was not given a third map task"
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    workers.kill(1);
+    let output = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(" lost: "),
+        "the loss was not seen: {stderr}"
+    );
+    let written: u64 = files(&dir.path().join("out"))
+        .iter()
+        .filter(|(name, _)| name.starts_with("part-"))
+        .map(|(_, bytes)| bytes.len() as u64)
+        .sum();
+    let output_lines = sorted_part_lines(&dir.path().join("out")).len() as u64;
+    assert_eq!(output_lines, lines, "the output has every line once");
+    for (name, want) in [
+        ("Map input records", lines),
+        ("Map output records", lines),
+        ("Bytes Read", input_bytes),
+        ("Bytes Written", written),
+    ] {
+        assert_eq!(counter(&stderr, name), Some(want), "{name}: {stderr}");
+    }
+}
+
 /// Input for `grep 'w[0-9]+'` with many distinct matches, so that its second stage (sorting
 /// the counts, one partition) has work to do; returns the job's output as computed here:
 /// `count<TAB>match` lines by decreasing count, ties by the match's bytes.
@@ -1903,12 +1988,19 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     fs::create_dir_all(&input).unwrap();
+    let mut keys = BTreeSet::new();
     for f in 0..12 {
         let text: String = (0..1500)
             .map(|i| format!("k{} {f}\tv{i}\n", i % 37))
             .collect();
+        keys.extend(
+            text.lines()
+                .map(|l| l.split('\t').next().unwrap_or(l).to_string()),
+        );
         fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
+    let lines = 12 * 1500;
+    let keys = keys.len() as u64;
     // Each program also starts a process in its group that no pipe ends (its task kills the
     // group when it is done with the program; the reaper of a killed worker does): found by
     // its command line, unique to this run of the test.
@@ -1984,6 +2076,20 @@ fn kills_at_random_moments_end_in_correct_output_or_a_clean_failure() {
         if output.status.success() {
             completed += 1;
             assert_same_per_key(&expected, &dir.path().join(&out), &what);
+            // Each record counted once, whatever the lost worker had done.
+            for (name, want) in [
+                ("Map input records", lines),
+                ("Map output records", lines),
+                ("Reduce input groups", keys),
+                ("Reduce input records", lines),
+                ("Reduce output records", lines),
+            ] {
+                assert_eq!(
+                    counter(&stderr, name),
+                    Some(want),
+                    "{what}: {name}: {stderr}"
+                );
+            }
         } else {
             failed += 1;
             let reason = stderr

@@ -41,8 +41,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use sluice_api::{
-    AttemptFailure, CounterValues, ExecError, Job, JobConfig, JobReport, JobStatus, Phase,
-    PhaseTiming, TaskContext, UserCounters,
+    AttemptCounters, AttemptFailure, CounterValues, ExecError, Job, JobConfig, JobReport,
+    JobStatus, Phase, PhaseTiming, TaskContext, UserCounters,
 };
 use sluice_exec::{InputPlan, JobOutput};
 use sluice_io::{Location, MapSplit};
@@ -631,8 +631,11 @@ struct PhaseState {
     running: std::collections::HashMap<usize, usize>,
     /// The worker each finished task finished on: it holds the task's output.
     done_on: Vec<Option<usize>>,
-    /// Whether each task's first finish was counted in the job's progress.
+    /// Whether each task's finish counts in the job's progress (once, however often it runs).
     counted: Vec<bool>,
+    /// What the attempt that finished each task counted: the job keeps it, should the worker
+    /// it ran on be lost and the task's output not be needed again.
+    kept: Vec<AttemptCounters>,
     /// The hosts holding each task's input (map tasks on HDFS), to run it near its data.
     hosts: Vec<Vec<String>>,
 }
@@ -650,8 +653,31 @@ impl PhaseState {
             running: std::collections::HashMap::new(),
             done_on: vec![None; n],
             counted: vec![false; n],
+            kept: vec![AttemptCounters::default(); n],
             hosts: Vec::new(),
         }
+    }
+
+    /// Task `task` must run again: its output went with a lost worker. If the job's progress
+    /// shows this phase (`shown`), it counts the task once more only when it is done again.
+    fn redo(&mut self, task: usize, shown: Option<&JobStatus>) {
+        self.done_on[task] = None;
+        if let Some(status) = shown {
+            if std::mem::replace(&mut self.counted[task], false) {
+                status.task_undone();
+            }
+        }
+    }
+
+    /// What the tasks finished on worker `w` counted.
+    fn counted_on(&self, w: usize) -> AttemptCounters {
+        let mut total = AttemptCounters::default();
+        for (task, on) in self.done_on.iter().enumerate() {
+            if *on == Some(w) {
+                total.add(&self.kept[task]);
+            }
+        }
+        total
     }
 
     /// The tasks not finished.
@@ -885,7 +911,7 @@ impl Run {
                     // The stage's input is made whole again on the partitions' new owners
                     // (map tasks are rerun from the job's input), then they run there.
                     for p in &redo {
-                        reduce_phase.done_on[*p] = None;
+                        reduce_phase.redo(*p, Some(status));
                     }
                     seal = true;
                 } else {
@@ -904,6 +930,14 @@ impl Run {
             };
             phases.push(timing(&name, phase_start));
         }
+        // The workers lost count the tasks they finished in every phase, now that which of
+        // those were made again elsewhere is known.
+        let lost: Vec<usize> = (0..self.workers.len()).filter(|w| self.gone[*w]).collect();
+        let finished: Vec<&PhaseState> = producers.iter().collect();
+        for w in lost {
+            self.keep_counts_of(w, &finished);
+        }
+        self.publish_counters(status);
         Ok(Outcome::Done(phases))
     }
 
@@ -955,7 +989,8 @@ impl Run {
             let again: Vec<usize> = missing.into_iter().collect();
             let maps = &mut producers[0];
             for task in &again {
-                maps.done_on[*task] = None;
+                // The progress shows the reduce phase: the map tasks stay counted.
+                maps.redo(*task, None);
             }
             self.phase(maps, again, status)?;
         }
@@ -1154,10 +1189,16 @@ impl Run {
                         task,
                         counters,
                         user_counters,
+                        task_counters,
+                        task_user_counters,
                     },
                 ) if task.stage == phase.stage && phase.running.get(&task.task) == Some(&w) => {
                     phase.running.remove(&task.task);
                     phase.done_on[task.task] = Some(w);
+                    phase.kept[task.task] = AttemptCounters {
+                        counters: *task_counters,
+                        user_counters: task_user_counters,
+                    };
                     let first_time = !std::mem::replace(&mut phase.counted[task.task], true);
                     let worker = &mut self.workers[w];
                     worker.running = worker
@@ -1261,14 +1302,15 @@ impl Run {
                     if phase.stage == 0 && owned {
                         for task in 0..phase.done_on.len() {
                             if phase.done_on[task] == Some(w) {
-                                phase.done_on[task] = None;
+                                phase.redo(task, Some(status));
                                 pending.push_back(task);
                             }
                         }
                     }
-                    // Its counters go with it: the work they count is done again.
-                    self.workers[w].counters = CounterValues::default();
-                    self.workers[w].user_counters = UserCounters::new();
+                    // Of its counts, the job keeps those of its finished tasks whose output
+                    // is not made again (for now: of this phase; the job's end sees to the
+                    // phases before).
+                    self.keep_counts_of(w, &[phase]);
                     self.workers[w].running = 0;
                     self.publish_counters(status);
                     self.reassign(w)?;
@@ -1287,6 +1329,19 @@ impl Run {
             "worker {} lost: {reason}; its work is done again on the others",
             self.workers[w].label()
         )
+    }
+
+    /// Lost worker `w` counts what its tasks finished in `phases` counted, and nothing else:
+    /// its running tasks, and its finished ones whose output is made again, count where they
+    /// run again, and the merges it ran for its partitions are run again by their new owners.
+    fn keep_counts_of(&mut self, w: usize, phases: &[&PhaseState]) {
+        let mut kept = AttemptCounters::default();
+        for phase in phases {
+            kept.add(&phase.counted_on(w));
+        }
+        let worker = &mut self.workers[w];
+        worker.counters = kept.counters;
+        worker.user_counters = kept.user_counters;
     }
 
     /// The job's counters: the sum of the workers' latest totals.

@@ -218,6 +218,13 @@ pub enum ToCoordinator {
         counters: CounterValues,
         /// The worker's user counters for the job so far.
         user_counters: UserCounters,
+        /// What this attempt counted itself: the job keeps it should the worker be lost and
+        /// the task's output not be made again.
+        #[serde(default)]
+        task_counters: Box<CounterValues>,
+        /// The user counters this attempt counted.
+        #[serde(default)]
+        task_user_counters: UserCounters,
     },
     /// The worker's counters for the job so far, about once a second while it has a job:
     /// progress between tasks.

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sluice_api::{ExecError, JobStatus, TaskContext};
+use sluice_api::{AttemptCounters, ExecError, JobStatus, TaskContext};
 use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
 use sluice_io::{FileStatus, JobCommitter, Location, MapSplit, Split, StoredInput, Stores};
@@ -711,10 +711,13 @@ impl Session<'_> {
                 return;
             }
             let status = job.host.status();
-            match &result {
+            let counted = match &result {
                 Ok(()) => status.commit_attempt(&ctx),
-                Err(_) => status.discard_attempt(&ctx),
-            }
+                Err(_) => {
+                    status.discard_attempt(&ctx);
+                    AttemptCounters::default()
+                }
+            };
             // The totals are read under the writer's lock, so that the coordinator never
             // sees an older total after a newer one.
             let mut writer = lock(&writer);
@@ -723,6 +726,8 @@ impl Session<'_> {
                     task,
                     counters: status.counters.snapshot(),
                     user_counters: status.user_counters(),
+                    task_counters: Box::new(counted.counters),
+                    task_user_counters: counted.user_counters,
                 },
                 Err(e) => {
                     if !matches!(e, ExecError::Cancelled) {

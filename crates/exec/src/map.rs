@@ -207,6 +207,8 @@ struct SplitLines<'a> {
     /// Bytes consumed by the readers of ranges already read.
     done_bytes: u64,
     res: &'a Shared,
+    /// The attempt whose input this is, which counts the bytes read.
+    ctx: TaskContext,
     records: u64,
     published_bytes: u64,
 }
@@ -222,8 +224,11 @@ impl SplitLines<'_> {
 
     fn publish(&mut self) {
         let consumed = self.consumed();
-        let counters = &self.res.runs.status().counters;
-        counters.add(Counter::MapInputBytes, consumed - self.published_bytes);
+        let read = CounterValues {
+            map_input_bytes: consumed - self.published_bytes,
+            ..CounterValues::default()
+        };
+        self.res.runs.status().count(&self.ctx, &read);
         self.published_bytes = consumed;
     }
 
@@ -270,7 +275,13 @@ pub(crate) fn map_task(
     store: Option<&RunCatalog>,
     committer: &dyn JobCommitter,
 ) -> Result<(), ExecError> {
-    let counters = &res.runs.status().counters;
+    let status = res.runs.status();
+    let ctx = TaskContext {
+        is_map: true,
+        task: t.task,
+        attempt: t.attempt,
+        stage: 1,
+    };
     let opener = PartOpener {
         format: job.input,
         storage: t.storage,
@@ -289,6 +300,7 @@ pub(crate) fn map_task(
         opener,
         done_bytes: 0,
         res,
+        ctx,
         records: 0,
         published_bytes: 0,
     };
@@ -302,12 +314,6 @@ pub(crate) fn map_task(
         length: first.len,
         record_classes: input.reader.record_classes(),
     });
-    let ctx = TaskContext {
-        is_map: true,
-        task: t.task,
-        attempt: t.attempt,
-        stage: 1,
-    };
     let sink = match job.stages.first() {
         Some(stage) => TaskSink::Collect(res.collector(stage, res.task_share, &ctx)),
         None => TaskSink::Text(TextOutput::create(
@@ -327,21 +333,26 @@ pub(crate) fn map_task(
     };
     let ran = mapper.run(&mut input, &mut out);
     let (out_records, out_bytes) = (out.records, out.bytes);
-    if let Err(e) = ran.and_then(|()| out.inner.finish(t.task, store, counters)) {
+    if let Err(e) = ran.and_then(|()| out.inner.finish(t.task, store, status, &ctx)) {
         // The input bytes shown as progress were not read by a successful attempt.
-        counters.sub(Counter::MapInputBytes, input.published_bytes);
+        status
+            .counters
+            .sub(Counter::MapInputBytes, input.published_bytes);
         return Err(e);
     }
     input.publish();
     // The task's own counts, added to the job's in one step (input bytes were published as
     // progress while the task ran).
-    counters.add_values(&CounterValues {
-        map_tasks: 1,
-        map_input_records: input.records,
-        map_output_records: out_records,
-        map_output_bytes: out_bytes,
-        ..CounterValues::default()
-    });
+    status.count(
+        &ctx,
+        &CounterValues {
+            map_tasks: 1,
+            map_input_records: input.records,
+            map_output_records: out_records,
+            map_output_bytes: out_bytes,
+            ..CounterValues::default()
+        },
+    );
     Ok(())
 }
 

@@ -20,7 +20,7 @@
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use sluice_api::{Counter, Emit, ExecError, Job, Stage, TaskContext};
+use sluice_api::{CounterValues, Emit, ExecError, Job, Stage, TaskContext};
 use sluice_io::JobCommitter;
 use sluice_shuffle::policy::READER_COST;
 use sluice_shuffle::{
@@ -142,15 +142,15 @@ pub(crate) fn reduce_ranges(
         return Err(e);
     }
     let (records, bytes) = out.finish()?;
-    let counters = &status.counters;
-    counters.add(Counter::OutputRecords, records);
-    counters.add(Counter::OutputBytes, bytes);
-    counters.add(Counter::ReduceInputGroups, totals.groups);
-    counters.add(Counter::ReduceInputRecords, totals.records);
-    counters.add(
-        Counter::ReduceRanges,
-        u64::try_from(ranges).unwrap_or(u64::MAX),
-    );
+    let counted = CounterValues {
+        output_records: records,
+        output_bytes: bytes,
+        reduce_input_groups: totals.groups,
+        reduce_input_records: totals.records,
+        reduce_ranges: u64::try_from(ranges).unwrap_or(u64::MAX),
+        ..CounterValues::default()
+    };
+    status.count(ctx, &counted);
     Ok(())
 }
 

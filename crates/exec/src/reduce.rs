@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use sluice_api::{Counter, ExecError, Job, JobStatus, OutputFormat, Stage, TaskContext};
+use sluice_api::{CounterValues, ExecError, Job, JobStatus, OutputFormat, Stage, TaskContext};
 use sluice_io::JobCommitter;
 use sluice_shuffle::{
     merge_partition, partition_size, split_points, MergeSpec, Resources, Run, RunCatalog,
@@ -137,7 +137,6 @@ pub(crate) fn reduce_task(
         }
     }
     let status = res.runs.status();
-    let counters = &status.counters;
     let write_chunk = res.runs.write_chunk();
     let (reader_share, mut sink, store) = match target {
         ReduceTarget::Stage(next, store) => (
@@ -173,9 +172,13 @@ pub(crate) fn reduce_task(
     // report the cancellation its input raised as a failure of its own: say what it was.
     res.runs.check_cancelled()?;
     result?;
-    sink.finish(partition, store, counters)?;
-    counters.add(Counter::ReduceInputGroups, input.groups);
-    counters.add(Counter::ReduceInputRecords, input.records);
+    sink.finish(partition, store, status, ctx)?;
+    let read = CounterValues {
+        reduce_input_groups: input.groups,
+        reduce_input_records: input.records,
+        ..CounterValues::default()
+    };
+    status.count(ctx, &read);
     Ok(())
 }
 

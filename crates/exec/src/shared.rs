@@ -66,7 +66,7 @@ impl Shared {
             combine,
         };
         PartitioningCollector::new(
-            Collector::new(&self.runs, spec, limit, self.table_block),
+            Collector::new(&self.runs, spec, limit, self.table_block).counting_for(*ctx),
             Arc::clone(&stage.partitioner),
         )
     }

@@ -1,6 +1,6 @@
 //! Where a task's output goes: a collector of the next stage's input, or a part file.
 
-use sluice_api::{CountSink, Counter, Counters, Emit, ExecError};
+use sluice_api::{CountSink, CounterValues, Emit, ExecError, JobStatus, TaskContext};
 use sluice_mapside::PartitioningCollector;
 use sluice_shuffle::RunCatalog;
 
@@ -29,19 +29,25 @@ impl Emit for TaskSink<'_> {
 }
 
 impl TaskSink<'_> {
-    /// Finishes the output of task `task`: hands runs to `store`, or flushes the part file.
+    /// Finishes the output of task `task` (its attempt `attempt`): hands runs to `store`, or
+    /// flushes the part file and counts what it holds.
     pub(crate) fn finish(
         self,
         task: usize,
         store: Option<&RunCatalog>,
-        counters: &Counters,
+        status: &JobStatus,
+        attempt: &TaskContext,
     ) -> Result<(), ExecError> {
         match (self, store) {
             (TaskSink::Collect(c), Some(store)) => store.add(task, c.into_inner().finish()?),
             (TaskSink::Text(t), _) => {
                 let (records, bytes) = t.finish()?;
-                counters.add(Counter::OutputRecords, records);
-                counters.add(Counter::OutputBytes, bytes);
+                let written = CounterValues {
+                    output_records: records,
+                    output_bytes: bytes,
+                    ..CounterValues::default()
+                };
+                status.count(attempt, &written);
             }
             (TaskSink::Collect(_), None) => {
                 return Err(ExecError::Config(

@@ -20,8 +20,10 @@
 
 use std::sync::Arc;
 
-use sluice_api::Counter;
-use sluice_api::{decode_count, encode_count, CountSink, Emit, ExecError, Partitioner, Reducer};
+use sluice_api::{
+    decode_count, encode_count, CountSink, CounterValues, Emit, ExecError, Partitioner, Reducer,
+    TaskContext,
+};
 use sluice_shuffle::{MemRunBuilder, Resources, Run, RunSink};
 use sluice_sort::{CountTable, CursorError, KeyOrder, RecordBuffer, ShortKey, SortedCursor};
 use sluice_spill::MemoryReservation;
@@ -90,6 +92,9 @@ pub struct Collector<'a> {
     /// job only when the task finishes, so that a failed attempt counts nothing.
     spilled: (u64, u64, u64),
     memory_runs: u64,
+    /// The task attempt whose output this is, if the job's driver keeps each attempt's
+    /// counts (see [`Collector::counting_for`]).
+    attempt: Option<TaskContext>,
 }
 
 impl<'a> Collector<'a> {
@@ -144,7 +149,15 @@ impl<'a> Collector<'a> {
             combine_output: 0,
             spilled: (0, 0, 0),
             memory_runs: 0,
+            attempt: None,
         }
+    }
+
+    /// Counts what this collector did for task attempt `attempt` too, not only for the job
+    /// (see `JobStatus::count`).
+    pub fn counting_for(mut self, attempt: TaskContext) -> Self {
+        self.attempt = Some(attempt);
+        self
     }
 
     /// Makes sure `need` more bytes are reserved, flushing the store first if the share or the
@@ -347,13 +360,20 @@ impl<'a> Collector<'a> {
                 std::mem::replace(&mut self.reservation, self.res.pool().empty_reservation());
             self.res.offer_record_buffer(buffer, reservation);
         }
-        let counters = &self.res.status().counters;
-        counters.add(Counter::CombineInputRecords, self.combine_input);
-        counters.add(Counter::CombineOutputRecords, self.combine_output);
-        counters.add(Counter::SpilledRuns, self.spilled.0);
-        counters.add(Counter::SpilledRecords, self.spilled.1);
-        counters.add(Counter::SpilledBytes, self.spilled.2);
-        counters.add(Counter::MemoryRuns, self.memory_runs);
+        let counted = CounterValues {
+            combine_input_records: self.combine_input,
+            combine_output_records: self.combine_output,
+            spilled_runs: self.spilled.0,
+            spilled_records: self.spilled.1,
+            spilled_bytes: self.spilled.2,
+            memory_runs: self.memory_runs,
+            ..CounterValues::default()
+        };
+        let status = self.res.status();
+        match &self.attempt {
+            Some(attempt) => status.count(attempt, &counted),
+            None => status.counters.add_values(&counted),
+        }
         Ok(std::mem::take(&mut self.runs))
     }
 }
