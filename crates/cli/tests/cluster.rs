@@ -1649,6 +1649,39 @@ fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
 /// partitions it owned went with it, so they run again on the others during the map phase,
 /// and the stage's input is whole when it is sealed (no owner finds a task's output missing
 /// and waits for it to be made again after the map phase). The output is as on one machine.
+/// Writes `slow.sh`, a mapper that notes its worker's process id in the file returned, then
+/// takes 0.3 s to copy its input.
+fn write_noting_mapper(dir: &Path) -> PathBuf {
+    let started = dir.join("started.txt");
+    write_script(
+        dir,
+        "slow.sh",
+        &format!(
+            "#!/bin/sh\necho \"$PPID\" >> {}\nsleep 0.3\nexec cat\n",
+            started.display()
+        ),
+    );
+    started
+}
+
+/// Waits (a minute at most) until worker `i`, with 2 threads, is given a third map task of a
+/// `slow.sh` job ([`write_noting_mapper`]): the coordinator has then heard that one of its
+/// first two finished.
+fn await_third_task(workers: &Workers, i: usize, started: &Path) {
+    let worker = workers.pid(i).to_string();
+    let starts = || {
+        fs::read_to_string(started)
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| *l == worker)
+            .count()
+    };
+    assert!(
+        within(Duration::from_secs(60), || starts() >= 3),
+        "worker {i} was not given a third map task"
+    );
+}
+
 #[test]
 fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() {
     let dir = tempfile::tempdir().unwrap();
@@ -1659,15 +1692,7 @@ fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() 
         let text: String = (0..200).map(|i| format!("key-{f}-{i}\tv{i}\n")).collect();
         fs::write(input.join(format!("part-{f:02}")), text).unwrap();
     }
-    let started = dir.path().join("started.txt");
-    write_script(
-        dir.path(),
-        "slow.sh",
-        &format!(
-            "#!/bin/sh\necho \"$PPID\" >> {}\nsleep 0.3\nexec cat\n",
-            started.display()
-        ),
-    );
+    let started = write_noting_mapper(dir.path());
     let job = |out: &str| {
         strings(&[
             "streaming",
@@ -1691,20 +1716,8 @@ fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() 
     args.extend(workers.args());
     args.extend(job("cluster").into_iter().skip(1));
     let child = spawn_sluice(&args, dir.path());
-    // Worker 1 (which owns partition 1) is given a third map task only once the coordinator
-    // has heard that one of its first two finished.
-    let victim = workers.pid(1).to_string();
-    let starts = || {
-        fs::read_to_string(&started)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| *l == victim)
-            .count()
-    };
-    assert!(
-        within(Duration::from_secs(60), || starts() >= 3),
-        "worker 1 was not given a third map task"
-    );
+    // Worker 1 owns partition 1.
+    await_third_task(&workers, 1, &started);
     workers.kill(1);
     let output = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -1744,15 +1757,7 @@ fn a_lost_workers_finished_tasks_count_once_in_the_jobs_counters() {
         input_bytes += text.len() as u64;
         fs::write(input.join(format!("part-{f:02}")), text).unwrap();
     }
-    let started = dir.path().join("started.txt");
-    write_script(
-        dir.path(),
-        "slow.sh",
-        &format!(
-            "#!/bin/sh\necho \"$PPID\" >> {}\nsleep 0.3\nexec cat\n",
-            started.display()
-        ),
-    );
+    let started = write_noting_mapper(dir.path());
     // A map-only job: the map tasks a lost worker finished wrote committed part files, which
     // are kept, so their counts must be kept too, and not counted again.
     let mut workers = start_workers(dir.path(), 2);
@@ -1769,19 +1774,7 @@ fn a_lost_workers_finished_tasks_count_once_in_the_jobs_counters() {
         "0",
     ]));
     let child = spawn_sluice(&args, dir.path());
-    // Given a third task, worker 1 has finished one of its first two.
-    let victim = workers.pid(1).to_string();
-    let starts = || {
-        fs::read_to_string(&started)
-            .unwrap_or_default()
-            .lines()
-            .filter(|l| *l == victim)
-            .count()
-    };
-    assert!(
-        within(Duration::from_secs(60), || starts() >= 3),
-        "worker 1 was not given a third map task"
-    );
+    await_third_task(&workers, 1, &started);
     std::thread::sleep(Duration::from_millis(200));
     workers.kill(1);
     let output = child.wait_with_output().unwrap();
