@@ -54,6 +54,14 @@ macro_rules! counters {
                     self.$name.fetch_add(values.$name, Ordering::Relaxed);
                 } )*
             }
+
+            /// Takes back every counter of `values`, added by a task attempt that then
+            /// failed.
+            pub fn sub_values(&self, values: &CounterValues) {
+                $( if values.$name != 0 {
+                    self.$name.fetch_sub(values.$name, Ordering::Relaxed);
+                } )*
+            }
         }
 
         impl CounterValues {
@@ -116,12 +124,6 @@ impl Counters {
         self.cell(counter).fetch_add(n, Ordering::Relaxed);
     }
 
-    /// Takes back `n` added to `counter` by a task attempt that then failed.
-    #[inline]
-    pub fn sub(&self, counter: Counter, n: u64) {
-        self.cell(counter).fetch_sub(n, Ordering::Relaxed);
-    }
-
     /// The current value of `counter`.
     pub fn get(&self, counter: Counter) -> u64 {
         self.cell(counter).load(Ordering::Relaxed)
@@ -162,7 +164,7 @@ pub struct JobStatus {
     user_counters: Mutex<UserCounters>,
     /// What task attempts still running counted ([`JobStatus::count`],
     /// [`JobStatus::add_user_counters`]): their user counters are added to `user_counters`
-    /// when the attempt succeeds, and all of it is dropped when it fails.
+    /// when the attempt succeeds, and all of it is taken back when it fails.
     pending_counters: Mutex<std::collections::HashMap<crate::TaskContext, AttemptCounters>>,
     /// Task attempts that failed, taken by the front end (which may report them as Hadoop's
     /// job client does).
@@ -329,11 +331,14 @@ impl JobStatus {
         done
     }
 
-    /// The attempt failed: its user counters are dropped (its built-in counts left in the
-    /// live counters are its task's to take back, as a failed map task does with the input
-    /// bytes it showed as progress).
+    /// The attempt failed: what it counted leaves the live counters (the input bytes a map
+    /// task showed as progress, say), and its user counters are dropped, as in Hadoop, where
+    /// only successful attempts count.
     pub fn discard_attempt(&self, attempt: &crate::TaskContext) {
-        lock(&self.pending_counters).remove(attempt);
+        let failed = lock(&self.pending_counters).remove(attempt);
+        if let Some(failed) = failed {
+            self.counters.sub_values(&failed.counters);
+        }
     }
 
     /// The job's own counters so far.
@@ -422,6 +427,11 @@ mod tests {
 
         status.add_user_counters(&second, &user);
         status.discard_attempt(&second);
+        assert_eq!(
+            status.counters.get(Counter::MapInputRecords),
+            7,
+            "a failed attempt's counts leave the live counters"
+        );
         assert_eq!(status.commit_attempt(&second), AttemptCounters::default());
         assert_eq!(
             status.user_counters(),

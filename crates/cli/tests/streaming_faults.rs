@@ -428,6 +428,56 @@ fn failed_attempts_are_retried_until_one_succeeds() {
     assert_eq!(s.output_lines("out"), ABC_LINES);
 }
 
+/// A mapper that reads all its input and then fails, retried until an attempt succeeds: the
+/// counters count the input once, as Hadoop counts only the successful attempt (the failed
+/// ones had shown their input bytes as progress).
+#[test]
+fn a_failed_attempt_that_read_its_input_leaves_no_count_behind() {
+    let s = Scratch::new();
+    let text = numbered_lines("line-", 20_000);
+    let input = s.write("input.txt", &text);
+    let out = s.arg("out");
+    let runs = s.arg("runs.txt");
+    let mapper = s.script(
+        "reads_then_fails.sh",
+        &format!(
+            "echo run >> {runs}\n\
+             if [ \"$(wc -l < {runs})\" -lt 3 ]; then cat > /dev/null; exit 1; fi\n\
+             cat\n"
+        ),
+    );
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=3",
+        "-D",
+        "mapreduce.job.reduces=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert_eq!(line_count(&s.path("runs.txt")), 3, "two failed attempts");
+    assert_eq!(s.output_lines("out").len(), 20_000);
+    let counter = |name: &str| {
+        run.stderr.lines().find_map(|line| {
+            let value = line.trim().strip_prefix(name)?.strip_prefix('=')?;
+            value.parse::<u64>().ok()
+        })
+    };
+    for (name, want) in [
+        ("Map input records", 20_000),
+        ("Map output records", 20_000),
+        ("Bytes Read", text.len() as u64),
+    ] {
+        assert_eq!(counter(name), Some(want), "{name}: {}", run.stderr);
+    }
+}
+
 /// The number of lines in `file`.
 fn line_count(file: &Path) -> usize {
     fs::read_to_string(file).unwrap().lines().count()

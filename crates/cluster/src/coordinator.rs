@@ -658,14 +658,18 @@ impl PhaseState {
         }
     }
 
-    /// Task `task` must run again: its output went with a lost worker. If the job's progress
-    /// shows this phase (`shown`), it counts the task once more only when it is done again.
-    fn redo(&mut self, task: usize, shown: Option<&JobStatus>) {
+    /// Task `task` must run again: its output went with a lost worker. The job's progress,
+    /// showing a later phase, still counts it done.
+    fn redo(&mut self, task: usize) {
         self.done_on[task] = None;
-        if let Some(status) = shown {
-            if std::mem::replace(&mut self.counted[task], false) {
-                status.task_undone();
-            }
+    }
+
+    /// Task `task` of the phase the job's progress shows must run again: the progress counts
+    /// it once more only when it is done again.
+    fn redo_shown(&mut self, task: usize, status: &JobStatus) {
+        self.redo(task);
+        if std::mem::replace(&mut self.counted[task], false) {
+            status.task_undone();
         }
     }
 
@@ -911,7 +915,7 @@ impl Run {
                     // The stage's input is made whole again on the partitions' new owners
                     // (map tasks are rerun from the job's input), then they run there.
                     for p in &redo {
-                        reduce_phase.redo(*p, Some(status));
+                        reduce_phase.redo_shown(*p, status);
                     }
                     seal = true;
                 } else {
@@ -990,7 +994,7 @@ impl Run {
             let maps = &mut producers[0];
             for task in &again {
                 // The progress shows the reduce phase: the map tasks stay counted.
-                maps.redo(*task, None);
+                maps.redo(*task);
             }
             self.phase(maps, again, status)?;
         }
@@ -1302,7 +1306,7 @@ impl Run {
                     if phase.stage == 0 && owned {
                         for task in 0..phase.done_on.len() {
                             if phase.done_on[task] == Some(w) {
-                                phase.redo(task, Some(status));
+                                phase.redo_shown(task, status);
                                 pending.push_back(task);
                             }
                         }

@@ -2,8 +2,7 @@
 //! job, a part file).
 
 use sluice_api::{
-    CountSink, Counter, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput,
-    TaskContext,
+    CountSink, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput, TaskContext,
 };
 use sluice_io::seqfile::{join_pair, SeqFileReader};
 use sluice_io::{
@@ -333,13 +332,9 @@ pub(crate) fn map_task(
     };
     let ran = mapper.run(&mut input, &mut out);
     let (out_records, out_bytes) = (out.records, out.bytes);
-    if let Err(e) = ran.and_then(|()| out.inner.finish(t.task, store, status, &ctx)) {
-        // The input bytes shown as progress were not read by a successful attempt.
-        status
-            .counters
-            .sub(Counter::MapInputBytes, input.published_bytes);
-        return Err(e);
-    }
+    // A failed attempt's input bytes, shown as progress, leave the counters with the rest of
+    // what it counted (`JobStatus::discard_attempt`).
+    ran.and_then(|()| out.inner.finish(t.task, store, status, &ctx))?;
     input.publish();
     // The task's own counts, added to the job's in one step (input bytes were published as
     // progress while the task ran).
@@ -554,7 +549,7 @@ mod tests {
     }
 
     #[test]
-    fn a_failed_map_task_counts_nothing_and_hands_over_no_run() {
+    fn a_failed_map_task_counts_nothing_once_discarded_and_hands_over_no_run() {
         let dir = tempfile::tempdir().unwrap();
         let status = Arc::new(JobStatus::default());
         let res = shared(dir.path(), Arc::clone(&status));
@@ -563,17 +558,23 @@ mod tests {
             LocalRenameCommitter::new(&Location::from_path(dir.path().join("o"))).unwrap();
         committer.setup_job().unwrap();
         let catalog = RunCatalog::new();
-        let err = run(
-            &job,
-            "a\nb\nfail\n",
-            0,
-            Some(&catalog),
-            &committer,
-            &res,
-            dir.path(),
-        )
-        .unwrap_err();
-        assert!(err.to_string().contains("record at byte 4"), "{err}");
+        // Enough lines before the failing one that the task shows progress on the way.
+        let lines = 3 * CHECK_EVERY as usize;
+        let text = format!("{}fail\n", "a\n".repeat(lines));
+        let err = run(&job, &text, 0, Some(&catalog), &committer, &res, dir.path()).unwrap_err();
+        let at = format!("record at byte {}", 2 * lines);
+        assert!(err.to_string().contains(&at), "{err}");
+        assert!(
+            status.counters.snapshot().map_input_bytes > 0,
+            "the attempt showed its progress"
+        );
+        let attempt = TaskContext {
+            is_map: true,
+            task: 0,
+            attempt: 0,
+            stage: 1,
+        };
+        status.discard_attempt(&attempt);
         assert_eq!(status.counters.snapshot(), Default::default());
         assert!(catalog.into_runs().is_empty());
     }

@@ -50,9 +50,8 @@ pub fn run_tasks(
 
 /// Runs one task up to `attempts` times until it succeeds. A failed attempt's output is
 /// discarded by the attempt itself (its collector deletes its spill files when dropped, a part
-/// file is recreated) and so are its counters (tasks count them when they finish; user counters
-/// wait in the job status until their attempt succeeds); the job status records each failed
-/// attempt for the front end.
+/// file is recreated) and so are its counters (the job status takes back what it counted, and
+/// drops its user counters); the job status records each failed attempt for the front end.
 pub(crate) fn with_attempts(
     attempts: usize,
     status: &JobStatus,
