@@ -253,6 +253,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         return Ok(launch_error(console, &e.to_string(), exit_status(&e)));
     }
     warn_unbuffered_python(console, &parsed);
+    warn_small_splits(console, &built);
     if parsed.verbose {
         let mut text = String::from("job configuration:");
         for (key, value) in built.conf.entries_with_aliases() {
@@ -453,6 +454,27 @@ fn warn_unbuffered_python(console: Console, args: &StreamingArgs) {
              system call; unset it (or -cmdenv PYTHONUNBUFFERED=) for much faster jobs",
         );
     }
+}
+
+/// A mapper program started once for each of thousands of small splits spends most of the job
+/// starting; say how to read the small files in a few splits instead.
+fn warn_small_splits(console: Console, built: &StreamingJob) {
+    let Some(small) = built.small_splits() else {
+        return;
+    };
+    let average = small.bytes / u64::try_from(small.splits.max(1)).unwrap_or(u64::MAX);
+    say(
+        console,
+        "WARN",
+        &format!(
+            "note: the input makes {} map tasks of {} on average, and the mapper program starts \
+             once for each; -inputformat org.apache.hadoop.mapred.lib.CombineTextInputFormat \
+             reads many small files in one map task (with -D stream.map.input.ignoreKey=true \
+             the mapper reads the same lines as now)",
+            small.splits,
+            human_bytes(average)
+        ),
+    );
 }
 
 /// Hadoop Streaming's exit status for a job that did not run: 5 when the job could not be

@@ -1,6 +1,7 @@
 //! How `sluice streaming` behaves when its programs misbehave: programs that write a lot before
 //! they read, fail, get killed, stop reading early, hang, leave processes behind, or report
-//! counters from attempts that fail; the job being interrupted; command lines sluice refuses.
+//! counters from attempts that fail; the job being interrupted; command lines sluice refuses;
+//! inputs of so many small files that starting the mapper is most of the job.
 //!
 //! None of this can be compared with Hadoop (its local mode does not retry, waits ten minutes
 //! before a timeout, ...), so every test asserts the specified behaviour directly. The programs
@@ -1207,6 +1208,62 @@ fn programs_see_the_starting_directory() {
     ]);
     run.assert_success();
     assert_eq!(s.output_lines("out"), ["a\t1!", "b\t2!", "c\t3!"]);
+}
+
+/// 1,000 small files make 1,000 map tasks, each starting the mapper program: sluice says so
+/// and names CombineTextInputFormat. Following the note gives the same output (the mapper
+/// reads the same lines) and no note.
+#[test]
+fn thousands_of_small_files_get_a_note_and_following_it_gives_the_same_output() {
+    let s = Scratch::new();
+    let mut expected = Vec::new();
+    let mut bytes = 0;
+    for i in 0..1000 {
+        let text = format!("w{i} x\nv{i}\ty\n");
+        bytes += text.len();
+        s.write(&format!("many/f{i:04}.txt"), &text);
+        // `cat` as mapper and reducer: a line's text up to its first tab is the key.
+        expected.push(format!("w{i} x\t"));
+        expected.push(format!("v{i}\ty"));
+    }
+    expected.sort();
+    let input = s.arg("many");
+    let note = "CombineTextInputFormat reads many small files in one map task";
+
+    let out = s.arg("out");
+    let run = s.run(&[
+        "-input", &input, "-output", &out, "-mapper", "cat", "-reducer", "cat",
+    ]);
+    run.assert_success();
+    run.assert_says(&format!(
+        "the input makes 1000 map tasks of {} B on average",
+        bytes / 1000
+    ));
+    run.assert_says(note);
+    let mut lines = s.output_lines("out");
+    lines.sort();
+    assert_eq!(lines, expected);
+
+    let combined = s.arg("combined");
+    let run = s.run(&[
+        "-D",
+        "stream.map.input.ignoreKey=true",
+        "-inputformat",
+        "org.apache.hadoop.mapred.lib.CombineTextInputFormat",
+        "-input",
+        &input,
+        "-output",
+        &combined,
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]);
+    run.assert_success();
+    assert!(!run.stderr.contains(note), "{}", run.stderr);
+    let mut lines = s.output_lines("combined");
+    lines.sort();
+    assert_eq!(lines, expected);
 }
 
 /// A job refused while it is being set up (here: a reducer that is neither a program nor a

@@ -42,7 +42,26 @@ pub struct StreamingJob {
     /// The job's configuration as the programs see it.
     pub conf: JobConf,
     scratch: std::sync::Mutex<Scratch>,
+    /// Set when the mapper program would start once for each of very many small splits.
+    small_splits: Option<SmallSplits>,
 }
+
+/// Input split into so many small pieces that starting the mapper program once for each
+/// takes longer than the work: see [`StreamingJob::small_splits`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmallSplits {
+    /// The number of splits (and of map tasks, each starting the mapper once).
+    pub splits: usize,
+    /// The input's bytes, all splits together.
+    pub bytes: u64,
+}
+
+/// At least this many splits...
+const MANY_SPLITS: u64 = 1000;
+/// ...of at most this many bytes on average make a job whose mapper program spends more time
+/// starting than reading: a Python interpreter takes 20-100 ms to start, about what it needs to
+/// read a mebibyte of lines.
+const SMALL_SPLIT: u64 = 1 << 20;
 
 impl StreamingJob {
     /// The job's id, in Hadoop's form (`job_<digits>_0001`).
@@ -62,6 +81,14 @@ impl StreamingJob {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .finish(keep_logs)
+    }
+
+    /// `Some` when a mapper program reads input through `TextInputFormat` cut into at least
+    /// 1,000 splits of under 1 MiB each on average (thousands of small files, as a rule). Each
+    /// split is a map task that starts the program anew, so most of such a job is spent
+    /// starting programs; `CombineTextInputFormat` packs small files into a few splits.
+    pub fn small_splits(&self) -> Option<SmallSplits> {
+        self.small_splits
     }
 }
 
@@ -175,7 +202,11 @@ pub fn build_with(
     // The programs see the number of map tasks (`mapreduce_job_maps`). If the inputs cannot
     // be listed, the job fails when it starts, with the reason.
     let mut planned = None;
+    let mut small_splits = None;
     if let Ok(files) = sluice_io::discover(stores, &inputs) {
+        let bytes = files
+            .iter()
+            .fold(0u64, |sum, f| sum.saturating_add(f.status.len));
         let maps = match input_format {
             InputFormat::NLine(lines) => planned
                 .insert(nline::plan(stores, files, lines)?)
@@ -188,6 +219,14 @@ pub fn build_with(
             _ => sluice_io::plan_block_splits(&files, split_size, min_split).len(),
         };
         conf.set("mapreduce.job.maps", maps.to_string());
+        let small = u64::try_from(maps)
+            .is_ok_and(|m| m >= MANY_SPLITS && bytes < m.saturating_mul(SMALL_SPLIT));
+        if small && matches!(input_format, InputFormat::Text) {
+            small_splits = Some(SmallSplits {
+                splits: maps,
+                bytes,
+            });
+        }
     }
 
     let sequence_format = part_file_format(args)?;
@@ -283,6 +322,7 @@ pub fn build_with(
         context,
         conf,
         scratch: std::sync::Mutex::new(scratch),
+        small_splits,
     })
 }
 

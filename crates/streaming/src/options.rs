@@ -399,7 +399,8 @@ Streaming options:
                             N lines, the mapper gets offset<TAB>line;
                             org.apache.hadoop.mapred.lib.CombineTextInputFormat: many small
                             files a map task (as large as split.maxsize; without it one task),
-                            the mapper gets offset<TAB>line; SequenceFileInputFormat,
+                            the mapper gets offset<TAB>line (the line alone with
+                            -D stream.map.input.ignoreKey=true); SequenceFileInputFormat,
                             SequenceFileAsTextInputFormat, or
                             org.apache.hadoop.mapred.SequenceFileAsBinaryInputFormat
   -outputformat <class>     org.apache.hadoop.mapred.TextOutputFormat (default),
