@@ -61,6 +61,20 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Run Hadoop Streaming's jar as `hadoop jar` does: `sluice jar hadoop-streaming.jar ARGS`.
+    ///
+    /// The same as `sluice streaming ARGS`, for wrappers that build `$HADOOP_CMD jar
+    /// $HADOOP_STREAMING ...` commands: point them at sluice. No jar is read or needed at that
+    /// path.
+    #[command(disable_help_flag = true)]
+    Jar {
+        /// The jar: Hadoop Streaming's (a file name `hadoop-streaming*.jar`, any directory).
+        #[arg(allow_hyphen_values = true)]
+        jar: String,
+        /// Hadoop Streaming's arguments, as for `sluice streaming`.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Run a suite of workloads (wordcount, grep, sort, terasort, pagerank, ...) at a chosen
     /// size, check every output against an independent reference, and write a JSON report and
     /// an HTML page with plots of where the time went.
@@ -470,7 +484,26 @@ fn main() -> ExitCode {
         print!("{}", sluice_streaming::USAGE);
         return ExitCode::SUCCESS;
     }
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    if let Command::Jar { jar, args } = cli.command {
+        // Everything after the jar is Streaming's, `-help` and `--help` included.
+        if ["-h", "--help", "-help"].contains(&jar.as_str()) {
+            let mut command = <Cli as clap::CommandFactory>::command();
+            if let Some(jar) = command.find_subcommand_mut("jar") {
+                let _ = jar.print_long_help();
+            }
+            return ExitCode::SUCCESS;
+        }
+        if !is_streaming_jar(&jar) {
+            eprintln!(
+                "sluice jar: {jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar) \
+                 only; the jobs of other jars are Java code, which sluice does not run (its \
+                 built-in jobs run with `sluice run`, e.g. `sluice run wordcount`)"
+            );
+            return ExitCode::from(1);
+        }
+        cli.command = Command::Streaming { args };
+    }
     if matches!(cli.command, Command::Streaming { .. } | Command::Worker(_)) {
         start_reaper();
     }
@@ -506,6 +539,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Whether `jar` names Hadoop Streaming's jar: `hadoop-streaming.jar` as distributions link
+/// it, or a versioned `hadoop-streaming-3.4.3.jar`, in any directory.
+fn is_streaming_jar(jar: &str) -> bool {
+    let name = jar.rsplit('/').next().unwrap_or(jar);
+    name.starts_with("hadoop-streaming") && name.ends_with(".jar")
+}
+
 /// Makes the streaming programs this process starts die with it, whatever ends it (see
 /// `sluice_streaming::orphans`); without a reaper they would only end when their pipes close.
 fn start_reaper() {
@@ -522,7 +562,7 @@ fn start_reaper() {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Run(job) => run_builtin(job),
-        Command::Streaming { .. } => Ok(()),
+        Command::Streaming { .. } | Command::Jar { .. } => Ok(()),
         Command::Worker(args) => cluster::run_worker(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Secret { file } => cluster::write_secret(&file),

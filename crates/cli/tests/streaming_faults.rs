@@ -1266,6 +1266,67 @@ fn thousands_of_small_files_get_a_note_and_following_it_gives_the_same_output() 
     assert_eq!(lines, expected);
 }
 
+/// Wrappers run `$HADOOP_CMD jar $HADOOP_STREAMING ARGS`: with sluice as the command, a
+/// streaming jar's path (which need not exist) runs the streaming job; another jar is refused
+/// before anything runs.
+#[test]
+fn the_streaming_jar_runs_as_hadoop_jar_runs_it() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let run = |args: &[&str]| {
+        let output = Command::new(SLUICE)
+            .args(args)
+            .current_dir(s.dir.path())
+            .env("TMPDIR", s.dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        (
+            output.status.code(),
+            String::from_utf8_lossy(&output.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = run(&[
+        "jar",
+        "/opt/hadoop/share/hadoop/tools/lib/hadoop-streaming-3.4.3.jar",
+        "-D",
+        "mapreduce.job.reduces=2",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(s.path("out/part-00001").is_file(), "{stderr}");
+    let mut lines = s.output_lines("out");
+    lines.sort();
+    assert_eq!(lines, ABC_LINES);
+
+    let (code, stderr) = run(&["jar", "hadoop-streaming.jar", "-info"]);
+    assert_eq!(code, Some(0), "{stderr}");
+
+    let other = s.arg("other");
+    let (code, stderr) = run(&[
+        "jar",
+        "hadoop-mapreduce-examples-3.4.3.jar",
+        "wordcount",
+        &input,
+        &other,
+    ]);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("hadoop-mapreduce-examples-3.4.3.jar")
+            && stderr.contains("sluice run wordcount"),
+        "{stderr}"
+    );
+    assert!(!s.path("other").exists());
+}
+
 /// A job refused while it is being set up (here: a reducer that is neither a program nor a
 /// class sluice knows) leaves no scratch directory behind.
 #[test]
