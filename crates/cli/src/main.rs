@@ -13,6 +13,7 @@ mod formats;
 mod gen;
 mod gen_graph;
 mod iterate;
+mod jar;
 mod progress;
 mod random;
 mod randomwriter;
@@ -61,17 +62,21 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
-    /// Run Hadoop Streaming's jar as `hadoop jar` does: `sluice jar hadoop-streaming.jar ARGS`.
+    /// Run Hadoop Streaming's jar, or an example of Hadoop's examples jar, as `hadoop jar`
+    /// does.
     ///
-    /// The same as `sluice streaming ARGS`, for wrappers that build `$HADOOP_CMD jar
-    /// $HADOOP_STREAMING ...` commands: point them at sluice. No jar is read or needed at that
-    /// path.
+    /// For wrappers and scripts that build `$HADOOP_CMD jar JAR ...` commands: point them at
+    /// sluice. `sluice jar hadoop-streaming*.jar ARGS` is `sluice streaming ARGS`; `sluice jar
+    /// hadoop-mapreduce-examples*.jar PROGRAM [-D key=value ...] ARGS` runs wordcount, grep,
+    /// terasort, teragen or teravalidate as `sluice run` does, taking Hadoop's arguments. No
+    /// jar is read or needed at that path.
     #[command(disable_help_flag = true)]
     Jar {
-        /// The jar: Hadoop Streaming's (a file name `hadoop-streaming*.jar`, any directory).
+        /// The jar, by its file name (in any directory): `hadoop-streaming*.jar` or
+        /// `hadoop-mapreduce-examples*.jar`.
         #[arg(allow_hyphen_values = true)]
         jar: String,
-        /// Hadoop Streaming's arguments, as for `sluice streaming`.
+        /// The jar's arguments, as `hadoop jar` takes them.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -486,7 +491,7 @@ fn main() -> ExitCode {
     }
     let mut cli = Cli::parse();
     if let Command::Jar { jar, args } = cli.command {
-        // Everything after the jar is Streaming's, `-help` and `--help` included.
+        // Everything after the jar is the jar's, `-help` and `--help` included.
         if ["-h", "--help", "-help"].contains(&jar.as_str()) {
             let mut command = <Cli as clap::CommandFactory>::command();
             if let Some(jar) = command.find_subcommand_mut("jar") {
@@ -494,15 +499,18 @@ fn main() -> ExitCode {
             }
             return ExitCode::SUCCESS;
         }
-        if !is_streaming_jar(&jar) {
-            eprintln!(
-                "sluice jar: {jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar) \
-                 only; the jobs of other jars are Java code, which sluice does not run (its \
-                 built-in jobs run with `sluice run`, e.g. `sluice run wordcount`)"
-            );
-            return ExitCode::from(1);
-        }
-        cli.command = Command::Streaming { args };
+        cli = match jar::command(&jar, &args) {
+            Ok(jar::JarCommand::Streaming(args)) => Cli {
+                command: Command::Streaming { args },
+            },
+            Ok(jar::JarCommand::Run(args)) => {
+                Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
+            }
+            Err(message) => {
+                eprintln!("sluice jar: {message}");
+                return ExitCode::from(1);
+            }
+        };
     }
     if matches!(cli.command, Command::Streaming { .. } | Command::Worker(_)) {
         start_reaper();
@@ -537,13 +545,6 @@ fn main() -> ExitCode {
             }
         }
     }
-}
-
-/// Whether `jar` names Hadoop Streaming's jar: `hadoop-streaming.jar` as distributions link
-/// it, or a versioned `hadoop-streaming-3.4.3.jar`, in any directory.
-fn is_streaming_jar(jar: &str) -> bool {
-    let name = jar.rsplit('/').next().unwrap_or(jar);
-    name.starts_with("hadoop-streaming") && name.ends_with(".jar")
 }
 
 /// Makes the streaming programs this process starts die with it, whatever ends it (see

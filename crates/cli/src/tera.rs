@@ -28,7 +28,8 @@ pub(crate) struct TeraGenArgs {
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
     define: Vec<(String, String)>,
     /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
-    /// tasks) [default: the number of threads].
+    /// tasks) [default: -D mapreduce.job.maps, as Hadoop's TeraGen takes it, else the number
+    /// of threads].
     #[arg(long, value_parser = file_count)]
     maps: Option<usize>,
     /// Worker threads [default: number of cores].
@@ -77,6 +78,21 @@ fn parse_rows(text: &str) -> Result<u64, String> {
         .ok_or_else(|| format!("expected a number of rows such as 1000, 10m or 1b, got {text:?}"))
 }
 
+/// The map tasks Hadoop's TeraGen would run: `-D mapreduce.job.maps` (or its old name
+/// `mapred.map.tasks`), the last one given.
+fn maps_defined(define: &[(String, String)]) -> Result<Option<usize>> {
+    let Some((key, value)) = define
+        .iter()
+        .rev()
+        .find(|(key, _)| key == "mapreduce.job.maps" || key == "mapred.map.tasks")
+    else {
+        return Ok(None);
+    };
+    crate::file_count(value.trim())
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("-D {key}={value}: {e}"))
+}
+
 fn status_with_ctrl_c() -> Result<Arc<JobStatus>> {
     let status = Arc::new(JobStatus::default());
     crate::cancel_on_ctrl_c(&status)?;
@@ -86,7 +102,10 @@ fn status_with_ctrl_c() -> Result<Arc<JobStatus>> {
 /// Runs `sluice run teragen`.
 pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(default_threads);
-    let maps = args.maps.unwrap_or(threads);
+    let maps = match args.maps {
+        Some(maps) => maps,
+        None => maps_defined(&args.define)?.unwrap_or(threads),
+    };
     let store_config = crate::stores::store_config(&args.define)?;
     let output = crate::stores::resolve("--output", &args.output, &store_config)?;
     let stores = crate::stores::stores(&store_config, "teragen");

@@ -20,6 +20,8 @@ mod counters;
 mod discovery;
 #[path = "e2e/failures.rs"]
 mod failures;
+#[path = "e2e/jar.rs"]
+mod jar;
 #[path = "e2e/jobs.rs"]
 mod jobs;
 #[path = "e2e/messy.rs"]

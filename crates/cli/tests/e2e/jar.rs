@@ -1,0 +1,186 @@
+//! `sluice jar hadoop-mapreduce-examples*.jar PROGRAM ARGS`: scripts written for `hadoop jar`
+//! run unchanged. Hadoop's positional arguments and generic options reach the job: the outputs
+//! are checked against the Python references and against the rows Hadoop's TeraGen writes
+//! (its checksum), never against another sluice run.
+
+use std::fs;
+use std::path::Path;
+
+use crate::util::{assert_same_output, gen_text, sluice, Reference};
+
+/// Where Hadoop installs its examples jar; sluice reads nothing there.
+const EXAMPLES_JAR: &str = "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.4.3.jar";
+
+/// The checksum Hadoop's TeraGen and TeraValidate report for rows 0..1000 (as in `tera.rs`).
+const HADOOP_CHECKSUM_1000: &str = "1f9ffe645ec";
+
+fn path(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+#[test]
+fn examples_jar_wordcount_and_grep_take_hadoops_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    gen_text(&corpus, "300KiB", 3, 11);
+    let first = corpus.join("part-00000.txt");
+    let rest = corpus.join("part-00001.txt");
+    assert!(
+        first.is_file() && rest.is_file(),
+        "gen text wrote other names"
+    );
+
+    // Several inputs before the output, reducers from -D, as Hadoop's WordCount takes them.
+    let out = dir.path().join("wc");
+    let run = sluice(
+        &[
+            "jar",
+            EXAMPLES_JAR,
+            "wordcount",
+            "-D",
+            "mapreduce.job.reduces=3",
+            path(&first),
+            path(&rest),
+            path(&out),
+        ],
+        None,
+    );
+    run.assert_code(0, "jar wordcount");
+    let expected = dir.path().join("wc-ref");
+    Reference::new("wordcount", &expected)
+        .args(&["--reducers", "3"])
+        .input(&first)
+        .input(&rest)
+        .run();
+    assert_same_output(&out, &expected, "jar wordcount");
+
+    // Grep's regex and group follow the directories; `-Dkey=value` is a generic option too.
+    let out = dir.path().join("grep");
+    let run = sluice(
+        &[
+            "jar",
+            EXAMPLES_JAR,
+            "grep",
+            "-Dmapreduce.job.reduces=2",
+            path(&corpus),
+            path(&out),
+            "([a-z]+)ing",
+            "1",
+        ],
+        None,
+    );
+    run.assert_code(0, "jar grep");
+    let expected = dir.path().join("grep-ref");
+    Reference::new("grep", &expected)
+        .args(&["--pattern", "([a-z]+)ing", "--group", "1"])
+        .input(&corpus)
+        .run();
+    assert_same_output(&out, &expected, "jar grep");
+}
+
+#[test]
+fn examples_jar_teragen_terasort_teravalidate_take_hadoops_arguments() {
+    let dir = tempfile::tempdir().unwrap();
+    let generated = dir.path().join("gen");
+    let sorted = dir.path().join("sorted");
+    let report = dir.path().join("report");
+    let gen_uri = format!("file://{}", path(&generated));
+
+    let run = sluice(
+        &[
+            "jar",
+            EXAMPLES_JAR,
+            "teragen",
+            "-D",
+            "mapreduce.job.maps=3",
+            "1000",
+            &gen_uri,
+        ],
+        None,
+    );
+    run.assert_code(0, "jar teragen");
+    let mut parts: Vec<String> = fs::read_dir(&generated)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("part-m-"))
+        .collect();
+    parts.sort();
+    assert_eq!(parts, ["part-m-00000", "part-m-00001", "part-m-00002"]);
+    let rows: Vec<u8> = parts
+        .iter()
+        .flat_map(|p| fs::read(generated.join(p)).unwrap())
+        .collect();
+    assert_eq!(rows.len(), 100_000);
+
+    let run = sluice(
+        &["jar", EXAMPLES_JAR, "terasort", &gen_uri, path(&sorted)],
+        None,
+    );
+    run.assert_code(0, "jar terasort");
+    let mut expected: Vec<&[u8]> = rows.chunks(100).collect();
+    expected.sort_by(|a, b| a[..10].cmp(&b[..10]));
+    let mut names: Vec<String> = fs::read_dir(&sorted)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("part-r-"))
+        .collect();
+    names.sort();
+    let got: Vec<u8> = names
+        .iter()
+        .flat_map(|p| fs::read(sorted.join(p)).unwrap())
+        .collect();
+    assert!(
+        got == expected.concat(),
+        "terasort's rows are not the sorted rows"
+    );
+
+    let run = sluice(
+        &[
+            "jar",
+            EXAMPLES_JAR,
+            "teravalidate",
+            path(&sorted),
+            path(&report),
+        ],
+        None,
+    );
+    run.assert_code(0, "jar teravalidate");
+    let text = fs::read_to_string(report.join("part-r-00000")).unwrap();
+    assert_eq!(text.trim_end(), format!("checksum\t{HADOOP_CHECKSUM_1000}"));
+}
+
+#[test]
+fn examples_jar_refuses_what_sluice_does_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("out");
+    for (args, says) in [
+        (vec!["pi", "2", "10"], "not pi"),
+        (
+            vec!["terasort", path(dir.path())],
+            "Usage: terasort <input dir> <output dir>",
+        ),
+        (
+            vec![
+                "wordcount",
+                "-libjars",
+                "x.jar",
+                path(dir.path()),
+                path(&out),
+            ],
+            "-libjars is not supported",
+        ),
+    ] {
+        let mut all = vec!["jar", EXAMPLES_JAR];
+        all.extend(args);
+        let run = sluice(&all, None);
+        run.assert_code(1, says);
+        assert!(run.stderr.contains(says), "{}", run.stderr);
+        assert!(!out.exists());
+    }
+    let run = sluice(
+        &["jar", "/opt/app/my-job-1.0.jar", "com.example.Main"],
+        None,
+    );
+    run.assert_code(1, "another jar");
+    assert!(run.stderr.contains("Java code"), "{}", run.stderr);
+}
