@@ -1267,8 +1267,8 @@ fn thousands_of_small_files_get_a_note_and_following_it_gives_the_same_output() 
 }
 
 /// Wrappers run `$HADOOP_CMD jar $HADOOP_STREAMING ARGS`: with sluice as the command, a
-/// streaming jar's path (which need not exist) runs the streaming job; another jar is refused
-/// before anything runs.
+/// streaming jar's path (which need not exist) runs the streaming job; a jar of Java jobs is
+/// refused before anything runs.
 #[test]
 fn the_streaming_jar_runs_as_hadoop_jar_runs_it() {
     let s = Scratch::new();
@@ -1313,15 +1313,14 @@ fn the_streaming_jar_runs_as_hadoop_jar_runs_it() {
     let other = s.arg("other");
     let (code, stderr) = run(&[
         "jar",
-        "hadoop-mapreduce-examples-3.4.3.jar",
-        "wordcount",
+        "/opt/app/wordcount-1.0.jar",
+        "com.example.WordCount",
         &input,
         &other,
     ]);
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
-        stderr.contains("hadoop-mapreduce-examples-3.4.3.jar")
-            && stderr.contains("sluice run wordcount"),
+        stderr.contains("wordcount-1.0.jar") && stderr.contains("Java code"),
         "{stderr}"
     );
     assert!(!s.path("other").exists());
