@@ -80,8 +80,14 @@ impl Scratch {
 
     /// Starts `sluice streaming ARGS` in this directory.
     fn start(&self, args: &[&str]) -> Running {
+        let mut all = vec!["streaming"];
+        all.extend_from_slice(args);
+        self.start_sluice(&all)
+    }
+
+    /// Starts `sluice ARGS` in this directory.
+    fn start_sluice(&self, args: &[&str]) -> Running {
         let mut child = Command::new(SLUICE)
-            .arg("streaming")
             .args(args)
             .current_dir(self.dir.path())
             .env("TMPDIR", self.dir.path())
@@ -1275,17 +1281,8 @@ fn the_streaming_jar_runs_as_hadoop_jar_runs_it() {
     let input = s.write("input.txt", ABC);
     let out = s.arg("out");
     let run = |args: &[&str]| {
-        let output = Command::new(SLUICE)
-            .args(args)
-            .current_dir(s.dir.path())
-            .env("TMPDIR", s.dir.path())
-            .stdin(Stdio::null())
-            .output()
-            .unwrap();
-        (
-            output.status.code(),
-            String::from_utf8_lossy(&output.stderr).into_owned(),
-        )
+        let finished = s.start_sluice(args).finish(DEADLINE);
+        (finished.code, finished.stderr)
     };
     let (code, stderr) = run(&[
         "jar",
