@@ -16,6 +16,8 @@ pub(crate) enum JarCommand {
     Streaming(Vec<String>),
     /// `sluice` with these arguments (starting with `run`).
     Run(Vec<String>),
+    /// `sluice jar`'s own help (`sluice jar -help`; any `-help` after the jar is the jar's).
+    Help,
 }
 
 /// The examples sluice runs, with Hadoop's usage line of each.
@@ -33,6 +35,9 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// A message for the user: a jar sluice does not run, an example it does not have, a generic
 /// option it cannot honour, or the wrong number of arguments (with Hadoop's usage line).
 pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, String> {
+    if ["-h", "--help", "-help"].contains(&jar) {
+        return Ok(JarCommand::Help);
+    }
     let name = jar.rsplit('/').next().unwrap_or(jar);
     if !name.ends_with(".jar") {
         return Err(format!("{jar}: not a jar (its name does not end in .jar)"));
@@ -72,7 +77,6 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
         ));
     };
     let (mut run, positional) = generic_options(rest)?;
-    let wrong = || format!("Usage: {usage}");
     let flag = |run: &mut Vec<String>, name: &str, value: &str| {
         run.push(name.to_string());
         run.push(value.to_string());
@@ -100,7 +104,7 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
             flag(&mut run, "--rows", rows);
             flag(&mut run, "--output", output);
         }
-        _ => return Err(wrong()),
+        _ => return Err(format!("Usage: {usage}")),
     }
     let mut command = vec!["run".to_string(), program.clone()];
     command.append(&mut run);
@@ -159,6 +163,18 @@ mod tests {
 
     fn run(jar: &str, args: &[&str]) -> Result<JarCommand, String> {
         command(jar, &strings(args))
+    }
+
+    #[test]
+    fn help_before_the_jar_is_sluice_jars_own() {
+        for help in ["-h", "--help", "-help"] {
+            assert_eq!(run(help, &[]), Ok(JarCommand::Help));
+        }
+        // After the jar, -help is the jar's: streaming's usage, not sluice jar's.
+        assert_eq!(
+            run("hadoop-streaming.jar", &["-help"]),
+            Ok(JarCommand::Streaming(strings(&["-help"])))
+        );
     }
 
     #[test]

@@ -491,19 +491,21 @@ fn main() -> ExitCode {
     }
     let mut cli = Cli::parse();
     if let Command::Jar { jar, args } = cli.command {
-        // Everything after the jar is the jar's, `-help` and `--help` included.
-        if ["-h", "--help", "-help"].contains(&jar.as_str()) {
-            let mut command = <Cli as clap::CommandFactory>::command();
-            if let Some(jar) = command.find_subcommand_mut("jar") {
-                let _ = jar.print_long_help();
-            }
-            return ExitCode::SUCCESS;
-        }
         cli = match jar::command(&jar, &args) {
+            Ok(jar::JarCommand::Help) => {
+                let mut command = <Cli as clap::CommandFactory>::command();
+                if let Some(jar) = command.find_subcommand_mut("jar") {
+                    let _ = jar.print_long_help();
+                }
+                return ExitCode::SUCCESS;
+            }
             Ok(jar::JarCommand::Streaming(args)) => Cli {
                 command: Command::Streaming { args },
             },
             Ok(jar::JarCommand::Run(args)) => {
+                // Streaming's console is Hadoop's, progress lines included; an examples job's
+                // is sluice's, whose bar would put escape codes in the wrapper's log.
+                progress::leave_out_bar();
                 Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
             }
             Err(message) => {

@@ -1,7 +1,7 @@
 //! What the user sees while and after a job runs: a progress bar on a terminal, then counters.
 
 use std::io::IsTerminal;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -15,7 +15,7 @@ use crate::size::human_bytes;
 /// A progress bar refreshed from the job's status by a background thread, which also prints the
 /// job's notes and the task attempts that failed and are tried again, as they come.
 pub(crate) struct Display {
-    stop: Option<(Arc<std::sync::atomic::AtomicBool>, JoinHandle<()>)>,
+    stop: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
 }
 
 impl Display {
@@ -25,7 +25,7 @@ impl Display {
         if quiet {
             return Display { stop: None };
         }
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let done = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&done);
         let handle = if std::io::stderr().is_terminal() && progress_wanted() {
             std::thread::spawn(move || refresh(&status, &flag))
@@ -71,7 +71,7 @@ fn notices(status: &JobStatus) -> Vec<String> {
 }
 
 /// Prints notes and retried attempts until `done` (no terminal: no bar).
-fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
+fn print_notices(status: &JobStatus, done: &AtomicBool) {
     loop {
         let finished = done.load(Ordering::Relaxed);
         for notice in notices(status) {
@@ -84,7 +84,7 @@ fn print_notices(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
     }
 }
 
-fn refresh(status: &JobStatus, done: &std::sync::atomic::AtomicBool) {
+fn refresh(status: &JobStatus, done: &AtomicBool) {
     let style = |template: &str| {
         ProgressStyle::with_template(template)
             .unwrap_or_else(|_| ProgressStyle::default_bar())
@@ -199,8 +199,22 @@ pub(crate) fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Whether `SLUICE_PROGRESS` allows progress output (anything but `0`, `false`, `no`, `off`).
+/// Set when the command line came through `sluice jar`: such a line is built by a wrapper or
+/// a script, which logs the console, and a bar's escape codes would land in its log.
+static BAR_UNWANTED: AtomicBool = AtomicBool::new(false);
+
+/// Leaves out the progress bar for the rest of this process, whatever `SLUICE_PROGRESS` says
+/// (notes and retried attempts are still printed).
+pub(crate) fn leave_out_bar() {
+    BAR_UNWANTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether progress output is wanted: not for a `sluice jar` command line, and not when
+/// `SLUICE_PROGRESS` is `0`, `false`, `no` or `off`.
 pub(crate) fn progress_wanted() -> bool {
+    if BAR_UNWANTED.load(Ordering::Relaxed) {
+        return false;
+    }
     match std::env::var("SLUICE_PROGRESS") {
         Ok(value) => !matches!(
             value.trim().to_ascii_lowercase().as_str(),

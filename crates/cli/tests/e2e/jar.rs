@@ -6,7 +6,7 @@
 use std::fs;
 use std::path::Path;
 
-use crate::util::{assert_same_output, gen_text, sluice, Reference};
+use crate::util::{assert_same_output, gen_text, sluice, Reference, SLUICE};
 
 /// Where Hadoop installs its examples jar; sluice reads nothing there.
 const EXAMPLES_JAR: &str = "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.4.3.jar";
@@ -183,4 +183,61 @@ fn examples_jar_refuses_what_sluice_does_not_run() {
     );
     run.assert_code(1, "another jar");
     assert!(run.stderr.contains("Java code"), "{}", run.stderr);
+}
+
+/// What `sluice ARGS` writes to a pseudo-terminal (through util-linux's `script`), as a
+/// wrapper run from a terminal that logs the console sees it.
+fn on_a_terminal(args: &[&str]) -> String {
+    let quoted: Vec<String> = std::iter::once(SLUICE)
+        .chain(args.iter().copied())
+        .map(|arg| format!("'{}'", arg.replace('\'', r"'\''")))
+        .collect();
+    let out = std::process::Command::new("script")
+        .args(["-qec", &quoted.join(" "), "/dev/null"])
+        .env_remove("SLUICE_PROGRESS")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("util-linux's script runs the command on a pseudo-terminal");
+    assert!(out.status.success(), "{args:?} on a terminal: {out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// A wrapper that builds `hadoop jar` lines logs their console: an examples job run through
+/// `sluice jar` draws no progress bar (whose escape codes would land in the log), while the
+/// same job run as `sluice run` on the terminal does.
+#[test]
+fn examples_jar_jobs_draw_no_progress_bar_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b\nb c\n").unwrap();
+
+    let direct = dir.path().join("direct");
+    let console = on_a_terminal(&[
+        "run",
+        "wordcount",
+        "--input",
+        path(&input),
+        "--output",
+        path(&direct),
+    ]);
+    assert!(
+        console.contains("\x1b["),
+        "sluice run drew no bar on the terminal, so this test checks nothing: {console:?}"
+    );
+
+    let through_jar = dir.path().join("jar");
+    let console = on_a_terminal(&[
+        "jar",
+        EXAMPLES_JAR,
+        "wordcount",
+        path(&input),
+        path(&through_jar),
+    ]);
+    assert!(
+        !console.contains('\x1b'),
+        "escape codes in the console of a jar job: {console:?}"
+    );
+    assert!(console.contains("wordcount"), "no summary: {console:?}");
+    let words = fs::read_to_string(through_jar.join("part-r-00000")).unwrap();
+    assert_eq!(words, "a\t1\nb\t2\nc\t1\n");
 }
