@@ -13,7 +13,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -66,6 +66,10 @@ const BATCH_OUTPUTS: usize = 256;
 
 /// How long a busy worker waits for the hello of a coordinator it turns away.
 const TURN_AWAY_TIMEOUT: Duration = Duration::from_secs(5);
+/// How many coordinators may be waited on at once to be told this worker is busy; beyond
+/// them a connection is closed at once, so that a peer reconnecting in a loop cannot make the
+/// worker start a thread per attempt.
+const MOST_TURNED_AWAY_AT_ONCE: usize = 16;
 
 /// How long a worker waits to connect to another.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
@@ -323,6 +327,7 @@ impl Worker {
             return Err(ClusterError::Setup("this worker does not listen".into()));
         };
         let mut refused = 0;
+        let turning_away = AtomicUsize::new(0);
         std::thread::scope(|scope| {
             // The coordinator served, and its session's thread.
             let mut serving: Option<(String, std::thread::ScopedJoinHandle<'_, ()>)> = None;
@@ -346,8 +351,21 @@ impl Worker {
                 let link = Link::new(self.net.handle().clone(), conn);
                 if let Some((coordinator, session)) = &serving {
                     if !session.is_finished() {
+                        if turning_away.fetch_add(1, Ordering::AcqRel) >= MOST_TURNED_AWAY_AT_ONCE {
+                            turning_away.fetch_sub(1, Ordering::AcqRel);
+                            (self.log)(&format!(
+                                "coordinator {peer} turned away at once (connection closed): \
+                                 busy with a job of coordinator {coordinator}, and \
+                                 {MOST_TURNED_AWAY_AT_ONCE} others are being turned away"
+                            ));
+                            continue;
+                        }
                         let coordinator = coordinator.clone();
-                        scope.spawn(move || self.turn_away(link, &peer, &coordinator));
+                        let turning_away = &turning_away;
+                        scope.spawn(move || {
+                            self.turn_away(link, &peer, &coordinator);
+                            turning_away.fetch_sub(1, Ordering::AcqRel);
+                        });
                         continue;
                     }
                 }
@@ -1848,6 +1866,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Instant;
 
     #[test]
     fn port_ranges_are_first_to_last_and_never_port_0() {
@@ -1859,6 +1878,104 @@ mod tests {
         for bad in ["0-10", "20-10", "x-10", "7100-", "70000", ""] {
             assert!(bad.parse::<PortRange>().is_err(), "{bad}");
         }
+    }
+
+    /// A peer that reconnects in a loop while the worker is busy: at most
+    /// [`MOST_TURNED_AWAY_AT_ONCE`] connections wait for their hello (a thread each); the ones
+    /// beyond are closed at once and logged, and once the waiting ones are gone, a coordinator
+    /// is told again that the worker is busy.
+    #[test]
+    fn a_busy_worker_waits_on_a_bounded_number_of_coordinators_to_turn_away() {
+        let scratch = tempfile::tempdir().unwrap();
+        let secret = Secret::generate().unwrap();
+        let stop = WorkerStop::new();
+        let settings = WorkerSettings::new(scratch.path().join("w"), 64 << 20, 1, secret.clone())
+            .with_stop(stop.clone());
+        let lines = Arc::new(Mutex::new(Vec::<String>::new()));
+        let log: Arc<Log> = {
+            let lines = Arc::clone(&lines);
+            Arc::new(move |line: &str| lock(&lines).push(line.to_string()))
+        };
+        let stores: Arc<StoresFactory> = Arc::new(|_: &[(String, String)], _: &str| {
+            Err("this test reads no storage".to_string())
+        });
+        let listen: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let worker = Worker::bind(listen, settings, stores, log).unwrap();
+        let addr = worker.local_addr().unwrap();
+        let client = Net::new().unwrap();
+        let connect = || {
+            crate::link::connect(client.handle(), addr, &secret, Duration::from_secs(5)).unwrap()
+        };
+        let count = |what: &str| lock(&lines).iter().filter(|l| l.contains(what)).count();
+        let wait_for = |what: &str, n: usize| {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while count(what) < n && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            assert_eq!(count(what), n, "{what}: {:?}", lock(&lines));
+        };
+        /// Stops the worker however the test ends, so that a failed assertion fails the test
+        /// rather than leaving it waiting for the serving thread.
+        struct StopOnDrop(WorkerStop);
+        impl Drop for StopOnDrop {
+            fn drop(&mut self) {
+                self.0.stop();
+            }
+        }
+        std::thread::scope(|scope| {
+            let served = scope.spawn(|| worker.serve());
+            let _stop_anyway = StopOnDrop(stop.clone());
+            // The coordinator the worker works for.
+            let mut first = connect();
+            first
+                .send(&ToWorker::Hello {
+                    version: PROTOCOL_VERSION,
+                })
+                .unwrap();
+            let hello = first.recv_within::<ToCoordinator>(Duration::from_secs(5));
+            assert!(
+                matches!(hello, Ok(Some(ToCoordinator::Hello { .. }))),
+                "{hello:?}"
+            );
+
+            // Connections that never say hello: each is waited on, up to the bound.
+            let silent: Vec<Link> = (0..MOST_TURNED_AWAY_AT_ONCE).map(|_| connect()).collect();
+            wait_for("turned away: busy", MOST_TURNED_AWAY_AT_ONCE);
+            for _ in 0..3 {
+                let mut extra = connect();
+                let started = Instant::now();
+                let answer = extra.recv_within::<ToCoordinator>(TURN_AWAY_TIMEOUT);
+                assert!(matches!(answer, Ok(None)), "{answer:?}");
+                assert!(
+                    started.elapsed() < TURN_AWAY_TIMEOUT / 2,
+                    "the connection beyond the bound was held {:?}",
+                    started.elapsed()
+                );
+            }
+            wait_for("turned away at once", 3);
+
+            // The silent ones leave; a coordinator that says hello is told why it cannot have
+            // this worker (the threads of the silent ones may take a moment to end).
+            drop(silent);
+            let deadline = Instant::now() + Duration::from_secs(10);
+            let busy = loop {
+                let mut next = connect();
+                next.send(&ToWorker::Hello {
+                    version: PROTOCOL_VERSION,
+                })
+                .unwrap();
+                match next.recv_within::<ToCoordinator>(TURN_AWAY_TIMEOUT) {
+                    Ok(Some(ToCoordinator::Busy { .. })) => break true,
+                    _ if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                    _ => break false,
+                }
+            };
+            assert!(busy, "never told busy: {:?}", lock(&lines));
+
+            stop.stop();
+            drop(first);
+            assert!(served.join().unwrap().is_ok());
+        });
     }
 
     #[test]
