@@ -480,7 +480,11 @@ fn yarn_jar() -> Result<PathBuf> {
 /// Prints each worker's part of a job.
 pub(crate) fn print_workers(report: &ClusterReport) {
     for w in &report.workers {
-        eprintln!("  {}", worker_line(w));
+        if crate::progress::in_hadoop_console() {
+            crate::console::log("INFO", crate::console::SLUICE, &worker_line(w));
+        } else {
+            eprintln!("  {}", worker_line(w));
+        }
     }
 }
 

@@ -218,8 +218,8 @@ impl Monitor {
         }
     }
 
-    /// Stops watching; prints the failures not yet printed and the final percentages (all of
-    /// the map and, with reducers, all of the reduce when the job `succeeded`). Returns the
+    /// Stops watching; prints the failures not yet printed and, when the job `succeeded`, the
+    /// final percentages (all of the map and, with reducers, all of the reduce). Returns the
     /// first task attempt that failed for good, if one did.
     pub(crate) fn stop(mut self, succeeded: bool) -> Option<TaskContext> {
         *self.state.stop.lock().unwrap_or_else(|p| p.into_inner()) = true;
@@ -228,12 +228,12 @@ impl Monitor {
             let _ = thread.join();
         }
         self.state.print_failures();
-        let last = if succeeded {
-            (100, if self.state.reduces { 100 } else { 0 })
-        } else {
-            percentages(&self.state.status, self.state.reduces)
-        };
-        self.state.print_progress(last);
+        if succeeded {
+            let reduced = if self.state.reduces { 100 } else { 0 };
+            self.state.print_progress((100, reduced));
+        }
+        // A failed or interrupted job's status no longer says how far it got: the last
+        // percentages printed stand.
         let failed = *self
             .state
             .failed_task

@@ -503,9 +503,9 @@ fn main() -> ExitCode {
                 command: Command::Streaming { args },
             },
             Ok(jar::JarCommand::Run(args)) => {
-                // Streaming's console is Hadoop's, progress lines included; an examples job's
-                // is sluice's, whose bar would put escape codes in the wrapper's log.
-                progress::leave_out_bar();
+                // Tools built around `hadoop jar` read Hadoop's console (streaming's is
+                // Hadoop's by default).
+                progress::use_hadoop_console();
                 Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
             }
             Err(message) => {
@@ -530,7 +530,11 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("sluice: error: {error:#}");
+            if progress::in_hadoop_console() {
+                console::log("ERROR", console::SLUICE, &format!("{error:#}"));
+            } else {
+                eprintln!("sluice: error: {error:#}");
+            }
             let interrupted = error.chain().any(|cause| {
                 cause.is::<Interrupted>()
                     || matches!(
@@ -746,7 +750,11 @@ fn execute(
     let config = job_config(&job.name, args, default_codec)?;
     args.warn_options_workers_ignore();
     cancel_on_ctrl_c(&status)?;
-    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let shape = progress::JobShape {
+        reduces: job.stages.iter().any(|stage| stage.partitions > 0),
+        hadoop_counters: true,
+    };
+    let display = progress::Display::start_job(Arc::clone(&status), args.quiet, shape);
     let result = match &args.cluster {
         None => run_job(job, &config, Arc::clone(&status))
             .map(|report| (report, None))

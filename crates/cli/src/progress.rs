@@ -1,4 +1,5 @@
-//! What the user sees while and after a job runs: a progress bar on a terminal, then counters.
+//! What the user sees while and after a job runs: a progress bar on a terminal, then counters;
+//! or, for command lines that came through `sluice jar`, Hadoop's job client console.
 
 use std::io::IsTerminal;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,12 +11,35 @@ use indicatif::{ProgressBar, ProgressStyle};
 use sluice_api::Counter;
 use sluice_api::{JobReport, JobStatus, Phase};
 
+use crate::console;
 use crate::size::human_bytes;
 
-/// A progress bar refreshed from the job's status by a background thread, which also prints the
-/// job's notes and the task attempts that failed and are tried again, as they come.
+/// What is shown while a job runs: a progress bar refreshed from the job's status by a
+/// background thread, which also prints the job's notes and the task attempts that failed and
+/// are tried again, as they come; or, for a command line that came through `sluice jar`,
+/// Hadoop's job client records ([`use_hadoop_console`]).
 pub(crate) struct Display {
     stop: Option<(Arc<AtomicBool>, JoinHandle<()>)>,
+    hadoop: Option<HadoopConsole>,
+}
+
+/// A job shown in Hadoop's console layout.
+struct HadoopConsole {
+    monitor: console::Monitor,
+    status: Arc<JobStatus>,
+    job_id: String,
+    shape: JobShape,
+}
+
+/// What Hadoop's console says of a job: whether it has reducers (its last ` map 100% reduce
+/// N%`) and whether its status holds Hadoop's counters (TeraGen and TeraValidate count in their
+/// own terms, so their counters block is left out rather than printed wrong).
+#[derive(Clone, Copy)]
+pub(crate) struct JobShape {
+    /// The job has reduce tasks.
+    pub(crate) reduces: bool,
+    /// The job's status counts map input and output records and bytes as Hadoop does.
+    pub(crate) hadoop_counters: bool,
 }
 
 impl Display {
@@ -23,7 +47,10 @@ impl Display {
     /// wanted (`SLUICE_PROGRESS` is not `0`), notes and retried attempts in any case.
     pub(crate) fn start(status: Arc<JobStatus>, quiet: bool) -> Display {
         if quiet {
-            return Display { stop: None };
+            return Display {
+                stop: None,
+                hadoop: None,
+            };
         }
         let done = Arc::new(AtomicBool::new(false));
         let flag = Arc::clone(&done);
@@ -34,15 +61,118 @@ impl Display {
         };
         Display {
             stop: Some((done, handle)),
+            hadoop: None,
         }
     }
 
-    /// Stops and clears the bar.
+    /// Starts the display of a job that Hadoop's examples jar has too: in Hadoop's console
+    /// layout after [`use_hadoop_console`] (`Running job:`, ` map N% reduce M%` once a second,
+    /// failed attempts), else as [`Display::start`].
+    pub(crate) fn start_job(status: Arc<JobStatus>, quiet: bool, shape: JobShape) -> Display {
+        if quiet || !in_hadoop_console() {
+            return Display::start(status, quiet);
+        }
+        let job_id = sluice_streaming::submission::new_job_id();
+        console::log("INFO", console::JOB, &format!("Running job: {job_id}"));
+        let monitor = console::Monitor::start(
+            Arc::clone(&status),
+            &job_id,
+            shape.reduces,
+            progress_wanted(),
+        );
+        Display {
+            stop: None,
+            hadoop: Some(HadoopConsole {
+                monitor,
+                status,
+                job_id,
+                shape,
+            }),
+        }
+    }
+
+    /// Stops and clears the bar. In Hadoop's layout: the last percentages, then `Job ...
+    /// completed successfully` and the counters if the job got to its end, or `Job ... failed
+    /// with state FAILED` (`KILLED` when interrupted) and the counters so far (counters only
+    /// for a job that keeps Hadoop's, see [`JobShape`]).
     pub(crate) fn stop(self) {
         if let Some((done, handle)) = self.stop {
             done.store(true, Ordering::Relaxed);
             let _ = handle.join();
         }
+        if let Some(hadoop) = self.hadoop {
+            let succeeded = hadoop.status.phase() == Phase::Done;
+            let failed_task = hadoop.monitor.stop(succeeded);
+            let id = &hadoop.job_id;
+            if succeeded {
+                console::log(
+                    "INFO",
+                    console::JOB,
+                    &format!("Job {id} completed successfully"),
+                );
+            } else {
+                // A failing task cancels the others too: KILLED only when nothing failed.
+                let state = if failed_task.is_none() && hadoop.status.is_cancelled() {
+                    "KILLED"
+                } else {
+                    "FAILED"
+                };
+                let cause = failed_task.map_or_else(
+                    || "NA".to_string(),
+                    |attempt| format!("Task failed {}", sluice_streaming::task_id(id, &attempt)),
+                );
+                console::log(
+                    "INFO",
+                    console::JOB,
+                    &format!("Job {id} failed with state {state} due to: {cause}"),
+                );
+            }
+            if hadoop.shape.hadoop_counters {
+                let block = console::counters_block(
+                    &hadoop.status.counters.snapshot(),
+                    &hadoop.status.user_counters(),
+                    hadoop.shape.reduces,
+                );
+                console::log("INFO", console::JOB, &block);
+            }
+        }
+    }
+}
+
+/// Set when the command line came through `sluice jar`, from a wrapper or a script built for
+/// `hadoop jar`: such tools read Hadoop's console (the job id, `completed successfully`, the
+/// counters), and a bar's escape codes would land in their logs.
+static HADOOP_CONSOLE: AtomicBool = AtomicBool::new(false);
+
+/// Shows the jobs of this process in Hadoop's console layout ([`Display::start_job`],
+/// [`print_summary`], [`say`]).
+pub(crate) fn use_hadoop_console() {
+    HADOOP_CONSOLE.store(true, Ordering::Relaxed);
+}
+
+/// Tells the user `text`, which belongs with the summary printed before it: `  TEXT` on a
+/// line, or a record as [`say`] makes.
+pub(crate) fn say_more(text: &str) {
+    if in_hadoop_console() {
+        console::log("INFO", console::SLUICE, text);
+    } else {
+        eprintln!("  {text}");
+    }
+}
+
+/// Whether this process shows its jobs in Hadoop's console layout.
+pub(crate) fn in_hadoop_console() -> bool {
+    HADOOP_CONSOLE.load(Ordering::Relaxed)
+}
+
+/// Tells the user `text` after a job: `sluice: TEXT` on a line, or in Hadoop's console layout
+/// a record of sluice's logger (so that a tool reading the records cannot take it for the
+/// continuation of the one before).
+pub(crate) fn say(text: &str) {
+    if in_hadoop_console() {
+        console::log("INFO", console::SLUICE, text);
+    } else {
+        eprintln!("sluice: {text}");
     }
 }
 
@@ -154,13 +284,32 @@ fn refresh(status: &JobStatus, done: &AtomicBool) {
     }
 }
 
-/// Prints the job's counters and timings to stderr, Hadoop style.
+/// Prints the job's counters and timings to stderr, Hadoop style. In Hadoop's console layout
+/// (whose counters [`Display::stop`] printed) one record of sluice's logger with the timings.
 pub(crate) fn print_summary(report: &JobReport) {
     let phases: Vec<String> = report
         .phases
         .iter()
         .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
         .collect();
+    if in_hadoop_console() {
+        let rss =
+            peak_rss_bytes().map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
+        let text = format!(
+            "job {} done in {:.2} s ({}); output in {}; {} map tasks, {} reduce tasks, {} \
+             threads, memory budget {}{rss}",
+            report.job,
+            report.wall_seconds,
+            phases.join(", "),
+            report.output,
+            report.splits,
+            report.reducers,
+            report.threads,
+            human_bytes(report.memory_budget as u64),
+        );
+        console::log("INFO", console::SLUICE, &text);
+        return;
+    }
     eprintln!(
         "sluice: job {} done in {:.2} s ({}); output in {}",
         report.job,
@@ -199,22 +348,8 @@ pub(crate) fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
-/// Set when the command line came through `sluice jar`: such a line is built by a wrapper or
-/// a script, which logs the console, and a bar's escape codes would land in its log.
-static BAR_UNWANTED: AtomicBool = AtomicBool::new(false);
-
-/// Leaves out the progress bar for the rest of this process, whatever `SLUICE_PROGRESS` says
-/// (notes and retried attempts are still printed).
-pub(crate) fn leave_out_bar() {
-    BAR_UNWANTED.store(true, Ordering::Relaxed);
-}
-
-/// Whether progress output is wanted: not for a `sluice jar` command line, and not when
-/// `SLUICE_PROGRESS` is `0`, `false`, `no` or `off`.
+/// Whether `SLUICE_PROGRESS` allows progress output (anything but `0`, `false`, `no`, `off`).
 pub(crate) fn progress_wanted() -> bool {
-    if BAR_UNWANTED.load(Ordering::Relaxed) {
-        return false;
-    }
     match std::env::var("SLUICE_PROGRESS") {
         Ok(value) => !matches!(
             value.trim().to_ascii_lowercase().as_str(),

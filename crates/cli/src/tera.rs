@@ -110,24 +110,29 @@ pub(crate) fn run_teragen(args: &TeraGenArgs) -> Result<()> {
     let output = crate::stores::resolve("--output", &args.output, &store_config)?;
     let stores = crate::stores::stores(&store_config, "teragen");
     let status = status_with_ctrl_c()?;
-    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let display = progress::Display::start_job(
+        Arc::clone(&status),
+        args.quiet,
+        progress::JobShape {
+            reduces: false,
+            hadoop_counters: false,
+        },
+    );
     let started = std::time::Instant::now();
     let result = teragen(&stores, &output, args.rows, maps, threads, &status);
     display.stop();
     let report = result.context("teragen failed; no output was written")?;
     if !args.quiet {
-        eprintln!(
-            "sluice: teragen wrote {} rows in {} file(s) to {} in {:.2} s",
+        progress::say(&format!(
+            "teragen wrote {} rows in {} file(s) to {} in {:.2} s\n  checksum {} (Hadoop \
+             TeraGen's CHECKSUM counter: {})",
             report.rows,
             report.files,
             report.output,
-            started.elapsed().as_secs_f64()
-        );
-        eprintln!(
-            "  checksum {} (Hadoop TeraGen's CHECKSUM counter: {})",
+            started.elapsed().as_secs_f64(),
             report.checksum,
             report.checksum.counter_value()
-        );
+        ));
     }
     Ok(())
 }
@@ -156,10 +161,10 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     )
     .context("terasort cannot sample its input; no output was written")?;
     if !common.quiet {
-        eprintln!(
-            "sluice: terasort sampled {} rows from {} split(s) for {} reducer(s)",
+        progress::say(&format!(
+            "terasort sampled {} rows from {} split(s) for {} reducer(s)",
             sample.records, sample.splits, reducers
-        );
+        ));
     }
     // The sample is taken once, here; the job is built from its boundaries, as every process
     // that runs its tasks builds it.
@@ -181,13 +186,13 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
     )?;
     if !common.quiet {
         if common.cluster.is_none() {
-            eprintln!(
-                "  checksum of the rows read: {} (teravalidate prints the same for sorted output)",
+            progress::say_more(&format!(
+                "checksum of the rows read: {} (teravalidate prints the same for sorted output)",
                 plan.input_checksum()
-            );
+            ));
         } else {
             // The map tasks ran on the workers, whose checksums stay there.
-            eprintln!("  (on a cluster the rows' checksum is teravalidate's to print)");
+            progress::say_more("(on a cluster the rows' checksum is teravalidate's to print)");
         }
     }
     Ok(())
@@ -201,16 +206,22 @@ pub(crate) fn run_teravalidate(args: &TeraValidateArgs) -> Result<()> {
     let output = crate::stores::resolve("--output", &args.output, &store_config)?;
     let stores = crate::stores::stores(&store_config, "teravalidate");
     let status = status_with_ctrl_c()?;
-    let display = progress::Display::start(Arc::clone(&status), args.quiet);
+    let display = progress::Display::start_job(
+        Arc::clone(&status),
+        args.quiet,
+        progress::JobShape {
+            reduces: true,
+            hadoop_counters: false,
+        },
+    );
     let result = teravalidate(&stores, &input, &output, threads, &status);
     display.stop();
     let report = result.context("teravalidate failed")?;
     if !args.quiet {
-        eprintln!(
-            "sluice: teravalidate read {} rows in {} files: checksum {}, {} duplicate keys; \
-             report in {}",
+        progress::say(&format!(
+            "teravalidate read {} rows in {} files: checksum {}, {} duplicate keys; report in {}",
             report.rows, report.files, report.checksum, report.duplicate_keys, report.output
-        );
+        ));
     }
     if !report.errors.is_empty() {
         for error in report.errors.iter().take(20) {

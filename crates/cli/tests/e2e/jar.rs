@@ -202,11 +202,12 @@ fn on_a_terminal(args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
-/// A wrapper that builds `hadoop jar` lines logs their console: an examples job run through
-/// `sluice jar` draws no progress bar (whose escape codes would land in the log), while the
-/// same job run as `sluice run` on the terminal does.
+/// A wrapper that builds `hadoop jar` lines reads and logs their console: an examples job run
+/// through `sluice jar` prints Hadoop's job client records (the job id, `completed
+/// successfully`, the counters) and no progress bar, whose escape codes would land in the log,
+/// while the same job run as `sluice run` on the terminal draws one.
 #[test]
-fn examples_jar_jobs_draw_no_progress_bar_on_a_terminal() {
+fn examples_jar_jobs_print_hadoops_console_and_no_progress_bar() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in.txt");
     fs::write(&input, "a b\nb c\n").unwrap();
@@ -237,7 +238,68 @@ fn examples_jar_jobs_draw_no_progress_bar_on_a_terminal() {
         !console.contains('\x1b'),
         "escape codes in the console of a jar job: {console:?}"
     );
-    assert!(console.contains("wordcount"), "no summary: {console:?}");
     let words = fs::read_to_string(through_jar.join("part-r-00000")).unwrap();
     assert_eq!(words, "a\t1\nb\t2\nc\t1\n");
+
+    // What a wrapper looks for, as Hadoop's job client prints it: every record in log4j's
+    // layout, the id of the running job completed, and the counters of the 2 lines read.
+    let console = console.replace("\r\n", "\n");
+    let records: Vec<&str> = console.lines().filter(|l| !l.starts_with('\t')).collect();
+    for record in &records {
+        let fields: Vec<&str> = record.splitn(4, ' ').collect();
+        assert!(
+            fields.len() == 4
+                && fields[0].len() == 10
+                && fields[1].len() == 12
+                && ["INFO", "WARN", "ERROR"].contains(&fields[2])
+                && fields[3].contains(": "),
+            "not a log record: {record:?} in {console}"
+        );
+    }
+    let running = records
+        .iter()
+        .find_map(|r| r.split_once("INFO mapreduce.Job: Running job: "))
+        .map(|(_, id)| id.to_string())
+        .unwrap_or_else(|| panic!("no running job: {console}"));
+    assert!(running.starts_with("job_"), "{running}");
+    assert!(
+        console.contains(&format!(
+            "INFO mapreduce.Job: Job {running} completed successfully\n"
+        )),
+        "{console}"
+    );
+    assert!(console.contains(" map 100% reduce 100%\n"), "{console}");
+    for counter in [
+        "\t\tMap input records=2\n",
+        "\t\tMap output records=4\n",
+        "\t\tReduce input groups=3\n",
+        "\t\tReduce output records=3\n",
+        "\t\tBytes Read=8\n",
+        "\t\tBytes Written=12\n",
+    ] {
+        assert!(console.contains(counter), "{counter:?} missing: {console}");
+    }
+
+    // A failing job says so in the same layout and exits non-zero with nothing written.
+    let bad = dir.path().join("bad.gz");
+    fs::write(&bad, "not gzip").unwrap();
+    let failed = dir.path().join("failed");
+    let run = sluice(
+        &["jar", EXAMPLES_JAR, "wordcount", path(&bad), path(&failed)],
+        None,
+    );
+    run.assert_code(1, "jar wordcount of a broken gzip file");
+    assert!(
+        run.stderr
+            .contains("failed with state FAILED due to: Task failed task_"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr
+            .contains(" ERROR sluice.Job: job wordcount failed"),
+        "{}",
+        run.stderr
+    );
+    assert!(!failed.exists());
 }
