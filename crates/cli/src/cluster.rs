@@ -480,11 +480,7 @@ fn yarn_jar() -> Result<PathBuf> {
 /// Prints each worker's part of a job.
 pub(crate) fn print_workers(report: &ClusterReport) {
     for w in &report.workers {
-        if crate::progress::in_hadoop_console() {
-            crate::console::log("INFO", crate::console::SLUICE, &worker_line(w));
-        } else {
-            eprintln!("  {}", worker_line(w));
-        }
+        crate::progress::say_more(&worker_line(w));
     }
 }
 

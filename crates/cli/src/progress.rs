@@ -153,11 +153,7 @@ pub(crate) fn use_hadoop_console() {
 /// Tells the user `text`, which belongs with the summary printed before it: `  TEXT` on a
 /// line, or a record as [`say`] makes.
 pub(crate) fn say_more(text: &str) {
-    if in_hadoop_console() {
-        console::log("INFO", console::SLUICE, text);
-    } else {
-        eprintln!("  {text}");
-    }
+    say_after("  ", text);
 }
 
 /// Whether this process shows its jobs in Hadoop's console layout.
@@ -169,10 +165,16 @@ pub(crate) fn in_hadoop_console() -> bool {
 /// a record of sluice's logger (so that a tool reading the records cannot take it for the
 /// continuation of the one before).
 pub(crate) fn say(text: &str) {
+    say_after("sluice: ", text);
+}
+
+/// `PREFIX TEXT` on a line of stderr, or in Hadoop's console layout a record of sluice's logger
+/// at level INFO.
+fn say_after(prefix: &str, text: &str) {
     if in_hadoop_console() {
         console::log("INFO", console::SLUICE, text);
     } else {
-        eprintln!("sluice: {text}");
+        eprintln!("{prefix}{text}");
     }
 }
 
@@ -284,32 +286,45 @@ fn refresh(status: &JobStatus, done: &AtomicBool) {
     }
 }
 
-/// Prints the job's counters and timings to stderr, Hadoop style. In Hadoop's console layout
-/// (whose counters [`Display::stop`] printed) one record of sluice's logger with the timings.
-pub(crate) fn print_summary(report: &JobReport) {
+/// The job's shape and timings on one line, for a console whose counters were printed apart:
+/// `N map tasks, N reduce tasks, N threads, memory budget X, peak RSS Y; map 1.00 s, ...`.
+pub(crate) fn one_line_summary(report: &JobReport) -> String {
+    let rss =
+        peak_rss_bytes().map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
     let phases: Vec<String> = report
         .phases
         .iter()
         .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
         .collect();
+    format!(
+        "{} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
+        report.splits,
+        report.reducers,
+        report.threads,
+        human_bytes(report.memory_budget as u64),
+        phases.join(", ")
+    )
+}
+
+/// Prints the job's counters and timings to stderr, Hadoop style. In Hadoop's console layout
+/// (whose counters [`Display::stop`] printed) one record of sluice's logger with the timings.
+pub(crate) fn print_summary(report: &JobReport) {
     if in_hadoop_console() {
-        let rss =
-            peak_rss_bytes().map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
         let text = format!(
-            "job {} done in {:.2} s ({}); output in {}; {} map tasks, {} reduce tasks, {} \
-             threads, memory budget {}{rss}",
+            "job {} done in {:.2} s: {}; output in {}",
             report.job,
             report.wall_seconds,
-            phases.join(", "),
-            report.output,
-            report.splits,
-            report.reducers,
-            report.threads,
-            human_bytes(report.memory_budget as u64),
+            one_line_summary(report),
+            report.output
         );
         console::log("INFO", console::SLUICE, &text);
         return;
     }
+    let phases: Vec<String> = report
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
+        .collect();
     eprintln!(
         "sluice: job {} done in {:.2} s ({}); output in {}",
         report.job,

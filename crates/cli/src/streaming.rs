@@ -509,21 +509,7 @@ fn usage_error(console: Console, e: &StreamingError) -> ExitCode {
 /// summary as records of the same layout; in sluice's, the summary and counters.
 fn report_success(console: Console, built: &StreamingJob, report: &JobReport, output: &str) {
     let reduces = report.reducers > 0;
-    let rss = progress::peak_rss_bytes()
-        .map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
-    let phases: Vec<String> = report
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
-        .collect();
-    let summary = format!(
-        "{} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
-        report.splits,
-        report.reducers,
-        report.threads,
-        human_bytes(report.memory_budget as u64),
-        phases.join(", ")
-    );
+    let summary = progress::one_line_summary(report);
     let block = console::counters_block(&report.counters, &report.user_counters, reduces);
     match console.layout {
         Layout::Hadoop => {
