@@ -8,6 +8,7 @@ use sluice_io::OutputCodec;
 use sluice_sort::KeyOrder;
 
 use crate::counters::{CounterValues, UserCounters};
+use crate::map_output::{MapOutputTypes, Writable};
 use crate::model::{
     Combine, MapInput, Mapper, MapperFactory, Partitioner, Reducer, ReducerFactory, TaskContext,
 };
@@ -93,6 +94,9 @@ pub struct Job {
     /// from: the mapper's [`MapInput`](crate::MapInput) names the first file only. Default
     /// `false`.
     pub small_files_combined: bool,
+    /// The classes Hadoop would give the map output's keys and values, which the `Map output
+    /// bytes` counter counts the sizes of (default: `Text` and `Text`).
+    pub map_output_types: MapOutputTypes,
 }
 
 impl Stage {
@@ -194,6 +198,7 @@ impl Job {
             input: InputFormat::Lines,
             memory_per_task: 0,
             small_files_combined: false,
+            map_output_types: MapOutputTypes::default(),
         }
     }
 
@@ -216,6 +221,14 @@ impl Job {
     #[must_use]
     pub fn with_output(mut self, output: OutputFormat) -> Job {
         self.output = output;
+        self
+    }
+
+    /// Sets the classes Hadoop would give the map output's keys and values
+    /// ([`Job::map_output_types`]).
+    #[must_use]
+    pub fn with_map_output_types(mut self, key: Writable, value: Writable) -> Job {
+        self.map_output_types = MapOutputTypes::new(key, value);
         self
     }
 

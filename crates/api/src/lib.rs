@@ -18,6 +18,7 @@ mod counters;
 mod error;
 mod group;
 mod job;
+mod map_output;
 mod model;
 mod output;
 mod partition;
@@ -33,6 +34,7 @@ pub use counters::{
 pub use error::{ClientError, ExecError};
 pub use group::Values;
 pub use job::{InputFormat, Job, JobReport, PhaseTiming, SplitOrder, Stage};
+pub use map_output::{MapOutputTypes, Writable};
 pub use model::AttemptId;
 pub use model::{
     decode_count, encode_count, Combine, CountSink, Emit, LineSource, MapInput, Mapper,

@@ -2,7 +2,8 @@
 //! job, a part file).
 
 use sluice_api::{
-    CountSink, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput, TaskContext,
+    CountSink, CounterValues, Emit, ExecError, InputFormat, Job, LineSource, MapInput,
+    MapOutputTypes, TaskContext,
 };
 use sluice_io::seqfile::{join_pair, SeqFileReader};
 use sluice_io::{
@@ -16,9 +17,11 @@ use crate::part_file::TextOutput;
 use crate::shared::Shared;
 use crate::sink::{TaskSink, CHECK_EVERY};
 
-/// Counts what a mapper emits, then passes it on.
+/// Counts what a mapper emits, then passes it on: records, and the bytes Hadoop would count
+/// for them (the pairs' serialized sizes).
 struct CountingEmit<E> {
     inner: E,
+    types: MapOutputTypes,
     records: u64,
     bytes: u64,
 }
@@ -26,7 +29,7 @@ struct CountingEmit<E> {
 impl<E: Emit> Emit for CountingEmit<E> {
     fn emit(&mut self, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
         self.records += 1;
-        self.bytes += (key.len() + value.len()) as u64;
+        self.bytes += self.types.pair_len(key, value);
         self.inner.emit(key, value)
     }
 
@@ -44,7 +47,7 @@ impl<E: Emit> Emit for CountingEmit<E> {
 impl<E: Emit> CountSink for CountingEmit<E> {
     fn count(&mut self, key: &[u8], count: u64) -> Result<(), ExecError> {
         self.records += 1;
-        self.bytes += (key.len() + std::mem::size_of::<u64>()) as u64;
+        self.bytes += self.types.count_pair_len(key, count);
         self.inner.emit_count(key, count)
     }
 
@@ -54,9 +57,12 @@ impl<E: Emit> CountSink for CountingEmit<E> {
         spans: &[(usize, usize)],
         count: u64,
     ) -> Result<(), ExecError> {
-        let key_bytes: usize = spans.iter().map(|&(start, end)| end - start).sum();
         self.records += spans.len() as u64;
-        self.bytes += (key_bytes + spans.len() * std::mem::size_of::<u64>()) as u64;
+        let types = self.types;
+        self.bytes += spans
+            .iter()
+            .map(|&(start, end)| types.count_pair_len(&text[start..end], count))
+            .sum::<u64>();
         self.inner.emit_counts(text, spans, count)
     }
 }
@@ -327,6 +333,7 @@ pub(crate) fn map_task(
     };
     let mut out = CountingEmit {
         inner: sink,
+        types: job.map_output_types,
         records: 0,
         bytes: 0,
     };

@@ -4,7 +4,7 @@
 use regex::bytes::Regex;
 
 use crate::sum_counts;
-use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values};
+use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values, Writable};
 
 struct GrepMapper {
     regex: Regex,
@@ -93,4 +93,6 @@ pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
     .with_stage(Stage::new(1, |_| ByCountReducer { count: Vec::new() }).with_independent_keys())
     // A match counts the same whichever file it is in.
     .with_small_files_combined()
+    // Hadoop's Grep: its counting job's RegexMapper emits Text matches, LongWritable ones.
+    .with_map_output_types(Writable::Text, Writable::Long)
 }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use sluice_api::{
     Emit, ExecError, InputFormat, Job, MapInput, Mapper, OutputFormat, Partitioner, Reducer,
-    SequenceOutput, Serialized, SortedInput, Stage, Values,
+    SequenceOutput, Serialized, SortedInput, Stage, Values, Writable,
 };
 use sluice_hadoop::partition::{hash_bytes, hash_partition};
 use sluice_hadoop::writable::{self, WritableKey, WritableReader};
@@ -56,6 +56,8 @@ pub fn sort_sequence_files(
         .with_partitioner(Arc::new(WritableHashPartitioner(key))),
     )
     .with_input(InputFormat::SequenceFile)
+    // The mapper emits the key's sort form and the value as it was serialized.
+    .with_map_output_types(sort_form_writable(key), Writable::Raw)
     // Keys and values are serialised objects already: written as they are.
     .with_output(OutputFormat::SequenceFile(SequenceOutput {
         key_class,
@@ -66,6 +68,18 @@ pub fn sort_sequence_files(
         codec,
     }));
     Some(job)
+}
+
+/// How Hadoop serializes a key of class `key` that the mapper emits in its sort form
+/// ([`sort_key`]): a `Text` or `BytesWritable` is its payload, fixed-width numbers and booleans
+/// have their serialized width, variable-length numbers do not.
+fn sort_form_writable(key: WritableKey) -> Writable {
+    match key {
+        WritableKey::Text => Writable::Text,
+        WritableKey::Bytes => Writable::Bytes,
+        WritableKey::Int | WritableKey::Long | WritableKey::Boolean => Writable::Raw,
+        WritableKey::VInt | WritableKey::VLong => Writable::SortedVarNumber,
+    }
 }
 
 /// Whether the split's file holds the job's classes; the error names the file otherwise.

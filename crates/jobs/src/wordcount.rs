@@ -6,7 +6,7 @@ use crate::seqtext::TEXT_CLASS;
 use crate::sum_counts;
 use sluice_api::{
     Combine, Emit, ExecError, Job, Mapper, OutputFormat, Reducer, SequenceOutput, Serialized,
-    Stage, Values,
+    Stage, Values, Writable,
 };
 use sluice_io::seqfile::{CompressionKind, SeqCodec};
 
@@ -91,6 +91,8 @@ pub fn wordcount(reducers: usize) -> Job {
         )
         // A word counts the same whichever file it is in.
         .with_small_files_combined()
+        // Hadoop's WordCount: Text words, IntWritable counts.
+        .with_map_output_types(Writable::Text, Writable::Int)
 }
 
 /// [`wordcount`] writing SequenceFiles, as Hadoop's WordCount does given
@@ -105,6 +107,7 @@ pub fn wordcount_to_sequence_files(
     // lands in its file, so a partition is written by one writer from start to end.
     Job::new("wordcount", |_| WordCountMapper { spans: Vec::new() })
         .with_stage(sum_stage(reducers, CountAs::IntWritable))
+        .with_map_output_types(Writable::Text, Writable::Int)
         .with_output(OutputFormat::SequenceFile(SequenceOutput {
             key_class: TEXT_CLASS.to_string(),
             value_class: INT_CLASS.to_string(),

@@ -27,8 +27,8 @@ use super::task::{
 };
 use super::{combine, nline, StreamingError};
 use sluice_api::{
-    Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, Mapper, OutputFormat, PartNames,
-    Partitioner, Reducer, SplitOrder, Stage, TaskContext,
+    Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, MapOutputTypes, Mapper,
+    OutputFormat, PartNames, Partitioner, Reducer, SplitOrder, Stage, TaskContext, Writable,
 };
 
 /// A streaming job ready to run, and the scratch directory its tasks use.
@@ -304,6 +304,7 @@ pub fn build_with(
     }
     // Too large to fit is too large for any budget: the job then refuses to start.
     job.memory_per_task = usize::try_from(ring_bytes).unwrap_or(usize::MAX);
+    job.map_output_types = map_output_types(map_kind);
 
     let mut config = JobConfig::new(inputs, output)
         .with_stores(stores.clone())
@@ -324,6 +325,17 @@ pub fn build_with(
         scratch: std::sync::Mutex::new(scratch),
         small_splits,
     })
+}
+
+/// The classes Hadoop gives the map output of a mapper emitting `kind`s of objects.
+fn map_output_types(kind: Kind) -> MapOutputTypes {
+    let (key, value) = match kind {
+        Kind::Text => (Writable::Text, Writable::Text),
+        Kind::Offset => (Writable::Long, Writable::Text),
+        Kind::Bytes | Kind::TypedBytes => (Writable::Bytes, Writable::Bytes),
+        Kind::KeyOnly => (Writable::Text, Writable::Null),
+    };
+    MapOutputTypes::new(key, value)
 }
 
 /// The `-inputformat` of the job.

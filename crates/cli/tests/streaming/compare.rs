@@ -99,6 +99,9 @@ pub(crate) fn compare(expect: &Expect, hadoop: &Run, sluice: &Run) -> Vec<String
     }
     let h_counters = counter_groups(&hadoop.log);
     let s_counters = counter_groups(&sluice.log);
+    if h_ok {
+        problems.extend(compare_record_counters(&h_counters, &s_counters));
+    }
     for group in &expect.counters {
         let h = h_counters.get(group);
         let s = s_counters.get(group);
@@ -318,6 +321,45 @@ pub(crate) fn sort_within_keys(data: &[u8]) -> Vec<u8> {
         i = j;
     }
     out
+}
+
+/// The framework counters of a successful job that count records and bytes of records, which
+/// do not depend on where spills fall or how often a combiner ran: each that Hadoop printed
+/// must be printed by sluice with the same value.
+const RECORD_COUNTERS: [&str; 5] = [
+    "Map input records",
+    "Map output records",
+    "Map output bytes",
+    "Reduce input groups",
+    "Reduce output records",
+];
+
+/// The [`RECORD_COUNTERS`] that differ between the two logs' `Map-Reduce Framework` groups.
+fn compare_record_counters(
+    hadoop: &BTreeMap<String, Vec<String>>,
+    sluice: &BTreeMap<String, Vec<String>>,
+) -> Vec<String> {
+    const GROUP: &str = "Map-Reduce Framework";
+    let value = |groups: &BTreeMap<String, Vec<String>>, name: &str| {
+        groups.get(GROUP).and_then(|lines| {
+            lines
+                .iter()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
+        })
+    };
+    RECORD_COUNTERS
+        .iter()
+        .filter_map(|name| {
+            let h = value(hadoop, name)?;
+            let s = value(sluice, name);
+            (s.as_deref() != Some(h.as_str())).then(|| {
+                format!(
+                    "counter {name:?} differs: Hadoop {h}, sluice {}",
+                    s.as_deref().unwrap_or("(not printed)")
+                )
+            })
+        })
+        .collect()
 }
 
 /// The counter groups of a job log, in the layout Hadoop's job client prints at the end of a
