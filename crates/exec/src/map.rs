@@ -58,11 +58,8 @@ impl<E: Emit> CountSink for CountingEmit<E> {
         count: u64,
     ) -> Result<(), ExecError> {
         self.records += spans.len() as u64;
-        let types = self.types;
-        self.bytes += spans
-            .iter()
-            .map(|&(start, end)| types.count_pair_len(&text[start..end], count))
-            .sum::<u64>();
+        let values = self.types.value.count_len(count) * spans.len() as u64;
+        self.bytes += self.types.key.spans_len(text, spans) + values;
         self.inner.emit_counts(text, spans, count)
     }
 }
