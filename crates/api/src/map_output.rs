@@ -73,16 +73,11 @@ impl Writable {
     /// emits as a count rather than as bytes): an `IntWritable` or `LongWritable` whole, a
     /// `Text` as its decimal digits.
     pub fn count_len(self, count: u64) -> u64 {
+        let digits = u64::from(count.checked_ilog10().unwrap_or(0)) + 1;
         match self {
-            Writable::Text | Writable::Bytes | Writable::Raw => {
-                let digits = u64::from(count.checked_ilog10().unwrap_or(0)) + 1;
-                let framing = match self {
-                    Writable::Text => vint_len(digits),
-                    Writable::Bytes => 4,
-                    _ => 0,
-                };
-                framing + digits
-            }
+            Writable::Text => vint_len(digits) + digits,
+            Writable::Bytes => 4 + digits,
+            Writable::Raw => digits,
             Writable::Int => 4,
             Writable::Long => 8,
             Writable::Null => 0,

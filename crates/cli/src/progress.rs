@@ -291,19 +291,24 @@ fn refresh(status: &JobStatus, done: &AtomicBool) {
 pub(crate) fn one_line_summary(report: &JobReport) -> String {
     let rss =
         peak_rss_bytes().map_or_else(String::new, |r| format!(", peak RSS {}", human_bytes(r)));
-    let phases: Vec<String> = report
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
-        .collect();
     format!(
         "{} map tasks, {} reduce tasks, {} threads, memory budget {}{rss}; {}",
         report.splits,
         report.reducers,
         report.threads,
         human_bytes(report.memory_budget as u64),
-        phases.join(", ")
+        phases_line(report)
     )
+}
+
+/// The job's phases and their times: `map 1.00 s, reduce 0.20 s`.
+fn phases_line(report: &JobReport) -> String {
+    let phases: Vec<String> = report
+        .phases
+        .iter()
+        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
+        .collect();
+    phases.join(", ")
 }
 
 /// Prints the job's counters and timings to stderr, Hadoop style. In Hadoop's console layout
@@ -320,16 +325,11 @@ pub(crate) fn print_summary(report: &JobReport) {
         console::log("INFO", console::SLUICE, &text);
         return;
     }
-    let phases: Vec<String> = report
-        .phases
-        .iter()
-        .map(|p| format!("{} {:.2} s", p.phase, p.seconds))
-        .collect();
     eprintln!(
         "sluice: job {} done in {:.2} s ({}); output in {}",
         report.job,
         report.wall_seconds,
-        phases.join(", "),
+        phases_line(report),
         report.output
     );
     eprintln!(
