@@ -3,9 +3,10 @@
 //! unchanged with sluice as the command.
 //!
 //! - Hadoop Streaming's jar (`hadoop-streaming*.jar`): the arguments are `sluice streaming`'s.
-//! - Hadoop's examples jar (`hadoop-mapreduce-examples*.jar`): `wordcount`, `grep`,
-//!   `terasort`, `teragen` and `teravalidate`, with Hadoop's generic options (`-D`, `-fs`) and
-//!   positional arguments, become the `sluice run` command of the same job.
+//! - Hadoop's examples jar (`hadoop-mapreduce-examples*.jar`): `wordcount`, `grep`, `sort`,
+//!   `terasort`, `teragen`, `teravalidate`, `randomwriter` and `randomtextwriter`, with
+//!   Hadoop's generic options (`-D`, `-fs`) and the program's own arguments, become the
+//!   `sluice run` (or `sluice gen`) command of the same job.
 //!
 //! No jar is read: only its file name says which it is, so no Hadoop needs to be installed.
 
@@ -14,7 +15,7 @@
 pub(crate) enum JarCommand {
     /// `sluice streaming` with these arguments.
     Streaming(Vec<String>),
-    /// `sluice` with these arguments (starting with `run`).
+    /// `sluice` with these arguments (starting with `run` or `gen`).
     Run(Vec<String>),
     /// `sluice jar`'s own help (`sluice jar -help`; any `-help` after the jar is the jar's).
     Help,
@@ -24,10 +25,24 @@ pub(crate) enum JarCommand {
 const EXAMPLES: &[(&str, &str)] = &[
     ("wordcount", "wordcount <in> [<in>...] <out>"),
     ("grep", "grep <inDir> <outDir> <regex> [<group>]"),
+    (
+        "sort",
+        "sort [-r <reduces>] [-inFormat <input format class>] [-outFormat <output format class>] \
+         [-outKey <output key class>] [-outValue <output value class>] <input> <output>",
+    ),
     ("terasort", "terasort <input dir> <output dir>"),
     ("teragen", "teragen <num rows> <output dir>"),
     ("teravalidate", "teravalidate <out-dir> <report-dir>"),
+    ("randomwriter", "randomwriter <out-dir>"),
+    (
+        "randomtextwriter",
+        "randomtextwriter [-outFormat <output format class>] <output>",
+    ),
 ];
+
+/// The class Hadoop's `sort` gives its output keys and values unless told (`-outKey`,
+/// `-outValue`); input of other classes fails it, and so it fails sluice's.
+const SORT_DEFAULT_CLASS: &str = "org.apache.hadoop.io.BytesWritable";
 
 /// The command `sluice jar JAR ARGS` stands for.
 ///
@@ -104,11 +119,112 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
             flag(&mut run, "--rows", rows);
             flag(&mut run, "--output", output);
         }
+        ("sort", args) => sort(args, &mut run).map_err(|e| format!("{e}\nUsage: {usage}"))?,
+        ("randomwriter", [output]) => flag(&mut run, "--output", output),
+        ("randomtextwriter", args) => {
+            // Hadoop takes `-outFormat CLASS` anywhere and the one argument left as the output.
+            let mut outputs = Vec::new();
+            let mut args = args.iter();
+            while let Some(arg) = args.next() {
+                if arg == "-outFormat" {
+                    let class = args.next().ok_or("-outFormat needs a value")?;
+                    sequence_file_format(arg, class, "SequenceFileOutputFormat")?;
+                } else {
+                    outputs.push(arg);
+                }
+            }
+            let [output] = outputs.as_slice() else {
+                return Err(format!("Usage: {usage}"));
+            };
+            flag(&mut run, "--output", output);
+        }
         _ => return Err(format!("Usage: {usage}")),
     }
-    let mut command = vec!["run".to_string(), program.clone()];
+    let verb = if program.starts_with("random") {
+        // Without a total, Hadoop writes `mapsperhost` (10) maps on each host: one host here.
+        let prefix = format!("mapreduce.{program}.");
+        let given = |name: &str| {
+            run.iter()
+                .any(|arg| arg.starts_with(&format!("{prefix}{name}=")))
+        };
+        if !given("totalbytes") && !given("mapsperhost") {
+            run.extend(["-D".to_string(), format!("{prefix}mapsperhost=10")]);
+        }
+        "gen"
+    } else {
+        "run"
+    };
+    let mut command = vec![verb.to_string(), program.clone()];
     command.append(&mut run);
     Ok(command)
+}
+
+/// `sluice run sort` options for the arguments of Hadoop's `sort` example, which parses its
+/// options wherever they stand and takes the two arguments left as input and output. The
+/// input is SequenceFiles (Hadoop's default input format); the key and value classes, Hadoop's
+/// `BytesWritable` unless given, become the job's output classes, which the input's must be.
+fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), String> {
+    let mut classes = [
+        SORT_DEFAULT_CLASS.to_string(),
+        SORT_DEFAULT_CLASS.to_string(),
+    ];
+    let mut paths = Vec::new();
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        let mut value = || {
+            args.next()
+                .ok_or_else(|| format!("{arg} needs a value"))
+                .cloned()
+        };
+        match arg.as_str() {
+            "-r" => run.extend(["--reducers".to_string(), value()?]),
+            "-inFormat" => sequence_file_format(arg, &value()?, "SequenceFileInputFormat")?,
+            "-outFormat" => sequence_file_format(arg, &value()?, "SequenceFileOutputFormat")?,
+            "-outKey" => classes[0] = value()?,
+            "-outValue" => classes[1] = value()?,
+            "-totalOrder" => {
+                return Err(
+                    "-totalOrder is not supported: sluice's sort partitions keys by \
+                            hash, as Hadoop's sort does without it"
+                        .to_string(),
+                )
+            }
+            _ => paths.push(arg),
+        }
+    }
+    let [input, output] = paths.as_slice() else {
+        return Err(format!(
+            "sort takes an input and an output, not {} argument(s)",
+            paths.len()
+        ));
+    };
+    let [key, value] = classes;
+    run.extend([
+        "-D".to_string(),
+        format!("mapreduce.job.output.key.class={key}"),
+        "-D".to_string(),
+        format!("mapreduce.job.output.value.class={value}"),
+        "--input-format".to_string(),
+        "sequencefile".to_string(),
+        "--input".to_string(),
+        (*input).clone(),
+        "--output".to_string(),
+        (*output).clone(),
+    ]);
+    Ok(())
+}
+
+/// Accepts `class` for `option` only if it is Hadoop's SequenceFile format `expected` (the
+/// only format these examples' jobs read or write in sluice).
+fn sequence_file_format(option: &str, class: &str, expected: &str) -> Result<(), String> {
+    let name = class.rsplit('.').next().unwrap_or(class);
+    if name == expected {
+        Ok(())
+    } else {
+        Err(format!(
+            "{option} {class}: sluice runs this example with Hadoop's {expected} only"
+        ))
+    }
 }
 
 /// Hadoop's generic options at the start of `args`, as `sluice run` options, and the
@@ -266,6 +382,99 @@ mod tests {
     }
 
     #[test]
+    fn sort_and_the_random_writers_become_sluice_commands() {
+        let jar = "hadoop-mapreduce-examples-3.4.3.jar";
+        // HiBench's sort: its options in Hadoop's order, or anywhere among the paths.
+        let expected = Ok(JarCommand::Run(strings(&[
+            "run",
+            "sort",
+            "-D",
+            "mapreduce.job.reduces=9",
+            "--reducers",
+            "4",
+            "-D",
+            "mapreduce.job.output.key.class=org.apache.hadoop.io.Text",
+            "-D",
+            "mapreduce.job.output.value.class=org.apache.hadoop.io.Text",
+            "--input-format",
+            "sequencefile",
+            "--input",
+            "hdfs:///in",
+            "--output",
+            "hdfs:///out",
+        ])));
+        let text = "org.apache.hadoop.io.Text";
+        let options = ["-outKey", text, "-outValue", text, "-r", "4"];
+        let mut in_front = vec!["sort", "-D", "mapreduce.job.reduces=9"];
+        in_front.extend(options);
+        in_front.extend(["hdfs:///in", "hdfs:///out"]);
+        assert_eq!(run(jar, &in_front), expected);
+        let mut among = vec!["sort", "-D", "mapreduce.job.reduces=9", "hdfs:///in"];
+        among.extend(options);
+        among.push("hdfs:///out");
+        assert_eq!(run(jar, &among), expected);
+        // Unless told, Hadoop's sort expects BytesWritable (RandomWriter's classes).
+        assert_eq!(
+            run(
+                jar,
+                &[
+                    "sort",
+                    "-inFormat",
+                    "org.apache.hadoop.mapreduce.lib.input.SequenceFileInputFormat",
+                    "in",
+                    "out"
+                ]
+            ),
+            Ok(JarCommand::Run(strings(&[
+                "run",
+                "sort",
+                "-D",
+                "mapreduce.job.output.key.class=org.apache.hadoop.io.BytesWritable",
+                "-D",
+                "mapreduce.job.output.value.class=org.apache.hadoop.io.BytesWritable",
+                "--input-format",
+                "sequencefile",
+                "--input",
+                "in",
+                "--output",
+                "out",
+            ])))
+        );
+        assert_eq!(
+            run(
+                jar,
+                &[
+                    "randomtextwriter",
+                    "-D",
+                    "mapreduce.randomtextwriter.totalbytes=1000000",
+                    "-outFormat",
+                    "org.apache.hadoop.mapreduce.lib.output.SequenceFileOutputFormat",
+                    "rtw"
+                ]
+            ),
+            Ok(JarCommand::Run(strings(&[
+                "gen",
+                "randomtextwriter",
+                "-D",
+                "mapreduce.randomtextwriter.totalbytes=1000000",
+                "--output",
+                "rtw",
+            ])))
+        );
+        assert_eq!(
+            run(jar, &["randomwriter", "rw"]),
+            Ok(JarCommand::Run(strings(&[
+                "gen",
+                "randomwriter",
+                "--output",
+                "rw",
+                "-D",
+                "mapreduce.randomwriter.mapsperhost=10",
+            ])))
+        );
+    }
+
+    #[test]
     fn what_sluice_cannot_run_is_refused_with_the_reason() {
         let jar = "hadoop-mapreduce-examples.jar";
         let refused = |args: &[&str], says: &str| {
@@ -288,6 +497,33 @@ mod tests {
             "-libjars is not supported",
         );
         refused(&["wordcount", "-D"], "-D needs a value");
+        refused(&["sort", "in"], "not 1 argument(s)");
+        refused(&["sort", "a", "b", "c"], "Usage: sort [-r <reduces>]");
+        refused(&["sort", "-r"], "-r needs a value");
+        refused(
+            &["sort", "-totalOrder", "0.1", "1000", "10", "a", "b"],
+            "-totalOrder is not supported",
+        );
+        refused(
+            &[
+                "sort",
+                "-inFormat",
+                "org.apache.hadoop.mapreduce.lib.input.KeyValueTextInputFormat",
+                "a",
+                "b",
+            ],
+            "SequenceFileInputFormat only",
+        );
+        refused(&["randomwriter"], "Usage: randomwriter <out-dir>");
+        refused(
+            &[
+                "randomtextwriter",
+                "-outFormat",
+                "org.apache.hadoop.mapreduce.lib.output.TextOutputFormat",
+                "out",
+            ],
+            "SequenceFileOutputFormat only",
+        );
         let e = run("my-job.jar", &["a"]).unwrap_err();
         assert!(e.contains("Java code"), "{e}");
         let e = run("hadoop-streaming", &[]).unwrap_err();

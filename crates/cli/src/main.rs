@@ -68,8 +68,9 @@ enum Command {
     /// For wrappers and scripts that build `$HADOOP_CMD jar JAR ...` commands: point them at
     /// sluice. `sluice jar hadoop-streaming*.jar ARGS` is `sluice streaming ARGS`; `sluice jar
     /// hadoop-mapreduce-examples*.jar PROGRAM [-D key=value ...] ARGS` runs wordcount, grep,
-    /// terasort, teragen or teravalidate as `sluice run` does, taking Hadoop's arguments. No
-    /// jar is read or needed at that path.
+    /// sort, terasort, teragen or teravalidate as `sluice run` does, and randomwriter or
+    /// randomtextwriter as `sluice gen` does, taking Hadoop's arguments. No jar is read or
+    /// needed at that path.
     #[command(disable_help_flag = true)]
     Jar {
         /// The jar, by its file name (in any directory): `hadoop-streaming*.jar` or

@@ -56,9 +56,10 @@ pub(crate) struct RandomWriterArgs {
     #[arg(long, default_value_t = 42)]
     seed: u64,
     /// A Hadoop setting: the generator's own (mapreduce.randomwriter.minkey, maxkey,
-    /// minvalue, maxvalue, bytespermap, totalbytes; for randomtextwriter
+    /// minvalue, maxvalue, bytespermap, totalbytes, mapsperhost; for randomtextwriter
     /// mapreduce.randomtextwriter.minwordskey, maxwordskey, minwordsvalue, maxwordsvalue,
-    /// bytespermap, totalbytes), the output's compression
+    /// bytespermap, totalbytes, mapsperhost: without a total, as many files as one host's
+    /// maps), the output's compression
     /// (mapreduce.output.fileoutputformat.compress=true, .compress.codec=CLASS,
     /// .compress.type=RECORD|BLOCK), or a store's (fs.defaultFS, ...). Repeatable.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
@@ -183,9 +184,17 @@ pub(crate) fn plan(generator: Generator, args: &RandomWriterArgs) -> Result<Plan
             .ok()
             .and_then(|maps| maps.checked_mul(bytes_per_map))
             .context("--maps times the bytes per map is too large")?,
-        (None, None) => number("totalbytes")?.with_context(|| {
-            format!("give --size, --maps or -D {prefix}totalbytes: how much to write")
-        })?,
+        (None, None) => match (number("totalbytes")?, number("mapsperhost")?) {
+            (Some(total), _) => total,
+            // Hadoop's default total on a cluster of one host.
+            (None, Some(maps)) => maps.checked_mul(bytes_per_map).with_context(|| {
+                format!("-D {prefix}mapsperhost times the bytes per map is too large")
+            })?,
+            (None, None) => bail!(
+                "give --size, --maps, -D {prefix}totalbytes or -D {prefix}mapsperhost: how much \
+                 to write"
+            ),
+        },
     };
     // Hadoop: maps = total / per map; no map but bytes to write: one map of them all.
     let (maps, bytes_per_map) = match total / bytes_per_map {
@@ -486,6 +495,23 @@ mod tests {
         )
         .unwrap();
         assert_eq!((p.maps, p.bytes_per_map), (4, 10));
+        // Without a total, Hadoop's maps per host on one host; a total wins over it.
+        let per_host = |extra: &[&str]| {
+            let mut a = vec![
+                "-D",
+                "mapreduce.randomtextwriter.mapsperhost=3",
+                "-D",
+                "mapreduce.randomtextwriter.bytespermap=100",
+            ];
+            a.extend(extra);
+            let p = plan(Generator::Text, &args(&a)).unwrap();
+            (p.maps, p.bytes_per_map)
+        };
+        assert_eq!(per_host(&[]), (3, 100));
+        assert_eq!(
+            per_host(&["-D", "mapreduce.randomtextwriter.totalbytes=500"]),
+            (5, 100)
+        );
         // Nothing to say how much, a zero per map, and inverted bounds are refused.
         assert!(plan(Generator::Bytes, &args(&[])).is_err());
         assert!(plan(

@@ -60,13 +60,61 @@ pub(crate) fn sort_spec(format: InputFormatArg, common: &CommonArgs) -> Result<J
             Some(_) => {}
         }
     }
-    let Some((key_class, value_class, _)) = classes else {
+    let Some((key_class, value_class, first)) = classes else {
         bail!("--input-format sequencefile, but the input holds no file");
     };
+    for (what, option, found, settings) in [
+        (
+            "key",
+            "Key",
+            &key_class,
+            [
+                "mapreduce.map.output.key.class",
+                "mapreduce.job.output.key.class",
+            ],
+        ),
+        (
+            "value",
+            "Value",
+            &value_class,
+            [
+                "mapreduce.map.output.value.class",
+                "mapreduce.job.output.value.class",
+            ],
+        ),
+    ] {
+        if let Some((setting, declared)) = declared_class(&common.define, settings) {
+            if declared != found.as_str() {
+                bail!(
+                    "{first} holds {found} {what}s, but the job's map output {what}s are \
+                     {declared} (-D {setting}; Hadoop's sort example sets it from \
+                     -out{option}, BytesWritable unless given): Hadoop fails such a job \
+                     (\"Type mismatch in {what} from map: expected {declared}, received \
+                     {found}\"); give the input's class"
+                );
+            }
+        }
+    }
     Ok(JobSpec::SortSequenceFile {
         reducers,
         key_class,
         value_class,
         compression: compression::sequence_file(&common.define)?,
+    })
+}
+
+/// The class a job's settings give its map output keys or values (`settings`: the map output
+/// setting, then the job output setting it defaults to, as in Hadoop), with the setting that
+/// named it; the last of repeated settings wins.
+fn declared_class<'a>(
+    define: &'a [(String, String)],
+    settings: [&'static str; 2],
+) -> Option<(&'static str, &'a str)> {
+    settings.into_iter().find_map(|setting| {
+        define
+            .iter()
+            .rev()
+            .find(|(key, _)| key == setting)
+            .map(|(_, class)| (setting, class.trim()))
     })
 }

@@ -43,9 +43,9 @@ fn require_hadoop() {
     );
 }
 
-/// Runs Hadoop's example `program` in local mode in `scratch`; panics with its log unless it
-/// exits 0.
-fn hadoop(scratch: &Path, program: &str, args: &[&str]) {
+/// Runs Hadoop's example `program` in local mode in `scratch`: whether it exited 0, and its
+/// log (stdout, then stderr, where the job client prints the counters).
+fn try_hadoop(scratch: &Path, program: &str, args: &[&str]) -> (bool, String) {
     let root = root();
     let classpath = format!(
         "{}:{}/*",
@@ -68,23 +68,67 @@ fn hadoop(scratch: &Path, program: &str, args: &[&str]) {
         .current_dir(scratch)
         .output()
         .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
-    assert!(
-        out.status.success(),
-        "Hadoop {program} failed ({}):\n{}{}",
-        out.status,
+    let log = format!(
+        "{}{}",
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
+    (out.status.success(), log)
 }
 
-/// Runs `sluice ARGS`; panics with its stderr unless it exits 0.
-fn sluice(args: &[&str]) {
+/// [`try_hadoop`], which panics with the log unless the program exits 0; returns the log.
+fn hadoop(scratch: &Path, program: &str, args: &[&str]) -> String {
+    let (success, log) = try_hadoop(scratch, program, args);
+    assert!(success, "Hadoop {program} failed:\n{log}");
+    log
+}
+
+/// Runs `sluice ARGS`; panics with its stderr unless it exits 0. Returns its stderr (where
+/// the counters are).
+fn sluice(args: &[&str]) -> String {
     let out = Command::new(SLUICE).args(args).output().unwrap();
     assert!(
         out.status.success(),
         "sluice {args:?} failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+/// The value of the counter `name` in a job's log: the first line that reads `name=N` once
+/// its indentation is trimmed, as Hadoop's job client and sluice print counters.
+fn counter(log: &str, name: &str) -> Option<u64> {
+    log.lines().find_map(|l| {
+        l.trim_start()
+            .strip_prefix(name)?
+            .strip_prefix('=')?
+            .trim()
+            .parse()
+            .ok()
+    })
+}
+
+/// The framework counters that count records and their serialized bytes, which do not
+/// depend on how either engine spills or merges.
+const RECORD_COUNTERS: [&str; 5] = [
+    "Map input records",
+    "Map output records",
+    "Map output bytes",
+    "Reduce input groups",
+    "Reduce output records",
+];
+
+/// Panics unless both logs print every one of [`RECORD_COUNTERS`] with the same value.
+fn assert_record_counters_equal(hadoop_log: &str, sluice_log: &str) {
+    for name in RECORD_COUNTERS {
+        let h = counter(hadoop_log, name);
+        assert!(h.is_some(), "Hadoop printed no {name:?}:\n{hadoop_log}");
+        assert_eq!(
+            counter(sluice_log, name),
+            h,
+            "counter {name:?}: sluice's, then Hadoop's\nsluice:\n{sluice_log}"
+        );
+    }
 }
 
 fn path(p: &Path) -> &str {
@@ -187,37 +231,53 @@ fn canonical(mut records: Vec<(Vec<u8>, Vec<u8>)>) -> Vec<(Vec<u8>, Vec<u8>)> {
     records
 }
 
-/// Sorts `input` with Hadoop's `sort` and with `sluice run sort`, `reducers` each, and checks
-/// that every part file holds the same records of `class`; returns the records sorted.
+/// Sorts `input` with Hadoop's `sort` and with sluice's (`sluice jar` of the examples jar,
+/// which runs `sluice run sort`), `reducers` each, and checks
+/// that every part file holds the same records of `class` (keys and values), and that both
+/// print the same [`RECORD_COUNTERS`]; returns the records sorted.
 fn both_sort(scratch: &Path, input: &Path, reducers: usize, class: &str) -> usize {
+    both_sort_classes(scratch, input, reducers, (class, class))
+}
+
+/// [`both_sort`] of a file of keys of class `classes.0` and values of class `classes.1`.
+fn both_sort_classes(
+    scratch: &Path,
+    input: &Path,
+    reducers: usize,
+    classes: (&str, &str),
+) -> usize {
     let r = reducers.to_string();
     let hadoop_out = scratch.join(format!("hadoop-sorted-{reducers}"));
     let sluice_out = scratch.join(format!("sluice-sorted-{reducers}"));
-    hadoop(
-        scratch,
-        "sort",
-        &[
+    let args = |output: &Path| {
+        [
             "-r",
             &r,
             "-outKey",
-            class,
+            classes.0,
             "-outValue",
-            class,
+            classes.1,
             path(input),
-            path(&hadoop_out),
-        ],
-    );
-    sluice(&[
-        "run",
+        ]
+        .map(str::to_string)
+        .into_iter()
+        .chain([path(output).to_string()])
+        .collect::<Vec<String>>()
+    };
+    let hadoop_args = args(&hadoop_out);
+    let hadoop_log = hadoop(
+        scratch,
         "sort",
-        "-q",
-        "--reducers",
-        &r,
-        "--input",
-        path(input),
-        "--output",
-        path(&sluice_out),
-    ]);
+        &hadoop_args.iter().map(String::as_str).collect::<Vec<_>>(),
+    );
+    // The same command line, as a wrapper of `hadoop jar` gives it to sluice.
+    let mut sluice_args = vec![
+        "jar".to_string(),
+        "hadoop-mapreduce-examples-3.4.2.jar".to_string(),
+        "sort".to_string(),
+    ];
+    sluice_args.extend(args(&sluice_out));
+    let sluice_log = sluice(&sluice_args.iter().map(String::as_str).collect::<Vec<_>>());
     let (h, s) = (parts(&hadoop_out), parts(&sluice_out));
     let names = |v: &[PathBuf]| -> Vec<String> {
         v.iter()
@@ -231,7 +291,7 @@ fn both_sort(scratch: &Path, input: &Path, reducers: usize, class: &str) -> usiz
         let (hk, hv, hr) = read_seq(hp);
         let (sk, sv, sr) = read_seq(sp);
         assert_eq!((&sk, &sv), (&hk, &hv), "{}", sp.display());
-        assert_eq!((sk.as_str(), sv.as_str()), (class, class));
+        assert_eq!((sk.as_str(), sv.as_str()), classes);
         assert_eq!(sr.len(), hr.len(), "{}", sp.display());
         let keys = |r: &[(Vec<u8>, Vec<u8>)]| r.iter().map(|r| r.0.clone()).collect::<Vec<_>>();
         assert!(keys(&sr) == keys(&hr), "keys differ in {}", sp.display());
@@ -242,6 +302,7 @@ fn both_sort(scratch: &Path, input: &Path, reducers: usize, class: &str) -> usiz
         );
         total += sr.len();
     }
+    assert_record_counters_equal(&hadoop_log, &sluice_log);
     total
 }
 
@@ -376,6 +437,202 @@ fn sluice_sorts_hadoops_randomwriter_output_as_hadoop_does() {
     assert!(!records.is_empty());
     for reducers in [1, 4] {
         assert_eq!(both_sort(d, &input, reducers, BYTES), records.len());
+    }
+}
+
+/// HiBench's sort as its scripts run it, through the examples jar: `randomtextwriter` with
+/// Hadoop's `-D` settings, then `sort -outKey Text -outValue Text -r N`. sluice takes both
+/// command lines as they are and sorts as Hadoop does; and the sort without `-outKey` fails
+/// on Text input in both (Hadoop's sort expects BytesWritable unless told), leaving no output.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn the_examples_jar_runs_hibenchs_sort_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("rtw");
+    let jar = "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.4.2.jar";
+    sluice(&[
+        "jar",
+        jar,
+        "randomtextwriter",
+        "-D",
+        "mapreduce.randomtextwriter.totalbytes=400000",
+        "-D",
+        "mapreduce.randomtextwriter.bytespermap=200000",
+        "-D",
+        "mapreduce.job.maps=2",
+        "-D",
+        "mapreduce.job.reduces=0",
+        path(&input),
+    ]);
+    assert_eq!(parts(&input).len(), 2);
+    let records = all_records(&input, TEXT);
+    assert_eq!(both_sort(d, &input, 2, TEXT), records.len());
+
+    // One reducer: in local mode Hadoop's sort would otherwise run map-only.
+    let (hadoop_ok, hadoop_log) = try_hadoop(
+        d,
+        "sort",
+        &["-r", "1", path(&input), path(&d.join("hadoop-untyped"))],
+    );
+    assert!(!hadoop_ok, "{hadoop_log}");
+    assert!(
+        hadoop_log.contains("Type mismatch in key from map"),
+        "{hadoop_log}"
+    );
+    let out = Command::new(SLUICE)
+        .args(["jar", jar, "sort", "-r", "1", path(&input)])
+        .arg(d.join("sluice-untyped"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("Type mismatch in key from map")
+            && stderr.contains("org.apache.hadoop.io.BytesWritable"),
+        "{stderr}"
+    );
+    assert!(!d.join("sluice-untyped").exists());
+}
+
+/// Hadoop's `WritableUtils.writeVLong`, written out here as the reference.
+fn put_vlong(out: &mut Vec<u8>, value: i64) {
+    if (-112..=127).contains(&value) {
+        out.push(value.to_be_bytes()[7]);
+        return;
+    }
+    let (magnitude, base) = if value < 0 {
+        (!value, -120i8)
+    } else {
+        (value, -112)
+    };
+    let bytes = 8 - usize::try_from(magnitude.leading_zeros() / 8).unwrap();
+    out.push((base - i8::try_from(bytes).unwrap()).to_be_bytes()[0]);
+    // A negative number's complement is written, as Hadoop writes it.
+    out.extend_from_slice(&magnitude.to_be_bytes()[8 - bytes..]);
+}
+
+/// A Hadoop `Text` (or the class names of a SequenceFile's header) as Hadoop serializes it.
+fn put_text(out: &mut Vec<u8>, text: &[u8]) {
+    put_vlong(out, i64::try_from(text.len()).unwrap());
+    out.extend_from_slice(text);
+}
+
+/// Writes an uncompressed SequenceFile (version 6, no metadata, no sync markers between
+/// records) of serialized keys and values, as Hadoop's writer lays one out.
+fn write_seq(file: &Path, classes: (&str, &str), records: &[(Vec<u8>, Vec<u8>)]) {
+    let mut b = b"SEQ\x06".to_vec();
+    put_text(&mut b, classes.0.as_bytes());
+    put_text(&mut b, classes.1.as_bytes());
+    b.extend_from_slice(&[0, 0]); // neither record- nor block-compressed
+    b.extend_from_slice(&0i32.to_be_bytes()); // no metadata
+    b.extend_from_slice(b"sync-marker-0123");
+    for (k, v) in records {
+        let len = |n: usize| i32::try_from(n).unwrap().to_be_bytes();
+        b.extend_from_slice(&len(k.len() + v.len()));
+        b.extend_from_slice(&len(k.len()));
+        b.extend_from_slice(k);
+        b.extend_from_slice(v);
+    }
+    fs::write(file, b).unwrap();
+}
+
+/// The serialized key and value of record `i`, made from the number `n`.
+type Record<'a> = dyn Fn(usize, i64) -> (Vec<u8>, Vec<u8>) + 'a;
+
+/// The sort of SequenceFiles whose keys are numbers (`VLongWritable`, `VIntWritable`,
+/// `IntWritable`): sluice holds such keys in a sort form of their own and counts their map
+/// output bytes by the class. Hadoop's `sort`, given the classes, sorts the same records into
+/// the same part files and prints the same record counters, `Map output bytes` included.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn sluice_sorts_numeric_keys_and_counts_them_as_hadoop_does() {
+    require_hadoop();
+    // Numbers around every boundary of the variable-length encoding, and repeats.
+    let mut numbers: Vec<i64> = vec![
+        0,
+        1,
+        -1,
+        127,
+        128,
+        -112,
+        -113,
+        255,
+        256,
+        300,
+        70_000,
+        -70_000,
+        1 << 40,
+        i64::MIN,
+        i64::MAX,
+        i64::from(i32::MIN),
+        i64::from(i32::MAX),
+    ];
+    for i in 0..300i64 {
+        numbers.push((i * 7919) % 1000 - 500);
+        numbers.push((i * 104_729).wrapping_mul(1 << 20) - (1 << 40));
+    }
+    let vlong = |n: i64| {
+        let mut b = Vec::new();
+        put_vlong(&mut b, n);
+        b
+    };
+    let value = |i: usize| {
+        let mut b = Vec::new();
+        put_text(
+            &mut b,
+            format!("value {i} {}", "x".repeat(i % 150)).as_bytes(),
+        );
+        b
+    };
+    let int32 = |n: i64| i32::try_from(n.clamp(i32::MIN.into(), i32::MAX.into())).unwrap();
+    let cases: [(&str, &str, &Record<'_>); 3] = [
+        ("org.apache.hadoop.io.VLongWritable", TEXT, &|i, n| {
+            (vlong(n), value(i))
+        }),
+        (
+            "org.apache.hadoop.io.VIntWritable",
+            "org.apache.hadoop.io.LongWritable",
+            &|i, n| {
+                (
+                    vlong(int32(n).into()),
+                    i64::try_from(i).unwrap().to_be_bytes().to_vec(),
+                )
+            },
+        ),
+        ("org.apache.hadoop.io.IntWritable", BYTES, &|i, n| {
+            let mut v = u32::try_from(i % 40).unwrap().to_be_bytes().to_vec();
+            v.extend(std::iter::repeat_n(b'b', i % 40));
+            (int32(n).to_be_bytes().to_vec(), v)
+        }),
+    ];
+    for (key_class, value_class, record) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let input = d.join("numbers");
+        fs::create_dir(&input).unwrap();
+        let records: Vec<_> = numbers
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| record(i, n))
+            .collect();
+        write_seq(
+            &input.join("part-m-00000"),
+            (key_class, value_class),
+            &records,
+        );
+        assert_eq!(
+            both_sort_classes(d, &input, 1, (key_class, value_class)),
+            records.len(),
+            "{key_class}"
+        );
     }
 }
 
