@@ -133,6 +133,26 @@ fn print_failure(job_id: &str, failure: &AttemptFailure) {
     );
 }
 
+/// Who prints the job's `Running job: ID` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RunningLine {
+    /// The caller printed it before starting the monitor.
+    Printed,
+    /// The monitor prints it once the job leaves planning, with its inputs found and its
+    /// output set up: where Hadoop's job client prints it, after submission. A job refused
+    /// before that (its output exists, an input is missing) prints no job lines at all, only
+    /// the error, as Hadoop's does.
+    AtSubmission,
+}
+
+/// How a watched job ended, for the caller's closing lines.
+pub(crate) struct MonitorEnd {
+    /// Whether the job got past planning (`Running job:` was printed).
+    pub(crate) submitted: bool,
+    /// The first task attempt that failed for good, if one did.
+    pub(crate) failed_task: Option<TaskContext>,
+}
+
 /// While a job runs: prints its failed attempts as they happen and, once a second when they
 /// changed, the map and reduce percentages.
 pub(crate) struct Monitor {
@@ -144,6 +164,10 @@ struct MonitorState {
     status: Arc<JobStatus>,
     job_id: String,
     reduces: bool,
+    /// Whether `Running job:` has been printed.
+    submitted: Mutex<bool>,
+    /// Whether the percentages are printed.
+    progress: bool,
     /// The percentages printed last.
     shown: Mutex<Option<(u64, u64)>>,
     /// The first attempt that failed for good: the job's failure.
@@ -153,10 +177,29 @@ struct MonitorState {
 }
 
 impl MonitorState {
-    fn print_failures(&self) {
+    /// Whether the job has been submitted; prints `Running job:` the first time it is found
+    /// past planning.
+    fn submitted(&self) -> bool {
+        let mut submitted = self.submitted.lock().unwrap_or_else(|p| p.into_inner());
+        if !*submitted && self.status.phase() != Phase::Planning {
+            log("INFO", JOB, &format!("Running job: {}", self.job_id));
+            *submitted = true;
+            if self.progress {
+                // Hadoop's first percentages, whatever a fast job has done by now.
+                self.print_progress((0, 0));
+            }
+        }
+        *submitted
+    }
+
+    fn print_notes(&self) {
         for note in self.status.take_notes() {
             log("INFO", CLUSTER, &note);
         }
+    }
+
+    fn print_failures(&self) {
+        self.print_notes();
         for failure in self.status.take_failures() {
             print_failure(&self.job_id, &failure);
             if !failure.retried {
@@ -177,17 +220,20 @@ impl MonitorState {
 
 impl Monitor {
     /// Starts watching `status`; with `progress` false only failures are printed while the job
-    /// runs.
+    /// runs. Nothing of the job is printed before its `Running job:` line (see [`RunningLine`]).
     pub(crate) fn start(
         status: Arc<JobStatus>,
         job_id: &str,
         reduces: bool,
         progress: bool,
+        running_line: RunningLine,
     ) -> Monitor {
         let state = Arc::new(MonitorState {
             status,
             job_id: job_id.to_string(),
             reduces,
+            submitted: Mutex::new(running_line == RunningLine::Printed),
+            progress,
             shown: Mutex::new(None),
             failed_task: Mutex::new(None),
             stop: Mutex::new(false),
@@ -199,10 +245,17 @@ impl Monitor {
                 let mut last_progress: Option<Instant> = None;
                 let mut stop = state.stop.lock().unwrap_or_else(|p| p.into_inner());
                 while !*stop {
-                    state.print_failures();
-                    if progress && last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY) {
-                        last_progress = Some(Instant::now());
-                        state.print_progress(percentages(&state.status, state.reduces));
+                    if state.submitted() {
+                        state.print_failures();
+                        if state.progress
+                            && last_progress.is_none_or(|t| t.elapsed() >= PROGRESS_EVERY)
+                        {
+                            last_progress = Some(Instant::now());
+                            state.print_progress(percentages(&state.status, state.reduces));
+                        }
+                    } else {
+                        // What the cluster says of its workers may come before submission.
+                        state.print_notes();
                     }
                     stop = state
                         .wake
@@ -219,13 +272,20 @@ impl Monitor {
     }
 
     /// Stops watching; prints the failures not yet printed and, when the job `succeeded`, the
-    /// final percentages (all of the map and, with reducers, all of the reduce). Returns the
-    /// first task attempt that failed for good, if one did.
-    pub(crate) fn stop(mut self, succeeded: bool) -> Option<TaskContext> {
+    /// final percentages (all of the map and, with reducers, all of the reduce). A job that
+    /// never got past planning prints nothing more (its notes aside).
+    pub(crate) fn stop(mut self, succeeded: bool) -> MonitorEnd {
         *self.state.stop.lock().unwrap_or_else(|p| p.into_inner()) = true;
         self.state.wake.notify_all();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
+        }
+        if !self.state.submitted() {
+            self.state.print_notes();
+            return MonitorEnd {
+                submitted: false,
+                failed_task: None,
+            };
         }
         self.state.print_failures();
         if succeeded {
@@ -234,12 +294,15 @@ impl Monitor {
         }
         // A failed or interrupted job's status no longer says how far it got: the last
         // percentages printed stand.
-        let failed = *self
+        let failed_task = *self
             .state
             .failed_task
             .lock()
             .unwrap_or_else(|p| p.into_inner());
-        failed
+        MonitorEnd {
+            submitted: true,
+            failed_task,
+        }
     }
 }
 

@@ -66,19 +66,19 @@ impl Display {
     }
 
     /// Starts the display of a job that Hadoop's examples jar has too: in Hadoop's console
-    /// layout after [`use_hadoop_console`] (`Running job:`, ` map N% reduce M%` once a second,
-    /// failed attempts), else as [`Display::start`].
+    /// layout after [`use_hadoop_console`] (`Running job:` once the job is past planning,
+    /// ` map N% reduce M%` once a second, failed attempts), else as [`Display::start`].
     pub(crate) fn start_job(status: Arc<JobStatus>, quiet: bool, shape: JobShape) -> Display {
         if quiet || !in_hadoop_console() {
             return Display::start(status, quiet);
         }
         let job_id = sluice_streaming::submission::new_job_id();
-        console::log("INFO", console::JOB, &format!("Running job: {job_id}"));
         let monitor = console::Monitor::start(
             Arc::clone(&status),
             &job_id,
             shape.reduces,
             progress_wanted(),
+            console::RunningLine::AtSubmission,
         );
         Display {
             stop: None,
@@ -102,7 +102,12 @@ impl Display {
         }
         if let Some(hadoop) = self.hadoop {
             let succeeded = hadoop.status.phase() == Phase::Done;
-            let failed_task = hadoop.monitor.stop(succeeded);
+            let end = hadoop.monitor.stop(succeeded);
+            if !end.submitted {
+                // Refused before submission: the error alone says why, as in Hadoop.
+                return;
+            }
+            let failed_task = end.failed_task;
             let id = &hadoop.job_id;
             if succeeded {
                 console::log(

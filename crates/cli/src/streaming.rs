@@ -283,9 +283,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
                 built.job_id(),
                 reduces,
                 console.progress,
+                console::RunningLine::Printed,
             );
             let result = run_here_or_on(&cluster, &spec, &built, &config, &defines, &status);
-            failed_task = monitor.stop(result.is_ok());
+            failed_task = monitor.stop(result.is_ok()).failed_task;
             result
         }
         Layout::Sluice => {

@@ -499,6 +499,37 @@ fn the_examples_jar_runs_hibenchs_sort_as_hadoop_does() {
     assert!(!d.join("sluice-untyped").exists());
 }
 
+/// Hadoop refuses a job whose output exists, or whose input is missing, at submission: no
+/// `Running job:` line, no counters (sluice's side is checked in the e2e `jar` tests).
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn hadoop_refuses_jobs_at_submission_without_job_lines() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("in.txt");
+    fs::write(&input, "a b\n").unwrap();
+    let existing = d.join("existing");
+    fs::create_dir(&existing).unwrap();
+    for (args, says) in [
+        ([path(&input), path(&existing)], "already exists"),
+        (
+            [path(&d.join("missing")), path(&d.join("fresh"))],
+            "does not exist",
+        ),
+    ] {
+        let (ok, log) = try_hadoop(d, "wordcount", &args);
+        assert!(!ok, "{log}");
+        assert!(log.contains(says), "{log}");
+        for line in ["Running job:", "failed with state", "Counters:"] {
+            assert!(!log.contains(line), "{log}");
+        }
+    }
+}
+
 /// Hadoop's `WritableUtils.writeVLong`, written out here as the reference.
 fn put_vlong(out: &mut Vec<u8>, value: i64) {
     if (-112..=127).contains(&value) {

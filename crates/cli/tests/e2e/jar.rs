@@ -420,3 +420,55 @@ fn examples_jar_sort_and_randomtextwriter_take_hadoops_arguments() {
         assert!(sorted.join(part).is_file(), "no {part}");
     }
 }
+
+/// A job refused before it starts (its output exists, its input is missing) prints no job
+/// lines: no `Running job:`, no `failed with state`, no counters of a job that never ran; only
+/// the error, and exit 1. Hadoop's job client refuses such jobs at submission, before any
+/// of those lines (`examples_hadoop.rs` checks Hadoop's side).
+#[test]
+fn examples_jar_jobs_refused_at_submission_print_no_job_lines() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b\n").unwrap();
+    let existing = dir.path().join("existing");
+    fs::create_dir(&existing).unwrap();
+    let missing = dir.path().join("missing");
+    let fresh = dir.path().join("fresh");
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &["wordcount", path(&input), path(&existing)],
+            "already exists",
+        ),
+        (
+            &["wordcount", path(&missing), path(&fresh)],
+            "does not exist",
+        ),
+        (&["teragen", "10", path(&existing)], "already exists"),
+        (
+            &["terasort", path(&input), path(&existing)],
+            "already exists",
+        ),
+    ];
+    for (job, says) in cases {
+        let mut args = vec!["jar", EXAMPLES_JAR];
+        args.extend_from_slice(job);
+        let run = sluice(&args, None);
+        run.assert_code(1, job[0]);
+        assert!(run.stderr.contains(says), "{job:?}: {}", run.stderr);
+        for line in ["Running job:", "failed with state", "Counters:"] {
+            assert!(!run.stderr.contains(line), "{job:?}: {}", run.stderr);
+        }
+        assert!(!fresh.exists());
+        assert_eq!(fs::read_dir(&existing).unwrap().count(), 0);
+    }
+    // A job that runs prints them all, its first percentages included.
+    let run = sluice(
+        &["jar", EXAMPLES_JAR, "wordcount", path(&input), path(&fresh)],
+        None,
+    );
+    run.assert_code(0, "wordcount");
+    let running = run.stderr.find("Running job: job_").unwrap();
+    let first = run.stderr.find(" map 0% reduce 0%").unwrap();
+    let done = run.stderr.find("completed successfully").unwrap();
+    assert!(running < first && first < done, "{}", run.stderr);
+}
