@@ -7,6 +7,8 @@
 //!   `terasort`, `teragen`, `teravalidate`, `randomwriter` and `randomtextwriter`, with
 //!   Hadoop's generic options (`-D`, `-fs`) and the program's own arguments, become the
 //!   `sluice run` (or `sluice gen`) command of the same job.
+//! - Hadoop's job client tests jar (`hadoop-mapreduce-client-jobclient*-tests.jar`):
+//!   `TestDFSIO` with its options becomes `sluice run dfsio`.
 //!
 //! No jar is read: only its file name says which it is, so no Hadoop needs to be installed.
 
@@ -63,12 +65,122 @@ pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, String> 
     if name.starts_with("hadoop-mapreduce-examples") {
         return example(args).map(JarCommand::Run);
     }
+    if name.starts_with("hadoop-mapreduce-client-jobclient") && name.ends_with("-tests.jar") {
+        return jobclient_test(args).map(JarCommand::Run);
+    }
     Err(format!(
-        "{jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar) and the {} jobs of \
-         Hadoop's examples jar (hadoop-mapreduce-examples*.jar) only; the jobs of other jars \
-         are Java code, which sluice does not run",
+        "{jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar), the {} jobs of \
+         Hadoop's examples jar (hadoop-mapreduce-examples*.jar) and TestDFSIO of its job \
+         client tests jar (hadoop-mapreduce-client-jobclient*-tests.jar) only; the jobs of \
+         other jars are Java code, which sluice does not run",
         known()
     ))
+}
+
+/// TestDFSIO's usage line (Hadoop 3.4), for its errors.
+const TEST_DFSIO_USAGE: &str = "TestDFSIO [genericOptions] -read [-random | -backward | -skip \
+     [-skipSize Size]] | -write | -append | -truncate | -clean [-compression codecClassName] \
+     [-nrFiles N] [-size Size[B|KB|MB|GB|TB]] [-resFile resultFileName] [-bufferSize Bytes] \
+     [-storagePolicy storagePolicyName] [-erasureCodePolicy erasureCodePolicyName]";
+
+/// `sluice run dfsio ...` for the job client tests jar's `TestDFSIO [GENERIC OPTIONS] ARGS`.
+/// The test's directory is `-D test.build.data` or TestDFSIO's `/benchmarks/TestDFSIO` on the
+/// default file system, as in Hadoop.
+fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
+    let Some((program, rest)) = args.split_first() else {
+        return Err("a program must be given: sluice runs TestDFSIO of this jar".to_string());
+    };
+    if program != "TestDFSIO" {
+        return Err(format!(
+            "{program}: sluice runs TestDFSIO of this jar natively, not {program}"
+        ));
+    }
+    let (generic, options) = generic_options(rest)?;
+    // The generic options are pairs: `-D` and a setting.
+    let directory = generic
+        .chunks(2)
+        .rev()
+        .find_map(|pair| pair[1].strip_prefix("test.build.data="))
+        .unwrap_or("/benchmarks/TestDFSIO")
+        .to_string();
+    let usage = |problem: String| format!("{problem}\nUsage: {TEST_DFSIO_USAGE}");
+    let unsupported = |option: &str| {
+        usage(format!(
+            "{option} is not supported: sluice's TestDFSIO writes, reads back whole and cleans, \
+             uncompressed, in parallel, with the store's own policies"
+        ))
+    };
+    // TestDFSIO's defaults: one file of 1 MB.
+    let (mut mode, mut files, mut bytes, mut result_file) = (None, "1".to_string(), 1 << 20, None);
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
+        let mut value = || {
+            options
+                .next()
+                .cloned()
+                .ok_or_else(|| usage(format!("{option} needs a value")))
+        };
+        // TestDFSIO compares its options ignoring case; `-seq` and `-compression` by prefix.
+        let name = option.to_ascii_lowercase();
+        match name.as_str() {
+            "-write" | "-read" | "-clean" => mode = Some(format!("-{name}")),
+            "-nrfiles" => files = value()?,
+            "-size" | "-filesize" => {
+                let size = value()?;
+                bytes = dfsio_size(&size).map_err(|e| usage(format!("{option} {size}: {e}")))?;
+            }
+            "-resfile" => result_file = Some(value()?),
+            // How large each read or write call is: sluice's stores choose their own.
+            "-buffersize" => drop(value()?),
+            "-append" | "-truncate" | "-random" | "-backward" | "-skip" | "-skipsize"
+            | "-storagepolicy" | "-erasurecodepolicy" => return Err(unsupported(option)),
+            prefixed if prefixed.starts_with("-seq") || prefixed.starts_with("-compression") => {
+                return Err(unsupported(option))
+            }
+            _ => return Err(usage(format!("Illegal argument: {option}"))),
+        }
+    }
+    let Some(mode) = mode else {
+        return Err(usage("-write, -read or -clean must be given".to_string()));
+    };
+    let mut command = vec!["run".to_string(), "dfsio".to_string(), mode.clone()];
+    command.extend(generic);
+    if mode != "--clean" {
+        command.extend([
+            "--files".to_string(),
+            files,
+            "--size".to_string(),
+            bytes.to_string(),
+        ]);
+    }
+    if let Some(file) = result_file {
+        command.extend(["--result-file".to_string(), file]);
+    }
+    command.extend(["--output".to_string(), directory]);
+    Ok(command)
+}
+
+/// Bytes of TestDFSIO's `-size`: a whole number with an optional unit `B`, `KB`, `MB`, `GB`
+/// or `TB` (any case), each 1024 times the last; `MB` when none is given, as in Hadoop.
+fn dfsio_size(text: &str) -> Result<u64, String> {
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .unwrap_or(text.len());
+    let (number, unit) = text.split_at(split);
+    let number: u64 = number
+        .parse()
+        .map_err(|_| "not a whole number of bytes, KB, MB, GB or TB".to_string())?;
+    let shift = match unit.to_ascii_uppercase().as_str() {
+        "B" => 0,
+        "KB" => 10,
+        "" | "MB" => 20,
+        "GB" => 30,
+        "TB" => 40,
+        _ => return Err(format!("unknown unit {unit:?} (B, KB, MB, GB or TB)")),
+    };
+    number
+        .checked_mul(1 << shift)
+        .ok_or_else(|| "too large".to_string())
 }
 
 /// The names of [`EXAMPLES`], for messages.
@@ -472,6 +584,104 @@ mod tests {
                 "mapreduce.randomwriter.mapsperhost=10",
             ])))
         );
+    }
+
+    #[test]
+    fn testdfsio_becomes_run_dfsio() {
+        let jar =
+            "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar";
+        assert_eq!(
+            run(
+                jar,
+                &[
+                    "TestDFSIO",
+                    "-write",
+                    "-nrFiles",
+                    "10",
+                    "-size",
+                    "1GB",
+                    "-resFile",
+                    "r.log"
+                ]
+            ),
+            Ok(JarCommand::Run(strings(&[
+                "run",
+                "dfsio",
+                "--write",
+                "--files",
+                "10",
+                "--size",
+                "1073741824",
+                "--result-file",
+                "r.log",
+                "--output",
+                "/benchmarks/TestDFSIO",
+            ])))
+        );
+        // Any case; one file of 1 MB unless told.
+        assert_eq!(
+            run(jar, &["TestDFSIO", "-READ", "-bufferSize", "1000000"]),
+            Ok(JarCommand::Run(strings(&[
+                "run",
+                "dfsio",
+                "--read",
+                "--files",
+                "1",
+                "--size",
+                "1048576",
+                "--output",
+                "/benchmarks/TestDFSIO",
+            ])))
+        );
+        assert_eq!(
+            run(jar, &["TestDFSIO", "-Dtest.build.data=hdfs:///b", "-clean"]),
+            Ok(JarCommand::Run(strings(&[
+                "run",
+                "dfsio",
+                "--clean",
+                "-D",
+                "test.build.data=hdfs:///b",
+                "--output",
+                "hdfs:///b",
+            ])))
+        );
+        for (size, bytes) in [
+            ("5", 5 << 20),
+            ("10b", 10),
+            ("3KB", 3 << 10),
+            ("2mb", 2 << 20),
+            ("7GB", 7 << 30),
+            ("1TB", 1 << 40),
+        ] {
+            assert_eq!(dfsio_size(size), Ok(bytes), "{size}");
+        }
+        for size in ["", "MB", "1.5GB", "3PB", "-1", "99999999999TB"] {
+            assert!(dfsio_size(size).is_err(), "{size}");
+        }
+        for (args, says) in [
+            (
+                &["TestDFSIO", "-nrFiles", "2"][..],
+                "-write, -read or -clean",
+            ),
+            (
+                &["TestDFSIO", "-read", "-random"][..],
+                "-random is not supported",
+            ),
+            (&["TestDFSIO", "-write", "-size"][..], "-size needs a value"),
+            (
+                &["TestDFSIO", "-write", "-fast"][..],
+                "Illegal argument: -fast",
+            ),
+            (
+                &["TestDFSIO", "-write", "-seqWrite"][..],
+                "-seqWrite is not supported",
+            ),
+            (&["sleep", "-m", "1"][..], "not sleep"),
+            (&[][..], "a program must be given"),
+        ] {
+            let e = run(jar, args).unwrap_err();
+            assert!(e.contains(says), "{args:?}: {e}");
+        }
     }
 
     #[test]

@@ -69,12 +69,13 @@ enum Command {
     /// sluice. `sluice jar hadoop-streaming*.jar ARGS` is `sluice streaming ARGS`; `sluice jar
     /// hadoop-mapreduce-examples*.jar PROGRAM [-D key=value ...] ARGS` runs wordcount, grep,
     /// sort, terasort, teragen or teravalidate as `sluice run` does, and randomwriter or
-    /// randomtextwriter as `sluice gen` does, taking Hadoop's arguments. No jar is read or
-    /// needed at that path.
+    /// randomtextwriter as `sluice gen` does, taking Hadoop's arguments; `sluice jar
+    /// hadoop-mapreduce-client-jobclient*-tests.jar TestDFSIO ARGS` is `sluice run dfsio`. No
+    /// jar is read or needed at that path.
     #[command(disable_help_flag = true)]
     Jar {
-        /// The jar, by its file name (in any directory): `hadoop-streaming*.jar` or
-        /// `hadoop-mapreduce-examples*.jar`.
+        /// The jar, by its file name (in any directory): `hadoop-streaming*.jar`,
+        /// `hadoop-mapreduce-examples*.jar` or `hadoop-mapreduce-client-jobclient*-tests.jar`.
         #[arg(allow_hyphen_values = true)]
         jar: String,
         /// The jar's arguments, as `hadoop jar` takes them.

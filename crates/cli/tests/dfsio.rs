@@ -197,6 +197,67 @@ fn write_then_read_reports_as_testdfsio() {
     assert!(base.exists(), "only io_data is removed");
 }
 
+/// Benchmark scripts run TestDFSIO from Hadoop's job client tests jar; `sluice jar` takes
+/// that command line as it is: the directory from `-D test.build.data`, TestDFSIO's sizes in
+/// binary units (`64KB` is 65,536 bytes, a bare number is MB), `-resFile`, `-bufferSize`
+/// accepted, then `-read` and `-clean`.
+#[test]
+fn testdfsio_command_lines_of_the_jobclient_tests_jar() {
+    let dir = tempfile::tempdir().unwrap();
+    let base = dir.path().join("bench");
+    let log = dir.path().join("results.log");
+    let jar =
+        "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar";
+    let setting = format!("test.build.data=file://{}", base.display());
+    let testdfsio = |args: &[&str]| {
+        let out = Command::new(SLUICE)
+            .current_dir(dir.path())
+            .args(["jar", jar, "TestDFSIO", "-D", &setting])
+            .args(args)
+            .output()
+            .unwrap();
+        assert_ok(&out, &format!("TestDFSIO {args:?}"));
+    };
+    let log_arg = log.to_str().unwrap();
+    let common = ["-nrFiles", "3", "-size", "64KB", "-resFile", log_arg];
+    testdfsio(&[&["-write", "-bufferSize", "4096"], &common[..]].concat());
+    for k in 0..3 {
+        let file = base.join("io_data").join(format!("test_io_{k}"));
+        assert_eq!(std::fs::metadata(&file).unwrap().len(), 65_536);
+    }
+    testdfsio(&[&["-read"], &common[..]].concat());
+    let blocks = parse_results(&std::fs::read_to_string(&log).unwrap());
+    let tests: Vec<&str> = blocks.iter().map(|b| b.test.as_str()).collect();
+    assert_eq!(tests, ["write", "read"]);
+    for block in &blocks {
+        assert_eq!(block.number("Number of files"), 3.0);
+    }
+    testdfsio(&["-clean"]);
+    assert!(!base.join("io_data").exists());
+
+    // What it does not run is refused with TestDFSIO's usage, nothing written.
+    let out = Command::new(SLUICE)
+        .args([
+            "jar",
+            jar,
+            "TestDFSIO",
+            "-D",
+            &setting,
+            "-write",
+            "-compression",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.contains("-compression is not supported") && stderr.contains("Usage: TestDFSIO"),
+        "{stderr}"
+    );
+    assert!(!base.join("io_data").exists());
+}
+
 #[test]
 fn reading_what_was_not_written_fails_clearly() {
     let dir = tempfile::tempdir().unwrap();
