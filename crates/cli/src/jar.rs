@@ -95,12 +95,11 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
             "{program}: sluice runs TestDFSIO of this jar natively, not {program}"
         ));
     }
-    let (generic, options) = generic_options(rest)?;
-    // The generic options are pairs: `-D` and a setting.
-    let directory = generic
-        .chunks(2)
+    let (settings, options) = generic_options(rest)?;
+    let directory = settings
+        .iter()
         .rev()
-        .find_map(|pair| pair[1].strip_prefix("test.build.data="))
+        .find_map(|setting| setting.strip_prefix("test.build.data="))
         .unwrap_or("/benchmarks/TestDFSIO")
         .to_string();
     let usage = |problem: String| format!("{problem}\nUsage: {TEST_DFSIO_USAGE}");
@@ -114,12 +113,7 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
     let (mut mode, mut files, mut bytes, mut result_file) = (None, "1".to_string(), 1 << 20, None);
     let mut options = options.iter();
     while let Some(option) = options.next() {
-        let mut value = || {
-            options
-                .next()
-                .cloned()
-                .ok_or_else(|| usage(format!("{option} needs a value")))
-        };
+        let mut value = || option_value(&mut options, option).map_err(usage);
         // TestDFSIO compares its options ignoring case; `-seq` and `-compression` by prefix.
         let name = option.to_ascii_lowercase();
         match name.as_str() {
@@ -144,7 +138,7 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
         return Err(usage("-write, -read or -clean must be given".to_string()));
     };
     let mut command = vec!["run".to_string(), "dfsio".to_string(), mode.clone()];
-    command.extend(generic);
+    command.extend(defines(settings));
     if mode != "--clean" {
         command.extend([
             "--files".to_string(),
@@ -203,7 +197,8 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
             known()
         ));
     };
-    let (mut run, positional) = generic_options(rest)?;
+    let (settings, positional) = generic_options(rest)?;
+    let mut run = defines(settings);
     let flag = |run: &mut Vec<String>, name: &str, value: &str| {
         run.push(name.to_string());
         run.push(value.to_string());
@@ -239,8 +234,8 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
             let mut args = args.iter();
             while let Some(arg) = args.next() {
                 if arg == "-outFormat" {
-                    let class = args.next().ok_or("-outFormat needs a value")?;
-                    sequence_file_format(arg, class, "SequenceFileOutputFormat")?;
+                    let class = option_value(&mut args, arg)?;
+                    sequence_file_format(arg, &class, "SequenceFileOutputFormat")?;
                 } else {
                     outputs.push(arg);
                 }
@@ -283,11 +278,7 @@ fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), String> {
     let mut paths = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
-        let mut value = || {
-            args.next()
-                .ok_or_else(|| format!("{arg} needs a value"))
-                .cloned()
-        };
+        let mut value = || option_value(&mut args, arg);
         match arg.as_str() {
             "-r" => run.extend(["--reducers".to_string(), value()?]),
             "-inFormat" => sequence_file_format(arg, &value()?, "SequenceFileInputFormat")?,
@@ -339,28 +330,36 @@ fn sequence_file_format(option: &str, class: &str, expected: &str) -> Result<(),
     }
 }
 
-/// Hadoop's generic options at the start of `args`, as `sluice run` options, and the
-/// arguments after them. `-D key=value` (or `-Dkey=value`) is kept; `-fs URI` is `-D
-/// fs.defaultFS=URI`; the options that ship Java code or name a Hadoop service are refused.
+/// The argument after `option` in `args`, which `option` needs.
+fn option_value<'a>(
+    args: &mut impl Iterator<Item = &'a String>,
+    option: &str,
+) -> Result<String, String> {
+    args.next()
+        .cloned()
+        .ok_or_else(|| format!("{option} needs a value"))
+}
+
+/// `settings` (`key=value`) as `sluice run` options: `-D` before each.
+fn defines(settings: Vec<String>) -> Vec<String> {
+    settings
+        .into_iter()
+        .flat_map(|setting| ["-D".to_string(), setting])
+        .collect()
+}
+
+/// Hadoop's generic options at the start of `args`, as settings (`key=value`), and the
+/// arguments after them. `-D key=value` (or `-Dkey=value`) is kept; `-fs URI` is
+/// `fs.defaultFS=URI`; the options that ship Java code or name a Hadoop service are refused.
 fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
-    let mut options = Vec::new();
+    let mut settings = Vec::new();
     let mut rest = args.iter();
     let mut positional = Vec::new();
     while let Some(arg) = rest.next() {
-        let mut value = |name: &str| {
-            rest.next()
-                .cloned()
-                .ok_or_else(|| format!("generic option {name} needs a value"))
-        };
+        let mut value = || option_value(&mut rest, arg).map_err(|e| format!("generic option {e}"));
         match arg.as_str() {
-            "-D" => {
-                let setting = value("-D")?;
-                options.extend(["-D".to_string(), setting]);
-            }
-            "-fs" => {
-                let fs = value("-fs")?;
-                options.extend(["-D".to_string(), format!("fs.defaultFS={fs}")]);
-            }
+            "-D" => settings.push(value()?),
+            "-fs" => settings.push(format!("fs.defaultFS={}", value()?)),
             "-libjars" | "-files" | "-archives" | "-conf" | "-jt" | "-tokenCacheFile" => {
                 return Err(format!(
                     "generic option {arg} is not supported by sluice's built-in jobs (they need \
@@ -369,7 +368,7 @@ fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String
             }
             joined if joined.len() > 2 && joined.starts_with("-D") => {
                 let setting = joined.strip_prefix("-D").unwrap_or(joined);
-                options.extend(["-D".to_string(), setting.to_string()]);
+                settings.push(setting.to_string());
             }
             _ => {
                 positional.push(arg.clone());
@@ -378,7 +377,7 @@ fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String
             }
         }
     }
-    Ok((options, positional))
+    Ok((settings, positional))
 }
 
 #[cfg(test)]

@@ -85,12 +85,20 @@ pub(crate) fn sort_spec(format: InputFormatArg, common: &CommonArgs) -> Result<J
     ] {
         if let Some((setting, declared)) = declared_class(&common.define, settings) {
             if declared != found.as_str() {
+                // Only the job output setting is the one Hadoop's sort example fills in.
+                let origin = if setting.starts_with("mapreduce.job.") {
+                    format!(
+                        "; Hadoop's sort example sets it from -out{option}, BytesWritable \
+                         unless given"
+                    )
+                } else {
+                    String::new()
+                };
                 bail!(
                     "{first} holds {found} {what}s, but the job's map output {what}s are \
-                     {declared} (-D {setting}; Hadoop's sort example sets it from \
-                     -out{option}, BytesWritable unless given): Hadoop fails such a job \
-                     (\"Type mismatch in {what} from map: expected {declared}, received \
-                     {found}\"); give the input's class"
+                     {declared} (-D {setting}{origin}): Hadoop fails such a job (\"Type \
+                     mismatch in {what} from map: expected {declared}, received {found}\"); \
+                     give the input's class"
                 );
             }
         }

@@ -18,6 +18,7 @@
 //! sequence of keys and, within each run of equal keys, as a multiset.
 #![allow(clippy::unwrap_used)]
 
+use sluice_testkit::console::{counter, RECORD_COUNTERS};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -94,29 +95,6 @@ fn sluice(args: &[&str]) -> String {
     );
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
-
-/// The value of the counter `name` in a job's log: the first line that reads `name=N` once
-/// its indentation is trimmed, as Hadoop's job client and sluice print counters.
-fn counter(log: &str, name: &str) -> Option<u64> {
-    log.lines().find_map(|l| {
-        l.trim_start()
-            .strip_prefix(name)?
-            .strip_prefix('=')?
-            .trim()
-            .parse()
-            .ok()
-    })
-}
-
-/// The framework counters that count records and their serialized bytes, which do not
-/// depend on how either engine spills or merges.
-const RECORD_COUNTERS: [&str; 5] = [
-    "Map input records",
-    "Map output records",
-    "Map output bytes",
-    "Reduce input groups",
-    "Reduce output records",
-];
 
 /// Panics unless both logs print every one of [`RECORD_COUNTERS`] with the same value.
 fn assert_record_counters_equal(hadoop_log: &str, sluice_log: &str) {

@@ -28,6 +28,7 @@
 //! and `make plugin` put in `target/hadoop/lib` and `target/plugin`.
 #![allow(clippy::unwrap_used)]
 
+use sluice_testkit::console::RECORD_COUNTERS;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;

@@ -26,6 +26,7 @@
 //! `make plugin` (`target/plugin/sluice-plugin.jar`).
 #![allow(clippy::unwrap_used)]
 
+use sluice_testkit::console::RECORD_COUNTERS;
 use std::fs;
 use std::path::Path;
 

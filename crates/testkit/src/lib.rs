@@ -2,7 +2,8 @@
 //! MiniDFSCluster), an S3-compatible server ([`S3Server`], moto) and an in-JVM YARN cluster
 //! with its own HDFS ([`MiniYarn`], MiniYARNCluster and MiniDFSCluster), each started by the
 //! test that needs it and gone when the value is dropped; and `sluice worker` processes for
-//! the tests of cluster mode ([`Workers`]).
+//! the tests of cluster mode ([`Workers`]); and the reading of the counters job clients print
+//! ([`console`]).
 //!
 //! No protocol is spoken here: the servers are the real thing, and what a test checks on them
 //! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
@@ -26,6 +27,7 @@
 //! unwinds), and each server also stops by itself when its stdin, a pipe from the test
 //! process, reaches end of file, which happens when the test process dies.
 
+pub mod console;
 mod java;
 mod minidfs;
 mod miniyarn;

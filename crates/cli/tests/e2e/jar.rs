@@ -390,6 +390,39 @@ fn examples_jar_sort_and_randomtextwriter_take_hadoops_arguments() {
         "{}",
         run.stderr
     );
+    assert!(
+        run.stderr.contains("sets it from -outKey"),
+        "{}",
+        run.stderr
+    );
+    assert!(!untyped.exists());
+
+    // The map output setting is the user's own, not the example's: no word of -outKey.
+    let run = sluice(
+        &[
+            "run",
+            "sort",
+            "-D",
+            "mapreduce.map.output.key.class=org.apache.hadoop.io.IntWritable",
+            "--input-format",
+            "sequencefile",
+            "--input",
+            path(&input),
+            "--output",
+            path(&untyped),
+        ],
+        None,
+    );
+    run.assert_code(1, "sort with a map output key class");
+    assert!(
+        run.stderr.contains(
+            "(-D mapreduce.map.output.key.class): Hadoop fails such a job (\"Type mismatch in \
+             key from map: expected org.apache.hadoop.io.IntWritable, received \
+             org.apache.hadoop.io.Text\")"
+        ),
+        "{}",
+        run.stderr
+    );
     assert!(!untyped.exists());
 
     let sorted = dir.path().join("sorted");

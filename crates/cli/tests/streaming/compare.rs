@@ -5,6 +5,8 @@ use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
+use sluice_testkit::console::RECORD_COUNTERS;
+
 use crate::case::{Case, Expect};
 use crate::decode;
 use crate::hadoop::Run;
@@ -322,17 +324,6 @@ pub(crate) fn sort_within_keys(data: &[u8]) -> Vec<u8> {
     }
     out
 }
-
-/// The framework counters of a successful job that count records and bytes of records, which
-/// do not depend on where spills fall or how often a combiner ran: each that Hadoop printed
-/// must be printed by sluice with the same value.
-const RECORD_COUNTERS: [&str; 5] = [
-    "Map input records",
-    "Map output records",
-    "Map output bytes",
-    "Reduce input groups",
-    "Reduce output records",
-];
 
 /// The [`RECORD_COUNTERS`] that differ between the two logs' `Map-Reduce Framework` groups.
 fn compare_record_counters(

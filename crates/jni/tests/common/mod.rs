@@ -20,15 +20,6 @@ pub(crate) const SHUFFLE: &str =
 /// The package of Hadoop's example jobs.
 pub(crate) const EXAMPLES: &str = "org.apache.hadoop.examples";
 
-/// Counters that do not depend on where spills fall.
-pub(crate) const RECORD_COUNTERS: &[&str] = &[
-    "Map input records",
-    "Map output records",
-    "Map output bytes",
-    "Reduce input groups",
-    "Reduce output records",
-];
-
 /// The repository's root.
 pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
