@@ -26,6 +26,9 @@ pub(crate) const SLUICE: &str = "sluice.Job";
 /// The logger name of what the cluster manager says about a job's workers.
 pub(crate) const CLUSTER: &str = "sluice.Cluster";
 
+/// The logger of TestDFSIO's result block (`org.apache.hadoop.fs.TestDFSIO`).
+pub(crate) const TEST_DFSIO: &str = "fs.TestDFSIO";
+
 /// The line Hadoop Streaming prints, outside the log layout, when it exits non-zero.
 pub(crate) const FAILED_LINE: &str = "Streaming Command Failed!";
 
@@ -39,6 +42,18 @@ pub(crate) fn log(level: &str, logger: &str, message: &str) {
     let stamp = chrono::Local::now().format("%Y-%m-%d %H:%M:%S,%3f");
     let record = format!("{stamp} {level} {logger}: {message}\n");
     let _ = std::io::stderr().lock().write_all(record.as_bytes());
+}
+
+/// Prints the job client's records of a job it starts watching: `Running job: ID`, then that
+/// the job does not run in uber mode (Hadoop's small jobs run in the application master's
+/// container, which sluice has no need of).
+pub(crate) fn running_job(job_id: &str) {
+    log("INFO", JOB, &format!("Running job: {job_id}"));
+    log(
+        "INFO",
+        JOB,
+        &format!("Job {job_id} running in uber mode : false"),
+    );
 }
 
 /// Prints the bare line Hadoop Streaming ends a failed run with.
@@ -177,12 +192,12 @@ struct MonitorState {
 }
 
 impl MonitorState {
-    /// Whether the job has been submitted; prints `Running job:` the first time it is found
-    /// past planning.
+    /// Whether the job has been submitted; prints `Running job:` (see [`running_job`]) the
+    /// first time it is found past planning.
     fn submitted(&self) -> bool {
         let mut submitted = self.submitted.lock().unwrap_or_else(|p| p.into_inner());
         if !*submitted && self.status.phase() != Phase::Planning {
-            log("INFO", JOB, &format!("Running job: {}", self.job_id));
+            running_job(&self.job_id);
             *submitted = true;
             if self.progress {
                 // Hadoop's first percentages, whatever a fast job has done by now.

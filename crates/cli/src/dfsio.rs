@@ -32,8 +32,8 @@ use sluice_io::{IoError, Location, Storage, Stores};
 use crate::gen::SplitMix64;
 use crate::size::human_bytes;
 use crate::{
-    default_threads, file_count, parse_any_location, parse_location, parse_size_arg, progress,
-    random, stores, tasks, thread_count,
+    console, default_threads, file_count, parse_any_location, parse_location, parse_size_arg,
+    progress, random, stores, tasks, thread_count,
 };
 
 /// The directory under `--output` that holds the files, as TestDFSIO names it.
@@ -230,7 +230,7 @@ pub(crate) fn run(args: &DfsioArgs) -> Result<()> {
         let removed =
             delete_tree(&stores, &data).with_context(|| format!("cannot remove {data}"))?;
         if !args.quiet {
-            eprintln!("sluice: dfsio removed {data} ({removed} files)");
+            progress::say(&format!("dfsio removed {data} ({removed} files)"));
         }
         return Ok(());
     }
@@ -288,24 +288,36 @@ pub(crate) fn run(args: &DfsioArgs) -> Result<()> {
     append_result(&args.result_file, &block)?;
     if !args.quiet {
         for r in &results {
-            eprintln!(
-                "sluice: dfsio {} {}: {} bytes in {:.3} s ({} mb/sec)",
+            progress::say(&format!(
+                "dfsio {} {}: {} bytes in {:.3} s ({} mb/sec)",
                 test.name(),
                 data.join(file_name(r.index)),
                 r.bytes,
                 r.seconds,
                 java_decimal(r.rate())
-            );
+            ));
         }
-        eprintln!(
-            "sluice: dfsio {} {} with {threads} thread(s); result appended to {}",
+        progress::say(&format!(
+            "dfsio {} {} with {threads} thread(s); result appended to {}",
             test.name(),
             human_bytes(summary.bytes),
             args.result_file.display()
-        );
-        print!("{block}");
+        ));
+        print_block(&block);
     }
     Ok(())
+}
+
+/// Shows the result block: on stdout, or in Hadoop's console layout (under `sluice jar`) as
+/// TestDFSIO logs it, one record of its logger on stderr per line, the empty last one too.
+fn print_block(block: &str) {
+    if progress::in_hadoop_console() {
+        for line in block.strip_suffix('\n').unwrap_or(block).split('\n') {
+            console::log("INFO", console::TEST_DFSIO, line);
+        }
+    } else {
+        print!("{block}");
+    }
 }
 
 /// Appends `block` to the local result file at `path`, creating it if need be.

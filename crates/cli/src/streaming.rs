@@ -277,7 +277,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
                 "mapreduce.JobSubmitter",
                 &format!("number of splits:{maps}"),
             );
-            console::log("INFO", JOB, &format!("Running job: {}", built.job_id()));
+            console::running_job(built.job_id());
             let monitor = console::Monitor::start(
                 Arc::clone(&status),
                 built.job_id(),

@@ -217,10 +217,22 @@ fn testdfsio_command_lines_of_the_jobclient_tests_jar() {
             .output()
             .unwrap();
         assert_ok(&out, &format!("TestDFSIO {args:?}"));
+        out
     };
     let log_arg = log.to_str().unwrap();
     let common = ["-nrFiles", "3", "-size", "64KB", "-resFile", log_arg];
-    testdfsio(&[&["-write", "-bufferSize", "4096"], &common[..]].concat());
+    let write = testdfsio(&[&["-write", "-bufferSize", "4096"], &common[..]].concat());
+    // As TestDFSIO, the block goes to stderr as records of its logger, one per line, where
+    // scripts grep it from; nothing to stdout.
+    assert_eq!(text(&write.stdout), "");
+    let logged: String = text(&write.stderr)
+        .lines()
+        .filter_map(|line| Some(format!("{}\n", line.split_once(" INFO fs.TestDFSIO: ")?.1)))
+        .collect();
+    let blocks = parse_results(&logged);
+    assert_eq!(blocks.len(), 1, "{logged}");
+    assert_eq!(blocks[0].test, "write");
+    assert_eq!(blocks[0].number("Total MBytes processed"), 0.19);
     for k in 0..3 {
         let file = base.join("io_data").join(format!("test_io_{k}"));
         assert_eq!(std::fs::metadata(&file).unwrap().len(), 65_536);

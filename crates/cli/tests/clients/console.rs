@@ -69,6 +69,11 @@ fn a_successful_job_prints_what_hadoop_prints_in_its_order() {
         .position(|m| m.starts_with("Counters: "))
         .unwrap();
     assert!(running < done && done < counters, "{}", run.stderr);
+    let id = job[running].strip_prefix("Running job: ").unwrap();
+    assert_eq!(
+        job[running + 1],
+        format!("Job {id} running in uber mode : false")
+    );
     assert_eq!(job[done - 1], " map 100% reduce 100%");
     assert_eq!(
         messages(&run.stderr, "streaming.StreamJob"),

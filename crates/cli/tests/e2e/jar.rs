@@ -262,6 +262,17 @@ fn examples_jar_jobs_print_hadoops_console_and_no_progress_bar() {
         .map(|(_, id)| id.to_string())
         .unwrap_or_else(|| panic!("no running job: {console}"));
     assert!(running.starts_with("job_"), "{running}");
+    // Hadoop's job client says next whether the job runs in uber mode.
+    let next = records
+        .iter()
+        .skip_while(|r| !r.contains("INFO mapreduce.Job: Running job: "))
+        .nth(1);
+    assert!(
+        next.is_some_and(|r| r.ends_with(&format!(
+            "INFO mapreduce.Job: Job {running} running in uber mode : false"
+        ))),
+        "{console}"
+    );
     assert!(
         console.contains(&format!(
             "INFO mapreduce.Job: Job {running} completed successfully\n"
