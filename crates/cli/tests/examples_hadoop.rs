@@ -18,10 +18,11 @@
 //! sequence of keys and, within each run of equal keys, as a multiset.
 #![allow(clippy::unwrap_used)]
 
-use sluice_testkit::console::{counter, RECORD_COUNTERS};
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+use sluice_testkit::console::{counter, RECORD_COUNTERS};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 

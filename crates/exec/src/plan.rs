@@ -18,13 +18,14 @@
 //! counted is small and fixed per thread (the input line buffer's first megabyte, a spill
 //! write buffer).
 
+use std::path::{Path, PathBuf};
+
 use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
 use sluice_io::{
     discover, plan_block_splits, plan_combined_splits, plan_input_splits, CombineSizes, MapSplit,
     Storage, StoredInput,
 };
 use sluice_shuffle::SORT_BLOCK;
-use std::path::{Path, PathBuf};
 
 /// How a job's memory budget is divided.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -28,11 +28,12 @@
 //! and `make plugin` put in `target/hadoop/lib` and `target/plugin`.
 #![allow(clippy::unwrap_used)]
 
-use sluice_testkit::console::RECORD_COUNTERS;
 use std::collections::BTreeMap;
 use std::fs;
 use std::path::Path;
 use std::process::Stdio;
+
+use sluice_testkit::console::{counter_blocks, Counters, FRAMEWORK_GROUP, RECORD_COUNTERS};
 
 mod common;
 use common::*;
@@ -503,7 +504,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             scratch.join("out").join(&plugin).display()
         ));
     }
-    let (stock_counters, plugin_counters) = (counters(&logs[0]), counters(&logs[1]));
+    let (stock_counters, plugin_counters) = (counter_blocks(&logs[0]), counter_blocks(&logs[1]));
     if stock_counters.is_empty() || stock_counters.len() != plugin_counters.len() {
         return Err(format!(
             "{} counter blocks in the stock log, {} with the plugin",
@@ -511,7 +512,6 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             plugin_counters.len()
         ));
     }
-    let framework = "Map-Reduce Framework";
     let mut compared: Vec<&str> = RECORD_COUNTERS.to_vec();
     let sizes = ["Map output materialized bytes", "Reduce shuffle bytes"];
     match job.expect {
@@ -530,7 +530,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     }
     for (i, (s, p)) in stock_counters.iter().zip(&plugin_counters).enumerate() {
         for name in &compared {
-            let get = |c: &Counters| c.get(framework).and_then(|g| g.get(*name)).copied();
+            let get = |c: &Counters| c.get(FRAMEWORK_GROUP, name);
             if get(s) != get(p) {
                 return Err(format!(
                     "job {i}: {name} is {:?} in Hadoop, {:?} with the plugin",
@@ -540,8 +540,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             }
         }
         if job.expect == Expect::Compressed {
-            let size =
-                |c: &Counters, name: &str| c.get(framework).and_then(|g| g.get(name)).copied();
+            let size = |c: &Counters, name: &str| c.get(FRAMEWORK_GROUP, name);
             let (stock, plugin) = (
                 sizes.map(|name| size(s, name)),
                 sizes.map(|name| size(p, name)),
@@ -555,12 +554,10 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
                 ));
             }
         }
-        let tasks = p
-            .get("sluice")
-            .and_then(|g| g.get("NATIVE_COLLECTOR_TASKS"));
+        let tasks = p.get("sluice", "NATIVE_COLLECTOR_TASKS");
         match job.expect {
             Expect::Native { .. } | Expect::Compressed => {
-                if tasks.is_none_or(|&t| t == 0) {
+                if tasks.is_none_or(|t| t == 0) {
                     return Err(format!("job {i}: no sluice/NATIVE_COLLECTOR_TASKS counter"));
                 }
             }
@@ -580,9 +577,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             .count() as u64;
         let merged = plugin_counters
             .last()
-            .and_then(|c| c.get("sluice"))
-            .and_then(|g| g.get("NATIVE_MERGE_TASKS"))
-            .copied();
+            .and_then(|c| c.get("sluice", "NATIVE_MERGE_TASKS"));
         if merged != Some(parts) {
             return Err(format!(
                 "{merged:?} reduce tasks merged natively, {parts} part files"
@@ -620,9 +615,8 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
     if job.name.contains("java-combiner") {
         // The job's own combiner ran, called back by the library.
         let combined = plugin_counters.iter().all(|c| {
-            c.get(framework)
-                .and_then(|g| g.get("Combine input records"))
-                .is_some_and(|&n| n > 0)
+            c.get(FRAMEWORK_GROUP, "Combine input records")
+                .is_some_and(|n| n > 0)
         });
         if !logs[1].contains("(called back per batch)") || !combined {
             return Err(format!(
@@ -647,10 +641,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
 
 /// The native merge's counters of job `i` against the stock run's.
 fn check_merge(job: &Job, i: usize, stock: &Counters, plugin: &Counters) -> Result<(), String> {
-    let sluice = |name: &str| plugin.get("sluice").and_then(|g| g.get(name)).copied();
-    let get = |c: &Counters, group: &str, name: &str| {
-        c.get(group).and_then(|g| g.get(name)).copied().unwrap_or(0)
-    };
+    let sluice = |name: &str| plugin.get("sluice", name);
     match job.merge {
         Merge::NotAsked => Ok(()),
         Merge::Refused(_) if sluice("NATIVE_MERGE_TASKS").is_some() => {
@@ -669,7 +660,7 @@ fn check_merge(job: &Job, i: usize, stock: &Counters, plugin: &Counters) -> Resu
             }
             // Hadoop spills every record its reducers read once more (its final merge goes
             // through disk); the native merge, when everything fits, none.
-            let spilled = |c: &Counters| get(c, "Map-Reduce Framework", "Spilled Records");
+            let spilled = |c: &Counters| c.get(FRAMEWORK_GROUP, "Spilled Records").unwrap_or(0);
             if !disk && spilled(stock) > 0 && spilled(plugin) >= spilled(stock) {
                 return Err(format!(
                     "job {i}: {} records spilled, Hadoop {}: the merge did not stay in memory",

@@ -26,9 +26,10 @@
 //! `make plugin` (`target/plugin/sluice-plugin.jar`).
 #![allow(clippy::unwrap_used)]
 
-use sluice_testkit::console::RECORD_COUNTERS;
 use std::fs;
 use std::path::Path;
+
+use sluice_testkit::console::{counter_blocks, Counters, FRAMEWORK_GROUP, RECORD_COUNTERS};
 
 mod common;
 use common::*;
@@ -215,7 +216,7 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
             scratch.join("out").join(&plugin).display()
         ));
     }
-    let (stock_counters, plugin_counters) = (counters(&logs[0]), counters(&logs[1]));
+    let (stock_counters, plugin_counters) = (counter_blocks(&logs[0]), counter_blocks(&logs[1]));
     if stock_counters.len() != 1 || plugin_counters.len() != 1 {
         return Err(format!(
             "{} counter blocks in the stock log, {} with the plugin (one each expected)",
@@ -224,15 +225,13 @@ fn check(job: &Job, scratch: &Path) -> Result<(), String> {
         ));
     }
     let (s, p) = (&stock_counters[0], &plugin_counters[0]);
-    let get =
-        |c: &Counters, group: &str, name: &str| c.get(group).and_then(|g| g.get(name)).copied();
+    let get = |c: &Counters, group: &str, name: &str| c.get(group, name);
     for name in RECORD_COUNTERS {
-        let framework = "Map-Reduce Framework";
-        if get(s, framework, name) != get(p, framework, name) {
+        if get(s, FRAMEWORK_GROUP, name) != get(p, FRAMEWORK_GROUP, name) {
             return Err(format!(
                 "{name} is {:?} in Hadoop, {:?} with the plugin",
-                get(s, framework, name),
-                get(p, framework, name)
+                get(s, FRAMEWORK_GROUP, name),
+                get(p, FRAMEWORK_GROUP, name)
             ));
         }
     }

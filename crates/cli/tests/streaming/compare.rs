@@ -1,11 +1,10 @@
 //! Comparing what the two systems did with a case, and saying readably how they differ.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::Path;
 
-use sluice_testkit::console::RECORD_COUNTERS;
+use sluice_testkit::console::{counter_blocks, Counters, FRAMEWORK_GROUP, RECORD_COUNTERS};
 
 use crate::case::{Case, Expect};
 use crate::decode;
@@ -42,7 +41,7 @@ pub(crate) fn check_hadoop(case: &Case, hadoop: &Run) -> Vec<String> {
         }
     }
     for group in &e.counters {
-        if !counter_groups(&hadoop.log).contains_key(group) {
+        if job_counters(&hadoop.log).group(group).is_none() {
             problems.push(format!(
                 "Hadoop's log has no counter group {group:?}; the case is wrong"
             ));
@@ -99,14 +98,14 @@ pub(crate) fn compare(expect: &Expect, hadoop: &Run, sluice: &Run) -> Vec<String
             problems.push(format!("sluice must exit {want} as Hadoop does ({codes})"));
         }
     }
-    let h_counters = counter_groups(&hadoop.log);
-    let s_counters = counter_groups(&sluice.log);
+    let h_counters = job_counters(&hadoop.log);
+    let s_counters = job_counters(&sluice.log);
     if h_ok {
         problems.extend(compare_record_counters(&h_counters, &s_counters));
     }
     for group in &expect.counters {
-        let h = h_counters.get(group);
-        let s = s_counters.get(group);
+        let h = h_counters.group(group);
+        let s = s_counters.group(group);
         if h != s {
             problems.push(format!(
                 "counter group {group:?} differs\n  Hadoop: {}\n  sluice: {}",
@@ -128,8 +127,14 @@ fn code(c: Option<i32>) -> String {
     c.map_or_else(|| "none (signal or timeout)".to_string(), |c| c.to_string())
 }
 
-fn show_group(g: Option<&Vec<String>>) -> String {
-    g.map_or_else(|| "(absent)".to_string(), |lines| lines.join(", "))
+fn show_group(g: Option<&[(String, u64)]>) -> String {
+    g.map_or_else(
+        || "(absent)".to_string(),
+        |counters| {
+            let shown: Vec<String> = counters.iter().map(|(n, v)| format!("{n}={v}")).collect();
+            shown.join(", ")
+        },
+    )
 }
 
 /// The last `n` lines of `text`, indented, under a heading.
@@ -325,58 +330,25 @@ pub(crate) fn sort_within_keys(data: &[u8]) -> Vec<u8> {
     out
 }
 
-/// The [`RECORD_COUNTERS`] that differ between the two logs' `Map-Reduce Framework` groups.
-fn compare_record_counters(
-    hadoop: &BTreeMap<String, Vec<String>>,
-    sluice: &BTreeMap<String, Vec<String>>,
-) -> Vec<String> {
-    const GROUP: &str = "Map-Reduce Framework";
-    let value = |groups: &BTreeMap<String, Vec<String>>, name: &str| {
-        groups.get(GROUP).and_then(|lines| {
-            lines
-                .iter()
-                .find_map(|l| l.strip_prefix(name)?.strip_prefix('=').map(str::to_string))
-        })
-    };
+/// The [`RECORD_COUNTERS`] that differ between the two jobs' `Map-Reduce Framework` groups.
+fn compare_record_counters(hadoop: &Counters, sluice: &Counters) -> Vec<String> {
     RECORD_COUNTERS
         .iter()
         .filter_map(|name| {
-            let h = value(hadoop, name)?;
-            let s = value(sluice, name);
-            (s.as_deref() != Some(h.as_str())).then(|| {
+            let h = hadoop.get(FRAMEWORK_GROUP, name)?;
+            let s = sluice.get(FRAMEWORK_GROUP, name);
+            (s != Some(h)).then(|| {
                 format!(
                     "counter {name:?} differs: Hadoop {h}, sluice {}",
-                    s.as_deref().unwrap_or("(not printed)")
+                    s.map_or_else(|| "(not printed)".to_string(), |s| s.to_string())
                 )
             })
         })
         .collect()
 }
 
-/// The counter groups of a job log, in the layout Hadoop's job client prints at the end of a
-/// job: a `\tGroup` line followed by `\t\tName=value` lines. Group names are trimmed (Hadoop
-/// prints some with a trailing space); a group printed twice keeps its last occurrence.
-pub(crate) fn counter_groups(log: &str) -> BTreeMap<String, Vec<String>> {
-    let mut groups: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let mut current: Option<(String, Vec<String>)> = None;
-    for line in log.lines() {
-        if let Some(counter) = line.strip_prefix("\t\t") {
-            if let Some((_, lines)) = current.as_mut() {
-                lines.push(counter.trim_end().to_string());
-            }
-            continue;
-        }
-        if let Some((name, lines)) = current.take() {
-            groups.insert(name, lines);
-        }
-        if let Some(group) = line.strip_prefix('\t') {
-            if !group.starts_with('\t') && !group.trim().is_empty() {
-                current = Some((group.trim().to_string(), Vec::new()));
-            }
-        }
-    }
-    if let Some((name, lines)) = current {
-        groups.insert(name, lines);
-    }
-    groups
+/// The counters of a streaming job's log: its one counter block (the last, should there be
+/// more); empty when it printed none.
+pub(crate) fn job_counters(log: &str) -> Counters {
+    counter_blocks(log).pop().unwrap_or_default()
 }

@@ -1,6 +1,6 @@
 //! What the plugin's tests against Hadoop share: the collector setting, the jars they need,
 //! deterministic text, the Java driver (its manifest, compiling and running it), and the
-//! parsing of Hadoop's console counters and output directories.
+//! reading of output directories.
 #![allow(clippy::unwrap_used)]
 
 use std::collections::BTreeMap;
@@ -125,38 +125,6 @@ pub(crate) fn run_driver(
         .stderr(stderr)
         .status()
         .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"))
-}
-
-/// The counter blocks of a log, one per job: group → name → value.
-pub(crate) type Counters = BTreeMap<String, BTreeMap<String, u64>>;
-
-/// The counter blocks Hadoop's job client printed (`Job: Counters: N`, then groups indented
-/// by one tab and counters by two), in the order of the jobs. Warnings logged in the middle of
-/// a block do not end it.
-pub(crate) fn counters(log: &str) -> Vec<Counters> {
-    let mut blocks: Vec<Counters> = Vec::new();
-    let mut group = String::new();
-    let mut inside = false;
-    for line in log.lines() {
-        if line.contains("Job: Counters: ") {
-            blocks.push(Counters::new());
-            inside = true;
-        } else if inside && line.starts_with("\t\t") {
-            if let Some((name, value)) = line.trim().split_once('=') {
-                if let (Some(block), Ok(v)) = (blocks.last_mut(), value.parse()) {
-                    block
-                        .entry(group.clone())
-                        .or_default()
-                        .insert(name.to_string(), v);
-                }
-            }
-        } else if inside && line.starts_with('\t') {
-            group = line.trim().to_string();
-        } else if !line.starts_with("WARN") {
-            inside = false;
-        }
-    }
-    blocks
 }
 
 /// The visible files of an output directory: name → bytes.
