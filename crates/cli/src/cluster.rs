@@ -10,15 +10,15 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sluice_api::JobStatus;
-use std::time::Duration;
-
 use sluice_cluster::{
     ClusterJob, ClusterReport, Worker, WorkerList, WorkerSettings, WorkerStop, YarnSettings,
 };
+use sluice_io::OwnedDir;
 use sluice_net::Secret;
 
 use crate::size::human_bytes;
@@ -132,8 +132,9 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let memory = usize::try_from(args.memory).context("--memory is too large")?;
     let threads = args.threads.unwrap_or_else(default_threads);
     let port = args.listen.map_or(0, |a| a.port());
-    let scratch = match &args.scratch {
-        Some(scratch) => scratch.clone(),
+    // A worker's own scratch directory stays locked while it runs (see `default_scratch`).
+    let (scratch, _scratch_lock) = match &args.scratch {
+        Some(scratch) => (scratch.clone(), None),
         None => default_scratch(port)?,
     };
     // Jobs move the worker into the directory they were submitted from: a relative scratch
@@ -204,11 +205,17 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
 
 /// The scratch directory of a worker started without `--scratch`: `sluice-worker-PORT` in the
 /// system's temporary directory, made for this user only, so that the next worker on the same
-/// port removes what a killed one left there. Workers on no fixed port get one each.
-fn default_scratch(port: u16) -> Result<PathBuf> {
+/// port removes what a killed one left there. Workers on no fixed port get one each,
+/// `sluice-worker-pidPID`, locked for as long as the worker runs (the lock returned): the next
+/// such worker removes those whose worker is gone, however it died, scratch and all.
+fn default_scratch(port: u16) -> Result<(PathBuf, Option<OwnedDir>)> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    const OWN_PREFIX: &str = "sluice-worker-pid";
     let name = match port {
-        0 => format!("sluice-worker-pid{}", std::process::id()),
+        0 => {
+            sluice_io::remove_abandoned(&std::env::temp_dir(), OWN_PREFIX.as_ref());
+            format!("{OWN_PREFIX}{}", std::process::id())
+        }
         port => format!("sluice-worker-{port}"),
     };
     let dir = std::env::temp_dir().join(name);
@@ -227,7 +234,11 @@ fn default_scratch(port: u16) -> Result<PathBuf> {
             dir.display()
         );
     }
-    Ok(dir)
+    let lock = match port {
+        0 => Some(OwnedDir::lock(&dir).with_context(|| format!("cannot lock {}", dir.display()))?),
+        _ => None,
+    };
+    Ok((dir, lock))
 }
 
 /// Makes `SIGTERM` and Ctrl-C stop the worker cleanly (see [`WorkerStop`]); another one while

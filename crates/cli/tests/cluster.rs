@@ -13,6 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use sluice_testkit::console::counter;
 use sluice_testkit::{sorted_part_lines, Workers};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
@@ -1645,6 +1646,55 @@ fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
     assert_eq!(entries(&temp), Vec::<String>::new());
 }
 
+/// Workers on no fixed port each work in `sluice-worker-pidPID`: a new one removes those whose
+/// worker was killed, never a running worker's, idle or not.
+#[test]
+fn a_worker_on_no_fixed_port_removes_the_scratch_of_killed_ones_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let temp = dir.path().join("tmp");
+    fs::create_dir_all(&temp).unwrap();
+    let secret = dir.path().join("secret");
+    ok(
+        &sluice(&strings(&["secret", secret.to_str().unwrap()]), dir.path()),
+        "sluice secret",
+    );
+    let start = || {
+        let worker = Command::new(SLUICE)
+            .args(["worker", "--listen", "127.0.0.1:0"])
+            .arg("--secret-file")
+            .arg(&secret)
+            .env("TMPDIR", &temp)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let scratch = temp.join(format!("sluice-worker-pid{}", worker.id()));
+        assert!(within_5s(|| scratch.is_dir()), "{:?}", entries(&temp));
+        (worker, scratch)
+    };
+    let (mut killed, killed_scratch) = start();
+    let (mut idle, idle_scratch) = start();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
+    fs::create_dir(killed_scratch.join("job_1_0001")).unwrap();
+    fs::write(killed_scratch.join("job_1_0001/spill-0"), b"records").unwrap();
+    let (mut third, third_scratch) = start();
+    assert!(!killed_scratch.exists(), "{:?}", entries(&temp));
+    assert!(
+        idle_scratch.is_dir(),
+        "a running worker's scratch was removed"
+    );
+    for worker in [&mut idle, &mut third] {
+        let pid = worker.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        let status = worker.wait().unwrap();
+        assert!(status.success(), "{status:?}");
+    }
+    assert!(!third_scratch.exists());
+    assert_eq!(entries(&temp), Vec::<String>::new());
+}
+
 /// A worker lost in the map phase after finishing some map tasks: their output for the
 /// partitions it owned went with it, so they run again on the others during the map phase,
 /// and the stage's input is whole when it is sealed (no owner finds a task's output missing
@@ -1734,14 +1784,6 @@ fn map_tasks_finished_on_a_worker_lost_mid_map_run_again_within_the_map_phase() 
         &dir.path().join("cluster"),
         "a worker lost mid-map",
     );
-}
-
-/// The value of counter `name` in a job's console output (Hadoop's `\t\tname=value` lines).
-fn counter(stderr: &str, name: &str) -> Option<u64> {
-    stderr.lines().find_map(|line| {
-        let value = line.trim().strip_prefix(name)?.strip_prefix('=')?;
-        value.parse().ok()
-    })
 }
 
 #[test]

@@ -475,6 +475,8 @@ fn python_job(dir: &Path, extra: &[&str], program: &str) -> (bool, String) {
         .arg("streaming")
         .args(&args)
         .env("PYTHONDONTWRITEBYTECODE", "1")
+        // A failed job keeps its task logs under TMPDIR: the test's own directory.
+        .env("TMPDIR", dir)
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::piped())
         .spawn()

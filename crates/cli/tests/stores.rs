@@ -629,6 +629,7 @@ fn failures_are_clear_bounded_and_leave_nothing() {
     assert!(mkdir.status.success());
     let chmod = dfs().fs(&["-chmod", "755", "/protected"]);
     assert!(chmod.status.success());
+    let journals = tempfile::tempdir().expect("a temporary directory");
     assert_fails(
         sluice(&[
             "run",
@@ -639,12 +640,27 @@ fn failures_are_clear_bounded_and_leave_nothing() {
             &hdfs("/protected/out"),
             "-q",
         ])
-        .env("HADOOP_USER_NAME", "mallory"),
+        .env("HADOOP_USER_NAME", "mallory")
+        .env("TMPDIR", journals.path()),
         Duration::from_secs(60),
         &["AccessControlException", "/protected"],
     );
     let ls = dfs().fs(&["-ls", "-C", "/protected"]);
     assert!(String::from_utf8_lossy(&ls.stdout).trim().is_empty());
+    // The staging directory was never made: the job's journal says there is nothing to
+    // undo, and its watcher removes it.
+    let left = || {
+        fs::read_dir(journals.path())
+            .expect("the temporary directory")
+            .map(|e| e.expect("an entry").file_name())
+            .filter(|n| n.to_string_lossy().starts_with("sluice-journal-"))
+            .count()
+    };
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while left() > 0 && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(left(), 0, "the job's cleanup journal was left behind");
 
     // A missing input, on either store.
     for missing in [hdfs("/no/such/input"), s3_url("no/such/input")] {

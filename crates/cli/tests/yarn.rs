@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::fs;
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 
@@ -479,6 +479,26 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
+    // The worker's scratch directory is in its container's working directory: the job's
+    // directory in it is open (locked) in the worker.
+    let open: Vec<PathBuf> = fs::read_dir(format!("/proc/{victim}/fd"))
+        .unwrap()
+        .filter_map(|fd| fs::read_link(fd.ok()?.path()).ok())
+        .collect();
+    let container_dir = open
+        .iter()
+        .filter_map(|path| path.parent())
+        .find(|parent| parent.file_name().is_some_and(|n| n == "scratch"))
+        .and_then(Path::parent)
+        .unwrap_or_else(|| panic!("no job directory in a scratch directory is open: {open:?}"))
+        .to_path_buf();
+    assert!(
+        container_dir
+            .file_name()
+            .is_some_and(|n| n.to_string_lossy().starts_with("container_")),
+        "the scratch directory is not in a container's directory: {}",
+        container_dir.display()
+    );
     let _ = Command::new("kill")
         .args(["-9", &victim.to_string()])
         .status();
@@ -486,6 +506,20 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "the job failed:\n{stderr}");
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
+    // What the killed worker left goes with its container's directory, and nothing of it
+    // stays in the system's temporary directory.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while container_dir.exists() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(
+        !container_dir.exists(),
+        "YARN kept {}",
+        container_dir.display()
+    );
+    assert!(!std::env::temp_dir()
+        .join(format!("sluice-worker-pid{victim}"))
+        .exists());
     // Why, as YARN saw it: the master relays the container's end, which names the container
     // the lost worker's messages name too.
     let ended = stderr

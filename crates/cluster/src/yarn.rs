@@ -110,6 +110,9 @@ pub fn run_on_yarn(
     }
     // Localized beside the binary under this name.
     args.extend(["--secret-file".to_string(), "secret".to_string()]);
+    // In the container's working directory, on the NodeManager's local disks: YARN removes
+    // it with the container, a container killed outright (preempted, lost) included.
+    args.extend(["--scratch".to_string(), "scratch".to_string()]);
     let plan = FleetPlan {
         workers: yarn.workers,
         memory_mb: yarn.container_mb,

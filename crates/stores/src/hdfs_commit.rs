@@ -202,7 +202,19 @@ impl JobCommitter for HdfsRenameCommitter {
         self.note(JournalEntry::Staging {
             location: self.staging.to_string(),
         });
-        self.storage.mkdirs(&self.staging.join(ATTEMPTS))?;
+        if let Err(e) = self.storage.mkdirs(&self.staging.join(ATTEMPTS)) {
+            // Refused (permission denied, a quota) the staging directory may not exist at
+            // all; when it is not there, or is deleted now, the watcher has nothing to undo.
+            let gone = match self.storage.status(&self.staging) {
+                Ok(None) => true,
+                Ok(Some(_)) => self.storage.delete_tree(&self.staging).is_ok(),
+                Err(_) => false,
+            };
+            if gone {
+                self.note(JournalEntry::Done);
+            }
+            return Err(e);
+        }
         self.state = State::Running;
         Ok(())
     }
