@@ -85,7 +85,7 @@ miri:
 # unless these features are on; here they are, so every test runs.
 TEST_FEATURES := sluice-cli/test-browser,sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
-	sluice-io/test-hadoop,sluice-jni/test-hadoop,sluice-jni/test-yarn
+	sluice-io/test-hadoop,sluice-jni/test-hadoop,sluice-jni/test-root,sluice-jni/test-yarn
 
 test: prereqs fmt lint deps hadoop stores yarn plugin clients
 	$(CARGO) test --workspace --release --features $(TEST_FEATURES)

@@ -6,12 +6,23 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributes;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.nio.file.attribute.UserPrincipal;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.Set;
 
 /**
  * Loads the sluice library from the jar, once per JVM.
@@ -21,6 +32,11 @@ import java.util.Locale;
  * JVMs of one user share one copy per library version and never load a half-written file: the
  * first JVM takes an exclusive lock on a lock file in that directory, writes the library under
  * a temporary name and renames it into place; the others wait for the lock and find it there.
+ * A copy found there is loaded only if its bytes are the jar's, and {@code sluice-<user.name>}
+ * is used only if this user owns it and nobody else may write to it (it is made {@code 0700}):
+ * another user of the machine could otherwise have planted a library there for this one to
+ * load. When the name is taken by such a directory the library goes into a private directory
+ * of this JVM's own, removed when it exits.
  * The system property {@code sluice.native.library} names a library file to load instead.
  */
 public final class NativeLoader {
@@ -86,19 +102,20 @@ public final class NativeLoader {
           + " (the jar carries one for linux/amd64 only)");
     }
     String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
-    File dir = new File(new File(System.getProperty("java.io.tmpdir"), "sluice-" + user),
-        sha256(bytes));
-    if (!dir.isDirectory() && !dir.mkdirs() && !dir.isDirectory()) {
-      throw new IOException("cannot create " + dir);
+    Path shared = Paths.get(System.getProperty("java.io.tmpdir"), "sluice-" + user);
+    if (!isPrivate(shared)) {
+      return extractPrivately(bytes);
     }
-    File library = new File(dir, LIBRARY);
-    try (FileChannel lockFile = FileChannel.open(new File(dir, ".lock").toPath(),
+    Path dir = shared.resolve(sha256(bytes));
+    Files.createDirectories(dir);
+    File library = dir.resolve(LIBRARY).toFile();
+    try (FileChannel lockFile = FileChannel.open(dir.resolve(".lock"),
             StandardOpenOption.CREATE, StandardOpenOption.WRITE);
         FileLock lock = lockFile.lock()) {
-      if (library.isFile() && library.length() == bytes.length) {
+      if (library.isFile() && Arrays.equals(Files.readAllBytes(library.toPath()), bytes)) {
         return library;
       }
-      File partial = File.createTempFile(LIBRARY, ".part", dir);
+      File partial = File.createTempFile(LIBRARY, ".part", dir.toFile());
       try {
         Files.write(partial.toPath(), bytes);
         Files.move(partial.toPath(), library.toPath(), StandardCopyOption.REPLACE_EXISTING,
@@ -108,6 +125,46 @@ public final class NativeLoader {
       }
       return library;
     }
+  }
+
+  /** Only the owner may read, write or enter: the mode the shared directory is made with. */
+  private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY =
+      PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+
+  /**
+   * Whether {@code dir} is a directory (not a link) that this user owns and nobody else may
+   * write to, making it ({@code 0700}) if it does not exist.
+   */
+  private static boolean isPrivate(Path dir) throws IOException {
+    try {
+      Files.createDirectory(dir, OWNER_ONLY);
+    } catch (FileAlreadyExistsException e) {
+      // Someone's: examined below.
+    }
+    PosixFileAttributes attributes;
+    UserPrincipal me;
+    try {
+      attributes = Files.readAttributes(dir, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+      me = dir.getFileSystem().getUserPrincipalLookupService()
+          .lookupPrincipalByName(System.getProperty("user.name"));
+    } catch (IOException | UnsupportedOperationException e) {
+      return false;
+    }
+    Set<PosixFilePermission> mode = attributes.permissions();
+    return attributes.isDirectory() && attributes.owner().equals(me)
+        && !mode.contains(PosixFilePermission.GROUP_WRITE)
+        && !mode.contains(PosixFilePermission.OTHERS_WRITE);
+  }
+
+  /** Writes the library into a new directory of this JVM's own, removed when it exits. */
+  private static File extractPrivately(byte[] bytes) throws IOException {
+    Path dir = Files.createTempDirectory("sluice-", OWNER_ONLY);
+    // Removed in the reverse order of these calls: the library, then its directory.
+    dir.toFile().deleteOnExit();
+    File library = dir.resolve(LIBRARY).toFile();
+    library.deleteOnExit();
+    Files.write(library.toPath(), bytes);
+    return library;
   }
 
   private static byte[] read(String resource) throws IOException {
