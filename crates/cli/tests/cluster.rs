@@ -1589,6 +1589,20 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
     assert_eq!(entries(&temp[0]), Vec::<String>::new());
 }
 
+/// `sluice worker --listen ADDR` without `--scratch`, its temporary directory `temp`.
+fn worker_without_scratch(listen: &str, secret: &Path, temp: &Path) -> std::process::Child {
+    Command::new(SLUICE)
+        .args(["worker", "--listen", listen])
+        .arg("--secret-file")
+        .arg(secret)
+        .env("TMPDIR", temp)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
 /// A worker started without `--scratch` works in `sluice-worker-PORT` in its temporary
 /// directory (for its user only), so that the next worker on that port clears what a killed
 /// one left; stopped, it removes the directory.
@@ -1608,18 +1622,7 @@ fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
         &sluice(&strings(&["secret", secret.to_str().unwrap()]), dir.path()),
         "sluice secret",
     );
-    let start = || {
-        Command::new(SLUICE)
-            .args(["worker", "--listen", &format!("127.0.0.1:{port}")])
-            .arg("--secret-file")
-            .arg(&secret)
-            .env("TMPDIR", &temp)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
-    };
+    let start = || worker_without_scratch(&format!("127.0.0.1:{port}"), &secret, &temp);
     let scratch = temp.join(format!("sluice-worker-{port}"));
     let mut worker = start();
     assert!(within_5s(|| scratch.is_dir()), "{:?}", entries(&temp));
@@ -1659,16 +1662,7 @@ fn a_worker_on_no_fixed_port_removes_the_scratch_of_killed_ones_only() {
         "sluice secret",
     );
     let start = || {
-        let worker = Command::new(SLUICE)
-            .args(["worker", "--listen", "127.0.0.1:0"])
-            .arg("--secret-file")
-            .arg(&secret)
-            .env("TMPDIR", &temp)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let worker = worker_without_scratch("127.0.0.1:0", &secret, &temp);
         let scratch = temp.join(format!("sluice-worker-pid{}", worker.id()));
         assert!(within_5s(|| scratch.is_dir()), "{:?}", entries(&temp));
         (worker, scratch)

@@ -20,7 +20,9 @@ fn repo() -> PathBuf {
 fn c_examples() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
     DIR.get_or_init(|| {
-        let dir = std::env::temp_dir().join(format!("sluice-shm-examples-{}", std::process::id()));
+        // Under the target directory (cargo's place for tests' files), not the system's.
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("shm-examples-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         let root = repo();
         let sources = [

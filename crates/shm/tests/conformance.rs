@@ -131,7 +131,9 @@ fn clients(wanted: &dyn Fn(&str) -> bool) -> Result<Vec<Client>, String> {
 }
 
 fn c_client(root: &Path) -> Result<Client, String> {
-    let build = std::env::temp_dir().join(format!("sluice-conform-c-{}", std::process::id()));
+    // Under the target directory (cargo's place for tests' files), not the system's.
+    let build =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("conform-c-{}", std::process::id()));
     std::fs::create_dir_all(&build).map_err(|e| e.to_string())?;
     let binary = build.join("conform");
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
