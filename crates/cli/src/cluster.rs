@@ -133,8 +133,8 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     let threads = args.threads.unwrap_or_else(default_threads);
     let port = args.listen.map_or(0, |a| a.port());
     // A worker's own scratch directory stays locked while it runs (see `default_scratch`).
-    let (scratch, _scratch_lock) = match &args.scratch {
-        Some(scratch) => (scratch.clone(), None),
+    let (scratch, _scratch_lock, abandoned) = match &args.scratch {
+        Some(scratch) => (scratch.clone(), None, Vec::new()),
         None => default_scratch(port)?,
     };
     // Jobs move the worker into the directory they were submitted from: a relative scratch
@@ -160,6 +160,12 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
             );
         }
     });
+    for dir in &abandoned {
+        log(&format!(
+            "removed {}, left by a worker that is no longer running",
+            dir.display()
+        ));
+    }
     stop_on_signal(&stop, Arc::clone(&log))?;
     // The default scratch directory is this worker's to remove once empty; one given is not.
     let remove_scratch = || {
@@ -207,16 +213,17 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
 /// system's temporary directory, made for this user only, so that the next worker on the same
 /// port removes what a killed one left there. Workers on no fixed port get one each,
 /// `sluice-worker-pidPID`, locked for as long as the worker runs (the lock returned): the next
-/// such worker removes those whose worker is gone, however it died, scratch and all.
-fn default_scratch(port: u16) -> Result<(PathBuf, Option<OwnedDir>)> {
+/// such worker removes those whose worker is gone, however it died, scratch and all (the
+/// directories removed are returned, for the log).
+fn default_scratch(port: u16) -> Result<(PathBuf, Option<OwnedDir>, Vec<PathBuf>)> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     const OWN_PREFIX: &str = "sluice-worker-pid";
-    let name = match port {
-        0 => {
-            sluice_io::remove_abandoned(&std::env::temp_dir(), OWN_PREFIX.as_ref());
-            format!("{OWN_PREFIX}{}", std::process::id())
-        }
-        port => format!("sluice-worker-{port}"),
+    let (name, abandoned) = match port {
+        0 => (
+            format!("{OWN_PREFIX}{}", std::process::id()),
+            sluice_io::remove_abandoned(&std::env::temp_dir(), OWN_PREFIX.as_ref()),
+        ),
+        port => (format!("sluice-worker-{port}"), Vec::new()),
     };
     let dir = std::env::temp_dir().join(name);
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
@@ -238,7 +245,7 @@ fn default_scratch(port: u16) -> Result<(PathBuf, Option<OwnedDir>)> {
         0 => Some(OwnedDir::lock(&dir).with_context(|| format!("cannot lock {}", dir.display()))?),
         _ => None,
     };
-    Ok((dir, lock))
+    Ok((dir, lock, abandoned))
 }
 
 /// Makes `SIGTERM` and Ctrl-C stop the worker cleanly (see [`WorkerStop`]); another one while

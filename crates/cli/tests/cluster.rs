@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
 use sluice_testkit::console::counter;
-use sluice_testkit::{sorted_part_lines, Workers};
+use sluice_testkit::{sorted_part_lines, wait_until, Workers};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -1305,20 +1305,8 @@ fn processes_running(words: &[&str]) -> Vec<u32> {
 }
 
 /// Polls `done` for up to five seconds (a killed process takes a moment to go).
-fn within_5s(done: impl Fn() -> bool) -> bool {
-    within(Duration::from_secs(5), done)
-}
-
-/// Polls `done` for up to `limit`; whether it came true.
-fn within(limit: Duration, done: impl Fn() -> bool) -> bool {
-    let deadline = Instant::now() + limit;
-    while Instant::now() < deadline {
-        if done() {
-            return true;
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    done()
+fn within_5s(done: impl FnMut() -> bool) -> bool {
+    wait_until(Duration::from_secs(5), done)
 }
 
 /// The entries of a directory, by name.
@@ -1417,7 +1405,7 @@ impl HeldJob {
         };
         let (w0, w1) = (workers.pid(0), workers.pid(1));
         assert!(
-            within(Duration::from_secs(30), || held.on(w0).len() == 2
+            wait_until(Duration::from_secs(30), || held.on(w0).len() == 2
                 && held.on(w1).len() == 2),
             "the programs did not start on both workers: {:?}",
             held_programs(&held.record)
@@ -1591,6 +1579,16 @@ fn a_worker_stopped_with_sigterm_ends_its_programs_and_removes_its_files() {
 
 /// `sluice worker --listen ADDR` without `--scratch`, its temporary directory `temp`.
 fn worker_without_scratch(listen: &str, secret: &Path, temp: &Path) -> std::process::Child {
+    worker_without_scratch_logging(listen, secret, temp, Stdio::null())
+}
+
+/// [`worker_without_scratch`], its log to `log`.
+fn worker_without_scratch_logging(
+    listen: &str,
+    secret: &Path,
+    temp: &Path,
+    log: impl Into<Stdio>,
+) -> std::process::Child {
     Command::new(SLUICE)
         .args(["worker", "--listen", listen])
         .arg("--secret-file")
@@ -1598,7 +1596,7 @@ fn worker_without_scratch(listen: &str, secret: &Path, temp: &Path) -> std::proc
         .env("TMPDIR", temp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap()
 }
@@ -1661,20 +1659,31 @@ fn a_worker_on_no_fixed_port_removes_the_scratch_of_killed_ones_only() {
         &sluice(&strings(&["secret", secret.to_str().unwrap()]), dir.path()),
         "sluice secret",
     );
-    let start = || {
-        let worker = worker_without_scratch("127.0.0.1:0", &secret, &temp);
+    let third_log = dir.path().join("third.log");
+    let start = |log: Stdio| {
+        let worker = worker_without_scratch_logging("127.0.0.1:0", &secret, &temp, log);
         let scratch = temp.join(format!("sluice-worker-pid{}", worker.id()));
         assert!(within_5s(|| scratch.is_dir()), "{:?}", entries(&temp));
         (worker, scratch)
     };
-    let (mut killed, killed_scratch) = start();
-    let (mut idle, idle_scratch) = start();
+    let (mut killed, killed_scratch) = start(Stdio::null());
+    let (mut idle, idle_scratch) = start(Stdio::null());
     killed.kill().unwrap();
     killed.wait().unwrap();
     fs::create_dir(killed_scratch.join("job_1_0001")).unwrap();
     fs::write(killed_scratch.join("job_1_0001/spill-0"), b"records").unwrap();
-    let (mut third, third_scratch) = start();
+    let (mut third, third_scratch) = start(fs::File::create(&third_log).unwrap().into());
     assert!(!killed_scratch.exists(), "{:?}", entries(&temp));
+    // The removal is logged, as a fixed-port worker logs the stale job directories it removes.
+    let removal = format!(
+        "removed {}, left by a worker that is no longer running",
+        killed_scratch.display()
+    );
+    assert!(
+        within_5s(|| fs::read_to_string(&third_log).is_ok_and(|l| l.contains(&removal))),
+        "{:?}",
+        fs::read_to_string(&third_log)
+    );
     assert!(
         idle_scratch.is_dir(),
         "a running worker's scratch was removed"
@@ -1721,7 +1730,7 @@ fn await_third_task(workers: &Workers, i: usize, started: &Path) {
             .count()
     };
     assert!(
-        within(Duration::from_secs(60), || starts() >= 3),
+        wait_until(Duration::from_secs(60), || starts() >= 3),
         "worker {i} was not given a third map task"
     );
 }

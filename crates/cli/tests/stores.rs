@@ -656,11 +656,10 @@ fn failures_are_clear_bounded_and_leave_nothing() {
             .filter(|n| n.to_string_lossy().starts_with("sluice-journal-"))
             .count()
     };
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while left() > 0 && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    assert_eq!(left(), 0, "the job's cleanup journal was left behind");
+    assert!(
+        sluice_testkit::wait_until(Duration::from_secs(10), || left() == 0),
+        "the job's cleanup journal was left behind"
+    );
 
     // A missing input, on either store.
     for missing in [hdfs("/no/such/input"), s3_url("no/such/input")] {

@@ -508,15 +508,10 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
     assert!(stderr.contains("lost"), "the loss is reported: {stderr}");
     // What the killed worker left goes with its container's directory, and nothing of it
     // stays in the system's temporary directory.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    while container_dir.exists() && std::time::Instant::now() < deadline {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-    }
-    assert!(
-        !container_dir.exists(),
-        "YARN kept {}",
-        container_dir.display()
-    );
+    let removed = sluice_testkit::wait_until(std::time::Duration::from_secs(30), || {
+        !container_dir.exists()
+    });
+    assert!(removed, "YARN kept {}", container_dir.display());
     assert!(!std::env::temp_dir()
         .join(format!("sluice-worker-pid{victim}"))
         .exists());

@@ -2,8 +2,8 @@
 //! MiniDFSCluster), an S3-compatible server ([`S3Server`], moto) and an in-JVM YARN cluster
 //! with its own HDFS ([`MiniYarn`], MiniYARNCluster and MiniDFSCluster), each started by the
 //! test that needs it and gone when the value is dropped; and `sluice worker` processes for
-//! the tests of cluster mode ([`Workers`]); and the reading of the counters job clients print
-//! ([`console`]).
+//! the tests of cluster mode ([`Workers`]); the reading of the counters job clients print
+//! ([`console`]); and [`wait_until`] for what another process does.
 //!
 //! No protocol is spoken here: the servers are the real thing, and what a test checks on them
 //! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
@@ -34,6 +34,7 @@ mod miniyarn;
 mod outputs;
 mod process;
 mod s3;
+mod wait;
 mod workers;
 
 use std::path::{Path, PathBuf};
@@ -43,6 +44,7 @@ pub use miniyarn::{yarn_jar, MiniYarn};
 pub use outputs::sorted_part_lines;
 pub use process::without_proxies;
 pub use s3::{botocore_signature, S3Options, S3Server};
+pub use wait::wait_until;
 pub use workers::Workers;
 
 /// The repository's root directory (this crate lives in `crates/testkit`).

@@ -103,7 +103,7 @@ public final class NativeLoader {
     }
     String user = System.getProperty("user.name", "user").replaceAll("[^A-Za-z0-9._-]", "_");
     Path shared = Paths.get(System.getProperty("java.io.tmpdir"), "sluice-" + user);
-    if (!isPrivate(shared)) {
+    if (!ensurePrivate(shared)) {
       return extractPrivately(bytes);
     }
     Path dir = shared.resolve(sha256(bytes));
@@ -132,10 +132,10 @@ public final class NativeLoader {
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
   /**
-   * Whether {@code dir} is a directory (not a link) that this user owns and nobody else may
-   * write to, making it ({@code 0700}) if it does not exist.
+   * Makes {@code dir} ({@code 0700}) unless it exists, then tells whether it is a directory
+   * (not a link) that this user owns and nobody else may write to.
    */
-  private static boolean isPrivate(Path dir) throws IOException {
+  private static boolean ensurePrivate(Path dir) throws IOException {
     try {
       Files.createDirectory(dir, OWNER_ONLY);
     } catch (FileAlreadyExistsException e) {
