@@ -110,6 +110,11 @@ pub(crate) struct WorkerArgs {
     /// system's temporary directory].
     #[arg(long)]
     scratch: Option<PathBuf>,
+    /// Directory for streaming programs' stderr logs, named by task attempt; those of a failed
+    /// job stay there (on YARN: the container's log directory) [default: in each job's
+    /// directory in the scratch directory].
+    #[arg(long, value_name = "DIR")]
+    log_dir: Option<PathBuf>,
     /// Memory budget of a job's buffers on this worker, e.g. 4GiB.
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
@@ -146,6 +151,9 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
         WorkerSettings::new(scratch.clone(), memory, threads, secret).with_stop(stop.clone());
     if let Some(ports) = args.shuffle_ports {
         settings = settings.with_shuffle_ports(ports);
+    }
+    if let Some(dir) = &args.log_dir {
+        settings = settings.with_log_dir(dir.clone());
     }
     let stores: Arc<sluice_cluster::StoresFactory> = Arc::new(|defines, job| {
         let config = crate::stores::store_config(defines).map_err(|e| format!("{e:#}"))?;

@@ -305,6 +305,32 @@ fn a_streaming_job_on_yarn_writes_what_it_writes_on_one_machine_and_fails_cleanl
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains("no good"), "{stderr}");
+    // The program's whole stderr is in its container's log directory, which YARN keeps after
+    // the container is gone (and `yarn logs` shows), named in the message.
+    let log = stderr
+        .split("(all of its stderr: ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no log named: {stderr}"));
+    let container = log.parent().and_then(Path::file_name);
+    let app = log
+        .parent()
+        .and_then(Path::parent)
+        .and_then(Path::file_name);
+    assert!(
+        container.is_some_and(|n| n.to_string_lossy().starts_with("container_"))
+            && app.is_some_and(|n| n.to_string_lossy().starts_with("application_")),
+        "not in a container's log directory: {}",
+        log.display()
+    );
+    let name = log.file_name().unwrap().to_string_lossy().into_owned();
+    assert!(
+        name.starts_with("attempt_") && name.ends_with(".mapper.stderr"),
+        "{name}"
+    );
+    let kept = fs::read_to_string(&log).unwrap_or_default();
+    assert!(kept.contains("no good"), "{}: {kept:?}", log.display());
     let listed = yarn().fs(&["-ls", "/streaming"]);
     let listing = String::from_utf8_lossy(&listed.stdout);
     assert!(!listing.contains("/streaming/failed"), "{listing}");

@@ -93,6 +93,9 @@ pub struct WorkerSettings {
     pub shuffle_ports: Option<PortRange>,
     /// Asks the worker to stop (see [`WorkerStop`]).
     pub stop: WorkerStop,
+    /// Where streaming programs' logs go (`None`: in each job's scratch directory); the
+    /// logs of a failed job are kept there.
+    pub log_dir: Option<PathBuf>,
 }
 
 impl WorkerSettings {
@@ -107,12 +110,20 @@ impl WorkerSettings {
             secret,
             shuffle_ports: None,
             stop: WorkerStop::new(),
+            log_dir: None,
         }
     }
 
     /// The same, stopping when `stop` is triggered (by a signal handler, say).
     pub fn with_stop(mut self, stop: WorkerStop) -> WorkerSettings {
         self.stop = stop;
+        self
+    }
+
+    /// The same, its streaming programs' logs in `dir` (made if need be), beside whatever
+    /// else is there: a job removes only its own logs (named by its attempts).
+    pub fn with_log_dir(mut self, dir: PathBuf) -> WorkerSettings {
+        self.log_dir = Some(std::path::absolute(&dir).unwrap_or(dir));
         self
     }
 
@@ -939,6 +950,7 @@ impl RunningJob {
                 spec.shipped = shipped;
                 // The programs' directories and logs go on the worker's scratch disk too.
                 spec.scratch_root = Some(worker.settings.scratch.clone());
+                spec.log_root.clone_from(&worker.settings.log_dir);
                 if !spec.working_dir.is_dir() {
                     let own = dir.path().join("submitted");
                     std::fs::create_dir_all(&own)

@@ -113,6 +113,9 @@ pub fn run_on_yarn(
     // In the container's working directory, on the NodeManager's local disks: YARN removes
     // it with the container, a container killed outright (preempted, lost) included.
     args.extend(["--scratch".to_string(), "scratch".to_string()]);
+    // The programs' logs in the container's log directory (the NodeManager puts its path in
+    // place of `<LOG_DIR>`): YARN keeps it after the container and `yarn logs` shows it.
+    args.extend(["--log-dir".to_string(), "<LOG_DIR>".to_string()]);
     let plan = FleetPlan {
         workers: yarn.workers,
         memory_mb: yarn.container_mb,

@@ -45,6 +45,10 @@ pub struct StreamingSpec {
     /// the description sent.
     #[serde(skip)]
     pub scratch_root: Option<PathBuf>,
+    /// Where the programs' logs go in this process (see [`Submission::log_root`]). Set by the
+    /// process that rebuilds the job; never part of the description sent.
+    #[serde(skip)]
+    pub log_root: Option<PathBuf>,
 }
 
 impl StreamingSpec {
@@ -64,6 +68,7 @@ impl StreamingSpec {
             job_id,
             shipped: ShippedFiles::default(),
             scratch_root: None,
+            log_root: None,
         }
     }
 
@@ -76,6 +81,7 @@ impl StreamingSpec {
             job_id: self.job_id.clone(),
             shipped: self.shipped.clone(),
             scratch_root: self.scratch_root.clone(),
+            log_root: self.log_root.clone(),
         }
     }
 

@@ -872,7 +872,7 @@ fn make_context(
         .scratch_root
         .clone()
         .unwrap_or_else(std::env::temp_dir);
-    let scratch = Scratch::create(&root, &job_id)?;
+    let scratch = Scratch::create(&root, &job_id, submission.log_root.as_deref())?;
     let start_dir = submission.working_dir.clone();
     let work_dir = scratch.work_dir();
     let log_dir = scratch.log_dir();

@@ -11,8 +11,15 @@
 //! `lock` marker, or an empty one (a job killed as it made it). Kept logs lose their marker
 //! and are never touched, nor are directories of other users. A job making its directory may
 //! find it removed, still empty, before it could lock it; it then makes another.
+//!
+//! A worker may give its jobs' logs a directory of their own (`sluice worker --log-dir`; on
+//! YARN the container's log directory, which YARN keeps and aggregates after the container is
+//! gone, but only the files directly in it). The logs then go there, named as always by their
+//! attempt (`attempt_<job>_m_000003_0.mapper.stderr`), beside the worker's own files: a job
+//! only ever removes logs that carry its attempts' prefix.
 
 use std::fs::{self, File};
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 
@@ -39,16 +46,36 @@ pub(super) struct Scratch {
     path: PathBuf,
     /// The directory's lock, held until the job is done; `None` once finished.
     lock: Option<OwnedDir>,
+    /// The directory the logs go to when it is not `logs/` here, and the prefix of the names
+    /// of this job's logs in it.
+    logs_elsewhere: Option<(PathBuf, String)>,
 }
 
 impl Scratch {
     /// Creates and locks the scratch directory of job `job_id` in `temp_dir`, with its `work`
-    /// and `logs` directories, after removing stale ones of killed jobs.
-    pub(super) fn create(temp_dir: &Path, job_id: &str) -> Result<Scratch, StreamingError> {
+    /// and `logs` directories, after removing stale ones of killed jobs. With `log_root`, the
+    /// programs' logs go there instead of `logs` (made if it does not exist).
+    pub(super) fn create(
+        temp_dir: &Path,
+        job_id: &str,
+        log_root: Option<&Path>,
+    ) -> Result<Scratch, StreamingError> {
         remove_stale(temp_dir);
         let setup = |what: &Path| {
             let context = format!("cannot create {}", what.display());
             move |source| StreamingError::Setup { context, source }
+        };
+        let logs_elsewhere = match log_root {
+            Some(root) => {
+                fs::DirBuilder::new()
+                    .recursive(true)
+                    .mode(0o700)
+                    .create(root)
+                    .map_err(setup(root))?;
+                let base = job_id.strip_prefix("job_").unwrap_or(job_id);
+                Some((root.to_path_buf(), format!("attempt_{base}_")))
+            }
+            None => None,
         };
         for _ in 0..MAX_RACES {
             let path = make_unique(temp_dir, job_id).map_err(setup(temp_dir))?;
@@ -66,11 +93,13 @@ impl Scratch {
             let scratch = Scratch {
                 path,
                 lock: Some(lock),
+                logs_elsewhere: logs_elsewhere.clone(),
             };
             let marker = scratch.path.join(LOCK);
             File::create(&marker).map_err(setup(&marker))?;
-            for dir in [scratch.work_dir(), scratch.log_dir()] {
-                fs::create_dir(&dir).map_err(setup(&dir))?;
+            fs::create_dir(scratch.work_dir()).map_err(setup(&scratch.work_dir()))?;
+            if scratch.logs_elsewhere.is_none() {
+                fs::create_dir(scratch.log_dir()).map_err(setup(&scratch.log_dir()))?;
             }
             return Ok(scratch);
         }
@@ -86,34 +115,44 @@ impl Scratch {
 
     /// Where the programs' stderr logs go.
     pub(super) fn log_dir(&self) -> PathBuf {
-        self.path.join("logs")
+        match &self.logs_elsewhere {
+            Some((dir, _)) => dir.clone(),
+            None => self.path.join("logs"),
+        }
     }
 
     /// The job is done: removes everything but, if `keep_logs`, the logs that are not empty.
     /// Returns the log directory if it was kept. Kept logs are the user's: their directory
-    /// loses its lock file, so that no later job takes it for a killed job's.
+    /// loses its lock file, so that no later job takes it for a killed job's (logs elsewhere
+    /// leave nothing of the job here).
     pub(super) fn finish(&mut self, keep_logs: bool) -> Option<PathBuf> {
         if self.lock.is_none() {
             return self.log_dir().is_dir().then(|| self.log_dir());
         }
         let _ = fs::remove_dir_all(self.work_dir());
         let log_dir = self.log_dir();
+        let prefix = self.logs_elsewhere.as_ref().map(|(_, prefix)| prefix);
         let mut kept = 0;
         for entry in fs::read_dir(&log_dir).into_iter().flatten().flatten() {
+            // Beside the worker's own files: only this job's logs are the job's to remove.
+            if prefix.is_some_and(|p| !entry.file_name().as_bytes().starts_with(p.as_bytes())) {
+                continue;
+            }
             if keep_logs && entry.metadata().is_ok_and(|m| m.len() > 0) {
                 kept += 1;
             } else {
                 let _ = fs::remove_file(entry.path());
             }
         }
-        if kept == 0 {
+        // Under the lock still: released first, a cleaner would take the directory, kept
+        // logs and all, for a killed job's.
+        if kept == 0 || prefix.is_some() {
             let _ = fs::remove_dir_all(&self.path);
-            self.lock = None;
-            return None;
+        } else {
+            let _ = fs::remove_file(self.path.join(LOCK));
         }
-        let _ = fs::remove_file(self.path.join(LOCK));
         self.lock = None;
-        Some(log_dir)
+        (kept > 0).then_some(log_dir)
     }
 }
 
@@ -198,7 +237,7 @@ mod tests {
     #[test]
     fn a_running_job_keeps_its_directory_and_a_dead_one_loses_it() {
         let temp = tempfile::tempdir().unwrap();
-        let running = Scratch::create(temp.path(), "job_1_0001").unwrap();
+        let running = Scratch::create(temp.path(), "job_1_0001", None).unwrap();
         // A killed job: its lock file is there but nobody holds it.
         let dead = temp.path().join("sluice-job_2_0001");
         fs::create_dir_all(dead.join("work")).unwrap();
@@ -224,8 +263,8 @@ mod tests {
     #[test]
     fn builds_of_one_job_get_a_directory_each() {
         let temp = tempfile::tempdir().unwrap();
-        let first = Scratch::create(temp.path(), "job_6_0001").unwrap();
-        let second = Scratch::create(temp.path(), "job_6_0001").unwrap();
+        let first = Scratch::create(temp.path(), "job_6_0001", None).unwrap();
+        let second = Scratch::create(temp.path(), "job_6_0001", None).unwrap();
         assert_eq!(first.path, temp.path().join("sluice-job_6_0001"));
         assert_eq!(second.path, temp.path().join("sluice-job_6_0001.2"));
         assert!(first.work_dir().is_dir() && second.work_dir().is_dir());
@@ -245,7 +284,7 @@ mod tests {
         assert!(making.is_dir());
         // Its maker killed before the marker: the next job's cleaning takes it.
         drop(held);
-        let running = Scratch::create(temp.path(), "job_8_0001").unwrap();
+        let running = Scratch::create(temp.path(), "job_8_0001", None).unwrap();
         assert!(!making.exists());
         // A running job's directory has its marker, and is locked.
         assert!(running.path.join(LOCK).is_file());
@@ -265,7 +304,7 @@ mod tests {
                 scope.spawn(move || {
                     for i in 0..50 {
                         let mut scratch =
-                            Scratch::create(&root, &format!("job_{t}_{i:04}")).unwrap();
+                            Scratch::create(&root, &format!("job_{t}_{i:04}"), None).unwrap();
                         fs::write(scratch.log_dir().join("a.stderr"), "kept\n").unwrap();
                         assert!(
                             scratch.work_dir().is_dir(),
@@ -288,7 +327,7 @@ mod tests {
     #[test]
     fn finishing_keeps_only_logs_with_something_in_them() {
         let temp = tempfile::tempdir().unwrap();
-        let mut scratch = Scratch::create(temp.path(), "job_5_0001").unwrap();
+        let mut scratch = Scratch::create(temp.path(), "job_5_0001", None).unwrap();
         fs::write(scratch.log_dir().join("a.stderr"), "oops\n").unwrap();
         fs::write(scratch.log_dir().join("b.stderr"), "").unwrap();
         let kept = scratch.finish(true).unwrap();
@@ -302,16 +341,63 @@ mod tests {
             "dropping removed kept logs"
         );
 
-        let mut scratch = Scratch::create(temp.path(), "job_6_0001").unwrap();
+        let mut scratch = Scratch::create(temp.path(), "job_6_0001", None).unwrap();
         fs::write(scratch.log_dir().join("a.stderr"), "oops\n").unwrap();
         assert_eq!(scratch.finish(false), None);
         assert!(!temp.path().join("sluice-job_6_0001").exists());
     }
 
     #[test]
+    fn logs_elsewhere_are_kept_there_beside_files_not_the_jobs() {
+        let temp = tempfile::tempdir().unwrap();
+        let logs = temp.path().join("container-logs");
+        fs::create_dir(&logs).unwrap();
+        // The worker's own files, empty or not, and another job's log.
+        fs::write(logs.join("stdout"), "").unwrap();
+        fs::write(logs.join("stderr"), "worker\n").unwrap();
+        fs::write(logs.join("attempt_5_00012_m_000000_0.mapper.stderr"), "").unwrap();
+        let mut scratch = Scratch::create(temp.path(), "job_5_0001", Some(&logs)).unwrap();
+        assert_eq!(scratch.log_dir(), logs);
+        assert!(!scratch.path.join("logs").exists());
+        fs::write(
+            logs.join("attempt_5_0001_m_000000_0.mapper.stderr"),
+            "oops\n",
+        )
+        .unwrap();
+        fs::write(logs.join("attempt_5_0001_m_000001_0.mapper.stderr"), "").unwrap();
+        let path = scratch.path.clone();
+        assert_eq!(scratch.finish(true), Some(logs.clone()));
+        assert!(!path.exists(), "the job left its scratch directory");
+        let mut left: Vec<String> = fs::read_dir(&logs)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        left.sort();
+        assert_eq!(
+            left,
+            [
+                "attempt_5_00012_m_000000_0.mapper.stderr",
+                "attempt_5_0001_m_000000_0.mapper.stderr",
+                "stderr",
+                "stdout"
+            ]
+        );
+
+        // Nothing kept: the job's logs go, the others stay.
+        let mut scratch = Scratch::create(temp.path(), "job_5_0002", Some(&logs)).unwrap();
+        fs::write(logs.join("attempt_5_0002_r_000000_0.reducer.stderr"), "x\n").unwrap();
+        assert_eq!(scratch.finish(false), None);
+        assert!(!logs
+            .join("attempt_5_0002_r_000000_0.reducer.stderr")
+            .exists());
+        assert_eq!(fs::read_dir(&logs).unwrap().count(), 4);
+        assert_eq!(fs::read_dir(temp.path()).unwrap().count(), 1);
+    }
+
+    #[test]
     fn a_scratch_dropped_unfinished_is_removed() {
         let temp = tempfile::tempdir().unwrap();
-        let scratch = Scratch::create(temp.path(), "job_7_0001").unwrap();
+        let scratch = Scratch::create(temp.path(), "job_7_0001", None).unwrap();
         let path = scratch.path.clone();
         drop(scratch);
         assert!(!path.exists());

@@ -31,6 +31,9 @@ pub struct Submission {
     /// Where the job's scratch directory goes (its programs' working directories and logs):
     /// the system's temporary directory when `None`; a worker's scratch directory on a worker.
     pub scratch_root: Option<PathBuf>,
+    /// Where the programs' stderr logs go, when not in the scratch directory: a worker's log
+    /// directory (`sluice worker --log-dir`), beside other files.
+    pub log_root: Option<PathBuf>,
 }
 
 impl Submission {
@@ -42,6 +45,7 @@ impl Submission {
             job_id: new_job_id(),
             shipped: ShippedFiles::default(),
             scratch_root: None,
+            log_root: None,
         }
     }
 }
