@@ -115,6 +115,11 @@ pub(crate) struct WorkerArgs {
     /// directory in the scratch directory].
     #[arg(long, value_name = "DIR")]
     log_dir: Option<PathBuf>,
+    /// Directories for the jobs' spill files, one per local disk, used in turn (as Hadoop's
+    /// local directories; on YARN: the container's LOCAL_DIRS) [default: the scratch
+    /// directory].
+    #[arg(long, value_name = "DIR,...", value_delimiter = ',')]
+    spill_dirs: Vec<PathBuf>,
     /// Memory budget of a job's buffers on this worker, e.g. 4GiB.
     #[arg(long, short = 'm', default_value = "1GiB", value_parser = parse_size_arg)]
     memory: u64,
@@ -155,6 +160,12 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     if let Some(dir) = &args.log_dir {
         settings = settings.with_log_dir(dir.clone());
     }
+    // Checked now rather than at each job's start.
+    for dir in &args.spill_dirs {
+        std::fs::create_dir_all(dir)
+            .with_context(|| format!("--spill-dirs: cannot create {}", dir.display()))?;
+    }
+    settings = settings.with_spill_dirs(args.spill_dirs.clone());
     let stores: Arc<sluice_cluster::StoresFactory> = Arc::new(|defines, job| {
         let config = crate::stores::store_config(defines).map_err(|e| format!("{e:#}"))?;
         Ok(crate::stores::stores(&config, job))

@@ -2548,3 +2548,75 @@ fn a_worker_killed_after_kept_copies_moved_to_disk_is_made_good_from_those_copie
     }
     panic!("in three attempts no kept copy moved to disk before the kill");
 }
+
+/// A worker given several spill directories, one per local disk (`--spill-dirs`, as YARN's
+/// `LOCAL_DIRS`), makes each job's spill directory in every one of them (its spill files go
+/// to them in turn) and leaves nothing there when the job ends; the output is as on one
+/// machine.
+#[test]
+fn a_worker_spreads_its_spills_over_the_directories_it_is_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let disks = [dir.path().join("disk1"), dir.path().join("disk2")];
+    let mut workers = Workers::start(Path::new(SLUICE), dir.path(), 0, "256MiB", |_| {});
+    let spill_dirs = format!("{},{}", disks[0].display(), disks[1].display());
+    workers.add(&dir.path().join("scratch"), |c| {
+        c.args(["--spill-dirs", &spill_dirs]);
+    });
+    write_input(dir.path());
+    // A second per map task: the job lasts long enough to be looked at.
+    write_script(dir.path(), "slow.sh", "#!/bin/sh\nsleep 1\nexec cat\n");
+    let job = |output: &str, cluster: Vec<String>| {
+        let mut args = strings(&["streaming"]);
+        args.extend(cluster);
+        args.extend(strings(&[
+            "-files",
+            "slow.sh",
+            "-input",
+            "in",
+            "-output",
+            output,
+            "-mapper",
+            "./slow.sh",
+            "-reducer",
+            "cat",
+        ]));
+        args
+    };
+    ok(
+        &sluice(&job("expected", Vec::new()), dir.path()),
+        "the job on one machine",
+    );
+    let child = spawn_sluice(&job("spread", workers.args()), dir.path());
+    let spilling = |disk: &Path| {
+        fs::read_dir(disk).is_ok_and(|entries| {
+            entries.flatten().any(|e| {
+                e.file_name()
+                    .to_string_lossy()
+                    .starts_with(".sluice-spill-")
+            })
+        })
+    };
+    let both = wait_until(Duration::from_secs(60), || {
+        spilling(&disks[0]) && spilling(&disks[1])
+    });
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        both,
+        "no spill directory on both disks: {:?}",
+        disks.map(|d| entries(&d))
+    );
+    ok(&out, "the job on the worker");
+    assert_same_per_key(
+        &dir.path().join("expected"),
+        &dir.path().join("spread"),
+        "spills spread",
+    );
+    for disk in &disks {
+        assert!(
+            wait_until(Duration::from_secs(5), || entries(disk).is_empty()),
+            "the job left {:?} in {}",
+            entries(disk),
+            disk.display()
+        );
+    }
+}

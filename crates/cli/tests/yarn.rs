@@ -505,6 +505,34 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
         );
         std::thread::sleep(std::time::Duration::from_millis(100));
     };
+    // The worker spills on the node's local disks, in the application's directories there
+    // (`LOCAL_DIRS`, expanded by the NodeManager), where the job's spill directory is made.
+    let args: Vec<String> = fs::read(format!("/proc/{victim}/cmdline"))
+        .unwrap()
+        .split(|b| *b == 0)
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let spill_dirs = args
+        .iter()
+        .position(|a| a == "--spill-dirs")
+        .and_then(|i| args.get(i + 1))
+        .unwrap_or_else(|| panic!("no --spill-dirs: {args:?}"));
+    for spill_dir in spill_dirs.split(',') {
+        let spill_dir = Path::new(spill_dir);
+        assert!(
+            spill_dir.is_absolute()
+                && spill_dir
+                    .file_name()
+                    .is_some_and(|n| n.to_string_lossy().starts_with("application_")),
+            "not an application's local directory: {spill_dirs}"
+        );
+        let spilling = fs::read_dir(spill_dir).unwrap().flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".sluice-spill-")
+        });
+        assert!(spilling, "no spill directory in {}", spill_dir.display());
+    }
     // The worker's scratch directory is in its container's working directory: the job's
     // directory in it is open (locked) in the worker.
     let open: Vec<PathBuf> = fs::read_dir(format!("/proc/{victim}/fd"))

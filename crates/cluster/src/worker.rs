@@ -96,6 +96,9 @@ pub struct WorkerSettings {
     /// Where streaming programs' logs go (`None`: in each job's scratch directory); the
     /// logs of a failed job are kept there.
     pub log_dir: Option<PathBuf>,
+    /// Directories on the local disks where jobs' spill files go, spread over them in turn
+    /// (empty: in each job's directory in `scratch`).
+    pub spill_dirs: Vec<PathBuf>,
 }
 
 impl WorkerSettings {
@@ -111,6 +114,7 @@ impl WorkerSettings {
             shuffle_ports: None,
             stop: WorkerStop::new(),
             log_dir: None,
+            spill_dirs: Vec::new(),
         }
     }
 
@@ -124,6 +128,16 @@ impl WorkerSettings {
     /// else is there: a job removes only its own logs (named by its attempts).
     pub fn with_log_dir(mut self, dir: PathBuf) -> WorkerSettings {
         self.log_dir = Some(std::path::absolute(&dir).unwrap_or(dir));
+        self
+    }
+
+    /// The same, its jobs' spill files spread over `dirs` (one per local disk; relative ones
+    /// taken from the current directory now).
+    pub fn with_spill_dirs(mut self, dirs: Vec<PathBuf>) -> WorkerSettings {
+        self.spill_dirs = dirs
+            .into_iter()
+            .map(|dir| std::path::absolute(&dir).unwrap_or(dir))
+            .collect();
         self
     }
 
@@ -990,6 +1004,7 @@ impl RunningJob {
             worker.settings.threads,
             dir.path().to_path_buf(),
         )
+        .with_spill_parents(worker.settings.spill_dirs.clone())
         .with_serving(worker.settings.threads)
         .with_spill_codec(codec)
         .with_reduce_split_bytes(start.reduce_split_bytes);

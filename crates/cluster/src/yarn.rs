@@ -116,6 +116,10 @@ pub fn run_on_yarn(
     // The programs' logs in the container's log directory (the NodeManager puts its path in
     // place of `<LOG_DIR>`): YARN keeps it after the container and `yarn logs` shows it.
     args.extend(["--log-dir".to_string(), "<LOG_DIR>".to_string()]);
+    // Spills on every local disk of the node, as Hadoop's tasks spread theirs: the container's
+    // directories there (`LOCAL_DIRS`, which the NodeManager's launch script expands for
+    // `{{LOCAL_DIRS}}`), removed with the application.
+    args.extend(["--spill-dirs".to_string(), "{{LOCAL_DIRS}}".to_string()]);
     let plan = FleetPlan {
         workers: yarn.workers,
         memory_mb: yarn.container_mb,

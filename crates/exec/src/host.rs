@@ -45,8 +45,9 @@ pub struct HostSettings {
     /// Transfers served to other processes at once (a cluster worker's shuffle); each holds
     /// a running task's share of memory. 0 in a process that serves none.
     pub serving: usize,
-    /// Where the job's private spill directory is created (a local disk).
-    pub spill_parent: PathBuf,
+    /// Where the job's private spill directories are created: one on each local disk, the
+    /// spill files spread over them in turn. Never empty.
+    pub spill_parents: Vec<PathBuf>,
     /// Compression of spill files.
     pub spill_codec: Codec,
     /// From how many bytes a partition of a job's last stage is split into key ranges
@@ -65,7 +66,7 @@ impl HostSettings {
             memory,
             threads,
             serving: 0,
-            spill_parent,
+            spill_parents: vec![spill_parent],
             spill_codec: Codec::Lz4,
             reduce_split_bytes: Some(DEFAULT_REDUCE_SPLIT_BYTES),
         }
@@ -74,6 +75,14 @@ impl HostSettings {
     /// The same, serving `serving` transfers at once.
     pub fn with_serving(mut self, serving: usize) -> HostSettings {
         self.serving = serving;
+        self
+    }
+
+    /// The same, spilling in `parents` (one per local disk) instead; none changes nothing.
+    pub fn with_spill_parents(mut self, parents: Vec<PathBuf>) -> HostSettings {
+        if !parents.is_empty() {
+            self.spill_parents = parents;
+        }
         self
     }
 
@@ -140,13 +149,21 @@ impl TaskHost {
     ) -> Result<TaskHost, ExecError> {
         let memory = TaskHost::plan(job, settings)?;
         let pool = MemoryPool::new(memory.pool);
-        let spills = LocalSpills::new(
-            SpillDir::create_in(&settings.spill_parent)?
-                .with_write_chunk(memory.write_chunk)
-                .with_pool(pool.clone()),
-            settings.spill_codec,
-            SPILL_BLOCK,
-        );
+        let mut dirs = settings
+            .spill_parents
+            .iter()
+            .map(|parent| {
+                Ok(SpillDir::create_in(parent)?
+                    .with_write_chunk(memory.write_chunk)
+                    .with_pool(pool.clone()))
+            })
+            .collect::<Result<Vec<_>, ExecError>>()?;
+        if dirs.is_empty() {
+            return Err(ExecError::Config("no spill directory".to_string()));
+        }
+        let first = dirs.remove(0);
+        let spills =
+            LocalSpills::new(first, settings.spill_codec, SPILL_BLOCK).with_more_dirs(dirs);
         let shared = Shared {
             runs: Resources::new(
                 pool,

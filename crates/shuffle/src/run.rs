@@ -7,6 +7,7 @@
 
 use std::fmt::Debug;
 use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
 use std::cmp::Ordering;
@@ -594,10 +595,15 @@ pub trait SpillTarget: Send + Sync {
     }
 }
 
-/// Spill files in a job's private directory, removed with it.
+/// Spill files in a job's private directory, removed with it; or in several, one per local
+/// disk, each new file in the next directory in turn (as Hadoop spreads its spills over its
+/// local directories), so that the disks share the writes and reads.
 #[derive(Debug)]
 pub struct LocalSpills {
-    dir: SpillDir,
+    /// Never empty.
+    dirs: Vec<SpillDir>,
+    /// Where the next file goes (modulo the number of directories).
+    next: AtomicUsize,
     codec: Codec,
     block_size: usize,
 }
@@ -606,16 +612,30 @@ impl LocalSpills {
     /// Spill files in `dir`, compressed with `codec`, in blocks of `block_size` bytes.
     pub fn new(dir: SpillDir, codec: Codec, block_size: usize) -> LocalSpills {
         LocalSpills {
-            dir,
+            dirs: vec![dir],
+            next: AtomicUsize::new(0),
             codec,
             block_size,
         }
+    }
+
+    /// The same, spreading its files over `more` directories too.
+    #[must_use]
+    pub fn with_more_dirs(mut self, more: Vec<SpillDir>) -> LocalSpills {
+        self.dirs.extend(more);
+        self
+    }
+
+    /// The directory of the next file.
+    fn next_dir(&self) -> &SpillDir {
+        let turn = self.next.fetch_add(1, AtomicOrdering::Relaxed);
+        &self.dirs[turn % self.dirs.len()]
     }
 }
 
 impl SpillTarget for LocalSpills {
     fn create(&self, partitions: usize) -> Result<Box<dyn RunWriter>, ExecError> {
-        Ok(Box::new(self.dir.create_writer(
+        Ok(Box::new(self.next_dir().create_writer(
             partitions,
             self.codec,
             self.block_size,
@@ -623,7 +643,7 @@ impl SpillTarget for LocalSpills {
     }
 
     fn scratch_file(&self) -> Result<ScratchFile, ExecError> {
-        Ok(self.dir.scratch_file()?)
+        Ok(self.next_dir().scratch_file()?)
     }
 }
 
@@ -900,6 +920,48 @@ mod tests {
             }
         }
         (builder.finish(), expected)
+    }
+
+    /// Spill files and scratch files go to the directories in turn, and each reads back
+    /// what was written to it.
+    #[test]
+    fn spills_spread_over_their_directories_in_turn() {
+        let disks = [(); 3].map(|()| tempfile::tempdir().expect("tempdir"));
+        let dir = |i: usize| SpillDir::create_in(disks[i].path()).expect("spill dir");
+        let spills =
+            LocalSpills::new(dir(0), Codec::Lz4, 4096).with_more_dirs(vec![dir(1), dir(2)]);
+        let mut runs = Vec::new();
+        for n in 0..6u32 {
+            let mut writer = spills.create(2).expect("writer");
+            let key = format!("key {n}").into_bytes();
+            writer.write(1, &key, b"value").expect("write");
+            runs.push((writer.finish().expect("finish"), key));
+        }
+        let scratch: Vec<ScratchFile> = (0..3)
+            .map(|_| spills.scratch_file().expect("scratch"))
+            .collect();
+        // Each disk's spill directory holds two of the runs and one scratch file.
+        for disk in &disks {
+            let spill_dirs: Vec<_> = std::fs::read_dir(disk.path())
+                .expect("list")
+                .map(|e| e.expect("entry").path())
+                .collect();
+            assert_eq!(spill_dirs.len(), 1, "{spill_dirs:?}");
+            let mut names: Vec<String> = std::fs::read_dir(&spill_dirs[0])
+                .expect("list")
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|n| !n.starts_with('.') && n != "lock")
+                .collect();
+            names.sort();
+            let runs = names.iter().filter(|n| n.ends_with(".spill")).count();
+            let scratch = names.iter().filter(|n| n.ends_with(".tmp")).count();
+            assert_eq!((runs, scratch), (2, 1), "{names:?}");
+        }
+        for (run, key) in &runs {
+            assert_eq!(records(&**run, 0), Vec::new());
+            assert_eq!(records(&**run, 1), vec![(key.clone(), b"value".to_vec())]);
+        }
+        drop(scratch);
     }
 
     #[test]

@@ -65,7 +65,7 @@ use std::cmp::Ordering as KeyOrdering;
 use std::ffi::OsStr;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
-use std::os::unix::fs::FileExt;
+use std::os::unix::fs::{FileExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
@@ -124,8 +124,11 @@ impl SpillDir {
     /// [`SpillError::Io`] naming it if it cannot be locked.
     pub fn create_in(parent: &Path) -> Result<SpillDir, SpillError> {
         sluice_io::remove_abandoned(parent, OsStr::new(SPILL_DIR_PREFIX));
+        // For this user only: spill files hold the job's records, and the parent is often a
+        // directory everyone can list (the system's temporary directory).
         let dir = tempfile::Builder::new()
             .prefix(&format!("{SPILL_DIR_PREFIX}{}-", std::process::id()))
+            .permissions(std::fs::Permissions::from_mode(0o700))
             .tempdir_in(parent)
             .map_err(|source| SpillError::CreateDir {
                 path: parent.to_path_buf(),
@@ -941,6 +944,14 @@ impl SpillMetrics {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_spill_directory_is_for_its_user_only() {
+        let parent = tempfile::tempdir().unwrap();
+        let dir = SpillDir::create_in(parent.path()).unwrap();
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700, "{mode:o}");
+    }
 
     fn read_all(mut r: SegmentReader) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
