@@ -105,8 +105,8 @@ pub(crate) struct WorkerArgs {
     /// The cluster's secret (a file readable by its owner only) [default: $SLUICE_SECRET_FILE].
     #[arg(long)]
     secret_file: Option<PathBuf>,
-    /// Directory for the files of the jobs this worker runs: spills, received runs, streaming
-    /// programs' work directories and logs (a local disk) [default: sluice-worker-PORT in the
+    /// Directory for the files of the jobs this worker runs: spills and received runs (unless
+    /// --spill-dirs), streaming programs' work directories and logs (a local disk) [default: sluice-worker-PORT in the
     /// system's temporary directory].
     #[arg(long)]
     scratch: Option<PathBuf>,
@@ -157,9 +157,34 @@ pub(crate) fn run_worker(args: &WorkerArgs) -> Result<()> {
     if let Some(ports) = args.shuffle_ports {
         settings = settings.with_shuffle_ports(ports);
     }
-    if let Some(dir) = &args.log_dir {
-        settings = settings.with_log_dir(dir.clone());
-    }
+    // A job removes the logs of its attempts from the log directory when it succeeds: a
+    // directory two workers share would lose one's logs to the other's job. Locked for as
+    // long as this worker runs.
+    let _log_dir_lock = match &args.log_dir {
+        Some(dir) => {
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .with_context(|| format!("--log-dir: cannot create {}", dir.display()))?;
+            let lock = match OwnedDir::lock(dir) {
+                Ok(lock) => lock,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => bail!(
+                    "--log-dir {}: another worker uses it; give each worker a log directory \
+                     of its own",
+                    dir.display()
+                ),
+                Err(e) => {
+                    return Err(e)
+                        .with_context(|| format!("--log-dir: cannot lock {}", dir.display()))
+                }
+            };
+            settings = settings.with_log_dir(dir.clone());
+            Some(lock)
+        }
+        None => None,
+    };
     // Checked now rather than at each job's start.
     for dir in &args.spill_dirs {
         std::fs::create_dir_all(dir)

@@ -2620,3 +2620,48 @@ fn a_worker_spreads_its_spills_over_the_directories_it_is_given() {
         );
     }
 }
+
+/// Two workers on one log directory would remove each other's logs (a job that succeeds on a
+/// worker removes its attempts' logs there): the second is refused, saying why.
+#[test]
+fn a_log_directory_is_one_workers() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = dir.path().join("logs");
+    let mut workers = Workers::start(Path::new(SLUICE), dir.path(), 0, "64MiB", |_| {});
+    workers.add(&dir.path().join("scratch-0"), |c| {
+        c.arg("--log-dir").arg(&logs);
+    });
+    let second = Command::new(SLUICE)
+        .args(["worker", "--listen", "127.0.0.1:0", "--secret-file"])
+        .arg(workers.secret())
+        .arg("--scratch")
+        .arg(dir.path().join("scratch-1"))
+        .arg("--log-dir")
+        .arg(&logs)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = second.id();
+    let ended = wait_until(Duration::from_secs(10), || {
+        !Path::new(&format!("/proc/{pid}/cmdline")).exists()
+            || fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+    });
+    if !ended {
+        let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+    }
+    let second = second.wait_with_output().unwrap();
+    assert!(ended, "a second worker runs on the same log directory");
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert_eq!(second.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("another worker uses it"),
+        "the reason is not given: {stderr}"
+    );
+    // Once the first is gone, the directory is free.
+    workers.kill(0);
+    workers.add(&dir.path().join("scratch-1"), |c| {
+        c.arg("--log-dir").arg(&logs);
+    });
+}
