@@ -30,10 +30,10 @@ pub struct JobConfig {
     pub min_split_size: u64,
     /// Compression of spilled runs.
     pub spill_codec: Codec,
-    /// Where the scratch directory for spills is created, always on a local disk; default: the
-    /// output's parent directory if the output is local, else the system's temporary
-    /// directory.
-    pub spill_parent: Option<PathBuf>,
+    /// Where the scratch directories for spills are created, always on local disks: one per
+    /// disk, the spill files spread over them in turn. Empty (the default): the output's
+    /// parent directory if the output is local, else the system's temporary directory.
+    pub spill_parents: Vec<PathBuf>,
     /// How many times a map task may run before its failure fails the job (default 1: no
     /// retry, since a built-in job fails the same way every time).
     pub map_attempts: usize,
@@ -94,7 +94,7 @@ impl JobConfig {
             split_by_blocks: true,
             min_split_size: 1,
             spill_codec: Codec::Lz4,
-            spill_parent: None,
+            spill_parents: Vec::new(),
             map_attempts: 1,
             reduce_attempts: 1,
             planned: None,
@@ -155,7 +155,14 @@ impl JobConfig {
 
     /// Sets where the scratch directory is created.
     pub fn with_spill_parent(mut self, dir: PathBuf) -> Self {
-        self.spill_parent = Some(dir);
+        self.spill_parents = vec![dir];
+        self
+    }
+
+    /// Sets where the scratch directories are created: one per local disk (none: the
+    /// default place).
+    pub fn with_spill_parents(mut self, dirs: Vec<PathBuf>) -> Self {
+        self.spill_parents = dirs;
         self
     }
 

@@ -85,9 +85,7 @@ fn iterative_config(args: &CommonArgs, iterations: usize, name: &str) -> Result<
     if let Some(size) = args.split_size {
         job = job.with_fixed_split_size(size);
     }
-    if let Some(dir) = &args.spill_dir {
-        job = job.with_spill_parent(dir.clone());
-    }
+    job = job.with_spill_parents(args.spill_dir.clone());
     Ok(IterativeConfig {
         job,
         reducers: args.reducers()?,

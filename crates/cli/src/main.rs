@@ -257,9 +257,10 @@ pub(crate) struct CommonArgs {
     /// terasort); `off` never splits. The output is the same either way.
     #[arg(long, value_name = "SIZE|off", default_value = "64MiB", value_parser = parse_split_size)]
     reduce_split: SplitSize,
-    /// Directory for spill files [default: beside the output directory].
-    #[arg(long, value_parser = parse_location)]
-    spill_dir: Option<PathBuf>,
+    /// Directory for spill files, or several, one per local disk (DIR,DIR,...: the files go
+    /// to them in turn) [default: beside the output directory].
+    #[arg(long, value_name = "DIR", value_parser = parse_location, value_delimiter = ',')]
+    spill_dir: Vec<PathBuf>,
     /// Run on a cluster: workers=HOST:PORT[,HOST:PORT...] (workers started with `sluice
     /// worker`), or yarn[:N] (N workers in YARN containers, default 2; HADOOP_CONF_DIR says
     /// where YARN is) [default: this machine]. With yarn, --memory and --threads are each
@@ -302,7 +303,7 @@ impl CommonArgs {
         for (given, option, own) in [
             (self.memory.is_some(), "--memory", "--memory"),
             (self.threads.is_some(), "--threads", "--threads"),
-            (self.spill_dir.is_some(), "--spill-dir", "--scratch"),
+            (!self.spill_dir.is_empty(), "--spill-dir", "--spill-dirs"),
         ] {
             if given {
                 eprintln!(
@@ -733,10 +734,7 @@ fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<Job
     if let Some(size) = args.split_size {
         config = config.with_fixed_split_size(size);
     }
-    if let Some(dir) = &args.spill_dir {
-        config = config.with_spill_parent(dir.clone());
-    }
-    Ok(config)
+    Ok(config.with_spill_parents(args.spill_dir.clone()))
 }
 
 /// Runs `job` (built from `spec`) with the common options (spilling with `default_codec`

@@ -237,7 +237,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             return Ok(launch_error(console, &format!("{error:#}"), 1));
         }
     };
-    let config = match job_config(&built, &parsed) {
+    let config = match job_config(console, &built, &parsed, cluster.is_none()) {
         Ok(config) => config,
         Err(e) => {
             built.cleanup(false);
@@ -372,9 +372,30 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
 }
 
 /// The engine's configuration of the job: inputs, output and attempts as the command line
-/// says, with `sluice.memory` and `sluice.threads`.
-fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig> {
+/// says, with `sluice.memory` and `sluice.threads`, and, for a job run `here` (workers use
+/// their own), the spill directories of `mapreduce.cluster.local.dir`.
+fn job_config(
+    console: Console,
+    built: &StreamingJob,
+    parsed: &StreamingArgs,
+    here: bool,
+) -> Result<JobConfig> {
     let mut config = built.config.clone();
+    if let Some(dirs) = parsed
+        .conf
+        .get("mapreduce.cluster.local.dir")
+        .filter(|_| here)
+    {
+        let (usable, passed_over) = usable_local_dirs(dirs)?;
+        for problem in &passed_over {
+            say(
+                console,
+                "WARN",
+                &format!("mapreduce.cluster.local.dir: {problem}; not used"),
+            );
+        }
+        config = config.with_spill_parents(usable);
+    }
     if let Some(memory) = parsed.conf.get("sluice.memory") {
         let bytes =
             parse_size(memory).map_err(|e| anyhow::anyhow!("-D sluice.memory={memory}: {e}"))?;
@@ -390,6 +411,36 @@ fn job_config(built: &StreamingJob, parsed: &StreamingArgs) -> Result<JobConfig>
         config = config.with_threads(n);
     }
     Ok(config)
+}
+
+/// The directories of `mapreduce.cluster.local.dir` (comma-separated paths or `file:` URIs)
+/// that exist or can be made, as Hadoop's local directory allocator takes them: one that
+/// cannot be made or written to is passed over (returned second, with why); none usable fails
+/// the job.
+fn usable_local_dirs(list: &str) -> Result<(Vec<PathBuf>, Vec<String>)> {
+    let mut usable = Vec::new();
+    let mut problems = Vec::new();
+    for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
+        let checked = sluice_io::local_path(entry)
+            .map_err(|e| e.to_string())
+            .and_then(|dir| {
+                std::fs::create_dir_all(&dir)
+                    .and_then(|()| tempfile::tempfile_in(&dir).map(drop))
+                    .map(|()| dir)
+                    .map_err(|e| e.to_string())
+            });
+        match checked {
+            Ok(dir) => usable.push(dir),
+            Err(e) => problems.push(format!("{entry}: {e}")),
+        }
+    }
+    if usable.is_empty() {
+        anyhow::bail!(
+            "mapreduce.cluster.local.dir={list}: no directory can be used ({})",
+            problems.join("; ")
+        );
+    }
+    Ok((usable, problems))
 }
 
 /// What Hadoop checks before it submits a job: the output must not exist and every input must.

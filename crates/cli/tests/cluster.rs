@@ -324,7 +324,7 @@ fn options_started_workers_ignore_are_named() {
     for (option, own) in [
         ("--memory", "--memory"),
         ("--threads", "--threads"),
-        ("--spill-dir", "--scratch"),
+        ("--spill-dir", "--spill-dirs"),
     ] {
         assert!(
             given.contains(&format!(

@@ -28,6 +28,8 @@ mod jobs;
 mod messy;
 #[path = "e2e/places.rs"]
 mod places;
+#[path = "e2e/spill_dirs.rs"]
+mod spill_dirs;
 #[path = "e2e/split.rs"]
 mod split;
 #[path = "e2e/tera.rs"]

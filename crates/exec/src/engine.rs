@@ -10,7 +10,7 @@ use sluice_io::{JobCommitter, Storage};
 
 use crate::commit::JobOutput;
 use crate::host::{HostSettings, MapAttempt, TaskHost};
-use crate::plan::{spill_parent, InputPlan};
+use crate::plan::{spill_parent, spill_parents, InputPlan};
 use crate::tasks::{run_tasks, with_attempts};
 
 /// Runs `job` as configured, reporting progress through `status`.
@@ -69,6 +69,7 @@ pub fn run_job(
     let started = Instant::now();
     status.enter(Phase::Planning, 0);
     let settings = HostSettings::new(config.memory, config.threads, spill_parent(config))
+        .with_spill_parents(spill_parents(config))
         .with_spill_codec(config.spill_codec)
         .with_reduce_split_bytes(config.reduce_split_bytes);
     // A job that cannot run is refused before its output is touched; the spill directory
@@ -132,7 +133,10 @@ pub fn run_job(
 /// cannot be made ([`SpillError::CreateDir`](sluice_spill::SpillError::CreateDir)).
 pub fn check_places(config: &JobConfig) -> Result<(), ExecError> {
     let output = JobOutput::set_up(&config.stores, &config.output)?;
-    let spills = sluice_spill::SpillDir::create_in(&spill_parent(config));
+    let spills: Result<Vec<_>, _> = spill_parents(config)
+        .iter()
+        .map(|parent| sluice_spill::SpillDir::create_in(parent))
+        .collect();
     // Dropping the output aborts it: its staging directory goes, nothing is left.
     drop(output);
     spills.map(drop).map_err(ExecError::from)

@@ -40,5 +40,5 @@ mod tasks;
 pub use commit::JobOutput;
 pub use engine::{check_places, run_job};
 pub use host::{HostSettings, MapAttempt, TaskHost};
-pub use plan::{check_reducers, spill_parent, InputPlan, COMBINE_FROM_FILES};
+pub use plan::{check_reducers, spill_parent, spill_parents, InputPlan, COMBINE_FROM_FILES};
 pub use tasks::run_tasks;

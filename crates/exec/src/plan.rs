@@ -289,13 +289,22 @@ fn locate_blocks(storage: &dyn Storage, files: &mut [StoredInput]) {
     });
 }
 
-/// Where the job's spill directory goes: always a local disk, the configured one, else beside a
-/// local output, else the system's temporary directory.
+/// Where the job's spill directory goes: always a local disk, the first configured one, else
+/// beside a local output, else the system's temporary directory.
 pub fn spill_parent(config: &JobConfig) -> PathBuf {
-    match (&config.spill_parent, config.output.as_local_path()) {
+    match (config.spill_parents.first(), config.output.as_local_path()) {
         (Some(dir), _) => dir.clone(),
         (None, Some(output)) => parent_dir(output),
         (None, None) => std::env::temp_dir(),
+    }
+}
+
+/// Where the job's spill directories go, one per local disk: the configured ones, else
+/// [`spill_parent`]'s one. Never empty.
+pub fn spill_parents(config: &JobConfig) -> Vec<PathBuf> {
+    match config.spill_parents.as_slice() {
+        [] => vec![spill_parent(config)],
+        dirs => dirs.to_vec(),
     }
 }
 

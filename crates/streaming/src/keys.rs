@@ -220,7 +220,7 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.jobtracker.address", &["mapred.job.tracker"], Ignored("sluice runs the job itself")),
     key("yarn.resourcemanager.address", &[], Ignored("sluice runs the job itself")),
     key("hadoop.tmp.dir", &[], Ignored("Hadoop's scratch space; sluice uses the system's temporary directory")),
-    key("mapreduce.cluster.local.dir", &["mapred.local.dir"], Ignored("Hadoop's scratch space; sluice uses the system's temporary directory")),
+    key("mapreduce.cluster.local.dir", &["mapred.local.dir"], Honoured("where the job's spill files go, spread over the directories (one per disk) that can be used; on a cluster each worker uses its own")),
     key("mapreduce.map.memory.mb", &["mapred.job.map.memory.mb"], Ignored(TUNING)),
     key("mapreduce.reduce.memory.mb", &["mapred.job.reduce.memory.mb"], Ignored(TUNING)),
     key("mapreduce.map.cpu.vcores", &[], Ignored(TUNING)),

@@ -1,0 +1,181 @@
+//! Spill files on several local disks: `--spill-dir A,B` of `sluice run`, and Hadoop's
+//! `mapreduce.cluster.local.dir` of `sluice streaming`, whose directories that cannot be used
+//! are passed over (as Hadoop's local directory allocator does) and none of which usable
+//! fails the job before it starts.
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use sluice_testkit::wait_until;
+
+use crate::util::{list_dir, sluice, SLUICE};
+
+/// Whether `disk` holds a job's spill directory.
+fn spilling(disk: &Path) -> bool {
+    fs::read_dir(disk).is_ok_and(|entries| {
+        entries.flatten().any(|e| {
+            e.file_name()
+                .to_string_lossy()
+                .starts_with(".sluice-spill-")
+        })
+    })
+}
+
+/// Four input files of `key\tvalue` lines; returns every line, sorted (what an identity job
+/// writes, in some order of values within a key).
+fn write_input(dir: &Path) -> Vec<String> {
+    let input = dir.join("in");
+    fs::create_dir_all(&input).unwrap();
+    let mut lines = Vec::new();
+    for f in 0..4 {
+        let text: Vec<String> = (0..500)
+            .map(|i| format!("k{:03}\tf{f} v{i}", i % 37))
+            .collect();
+        fs::write(input.join(format!("part-{f}.txt")), text.join("\n") + "\n").unwrap();
+        lines.extend(text);
+    }
+    lines.sort();
+    lines
+}
+
+/// Every line of an output directory's part files, sorted.
+fn output_lines(dir: &Path) -> Vec<String> {
+    let mut lines = Vec::new();
+    for name in list_dir(dir) {
+        if name.starts_with("part-") {
+            let text = fs::read_to_string(dir.join(&name)).unwrap();
+            lines.extend(text.lines().map(str::to_string));
+        }
+    }
+    lines.sort();
+    lines
+}
+
+#[test]
+fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = write_input(dir.path());
+    let slow = dir.path().join("slow.sh");
+    // A second per map task: the job lasts long enough to be looked at.
+    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    let disks = [dir.path().join("disk1"), dir.path().join("disk2")];
+    // No directory can be made under a regular file.
+    fs::write(dir.path().join("blocked"), "").unwrap();
+    let blocked = dir.path().join("blocked/local");
+    let local_dirs = format!(
+        "mapreduce.cluster.local.dir={}, {},file://{}",
+        disks[0].display(),
+        blocked.display(),
+        disks[1].display()
+    );
+    let child = Command::new(SLUICE)
+        .args(["streaming", "-D", &local_dirs, "-files", "slow.sh"])
+        .args(["-input", "in", "-output", "out", "-mapper", "./slow.sh"])
+        .args(["-reducer", "cat"])
+        .current_dir(dir.path())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let both = wait_until(Duration::from_secs(60), || {
+        spilling(&disks[0]) && spilling(&disks[1])
+    });
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(both, "the job did not spill on both disks");
+    let passed_over = format!("mapreduce.cluster.local.dir: {}", blocked.display());
+    assert!(
+        stderr
+            .lines()
+            .any(|l| l.contains(&passed_over) && l.contains("not used")),
+        "the unusable directory is not named: {stderr}"
+    );
+    assert_eq!(output_lines(&dir.path().join("out")), expected);
+    for disk in &disks {
+        assert_eq!(list_dir(disk), Vec::<String>::new(), "{}", disk.display());
+    }
+    assert!(!blocked.exists());
+
+    // None usable: the job fails before it starts, and writes nothing.
+    let none = format!("mapreduce.cluster.local.dir={}", blocked.display());
+    let out = sluice(
+        &[
+            "streaming",
+            "-D",
+            &none,
+            "-input",
+            "in",
+            "-output",
+            "none",
+            "-mapper",
+            "cat",
+            "-reducer",
+            "cat",
+        ],
+        Some(dir.path()),
+    );
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("no directory can be used"),
+        "{}",
+        out.stderr
+    );
+    assert!(!dir.path().join("none").exists());
+}
+
+#[test]
+fn a_built_in_job_uses_every_spill_dir_given() {
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    let disks = [dir.path().join("disk1"), dir.path().join("disk2")];
+    for disk in &disks {
+        fs::create_dir(disk).unwrap();
+    }
+    let run = |output: &str, spill_dir: &str| {
+        sluice(
+            &[
+                "run",
+                "wordcount",
+                "--quiet",
+                "--memory",
+                "4MiB",
+                "--input",
+                "in",
+                "--output",
+                output,
+                "--spill-dir",
+                spill_dir,
+            ],
+            Some(dir.path()),
+        )
+    };
+    let one = dir.path().join("one");
+    fs::create_dir(&one).unwrap();
+    run("single", one.to_str().unwrap()).assert_code(0, "one spill directory");
+    let both = format!("{},{}", disks[0].display(), disks[1].display());
+    run("spread", &both).assert_code(0, "two spill directories");
+    assert_eq!(
+        fs::read(dir.path().join("spread/part-r-00000")).unwrap(),
+        fs::read(dir.path().join("single/part-r-00000")).unwrap()
+    );
+    for disk in &disks {
+        assert_eq!(list_dir(disk), Vec::<String>::new(), "{}", disk.display());
+    }
+    // Each directory is checked before the job starts: one that cannot be used fails it,
+    // named, with nothing written.
+    fs::write(dir.path().join("blocked"), "").unwrap();
+    let bad = format!(
+        "{},{}",
+        disks[0].display(),
+        dir.path().join("blocked/x").display()
+    );
+    let out = run("refused", &bad);
+    assert_ne!(out.code(), Some(0), "{}", out.stderr);
+    assert!(out.stderr.contains("blocked/x"), "{}", out.stderr);
+    assert!(!dir.path().join("refused").exists());
+}
