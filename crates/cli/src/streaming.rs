@@ -381,11 +381,16 @@ fn job_config(
     here: bool,
 ) -> Result<JobConfig> {
     let mut config = built.config.clone();
-    if let Some(dirs) = parsed
-        .conf
-        .get("mapreduce.cluster.local.dir")
-        .filter(|_| here)
-    {
+    let local_dirs = parsed.conf.get("mapreduce.cluster.local.dir");
+    if local_dirs.is_some() && !here {
+        say(
+            console,
+            "WARN",
+            "mapreduce.cluster.local.dir is not used on a cluster: each worker spills where it \
+             was told to (sluice worker --spill-dirs; on YARN, the node's local directories)",
+        );
+    }
+    if let Some(dirs) = local_dirs.filter(|_| here) {
         let (usable, passed_over) = usable_local_dirs(dirs)?;
         for problem in &passed_over {
             say(

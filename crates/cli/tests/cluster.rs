@@ -2586,7 +2586,14 @@ fn a_worker_spreads_its_spills_over_the_directories_it_is_given() {
         &sluice(&job("expected", Vec::new()), dir.path()),
         "the job on one machine",
     );
-    let child = spawn_sluice(&job("spread", workers.args()), dir.path());
+    // The job's own spill directories are the submitting machine's: not used, and said so.
+    let unused = dir.path().join("unused");
+    let mut on_workers = workers.args();
+    on_workers.extend([
+        "-D".to_string(),
+        format!("mapreduce.cluster.local.dir={}", unused.display()),
+    ]);
+    let child = spawn_sluice(&job("spread", on_workers), dir.path());
     let spilling = |disk: &Path| {
         fs::read_dir(disk).is_ok_and(|entries| {
             entries.flatten().any(|e| {
@@ -2606,6 +2613,12 @@ fn a_worker_spreads_its_spills_over_the_directories_it_is_given() {
         disks.map(|d| entries(&d))
     );
     ok(&out, "the job on the worker");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mapreduce.cluster.local.dir is not used on a cluster"),
+        "{stderr}"
+    );
+    assert!(!unused.exists());
     assert_same_per_key(
         &dir.path().join("expected"),
         &dir.path().join("spread"),
