@@ -106,8 +106,8 @@ pub(crate) struct WorkerArgs {
     #[arg(long)]
     secret_file: Option<PathBuf>,
     /// Directory for the files of the jobs this worker runs: spills and received runs (unless
-    /// --spill-dirs), streaming programs' work directories and logs (a local disk) [default: sluice-worker-PORT in the
-    /// system's temporary directory].
+    /// --spill-dirs), streaming programs' work directories and logs (a local disk)
+    /// [default: sluice-worker-PORT in the system's temporary directory].
     #[arg(long)]
     scratch: Option<PathBuf>,
     /// Directory for streaming programs' stderr logs, named by task attempt; those of a failed

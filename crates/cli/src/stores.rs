@@ -65,7 +65,7 @@ pub(crate) fn stores(config: &StoreConfig, job: &str) -> Stores {
     #[cfg(feature = "remote")]
     {
         let path = journal_path();
-        let journal = sluice_stores::Journal::new(&path, config, Box::new(start_watcher));
+        let journal = sluice_stores::Journal::new(&path, config, Box::new(watch));
         let remote = sluice_stores::RemoteConnector::new(config.clone(), job)
             .with_journal(std::sync::Arc::new(journal));
         Stores::with_remote(std::sync::Arc::new(remote))
@@ -118,6 +118,19 @@ fn journal_path() -> std::path::PathBuf {
 #[cfg(feature = "remote")]
 static WATCHER_PIPE: std::sync::Mutex<Vec<std::process::ChildStdin>> =
     std::sync::Mutex::new(Vec::new());
+
+/// Starts the watcher of `journal`, saying so when it cannot be (the job goes on; only a
+/// kill would leave its remote files, which the journal then lists).
+#[cfg(feature = "remote")]
+fn watch(journal: &std::path::Path) -> std::io::Result<()> {
+    start_watcher(journal).inspect_err(|e| {
+        eprintln!(
+            "sluice: cannot start the clean-up watcher ({e}); should this job be killed, \
+             what it left on remote stores is listed in {}",
+            journal.display()
+        );
+    })
+}
 
 /// Starts `sluice __cleanup JOURNAL` in a process group of its own (Ctrl-C in a terminal is
 /// this process's to handle, not the watcher's), its standard input a pipe from this process.

@@ -2594,15 +2594,7 @@ fn a_worker_spreads_its_spills_over_the_directories_it_is_given() {
         format!("mapreduce.cluster.local.dir={}", unused.display()),
     ]);
     let child = spawn_sluice(&job("spread", on_workers), dir.path());
-    let spilling = |disk: &Path| {
-        fs::read_dir(disk).is_ok_and(|entries| {
-            entries.flatten().any(|e| {
-                e.file_name()
-                    .to_string_lossy()
-                    .starts_with(".sluice-spill-")
-            })
-        })
-    };
+    let spilling = |disk: &Path| !sluice_testkit::spill_dirs(disk).is_empty();
     let both = wait_until(Duration::from_secs(60), || {
         spilling(&disks[0]) && spilling(&disks[1])
     });

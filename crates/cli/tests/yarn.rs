@@ -526,11 +526,7 @@ fn a_lost_container_is_replaced_and_its_replacement_joins_the_running_job() {
                     .is_some_and(|n| n.to_string_lossy().starts_with("application_")),
             "not an application's local directory: {spill_dirs}"
         );
-        let spilling = fs::read_dir(spill_dir).unwrap().flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".sluice-spill-")
-        });
+        let spilling = !sluice_testkit::spill_dirs(spill_dir).is_empty();
         assert!(spilling, "no spill directory in {}", spill_dir.display());
     }
     // The worker's scratch directory is in its container's working directory: the job's

@@ -112,6 +112,9 @@ pub struct Journal {
 struct JournalState {
     file: Option<File>,
     on_first_entry: Option<OnFirstEntry>,
+    /// Whether a watcher took the journal on: only a watcher removes it once the job's
+    /// process is gone. Without one, the job removes it itself when it records `Done`.
+    watched: bool,
 }
 
 impl std::fmt::Debug for Journal {
@@ -135,6 +138,7 @@ impl Journal {
             state: Mutex::new(JournalState {
                 file: None,
                 on_first_entry: Some(on_first_entry),
+                watched: false,
             }),
         }
     }
@@ -146,6 +150,10 @@ impl Journal {
 
     /// Appends `entry`. Each entry is one `write` of a whole line, so a watcher reading after
     /// the process died sees whole lines.
+    ///
+    /// If the watcher could not be started, nothing will remove the journal after the job;
+    /// so recording `Done` then removes it (there is nothing left to undo), and a job killed
+    /// before that leaves it behind with what it lists.
     ///
     /// # Errors
     /// If the file cannot be created or written, or the watcher not started.
@@ -161,14 +169,25 @@ impl Journal {
                 properties: self.properties.clone(),
             })?)?;
             state.file = Some(file);
-            if let Some(start) = state.on_first_entry.take() {
-                start(&self.path)?;
-            }
         }
-        match state.file.as_mut() {
+        // The entry is written even when the watcher does not start: the journal is then
+        // the only record of what a killed job left.
+        let started = match state.on_first_entry.take() {
+            Some(start) => start(&self.path).map(|()| state.watched = true),
+            None => Ok(()),
+        };
+        let written = match state.file.as_mut() {
             Some(file) => file.write_all(&line(entry)?),
             None => Ok(()),
+        };
+        if matches!(entry, JournalEntry::Done) && !state.watched {
+            // The open file stays: entries after this go to the unlinked file, out of sight.
+            match std::fs::remove_file(&self.path) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
         }
+        written.and(started)
     }
 }
 
@@ -464,5 +483,30 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_journal_no_watcher_took_on_is_removed_when_the_job_is_done() {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let path = dir.path().join("j.jsonl");
+        let journal = Journal::new(
+            &path,
+            &StoreConfig::from_parts([("a", "b")], []),
+            Box::new(|_| Err(io::Error::other("cannot start the watcher"))),
+        );
+        let staging = JournalEntry::Staging {
+            location: "hdfs://127.0.0.1:1/x".to_string(),
+        };
+        assert!(
+            journal.record(&staging).is_err(),
+            "the failed start is told"
+        );
+        journal.record(&staging).expect("records");
+        let text = std::fs::read_to_string(&path).expect("kept while the job runs");
+        assert_eq!(text.lines().count(), 3, "{text}");
+        journal.record(&JournalEntry::Done).expect("records");
+        assert!(!path.exists(), "nothing else would remove it");
+        journal.record(&staging).expect("records");
+        assert!(!path.exists(), "not made again by a later entry");
     }
 }

@@ -49,6 +49,8 @@ pub(super) struct Scratch {
     /// The directory the logs go to when it is not `logs/` here, and the prefix of the names
     /// of this job's logs in it.
     logs_elsewhere: Option<(PathBuf, String)>,
+    /// What [`Scratch::finish`] returned, for a second call.
+    kept_logs: Option<PathBuf>,
 }
 
 impl Scratch {
@@ -94,6 +96,7 @@ impl Scratch {
                 path,
                 lock: Some(lock),
                 logs_elsewhere: logs_elsewhere.clone(),
+                kept_logs: None,
             };
             let marker = scratch.path.join(LOCK);
             File::create(&marker).map_err(setup(&marker))?;
@@ -124,10 +127,10 @@ impl Scratch {
     /// The job is done: removes everything but, if `keep_logs`, the logs that are not empty.
     /// Returns the log directory if it was kept. Kept logs are the user's: their directory
     /// loses its lock file, so that no later job takes it for a killed job's (logs elsewhere
-    /// leave nothing of the job here).
+    /// leave nothing of the job here). A second call returns what the first did.
     pub(super) fn finish(&mut self, keep_logs: bool) -> Option<PathBuf> {
         if self.lock.is_none() {
-            return self.log_dir().is_dir().then(|| self.log_dir());
+            return self.kept_logs.clone();
         }
         let _ = fs::remove_dir_all(self.work_dir());
         let log_dir = self.log_dir();
@@ -152,7 +155,8 @@ impl Scratch {
             let _ = fs::remove_file(self.path.join(LOCK));
         }
         self.lock = None;
-        (kept > 0).then_some(log_dir)
+        self.kept_logs = (kept > 0).then_some(log_dir);
+        self.kept_logs.clone()
     }
 }
 
@@ -367,6 +371,11 @@ mod tests {
         fs::write(logs.join("attempt_5_0001_m_000001_0.mapper.stderr"), "").unwrap();
         let path = scratch.path.clone();
         assert_eq!(scratch.finish(true), Some(logs.clone()));
+        assert_eq!(
+            scratch.finish(true),
+            Some(logs.clone()),
+            "a second call says the same"
+        );
         assert!(!path.exists(), "the job left its scratch directory");
         let mut left: Vec<String> = fs::read_dir(&logs)
             .unwrap()
@@ -387,6 +396,7 @@ mod tests {
         let mut scratch = Scratch::create(temp.path(), "job_5_0002", Some(&logs)).unwrap();
         fs::write(logs.join("attempt_5_0002_r_000000_0.reducer.stderr"), "x\n").unwrap();
         assert_eq!(scratch.finish(false), None);
+        assert_eq!(scratch.finish(false), None, "a second call says the same");
         assert!(!logs
             .join("attempt_5_0002_r_000000_0.reducer.stderr")
             .exists());

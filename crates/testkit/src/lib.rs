@@ -3,7 +3,8 @@
 //! with its own HDFS ([`MiniYarn`], MiniYARNCluster and MiniDFSCluster), each started by the
 //! test that needs it and gone when the value is dropped; and `sluice worker` processes for
 //! the tests of cluster mode ([`Workers`]); the reading of the counters job clients print
-//! ([`console`]); and [`wait_until`] for what another process does.
+//! ([`console`]); [`wait_until`] for what another process does, and [`spill_dirs`] for the
+//! spill directories a running job made.
 //!
 //! No protocol is spoken here: the servers are the real thing, and what a test checks on them
 //! goes through their own clients (Hadoop's `FsShell` in a JVM, boto3 in Python). See
@@ -34,6 +35,7 @@ mod miniyarn;
 mod outputs;
 mod process;
 mod s3;
+mod spills;
 mod wait;
 mod workers;
 
@@ -44,6 +46,7 @@ pub use miniyarn::{yarn_jar, MiniYarn};
 pub use outputs::sorted_part_lines;
 pub use process::without_proxies;
 pub use s3::{botocore_signature, S3Options, S3Server};
+pub use spills::spill_dirs;
 pub use wait::wait_until;
 pub use workers::Workers;
 

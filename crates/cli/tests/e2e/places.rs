@@ -17,6 +17,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use crate::util::{assert_no_debris, gen_text, list_dir, Mount, Outcome, SLUICE};
+use sluice_testkit::spill_dirs;
 
 /// A run taking longer than this is killed and fails its test (runs take seconds).
 const DEADLINE: Duration = Duration::from_secs(120);
@@ -480,15 +481,9 @@ fn spill_directory_that_vanishes() {
 /// returns that directory; `None` if the job ended first.
 fn wait_for_spill(running: &mut Running, parent: &Path) -> Option<PathBuf> {
     loop {
-        let found = fs::read_dir(parent).ok().and_then(|entries| {
-            entries.flatten().map(|e| e.path()).find(|dir| {
-                dir.file_name()
-                    .is_some_and(|n| n.to_string_lossy().starts_with(".sluice-spill-"))
-                    && fs::read_dir(dir).is_ok_and(|mut files| {
-                        files.any(|f| {
-                            f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".spill"))
-                        })
-                    })
+        let found = spill_dirs(parent).into_iter().find(|dir| {
+            fs::read_dir(dir).is_ok_and(|mut files| {
+                files.any(|f| f.is_ok_and(|f| f.file_name().to_string_lossy().ends_with(".spill")))
             })
         });
         if found.is_some() {

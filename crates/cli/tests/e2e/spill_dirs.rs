@@ -9,19 +9,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use sluice_testkit::wait_until;
+use sluice_testkit::{spill_dirs, wait_until};
 
 use crate::util::{list_dir, sluice, SLUICE};
 
 /// Whether `disk` holds a job's spill directory.
 fn spilling(disk: &Path) -> bool {
-    fs::read_dir(disk).is_ok_and(|entries| {
-        entries.flatten().any(|e| {
-            e.file_name()
-                .to_string_lossy()
-                .starts_with(".sluice-spill-")
-        })
-    })
+    !spill_dirs(disk).is_empty()
 }
 
 /// Four input files of `key\tvalue` lines; returns every line, sorted (what an identity job
