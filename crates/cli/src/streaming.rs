@@ -237,7 +237,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             return Ok(launch_error(console, &format!("{error:#}"), 1));
         }
     };
-    let config = match job_config(console, &built, &parsed, cluster.is_none()) {
+    let config = match job_config(console, &built, cluster.is_none()) {
         Ok(config) => config,
         Err(e) => {
             built.cleanup(false);
@@ -373,15 +373,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
 
 /// The engine's configuration of the job: inputs, output and attempts as the command line
 /// says, with `sluice.memory` and `sluice.threads`, and, for a job run `here` (workers use
-/// their own), the spill directories of `mapreduce.cluster.local.dir`.
-fn job_config(
-    console: Console,
-    built: &StreamingJob,
-    parsed: &StreamingArgs,
-    here: bool,
-) -> Result<JobConfig> {
+/// their own), the spill directories of `mapreduce.cluster.local.dir` (by default Hadoop's,
+/// under `hadoop.tmp.dir`, when that is set).
+fn job_config(console: Console, built: &StreamingJob, here: bool) -> Result<JobConfig> {
     let mut config = built.config.clone();
-    let local_dirs = parsed.conf.get("mapreduce.cluster.local.dir");
+    // Read as the job reads its settings: `${...}` substituted.
+    let conf = &built.conf;
+    let local_dirs = conf.get("mapreduce.cluster.local.dir");
     if local_dirs.is_some() && !here {
         say(
             console,
@@ -390,8 +388,14 @@ fn job_config(
              was told to (sluice worker --spill-dirs; on YARN, the node's local directories)",
         );
     }
+    // Hadoop's default local directory is under hadoop.tmp.dir; sluice's own default (beside
+    // a local output, else TMPDIR) stands unless the user moved Hadoop's scratch space.
+    let local_dirs = local_dirs.map(str::to_string).or_else(|| {
+        conf.get("hadoop.tmp.dir")
+            .map(|tmp| format!("{}/mapred/local", tmp.trim_end_matches('/')))
+    });
     if let Some(dirs) = local_dirs.filter(|_| here) {
-        let (usable, passed_over) = usable_local_dirs(dirs)?;
+        let (usable, passed_over) = usable_local_dirs(&dirs)?;
         for problem in &passed_over {
             say(
                 console,
@@ -401,12 +405,12 @@ fn job_config(
         }
         config = config.with_spill_parents(usable);
     }
-    if let Some(memory) = parsed.conf.get("sluice.memory") {
+    if let Some(memory) = conf.get("sluice.memory") {
         let bytes =
             parse_size(memory).map_err(|e| anyhow::anyhow!("-D sluice.memory={memory}: {e}"))?;
         config = config.with_memory(usize::try_from(bytes).context("sluice.memory is too large")?);
     }
-    if let Some(threads) = parsed.conf.get("sluice.threads") {
+    if let Some(threads) = conf.get("sluice.threads") {
         let n = crate::thread_count(threads.trim()).map_err(|e| {
             anyhow::anyhow!(
                 "-D sluice.threads={threads}: expected a number from 1 to {}: {e}",

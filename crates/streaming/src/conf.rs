@@ -223,6 +223,43 @@ impl JobConf {
         all
     }
 
+    /// `value` with its `${name}` variables substituted as Hadoop does (see `vars`), names
+    /// looked up in `overlay` (keys set for one task) and then in this configuration.
+    ///
+    /// # Errors
+    /// Why the value cannot be substituted (too many rounds).
+    pub fn substitute(&self, value: &str, overlay: &[(&str, String)]) -> Result<String, String> {
+        if !value.contains("${") {
+            return Ok(value.to_string());
+        }
+        let lookup = |name: &str| {
+            let name = current_name(name);
+            overlay
+                .iter()
+                .find(|(key, _)| current_name(key) == name)
+                .map(|(_, v)| v.clone())
+                .or_else(|| self.get(name).map(str::to_string))
+        };
+        super::vars::substitute(value, &lookup)
+    }
+
+    /// This configuration with every value substituted ([`JobConf::substitute`]), as
+    /// Hadoop's job reads it. Variables naming what is only known per task (the task's id,
+    /// its input file) stay as written, for the task to substitute.
+    ///
+    /// # Errors
+    /// [`StreamingError::Usage`] naming the key whose value cannot be substituted.
+    pub fn substituted(&self) -> Result<JobConf, StreamingError> {
+        let mut entries = BTreeMap::new();
+        for (key, value) in &self.entries {
+            let value = self
+                .substitute(value, &[])
+                .map_err(|e| StreamingError::Usage(format!("-D {key}: {e}")))?;
+            entries.insert(key.clone(), value);
+        }
+        Ok(JobConf { entries })
+    }
+
     /// Reads a Hadoop configuration file (`<configuration><property><name>..</name>
     /// <value>..</value></property>...`) into this configuration, as `-conf file.xml` does.
     ///

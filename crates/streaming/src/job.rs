@@ -180,10 +180,11 @@ pub fn build_with(
     if args.inputs.is_empty() {
         return Err(usage("Required argument: -input".into()));
     }
+    // The settings as Hadoop's job reads them: `${...}` in values substituted.
+    let mut conf = args.conf.substituted()?;
     // Refused settings first: an unknown default file system is reported as the setting.
-    super::keys::check(args, &args.conf, stores)?;
+    super::keys::check(args, &conf, stores)?;
     let output = args.output_location()?;
-    let mut conf = args.conf.clone();
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.
     if args.reducer.as_deref().map(str::trim) == Some("NONE") {
@@ -971,6 +972,7 @@ fn make_context(
     let context = JobContext {
         job_id,
         env,
+        conf: exported,
         cmdenv: args.cmdenv.clone(),
         work_dir,
         start_dir,

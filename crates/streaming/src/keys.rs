@@ -219,7 +219,7 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.framework.name", &[], Ignored("sluice runs the job itself, with the output Hadoop writes in any framework")),
     key("mapreduce.jobtracker.address", &["mapred.job.tracker"], Ignored("sluice runs the job itself")),
     key("yarn.resourcemanager.address", &[], Ignored("sluice runs the job itself")),
-    key("hadoop.tmp.dir", &[], Ignored("Hadoop's scratch space; sluice uses the system's temporary directory")),
+    key("hadoop.tmp.dir", &[], Honoured("Hadoop's scratch space: when set and mapreduce.cluster.local.dir is not, the job spills in its mapred/local, as Hadoop does; unset, sluice spills beside a local output, else in the system's temporary directory. ${hadoop.tmp.dir} in other values is /tmp/hadoop-USER when unset")),
     key("mapreduce.cluster.local.dir", &["mapred.local.dir"], Honoured("where the job's spill files go, spread over the directories (one per disk) that can be used; on a cluster each worker uses its own")),
     key("mapreduce.map.memory.mb", &["mapred.job.map.memory.mb"], Ignored(TUNING)),
     key("mapreduce.reduce.memory.mb", &["mapred.job.reduce.memory.mb"], Ignored(TUNING)),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::command::{resolve_program, split_command};
-use super::conf::env_var_name;
+use super::conf::{env_var_name, JobConf};
 use super::process::{input_error, run_program};
 use super::program::{ProgramSpec, ShmSides};
 use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
@@ -27,7 +27,10 @@ pub(super) struct JobContext {
     /// The job id, e.g. `job_176380000000012345_0001`.
     pub(super) job_id: String,
     /// Environment variables exported from the job configuration (`mapreduce_job_reduces`...).
+    /// Values with variables still in them (`${mapreduce.task.id}`) are substituted per task.
     pub(super) env: Vec<(String, String)>,
+    /// The configuration `env` was exported from, for those variables.
+    pub(super) conf: JobConf,
     /// `-cmdenv` variables; they come after (and override) the configuration.
     pub(super) cmdenv: Vec<(String, String)>,
     /// The programs' working directory: holds the `-files` entries.
@@ -335,19 +338,33 @@ impl Program {
             .into());
         };
         let (task_id, attempt_id) = task_ids(&job.job_id, ctx.is_map, ctx.task, ctx.attempt);
-        let mut env = job.env.clone();
+        let mut per_task: Vec<(&str, String)> = vec![
+            ("mapreduce.task.id", task_id),
+            ("mapreduce.task.attempt.id", attempt_id.clone()),
+            ("mapreduce.task.partition", ctx.task.to_string()),
+            ("mapreduce.task.ismap", ctx.is_map.to_string()),
+        ];
+        per_task.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
+        // As Hadoop's task reads its configuration: what names the task is known here.
+        let mut env: Vec<(String, String)> = job
+            .env
+            .iter()
+            .map(|(name, value)| {
+                let value = job
+                    .conf
+                    .substitute(value, &per_task)
+                    .unwrap_or_else(|_| value.clone());
+                (name.clone(), value)
+            })
+            .collect();
         let mut add = |key: &str, value: String| {
             env.push((env_var_name(key), value.clone()));
             if let Some(old) = super::conf::deprecated_alias(key) {
                 env.push((env_var_name(old), value));
             }
         };
-        add("mapreduce.task.id", task_id);
-        add("mapreduce.task.attempt.id", attempt_id.clone());
-        add("mapreduce.task.partition", ctx.task.to_string());
-        add("mapreduce.task.ismap", ctx.is_map.to_string());
-        for (key, value) in extra {
-            add(key, value.clone());
+        for (key, value) in per_task {
+            add(key, value);
         }
         env.push(("HADOOP_ROOT_LOGGER".into(), String::new()));
         env.extend(job.cmdenv.iter().cloned());

@@ -123,6 +123,56 @@ fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
 }
 
 #[test]
+fn streaming_spills_under_hadoop_tmp_dir_as_hadoop_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = write_input(dir.path());
+    let slow = dir.path().join("slow.sh");
+    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    // Hadoop's default local directory: ${hadoop.tmp.dir}/mapred/local, with the variables
+    // of the value substituted.
+    let run = |output: &str, settings: &[String], watched: &Path| {
+        let mut command = Command::new(SLUICE);
+        command.arg("streaming");
+        for setting in settings {
+            command.args(["-D", setting]);
+        }
+        let child = command
+            .args(["-files", "slow.sh", "-input", "in", "-output", output])
+            .args(["-mapper", "./slow.sh", "-reducer", "cat"])
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let spilled = wait_until(Duration::from_secs(60), || spilling(watched));
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(spilled, "no spill directory in {}", watched.display());
+        assert_eq!(output_lines(&dir.path().join(output)), expected);
+        assert_eq!(list_dir(watched), Vec::<String>::new());
+    };
+    let tmp = dir.path().join("hadoop-tmp");
+    let settings = [
+        format!("scratch.root={}", dir.path().display()),
+        "hadoop.tmp.dir=${scratch.root}/hadoop-tmp".to_string(),
+    ];
+    run("out", &settings, &tmp.join("mapred/local"));
+
+    // mapreduce.cluster.local.dir, when set, is where spills go.
+    let local = dir.path().join("local");
+    let mut settings = settings.to_vec();
+    settings.push(format!("mapreduce.cluster.local.dir={}", local.display()));
+    fs::remove_dir_all(&tmp).unwrap();
+    run("out2", &settings, &local);
+    assert!(!tmp.exists(), "hadoop.tmp.dir was used");
+}
+
+#[test]
 fn a_built_in_job_uses_every_spill_dir_given() {
     let dir = tempfile::tempdir().unwrap();
     write_input(dir.path());
