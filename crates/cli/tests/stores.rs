@@ -368,6 +368,37 @@ fn a_streaming_job_reads_hdfs_and_writes_s3_as_it_does_local_files() {
     let (files, success) = hdfs_files("/streamed-default-fs");
     assert!(success);
     assert_eq!(files, reference);
+    // The default file system named through a variable, as a site file may: substituted
+    // where the stores are set up and where the job reads its settings.
+    let port = dfs()
+        .uri()
+        .rsplit(':')
+        .next()
+        .expect("the name node's port");
+    let done = run(&mut sluice(&[
+        "streaming",
+        "-D",
+        &format!("nn.port={port}"),
+        "-D",
+        "fs.defaultFS=hdfs://127.0.0.1:${nn.port}",
+        "-D",
+        "mapreduce.job.reduces=2",
+        "-input",
+        &s3_in,
+        "-output",
+        "/streamed-variables",
+        "-mapper",
+        "tr ' ' '\\n'",
+        "-reducer",
+        "uniq -c",
+    ]));
+    assert_ok(
+        &done,
+        "streaming with fs.defaultFS=hdfs://127.0.0.1:${nn.port}",
+    );
+    let (files, success) = hdfs_files("/streamed-variables");
+    assert!(success);
+    assert_eq!(files, reference);
 }
 
 #[test]

@@ -18,6 +18,8 @@
 //!
 //! # Modules
 //!
+//! * [`conf_vars`]: `${name}` in configuration values, substituted as Hadoop's
+//!   `Configuration` does.
 //! * [`java`]: Java's string order, string hash, lossy UTF-8 decoding and `Double.toString`,
 //!   which the modules below need to print and order values as Hadoop does.
 //! * [`keyfield`]: Hadoop's `KeyFieldBasedComparator` and `KeyFieldBasedPartitioner`
@@ -49,6 +51,7 @@
 // everything else is safe.
 #![deny(unsafe_code)]
 
+pub mod conf_vars;
 pub mod java;
 pub mod keyfield;
 pub mod partition;

@@ -5,6 +5,7 @@
 //! usual AWS variables (`AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_SESSION_TOKEN`,
 //! `AWS_REGION`, `AWS_ENDPOINT_URL`, `AWS_PROFILE`) and the shared credentials file
 //! (`~/.aws/credentials`); the `fs.s3a.*` keys, where given, win over them, as in Hadoop.
+//! `${name}` in values is substituted as Hadoop's `Configuration` does.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -74,7 +75,27 @@ impl StoreConfig {
         for (key, value) in defines {
             config.set(key, value);
         }
+        config.substitute_variables()?;
         Ok(config)
+    }
+
+    /// Replaces `${name}` in every value as Hadoop's `Configuration.get` does (a site file's
+    /// `hdfs://${env.NN_HOST}:8020`, say): see [`sluice_hadoop::conf_vars`].
+    fn substitute_variables(&mut self) -> Result<(), StoreError> {
+        let raw = self.properties.clone();
+        let lookup = |name: &str| raw.get(name).cloned();
+        for (key, value) in &mut self.properties {
+            if value.contains("${") {
+                *value =
+                    sluice_hadoop::conf_vars::substitute(value, &lookup).map_err(|detail| {
+                        StoreError::Config {
+                            what: key.clone(),
+                            detail,
+                        }
+                    })?;
+            }
+        }
+        Ok(())
     }
 
     /// Settings from `properties` alone, with `env` as the environment (for tests and for
@@ -214,6 +235,35 @@ mod tests {
         assert_eq!(config.get("x"), Some("3"));
         config.set(DEFAULT_FS, "file:///");
         assert_eq!(config.default_fs(), None);
+    }
+
+    #[test]
+    fn variables_in_values_are_substituted() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("core-site.xml"),
+            "<configuration>\
+             <property><name>nn.host</name><value>nn1</value></property>\
+             <property><name>fs.defaultFS</name><value>hdfs://${nn.host}:${nn.port}</value></property>\
+             <property><name>home</name><value>${env.HOME}/x</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        let mut config = StoreConfig::from_parts([], []);
+        config
+            .load_site_file(&dir.path().join("core-site.xml"))
+            .unwrap();
+        config.set("nn.port", "9000");
+        config.substitute_variables().unwrap();
+        assert_eq!(config.default_fs(), Some("hdfs://nn1:9000"));
+        let home = std::env::var("HOME").unwrap();
+        assert_eq!(config.get("home"), Some(format!("{home}/x").as_str()));
+        let looping: Vec<(String, String)> = (0..25)
+            .map(|i| (format!("k{i}"), format!("${{k{}}}", i + 1)))
+            .collect();
+        let err = StoreConfig::from_env(looping.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .unwrap_err();
+        assert!(err.to_string().contains("substitution"), "{err}");
     }
 
     #[test]

@@ -223,7 +223,8 @@ impl JobConf {
         all
     }
 
-    /// `value` with its `${name}` variables substituted as Hadoop does (see `vars`), names
+    /// `value` with its `${name}` variables substituted as Hadoop does
+    /// ([`sluice_hadoop::conf_vars`]), names
     /// looked up in `overlay` (keys set for one task) and then in this configuration.
     ///
     /// # Errors
@@ -240,7 +241,7 @@ impl JobConf {
                 .map(|(_, v)| v.clone())
                 .or_else(|| self.get(name).map(str::to_string))
         };
-        super::vars::substitute(value, &lookup)
+        sluice_hadoop::conf_vars::substitute(value, &lookup)
     }
 
     /// This configuration with every value substituted ([`JobConf::substitute`]), as

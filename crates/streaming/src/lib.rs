@@ -46,7 +46,6 @@ mod scratch;
 pub mod seqout;
 pub mod submission;
 mod task;
-mod vars;
 
 use std::io;
 use std::path::PathBuf;

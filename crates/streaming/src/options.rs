@@ -104,7 +104,15 @@ impl StreamingArgs {
 
     /// `text`, given as `option`, as a location on this job's default file system.
     fn location(&self, option: &str, text: &str) -> Result<Location, StreamingError> {
-        Location::resolve(text, self.conf.get("fs.defaultFS"), &user_name())
+        let default_fs = match self.conf.get("fs.defaultFS") {
+            Some(fs) => Some(
+                self.conf
+                    .substitute(fs, &[])
+                    .map_err(|e| StreamingError::Usage(format!("-D fs.defaultFS: {e}")))?,
+            ),
+            None => None,
+        };
+        Location::resolve(text, default_fs.as_deref(), &user_name())
             .map_err(|e| StreamingError::Usage(format!("{option} {e}")))
     }
 }

@@ -1,8 +1,8 @@
 //! `${name}` in configuration values, substituted as Hadoop's `Configuration.get` does.
 //!
-//! A value such as `${hadoop.tmp.dir}/cache/${user.name}` reaches Hadoop's tasks (and the
-//! streaming programs' environment) with its variables replaced. The rules, measured against
-//! Hadoop 3.4 (`crates/cli/tests/streaming_keys.rs` compares the two):
+//! A value such as `${hadoop.tmp.dir}/cache/${user.name}` reaches Hadoop's clients and tasks
+//! (and the streaming programs' environment) with its variables replaced. The rules, measured
+//! against Hadoop 3.4 (the streaming case `conf-variables-substituted` compares the two):
 //!
 //! - A variable is `${` then one or more characters other than `}`, `$` and space, then `}`;
 //!   the leftmost one is replaced first, and the text is scanned again from the start, so a
@@ -18,17 +18,14 @@
 //!   left as written. After [`MAX_SUBSTITUTIONS`] rounds the value is refused.
 
 /// Rounds of substitution in one value before it is refused (Hadoop's `MAX_SUBST`).
-pub(crate) const MAX_SUBSTITUTIONS: usize = 20;
+pub const MAX_SUBSTITUTIONS: usize = 20;
 
 /// `expr` with its variables substituted; `conf` looks up a configuration key.
 ///
 /// # Errors
 /// The expression as written when it needs [`MAX_SUBSTITUTIONS`] rounds or more (a chain of
 /// variables that does not end, in practice).
-pub(crate) fn substitute(
-    expr: &str,
-    conf: &dyn Fn(&str) -> Option<String>,
-) -> Result<String, String> {
+pub fn substitute(expr: &str, conf: &dyn Fn(&str) -> Option<String>) -> Result<String, String> {
     let mut eval = expr.to_string();
     for _ in 0..MAX_SUBSTITUTIONS {
         let Some((dollar, close)) = find_variable(&eval) else {
