@@ -973,7 +973,10 @@ fn make_context(
         job_id,
         env,
         conf: exported,
-        cmdenv: args.cmdenv.clone(),
+        cmdenv: conf
+            .get("stream.addenvironment")
+            .unwrap_or_default()
+            .to_string(),
         work_dir,
         start_dir,
         path_var: submission.path.clone(),

@@ -31,8 +31,9 @@ pub(super) struct JobContext {
     pub(super) env: Vec<(String, String)>,
     /// The configuration `env` was exported from, for those variables.
     pub(super) conf: JobConf,
-    /// `-cmdenv` variables; they come after (and override) the configuration.
-    pub(super) cmdenv: Vec<(String, String)>,
+    /// `-cmdenv` variables as Hadoop keeps them (`stream.addenvironment`: `NAME=VALUE`
+    /// words joined by spaces); they come after (and override) the configuration.
+    pub(super) cmdenv: String,
     /// The programs' working directory: holds the `-files` entries.
     pub(super) work_dir: PathBuf,
     /// The directory the job was submitted from: programs are looked for there too.
@@ -363,11 +364,22 @@ impl Program {
                 env.push((env_var_name(old), value));
             }
         };
+        // -cmdenv as Hadoop's task reads it back: substituted, then cut at spaces (a value
+        // ends at its first one; a word without `=` is dropped).
+        let cmdenv = job
+            .conf
+            .substitute(&job.cmdenv, &per_task)
+            .unwrap_or_else(|_| job.cmdenv.clone());
         for (key, value) in per_task {
             add(key, value);
         }
         env.push(("HADOOP_ROOT_LOGGER".into(), String::new()));
-        env.extend(job.cmdenv.iter().cloned());
+        env.extend(
+            cmdenv
+                .split(' ')
+                .filter_map(|word| word.split_once('='))
+                .map(|(name, value)| (name.to_string(), value.to_string())),
+        );
         // After -cmdenv, as in Hadoop: TMPDIR cannot be overridden that way.
         env.push(("TMPDIR".into(), std::env::temp_dir().display().to_string()));
         let log_name = if run == 0 {

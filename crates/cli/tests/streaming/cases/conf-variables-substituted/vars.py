@@ -8,7 +8,7 @@ import sys
 for _ in sys.stdin:
     pass
 tmp = os.environ["hadoop_tmp_dir"]
-for name in sorted(n for n in os.environ if n.startswith("my_") or n.startswith("site_")):
+for name in sorted(n for n in os.environ if n.startswith(("my_", "site_", "MY_"))):
     value = os.environ[name]
     if name == "my_task":
         value = "the task's id" if value == os.environ.get("mapreduce_task_id") else value
