@@ -46,18 +46,70 @@ const EXAMPLES: &[(&str, &str)] = &[
 /// `-outValue`); input of other classes fails it, and so it fails sluice's.
 const SORT_DEFAULT_CLASS: &str = "org.apache.hadoop.io.BytesWritable";
 
+/// Why `sluice jar` does not run a command line: the message for the user, and the exit
+/// status, Hadoop's for the same command line where Hadoop refuses it too.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Refusal {
+    /// What is wrong, for the user.
+    pub(crate) message: String,
+    /// The exit status: as `hadoop jar` exits for the same mistake (no example program or
+    /// an unknown one 255, an example's usage error 2, TeraValidate's 1), else 1.
+    pub(crate) code: u8,
+}
+
+impl From<String> for Refusal {
+    /// A refusal of sluice's own (something Hadoop would run): exit status 1.
+    fn from(message: String) -> Refusal {
+        Refusal { message, code: 1 }
+    }
+}
+
+/// Exit status of `hadoop jar`'s `ExampleDriver` when no program or an unknown one is named
+/// (its `-1`).
+const NO_SUCH_PROGRAM: u8 = 255;
+
+/// The programs of Hadoop's examples jar that sluice does not run: naming one is a refusal of
+/// sluice's (exit status 1), not the unknown program Hadoop would refuse.
+const HADOOP_ONLY_EXAMPLES: &[&str] = &[
+    "aggregatewordcount",
+    "aggregatewordhist",
+    "bbp",
+    "dbcount",
+    "distbbp",
+    "join",
+    "multifilewc",
+    "pentomino",
+    "pi",
+    "secondarysort",
+    "sudoku",
+    "wordmean",
+    "wordmedian",
+    "wordstandarddeviation",
+];
+
+/// The exit status of example `program`'s usage error in Hadoop: 2 (`printUsage`, `return 2`),
+/// but TeraValidate's is 1.
+fn usage_status(program: &str) -> u8 {
+    if program == "teravalidate" {
+        1
+    } else {
+        2
+    }
+}
+
 /// The command `sluice jar JAR ARGS` stands for.
 ///
 /// # Errors
-/// A message for the user: a jar sluice does not run, an example it does not have, a generic
-/// option it cannot honour, or the wrong number of arguments (with Hadoop's usage line).
-pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, String> {
+/// A message for the user, with the exit status: a jar sluice does not run, an example it
+/// does not have, a generic option it cannot honour, or the wrong number of arguments (with
+/// Hadoop's usage line).
+pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, Refusal> {
     if ["-h", "--help", "-help"].contains(&jar) {
         return Ok(JarCommand::Help);
     }
     let name = jar.rsplit('/').next().unwrap_or(jar);
     if !name.ends_with(".jar") {
-        return Err(format!("{jar}: not a jar (its name does not end in .jar)"));
+        return Err(format!("{jar}: not a jar (its name does not end in .jar)").into());
     }
     if name.starts_with("hadoop-streaming") {
         return Ok(JarCommand::Streaming(args.to_vec()));
@@ -66,15 +118,15 @@ pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, String> 
         return example(args).map(JarCommand::Run);
     }
     if name.starts_with("hadoop-mapreduce-client-jobclient") && name.ends_with("-tests.jar") {
-        return jobclient_test(args).map(JarCommand::Run);
+        return Ok(JarCommand::Run(jobclient_test(args)?));
     }
-    Err(format!(
+    Err(Refusal::from(format!(
         "{jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar), the {} jobs of \
          Hadoop's examples jar (hadoop-mapreduce-examples*.jar) and TestDFSIO of its job \
          client tests jar (hadoop-mapreduce-client-jobclient*-tests.jar) only; the jobs of \
          other jars are Java code, which sluice does not run",
         known()
-    ))
+    )))
 }
 
 /// TestDFSIO's usage line (Hadoop 3.4), for its errors.
@@ -184,18 +236,32 @@ fn known() -> String {
 }
 
 /// `sluice run ...` for the examples jar's `PROGRAM [GENERIC OPTIONS] ARGS`.
-fn example(args: &[String]) -> Result<Vec<String>, String> {
+fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
     let Some((program, rest)) = args.split_first() else {
-        return Err(format!(
-            "an example program must be given: one of {} (sluice runs these natively)",
-            known()
-        ));
+        return Err(Refusal {
+            message: format!(
+                "an example program must be given: one of {} (sluice runs these natively)",
+                known()
+            ),
+            code: NO_SUCH_PROGRAM,
+        });
     };
     let Some((_, usage)) = EXAMPLES.iter().find(|(name, _)| name == program) else {
-        return Err(format!(
-            "{program}: sluice runs the examples {} natively, not {program}",
-            known()
-        ));
+        return Err(Refusal {
+            message: format!(
+                "{program}: sluice runs the examples {} natively, not {program}",
+                known()
+            ),
+            code: if HADOOP_ONLY_EXAMPLES.contains(&program.as_str()) {
+                1
+            } else {
+                NO_SUCH_PROGRAM
+            },
+        });
+    };
+    let usage_error = || Refusal {
+        message: format!("Usage: {usage}"),
+        code: usage_status(program),
     };
     let (settings, positional) = generic_options(rest)?;
     let mut run = defines(settings);
@@ -226,7 +292,10 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
             flag(&mut run, "--rows", rows);
             flag(&mut run, "--output", output);
         }
-        ("sort", args) => sort(args, &mut run).map_err(|e| format!("{e}\nUsage: {usage}"))?,
+        ("sort", args) => sort(args, &mut run).map_err(|e| Refusal {
+            message: format!("{}\nUsage: {usage}", e.message),
+            code: e.code,
+        })?,
         ("randomwriter", [output]) => flag(&mut run, "--output", output),
         ("randomtextwriter", args) => {
             // Hadoop takes `-outFormat CLASS` anywhere and the one argument left as the output.
@@ -241,11 +310,11 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
                 }
             }
             let [output] = outputs.as_slice() else {
-                return Err(format!("Usage: {usage}"));
+                return Err(usage_error());
             };
             flag(&mut run, "--output", output);
         }
-        _ => return Err(format!("Usage: {usage}")),
+        _ => return Err(usage_error()),
     }
     let verb = if program.starts_with("random") {
         // Without a total, Hadoop writes `mapsperhost` (10) maps on each host: one host here.
@@ -270,7 +339,7 @@ fn example(args: &[String]) -> Result<Vec<String>, String> {
 /// options wherever they stand and takes the two arguments left as input and output. The
 /// input is SequenceFiles (Hadoop's default input format); the key and value classes, Hadoop's
 /// `BytesWritable` unless given, become the job's output classes, which the input's must be.
-fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), String> {
+fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), Refusal> {
     let mut classes = [
         SORT_DEFAULT_CLASS.to_string(),
         SORT_DEFAULT_CLASS.to_string(),
@@ -278,7 +347,13 @@ fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), String> {
     let mut paths = Vec::new();
     let mut args = args.iter();
     while let Some(arg) = args.next() {
-        let mut value = || option_value(&mut args, arg);
+        // A missing value is a usage error in Hadoop's sort too.
+        let mut value = || {
+            option_value(&mut args, arg).map_err(|message| Refusal {
+                message,
+                code: usage_status("sort"),
+            })
+        };
         match arg.as_str() {
             "-r" => run.extend(["--reducers".to_string(), value()?]),
             "-inFormat" => sequence_file_format(arg, &value()?, "SequenceFileInputFormat")?,
@@ -289,17 +364,21 @@ fn sort(args: &[String], run: &mut Vec<String>) -> Result<(), String> {
                 return Err(
                     "-totalOrder is not supported: sluice's sort partitions keys by \
                             hash, as Hadoop's sort does without it"
-                        .to_string(),
+                        .to_string()
+                        .into(),
                 )
             }
             _ => paths.push(arg),
         }
     }
     let [input, output] = paths.as_slice() else {
-        return Err(format!(
-            "sort takes an input and an output, not {} argument(s)",
-            paths.len()
-        ));
+        return Err(Refusal {
+            message: format!(
+                "sort takes an input and an output, not {} argument(s)",
+                paths.len()
+            ),
+            code: usage_status("sort"),
+        });
     };
     let [key, value] = classes;
     run.extend([
@@ -389,7 +468,7 @@ mod tests {
     }
 
     fn run(jar: &str, args: &[&str]) -> Result<JarCommand, String> {
-        command(jar, &strings(args))
+        command(jar, &strings(args)).map_err(|r| r.message)
     }
 
     #[test]
@@ -737,5 +816,32 @@ mod tests {
         assert!(e.contains("Java code"), "{e}");
         let e = run("hadoop-streaming", &[]).unwrap_err();
         assert!(e.contains("not a jar"), "{e}");
+    }
+
+    #[test]
+    fn refusals_exit_as_hadoop_does() {
+        // Measured with Hadoop 3.4's examples jar (the examples_hadoop tests compare them).
+        let status = |args: &[&str]| {
+            command("hadoop-mapreduce-examples-3.4.3.jar", &strings(args))
+                .unwrap_err()
+                .code
+        };
+        assert_eq!(status(&[]), 255);
+        assert_eq!(status(&["nosuch"]), 255);
+        assert_eq!(status(&["terasort", "in"]), 2);
+        assert_eq!(status(&["teravalidate", "in"]), 1);
+        assert_eq!(status(&["teragen", "5"]), 2);
+        assert_eq!(status(&["wordcount", "out"]), 2);
+        assert_eq!(status(&["sort", "a", "b", "c"]), 2);
+        assert_eq!(status(&["sort", "-r"]), 2);
+        assert_eq!(status(&["randomwriter"]), 2);
+        assert_eq!(status(&["grep", "a", "b"]), 2);
+        // What Hadoop runs and sluice does not: sluice's refusal.
+        assert_eq!(status(&["pi", "10", "100"]), 1);
+        assert_eq!(
+            status(&["sort", "-totalOrder", "0.1", "1000", "10", "a", "b"]),
+            1
+        );
+        assert_eq!(status(&["wordcount", "-libjars", "x.jar", "a", "b"]), 1);
     }
 }

@@ -511,9 +511,9 @@ fn main() -> ExitCode {
                 progress::use_hadoop_console();
                 Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
             }
-            Err(message) => {
-                eprintln!("sluice jar: {message}");
-                return ExitCode::from(1);
+            Err(refusal) => {
+                eprintln!("sluice jar: {}", refusal.message);
+                return ExitCode::from(refusal.code);
             }
         };
     }

@@ -12,6 +12,9 @@
 //!    Hadoop's `wordcount` (its input and output format classes given with `-D`): the same
 //!    records part file by part file; and Hadoop reads sluice's compressed ones.
 //!
+//! 4. `sluice jar` refuses the command lines Hadoop's examples jar refuses with Hadoop's exit
+//!    status.
+//!
 //! Records are compared, not bytes: sync markers are random. Both outputs are read by a
 //! SequenceFile reader written here (uncompressed files only), independent of sluice's. Hadoop
 //! leaves the order of records with equal keys to its sort, so records are compared as the
@@ -507,6 +510,62 @@ fn hadoop_refuses_jobs_at_submission_without_job_lines() {
             assert!(!log.contains(line), "{log}");
         }
     }
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn refused_command_lines_exit_as_hadoops_do() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let root = root();
+    let classpath = format!(
+        "{}:{}/*",
+        root.join("tests/hadoop").display(),
+        root.join("target/hadoop/lib").display()
+    );
+    let cases: &[&[&str]] = &[
+        &[],
+        &["nosuch"],
+        &["terasort", "in"],
+        &["teravalidate", "in"],
+        &["teragen", "5"],
+        &["wordcount", "out"],
+        &["sort", "a", "b", "c"],
+        &["sort", "-r"],
+        &["randomwriter"],
+        &["grep", "a", "b"],
+    ];
+    for args in cases {
+        let hadoop = Command::new("java")
+            .arg("-cp")
+            .arg(&classpath)
+            .arg("org.apache.hadoop.examples.ExampleDriver")
+            .args(*args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+        let sluice = Command::new(SLUICE)
+            .args(["jar", "hadoop-mapreduce-examples-3.4.3.jar"])
+            .args(*args)
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        assert_ne!(hadoop.status.code(), Some(0), "Hadoop ran {args:?}");
+        assert_eq!(
+            sluice.status.code(),
+            hadoop.status.code(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&sluice.stderr)
+        );
+    }
+    assert_eq!(
+        fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing written"
+    );
 }
 
 /// Hadoop's `WritableUtils.writeVLong`, written out here as the reference.
