@@ -153,11 +153,13 @@ fn examples_jar_teragen_terasort_teravalidate_take_hadoops_arguments() {
 fn examples_jar_refuses_what_sluice_does_not_run() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("out");
-    for (args, says) in [
-        (vec!["pi", "2", "10"], "not pi"),
+    // Exit status: sluice's refusal 1, a usage error Hadoop's 2.
+    for (args, says, code) in [
+        (vec!["pi", "2", "10"], "not pi", 1),
         (
             vec!["terasort", path(dir.path())],
             "Usage: terasort <input dir> <output dir>",
+            2,
         ),
         (
             vec![
@@ -168,12 +170,13 @@ fn examples_jar_refuses_what_sluice_does_not_run() {
                 path(&out),
             ],
             "-libjars is not supported",
+            1,
         ),
     ] {
         let mut all = vec!["jar", EXAMPLES_JAR];
         all.extend(args);
         let run = sluice(&all, None);
-        run.assert_code(1, says);
+        run.assert_code(code, says);
         assert!(run.stderr.contains(says), "{}", run.stderr);
         assert!(!out.exists());
     }
