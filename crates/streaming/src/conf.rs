@@ -255,7 +255,7 @@ impl JobConf {
         for (key, value) in &self.entries {
             let value = self
                 .substitute(value, &[])
-                .map_err(|e| StreamingError::Usage(format!("-D {key}: {e}")))?;
+                .map_err(|e| StreamingError::Usage(format!("setting {key}: {e}")))?;
             entries.insert(key.clone(), value);
         }
         Ok(JobConf { entries })
@@ -313,6 +313,17 @@ pub fn env_var_name(key: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_that_cannot_be_substituted_is_refused_naming_its_key() {
+        let mut conf = JobConf::new();
+        conf.set("from.conf.file", &"${leaf}".repeat(20));
+        conf.set("leaf", "x");
+        let message = conf.substituted().unwrap_err().to_string();
+        // The key may come from a -conf file as well as -D: the message names the key alone.
+        assert!(message.contains("setting from.conf.file: "), "{message}");
+        assert!(!message.contains("-D"), "{message}");
+    }
 
     #[test]
     fn deprecated_names_are_the_same_setting() {

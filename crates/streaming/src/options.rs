@@ -295,12 +295,17 @@ pub fn parse_shipped_args(
         environment.push_str(setting);
     }
     parsed.conf.set("stream.addenvironment", environment);
-    parsed.cmdenv = joined
-        .split(' ')
+    parsed.cmdenv = split_environment(&joined).collect();
+    Ok(parsed)
+}
+
+/// Cuts `-cmdenv` settings joined with spaces (as Hadoop keeps them in
+/// `stream.addenvironment`) back into `(name, value)` pairs, as Hadoop's tasks do: a value ends
+/// at its first space and a word without `=` is dropped.
+pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, String)> + '_ {
+    text.split(' ')
         .filter_map(|word| word.split_once('='))
         .map(|(name, value)| (name.to_string(), value.to_string()))
-        .collect();
-    Ok(parsed)
 }
 
 /// Refuses a `-files`/`-file` entry (`path` or `path#name`) whose path is not local.

@@ -373,13 +373,8 @@ impl Program {
         for (key, value) in per_task {
             add(key, value);
         }
-        env.push(("HADOOP_ROOT_LOGGER".into(), String::new()));
-        env.extend(
-            cmdenv
-                .split(' ')
-                .filter_map(|word| word.split_once('='))
-                .map(|(name, value)| (name.to_string(), value.to_string())),
-        );
+        // The text starts with the empty `HADOOP_ROOT_LOGGER=` Hadoop's job always sets.
+        env.extend(super::options::split_environment(&cmdenv));
         // After -cmdenv, as in Hadoop: TMPDIR cannot be overridden that way.
         env.push(("TMPDIR".into(), std::env::temp_dir().display().to_string()));
         let log_name = if run == 0 {

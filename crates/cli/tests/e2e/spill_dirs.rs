@@ -48,14 +48,46 @@ fn output_lines(dir: &Path) -> Vec<String> {
     lines
 }
 
+/// Runs an identity streaming job over [`write_input`]'s files in `dir`, with `settings` as
+/// `-D` values and a mapper slow enough (a second per task) for its spill directories to be
+/// seen: asserts that every directory of `watched` held one while the job ran, that the job
+/// succeeded with every input line in `output`, and that it left the directories empty.
+/// Returns the job's standard error.
+fn run_watched(dir: &Path, output: &str, settings: &[String], watched: &[&Path]) -> String {
+    let slow = dir.join("slow.sh");
+    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
+    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    let mut command = Command::new(SLUICE);
+    command.arg("streaming");
+    for setting in settings {
+        command.args(["-D", setting]);
+    }
+    let child = command
+        .args(["-files", "slow.sh", "-input", "in", "-output", output])
+        .args(["-mapper", "./slow.sh", "-reducer", "cat"])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let spilled = wait_until(Duration::from_secs(60), || {
+        watched.iter().all(|disk| spilling(disk))
+    });
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{stderr}");
+    assert!(spilled, "no spill directory in one of {watched:?}");
+    assert_eq!(output_lines(&dir.join(output)), write_input(dir));
+    for disk in watched {
+        assert_eq!(list_dir(disk), Vec::<String>::new(), "{}", disk.display());
+    }
+    stderr
+}
+
 #[test]
 fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
     let dir = tempfile::tempdir().unwrap();
-    let expected = write_input(dir.path());
-    let slow = dir.path().join("slow.sh");
-    // A second per map task: the job lasts long enough to be looked at.
-    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
-    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    write_input(dir.path());
     let disks = [dir.path().join("disk1"), dir.path().join("disk2")];
     // No directory can be made under a regular file.
     fs::write(dir.path().join("blocked"), "").unwrap();
@@ -66,22 +98,7 @@ fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
         blocked.display(),
         disks[1].display()
     );
-    let child = Command::new(SLUICE)
-        .args(["streaming", "-D", &local_dirs, "-files", "slow.sh"])
-        .args(["-input", "in", "-output", "out", "-mapper", "./slow.sh"])
-        .args(["-reducer", "cat"])
-        .current_dir(dir.path())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let both = wait_until(Duration::from_secs(60), || {
-        spilling(&disks[0]) && spilling(&disks[1])
-    });
-    let out = child.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
-    assert!(both, "the job did not spill on both disks");
+    let stderr = run_watched(dir.path(), "out", &[local_dirs], &[&disks[0], &disks[1]]);
     let passed_over = format!("mapreduce.cluster.local.dir: {}", blocked.display());
     assert!(
         stderr
@@ -89,10 +106,6 @@ fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
             .any(|l| l.contains(&passed_over) && l.contains("not used")),
         "the unusable directory is not named: {stderr}"
     );
-    assert_eq!(output_lines(&dir.path().join("out")), expected);
-    for disk in &disks {
-        assert_eq!(list_dir(disk), Vec::<String>::new(), "{}", disk.display());
-    }
     assert!(!blocked.exists());
 
     // None usable: the job fails before it starts, and writes nothing.
@@ -125,50 +138,21 @@ fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
 #[test]
 fn streaming_spills_under_hadoop_tmp_dir_as_hadoop_does() {
     let dir = tempfile::tempdir().unwrap();
-    let expected = write_input(dir.path());
-    let slow = dir.path().join("slow.sh");
-    fs::write(&slow, "#!/bin/sh\nsleep 1\nexec cat\n").unwrap();
-    fs::set_permissions(&slow, fs::Permissions::from_mode(0o755)).unwrap();
+    write_input(dir.path());
     // Hadoop's default local directory: ${hadoop.tmp.dir}/mapred/local, with the variables
     // of the value substituted.
-    let run = |output: &str, settings: &[String], watched: &Path| {
-        let mut command = Command::new(SLUICE);
-        command.arg("streaming");
-        for setting in settings {
-            command.args(["-D", setting]);
-        }
-        let child = command
-            .args(["-files", "slow.sh", "-input", "in", "-output", output])
-            .args(["-mapper", "./slow.sh", "-reducer", "cat"])
-            .current_dir(dir.path())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let spilled = wait_until(Duration::from_secs(60), || spilling(watched));
-        let out = child.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(spilled, "no spill directory in {}", watched.display());
-        assert_eq!(output_lines(&dir.path().join(output)), expected);
-        assert_eq!(list_dir(watched), Vec::<String>::new());
-    };
     let tmp = dir.path().join("hadoop-tmp");
-    let settings = [
+    let mut settings = vec![
         format!("scratch.root={}", dir.path().display()),
         "hadoop.tmp.dir=${scratch.root}/hadoop-tmp".to_string(),
     ];
-    run("out", &settings, &tmp.join("mapred/local"));
+    run_watched(dir.path(), "out", &settings, &[&tmp.join("mapred/local")]);
 
     // mapreduce.cluster.local.dir, when set, is where spills go.
     let local = dir.path().join("local");
-    let mut settings = settings.to_vec();
     settings.push(format!("mapreduce.cluster.local.dir={}", local.display()));
     fs::remove_dir_all(&tmp).unwrap();
-    run("out2", &settings, &local);
+    run_watched(dir.path(), "out2", &settings, &[&local]);
     assert!(!tmp.exists(), "hadoop.tmp.dir was used");
 }
 
