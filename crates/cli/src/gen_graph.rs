@@ -33,7 +33,7 @@ pub(crate) struct OutputArgs {
     output: String,
     /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for `sluice run`.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
-    define: Vec<(String, String)>,
+    pub(crate) define: Vec<(String, String)>,
     /// Number of files, part-NNNNN.txt [default: one per 4Mi records, at least 1].
     #[arg(long, value_parser = at_least_one)]
     files: Option<usize>,
@@ -61,7 +61,7 @@ pub(crate) struct GraphArgs {
     #[arg(long, requires = "vertices")]
     edges: Option<u64>,
     #[command(flatten)]
-    out: OutputArgs,
+    pub(crate) out: OutputArgs,
 }
 
 /// How the coordinates of a point are separated.
@@ -92,7 +92,7 @@ pub(crate) struct PointsArgs {
     #[arg(long, value_enum, default_value = "space")]
     separator: Separator,
     #[command(flatten)]
-    out: OutputArgs,
+    pub(crate) out: OutputArgs,
 }
 
 /// `sluice gen graph`.

@@ -26,7 +26,7 @@ pub(crate) struct PageRankArgs {
     #[arg(long, default_value_t = 30, value_parser = crate::at_least_one)]
     iterations: usize,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 /// Options of `sluice run connected-components`.
@@ -36,7 +36,7 @@ pub(crate) struct ComponentsArgs {
     #[arg(long, default_value_t = 100, value_parser = crate::at_least_one)]
     iterations: usize,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 /// Options of `sluice run kmeans`.
@@ -52,7 +52,7 @@ pub(crate) struct KmeansArgs {
     #[arg(long, default_value_t = 20, value_parser = crate::at_least_one)]
     iterations: usize,
     #[command(flatten)]
-    common: CommonArgs,
+    pub(crate) common: CommonArgs,
 }
 
 fn non_negative(text: &str) -> Result<f64, String> {

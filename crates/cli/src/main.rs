@@ -350,6 +350,48 @@ impl CommonArgs {
     }
 }
 
+impl Command {
+    /// The command's `-D` settings, if it takes any. Streaming keeps its own (Hadoop's
+    /// generic options, parsed by `sluice_streaming`).
+    fn defines_mut(&mut self) -> Option<&mut Vec<(String, String)>> {
+        let common = match self {
+            Command::Run(job) => match job {
+                RunJob::Wordcount { common, .. }
+                | RunJob::Grep { common, .. }
+                | RunJob::Sort { common, .. }
+                | RunJob::Invertedindex { common, .. }
+                | RunJob::Terasort { common, .. } => common,
+                RunJob::Pagerank(args) => &mut args.common,
+                RunJob::ConnectedComponents(args) => &mut args.common,
+                RunJob::Kmeans(args) => &mut args.common,
+                RunJob::Teragen(args) => return Some(&mut args.define),
+                RunJob::Teravalidate(args) => return Some(&mut args.define),
+                RunJob::Dfsio(args) => return Some(&mut args.define),
+            },
+            Command::Gen(data) => {
+                return Some(match data {
+                    GenData::Text { define, .. } => define,
+                    GenData::Random(args) => &mut args.define,
+                    GenData::Graph(args) => &mut args.out.define,
+                    GenData::Points(args) => &mut args.out.define,
+                    GenData::Randomwriter(args) | GenData::Randomtextwriter(args) => {
+                        &mut args.define
+                    }
+                })
+            }
+            Command::Streaming { .. }
+            | Command::Jar { .. }
+            | Command::Bench(_)
+            | Command::Worker(_)
+            | Command::Secret { .. }
+            | Command::Reap { .. } => return None,
+            #[cfg(feature = "remote")]
+            Command::Cleanup { .. } => return None,
+        };
+        Some(&mut common.define)
+    }
+}
+
 #[derive(Subcommand)]
 enum GenData {
     /// A text corpus: lines of words drawn from a Zipf-distributed vocabulary.
@@ -569,7 +611,11 @@ fn start_reaper() {
     }
 }
 
-fn run(cli: Cli) -> Result<()> {
+fn run(mut cli: Cli) -> Result<()> {
+    // Every reader of a setting sees it as Hadoop's `Configuration.get` returns it.
+    if let Some(defines) = cli.command.defines_mut() {
+        stores::substitute_defines(defines)?;
+    }
     match cli.command {
         Command::Run(job) => run_builtin(job),
         Command::Streaming { .. } | Command::Jar { .. } => Ok(()),

@@ -42,7 +42,7 @@ pub(crate) struct RandomArgs {
     /// A Hadoop-style setting: -D fs.defaultFS=hdfs://nn:8020, -D fs.s3a.endpoint=URL, ...
     /// Repeatable; HADOOP_CONF_DIR's core-site.xml and hdfs-site.xml are read first.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
-    define: Vec<(String, String)>,
+    pub(crate) define: Vec<(String, String)>,
     /// Files written at once [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,

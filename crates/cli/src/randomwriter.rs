@@ -63,7 +63,7 @@ pub(crate) struct RandomWriterArgs {
     /// (mapreduce.output.fileoutputformat.compress=true, .compress.codec=CLASS,
     /// .compress.type=RECORD|BLOCK), or a store's (fs.defaultFS, ...). Repeatable.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = stores::parse_define)]
-    define: Vec<(String, String)>,
+    pub(crate) define: Vec<(String, String)>,
     /// Files written at once [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,

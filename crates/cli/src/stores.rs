@@ -50,6 +50,43 @@ pub(crate) fn parse_define(text: &str) -> Result<(String, String), String> {
     }
 }
 
+/// Replaces `${name}` in the `-D` values as Hadoop's `Configuration.get` does
+/// ([`sluice_hadoop::conf_vars`]): a name is looked up among the `-D` settings (the last one
+/// given wins), then in `HADOOP_CONF_DIR`'s site files, the environment for `env.NAME` and
+/// the system properties jobs use (`user.name`, ...).
+///
+/// # Errors
+/// A value whose substitution does not end (Hadoop throws), naming its key; a site file
+/// that cannot be read.
+pub(crate) fn substitute_defines(defines: &mut [(String, String)]) -> Result<()> {
+    if !defines.iter().any(|(_, value)| value.contains("${")) {
+        return Ok(());
+    }
+    let given: std::collections::HashMap<String, String> = defines.iter().cloned().collect();
+    let site = store_config(&[])?;
+    let lookup = |name: &str| given.get(name).cloned().or_else(|| site_value(&site, name));
+    for (key, value) in defines.iter_mut() {
+        if value.contains("${") {
+            *value = sluice_hadoop::conf_vars::substitute(value, &lookup)
+                .map_err(|e| anyhow::anyhow!("-D {key}: {e}"))?;
+        }
+    }
+    Ok(())
+}
+
+/// `name`'s value in the site files, if this build reads them.
+fn site_value(site: &StoreConfig, name: &str) -> Option<String> {
+    #[cfg(feature = "remote")]
+    {
+        site.get(name).map(str::to_string)
+    }
+    #[cfg(not(feature = "remote"))]
+    {
+        let _ = (site, name);
+        None
+    }
+}
+
 /// The store settings of a job: `HADOOP_CONF_DIR`'s site files, then the `-D` settings.
 pub(crate) fn store_config(defines: &[(String, String)]) -> Result<StoreConfig> {
     StoreConfig::from_env(defines.iter().map(|(k, v)| (k.as_str(), v.as_str())))
@@ -192,6 +229,22 @@ pub(crate) fn run_watcher(journal: &std::path::Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn defines_are_substituted_with_the_last_value_of_a_key() {
+        let pair = |k: &str, v: &str| (k.to_string(), v.to_string());
+        // As in Hadoop: every -D is set before any value is read, so `b` sees a's last value.
+        let mut defines = vec![
+            pair("a", "1"),
+            pair("b", "${a}x ${unbound.name}"),
+            pair("a", "2"),
+        ];
+        substitute_defines(&mut defines).unwrap();
+        assert_eq!(defines[1], pair("b", "2x ${unbound.name}"));
+        let mut endless = vec![pair("c", &"${d}".repeat(20)), pair("d", "x")];
+        let message = format!("{:#}", substitute_defines(&mut endless).unwrap_err());
+        assert!(message.starts_with("-D c: "), "{message}");
+    }
 
     fn config(default_fs: &str) -> StoreConfig {
         StoreConfig::from_env([("fs.defaultFS", default_fs)]).unwrap()

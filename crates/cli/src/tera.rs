@@ -26,7 +26,7 @@ pub(crate) struct TeraGenArgs {
     output: String,
     /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for the other jobs.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
-    define: Vec<(String, String)>,
+    pub(crate) define: Vec<(String, String)>,
     /// Part files to write (`part-m-NNNNN`, rows divided as Hadoop divides them among its map
     /// tasks) [default: -D mapreduce.job.maps, as Hadoop's TeraGen takes it, else the number
     /// of threads].
@@ -52,7 +52,7 @@ pub(crate) struct TeraValidateArgs {
     output: String,
     /// A Hadoop-style setting (-D fs.defaultFS=hdfs://nn:8020, ...), as for the other jobs.
     #[arg(short = 'D', value_name = "KEY=VALUE", value_parser = crate::stores::parse_define)]
-    define: Vec<(String, String)>,
+    pub(crate) define: Vec<(String, String)>,
     /// Worker threads [default: number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,

@@ -1208,3 +1208,73 @@ fn hadoop_reads_sluices_compressed_word_counts() {
         assert!(records == expected, "{name}: Hadoop read other records");
     }
 }
+
+/// `${name}` in `-D` values is substituted as Hadoop's `Configuration.get` does, for every
+/// setting a built-in job reads (here the number of reducers and output compression), not
+/// only for the store settings: both systems write the same part files, named alike and
+/// holding the same words (Hadoop's `-D` reaches its jobs the same way through `hadoop jar`).
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn variables_in_job_settings_are_substituted_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("words");
+    fs::create_dir(&input).unwrap();
+    let text: String = (0..2000)
+        .map(|i| format!("w{} x{}\n", i % 97, i % 13))
+        .collect();
+    fs::write(input.join("a.txt"), text).unwrap();
+    let settings = [
+        "-D",
+        "job.width=3",
+        "-D",
+        "mapreduce.job.reduces=${job.width}",
+        "-D",
+        "mapreduce.output.fileoutputformat.compress=${env.SLUICE_TEST_COMPRESS:-false}",
+    ];
+    let mut hadoop_args: Vec<&str> = settings.to_vec();
+    let hadoop_out = d.join("hadoop-out");
+    hadoop_args.extend([path(&input), path(&hadoop_out)]);
+    // Both systems inherit this test's environment: the variable makes both outputs
+    // compressed (its name is this test's alone).
+    std::env::set_var("SLUICE_TEST_COMPRESS", "true");
+    let log = hadoop(d, "wordcount", &hadoop_args);
+    let sluice_out = d.join("sluice-out");
+    let jar = "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.4.2.jar";
+    let mut sluice_args = vec!["jar", jar, "wordcount"];
+    sluice_args.extend(settings);
+    sluice_args.extend([path(&input), path(&sluice_out)]);
+    let sluice_log = sluice(&sluice_args);
+    assert_record_counters_equal(&log, &sluice_log);
+    let names = |dir: &Path| -> Vec<String> {
+        parts(dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&hadoop_out),
+        [
+            "part-r-00000.deflate",
+            "part-r-00001.deflate",
+            "part-r-00002.deflate"
+        ]
+    );
+    assert_eq!(names(&sluice_out), names(&hadoop_out));
+    let inflate = |file: &Path| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::ZlibDecoder::new(fs::File::open(file).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        text
+    };
+    for (h, s) in parts(&hadoop_out).iter().zip(parts(&sluice_out)) {
+        assert_eq!(inflate(&s), inflate(h), "{}", s.display());
+    }
+}
