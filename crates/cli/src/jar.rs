@@ -19,6 +19,10 @@ pub(crate) enum JarCommand {
     Streaming(Vec<String>),
     /// `sluice` with these arguments (starting with `run` or `gen`).
     Run(Vec<String>),
+    /// A program of Hadoop's examples jar: `sluice` with these arguments (starting with `run`
+    /// or `gen`), exiting as Hadoop's `ExampleDriver` does (255 for a job refused before it
+    /// is submitted).
+    Example(Vec<String>),
     /// `sluice jar`'s own help (`sluice jar -help`; any `-help` after the jar is the jar's).
     Help,
 }
@@ -64,9 +68,10 @@ impl From<String> for Refusal {
     }
 }
 
-/// Exit status of `hadoop jar`'s `ExampleDriver` when no program or an unknown one is named
-/// (its `-1`).
-const NO_SUCH_PROGRAM: u8 = 255;
+/// Exit status of `hadoop jar`'s `ExampleDriver` (its `-1`) when no program or an unknown one
+/// is named, or an exception stops a program before its job runs (an input missing, the
+/// output there, an argument that is not a number).
+pub(crate) const DRIVER_ERROR: u8 = 255;
 
 /// The programs of Hadoop's examples jar that sluice does not run: naming one is a refusal of
 /// sluice's (exit status 1), not the unknown program Hadoop would refuse.
@@ -115,7 +120,7 @@ pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, Refusal>
         return Ok(JarCommand::Streaming(args.to_vec()));
     }
     if name.starts_with("hadoop-mapreduce-examples") {
-        return example(args).map(JarCommand::Run);
+        return example(args).map(JarCommand::Example);
     }
     if name.starts_with("hadoop-mapreduce-client-jobclient") && name.ends_with("-tests.jar") {
         return Ok(JarCommand::Run(jobclient_test(args)?));
@@ -243,7 +248,7 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
                 "an example program must be given: one of {} (sluice runs these natively)",
                 known()
             ),
-            code: NO_SUCH_PROGRAM,
+            code: DRIVER_ERROR,
         });
     };
     let Some((_, usage)) = EXAMPLES.iter().find(|(name, _)| name == program) else {
@@ -255,7 +260,7 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
             code: if HADOOP_ONLY_EXAMPLES.contains(&program.as_str()) {
                 1
             } else {
-                NO_SUCH_PROGRAM
+                DRIVER_ERROR
             },
         });
     };
@@ -515,7 +520,7 @@ mod tests {
                     "out"
                 ]
             ),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "run",
                 "wordcount",
                 "-D",
@@ -530,7 +535,7 @@ mod tests {
         );
         assert_eq!(
             run(jar, &["grep", "-Da=b", "in", "out", "dfs[a-z.]+", "0"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "run",
                 "grep",
                 "-D",
@@ -547,7 +552,7 @@ mod tests {
         );
         assert_eq!(
             run(jar, &["teragen", "-fs", "hdfs://nn:8020", "10m", "gen"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "run",
                 "teragen",
                 "-D",
@@ -560,7 +565,7 @@ mod tests {
         );
         assert_eq!(
             run(jar, &["teravalidate", "sorted", "report"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "run",
                 "teravalidate",
                 "--input",
@@ -575,7 +580,7 @@ mod tests {
     fn sort_and_the_random_writers_become_sluice_commands() {
         let jar = "hadoop-mapreduce-examples-3.4.3.jar";
         // HiBench's sort: its options in Hadoop's order, or anywhere among the paths.
-        let expected = Ok(JarCommand::Run(strings(&[
+        let expected = Ok(JarCommand::Example(strings(&[
             "run",
             "sort",
             "-D",
@@ -615,7 +620,7 @@ mod tests {
                     "out"
                 ]
             ),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "run",
                 "sort",
                 "-D",
@@ -642,7 +647,7 @@ mod tests {
                     "rtw"
                 ]
             ),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "gen",
                 "randomtextwriter",
                 "-D",
@@ -653,7 +658,7 @@ mod tests {
         );
         assert_eq!(
             run(jar, &["randomwriter", "rw"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(JarCommand::Example(strings(&[
                 "gen",
                 "randomwriter",
                 "--output",

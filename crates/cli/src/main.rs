@@ -535,6 +535,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let mut cli = Cli::parse();
+    let mut examples_jar = false;
     if let Command::Jar { jar, args } = cli.command {
         cli = match jar::command(&jar, &args) {
             Ok(jar::JarCommand::Help) => {
@@ -552,6 +553,20 @@ fn main() -> ExitCode {
                 // Hadoop's by default).
                 progress::use_hadoop_console();
                 Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
+            }
+            Ok(jar::JarCommand::Example(args)) => {
+                progress::use_hadoop_console();
+                examples_jar = true;
+                let args = std::iter::once("sluice".to_string()).chain(args);
+                match Cli::try_parse_from(args) {
+                    Ok(cli) => cli,
+                    // A value Hadoop's program cannot take (`teragen x`) is an exception
+                    // there, which its driver turns into 255.
+                    Err(e) => {
+                        let _ = e.print();
+                        return ExitCode::from(jar::DRIVER_ERROR);
+                    }
+                }
             }
             Err(refusal) => {
                 eprintln!("sluice jar: {}", refusal.message);
@@ -589,6 +604,8 @@ fn main() -> ExitCode {
             });
             if interrupted {
                 ExitCode::from(streaming::INTERRUPTED)
+            } else if examples_jar && refused_at_submission(&error) {
+                ExitCode::from(jar::DRIVER_ERROR)
             } else if error.chain().any(|cause| cause.is::<UsageError>()) {
                 ExitCode::from(2)
             } else {
@@ -596,6 +613,26 @@ fn main() -> ExitCode {
             }
         }
     }
+}
+
+/// Whether `error` refused the job before it ran because an input is missing or the output
+/// exists: what Hadoop's job client refuses at submission.
+fn refused_at_submission(error: &anyhow::Error) -> bool {
+    let refusal = |e: &sluice_io::IoError| {
+        matches!(
+            e,
+            sluice_io::IoError::InputNotFound { .. } | sluice_io::IoError::OutputExists { .. }
+        )
+    };
+    error.chain().any(|cause| {
+        cause
+            .downcast_ref::<sluice_io::IoError>()
+            .is_some_and(refusal)
+            || matches!(
+                cause.downcast_ref::<sluice_api::ExecError>(),
+                Some(sluice_api::ExecError::Io(e)) if refusal(e)
+            )
+    })
 }
 
 /// Makes the streaming programs this process starts die with it, whatever ends it (see

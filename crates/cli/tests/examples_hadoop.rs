@@ -537,7 +537,18 @@ fn refused_command_lines_exit_as_hadoops_do() {
         &["sort", "-r"],
         &["randomwriter"],
         &["grep", "a", "b"],
+        // Jobs Hadoop's job client refuses at submission, and an argument that is not a
+        // number: exceptions, which Hadoop's driver turns into 255.
+        &["wordcount", "in.txt", "existing"],
+        &["wordcount", "missing", "fresh"],
+        &["grep", "missing", "fresh", "a"],
+        &["teragen", "10", "existing"],
+        &["teragen", "x", "fresh"],
+        &["terasort", "missing", "fresh"],
+        &["teravalidate", "missing", "fresh"],
     ];
+    fs::write(dir.path().join("in.txt"), "a b\n").unwrap();
+    fs::create_dir(dir.path().join("existing")).unwrap();
     for args in cases {
         let hadoop = Command::new("java")
             .arg("-cp")
@@ -561,10 +572,15 @@ fn refused_command_lines_exit_as_hadoops_do() {
             String::from_utf8_lossy(&sluice.stderr)
         );
     }
+    let mut left: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    left.sort();
+    assert_eq!(left, ["existing", "in.txt"], "nothing written");
     assert_eq!(
-        fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "nothing written"
+        fs::read_dir(dir.path().join("existing")).unwrap().count(),
+        0
     );
 }
 

@@ -470,8 +470,9 @@ fn examples_jar_sort_and_randomtextwriter_take_hadoops_arguments() {
 
 /// A job refused before it starts (its output exists, its input is missing) prints no job
 /// lines: no `Running job:`, no `failed with state`, no counters of a job that never ran; only
-/// the error, and exit 1. Hadoop's job client refuses such jobs at submission, before any
-/// of those lines (`examples_hadoop.rs` checks Hadoop's side).
+/// the error, and exit 255. Hadoop's job client refuses such jobs at submission, before any
+/// of those lines, with an exception its driver turns into 255 (`examples_hadoop.rs` checks
+/// Hadoop's side).
 #[test]
 fn examples_jar_jobs_refused_at_submission_print_no_job_lines() {
     let dir = tempfile::tempdir().unwrap();
@@ -500,7 +501,7 @@ fn examples_jar_jobs_refused_at_submission_print_no_job_lines() {
         let mut args = vec!["jar", EXAMPLES_JAR];
         args.extend_from_slice(job);
         let run = sluice(&args, None);
-        run.assert_code(1, job[0]);
+        run.assert_code(255, job[0]);
         assert!(run.stderr.contains(says), "{job:?}: {}", run.stderr);
         for line in ["Running job:", "failed with state", "Counters:"] {
             assert!(!run.stderr.contains(line), "{job:?}: {}", run.stderr);
