@@ -317,7 +317,7 @@ mod tests {
     #[test]
     fn a_value_that_cannot_be_substituted_is_refused_naming_its_key() {
         let mut conf = JobConf::new();
-        conf.set("from.conf.file", &"${leaf}".repeat(20));
+        conf.set("from.conf.file", "${leaf}".repeat(20));
         conf.set("leaf", "x");
         let message = conf.substituted().unwrap_err().to_string();
         // The key may come from a -conf file as well as -D: the message names the key alone.
