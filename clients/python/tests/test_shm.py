@@ -270,12 +270,13 @@ class Engine:
                         ctypes.addressof(ctypes.c_uint32.from_buffer(self.mm, offset + word))
                     )
 
-    def spawn(self, argv) -> subprocess.Popen:
+    def spawn(self, argv, preexec_fn=None) -> subprocess.Popen:
         env = child_env(SLUICE_SHM_FD=str(self.fd), SLUICE_SHM_VERSION="1")
         in_offset, out_offset = self.layout
         return subprocess.Popen(
             [str(a) for a in argv],
             pass_fds=(self.fd,),
+            preexec_fn=preexec_fn,
             env=env,
             stdin=subprocess.PIPE if in_offset is None else subprocess.DEVNULL,
             stdout=subprocess.PIPE if out_offset is None else subprocess.DEVNULL,
@@ -737,7 +738,13 @@ def test_wc_map_tokenizes_like_string_tokenizer():
 def test_signals_interrupt_a_waiting_child(engine_factory):
     """SIGINT while the child sleeps in FUTEX_WAIT reaches Python as KeyboardInterrupt."""
     engine = engine_factory()
-    proc = engine.spawn([sys.executable, CONFORM, "copy"])
+    # A child inherits an ignored SIGINT (any command started with `&` from a script, a CI
+    # runner's included), and Python then leaves it ignored: give it the default disposition,
+    # for which Python installs its KeyboardInterrupt handler.
+    proc = engine.spawn(
+        [sys.executable, CONFORM, "copy"],
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     try:
         time.sleep(0.5)
         proc.send_signal(signal.SIGINT)
