@@ -17,14 +17,48 @@
 pub(crate) enum JarCommand {
     /// `sluice streaming` with these arguments.
     Streaming(Vec<String>),
-    /// `sluice` with these arguments (starting with `run` or `gen`).
-    Run(Vec<String>),
-    /// A program of Hadoop's examples jar: `sluice` with these arguments (starting with `run`
-    /// or `gen`), exiting as Hadoop's `ExampleDriver` does (255 for a job refused before it
-    /// is submitted).
-    Example(Vec<String>),
+    /// A program of Hadoop's examples jar, or TestDFSIO of its job client tests jar: `sluice`
+    /// with these arguments (`run ...` or `gen ...`); failing, it exits as `program` does.
+    Run {
+        /// The `sluice` command line.
+        args: Vec<String>,
+        /// Whose exit statuses it takes.
+        program: HadoopProgram,
+    },
     /// `sluice jar`'s own help (`sluice jar -help`; any `-help` after the jar is the jar's).
     Help,
+}
+
+/// The Hadoop program a `sluice jar` command stands for, for its exit status: Hadoop's
+/// programs end with an exception, which the examples jar's driver and TestDFSIO turn into
+/// different statuses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum HadoopProgram {
+    /// A program of the examples jar: 255 when its job is refused before it runs (an input
+    /// missing, the output there, an argument that is not a number), 1 when the job fails.
+    Example,
+    /// TestDFSIO: 254 whatever failed.
+    Dfsio,
+}
+
+impl HadoopProgram {
+    /// The exit status for a command line `sluice` cannot parse (`teragen x`, `-nrFiles x`):
+    /// Hadoop's program fails to parse the number and throws.
+    pub(crate) fn bad_argument_status(self) -> u8 {
+        match self {
+            HadoopProgram::Example => DRIVER_ERROR,
+            HadoopProgram::Dfsio => DFSIO_EXCEPTION,
+        }
+    }
+
+    /// The exit status for a job that ended with an error, given whether it was refused
+    /// before it ran; `None` where sluice's own status (1) is Hadoop's too.
+    pub(crate) fn failure_status(self, refused_before_running: bool) -> Option<u8> {
+        match self {
+            HadoopProgram::Example => refused_before_running.then_some(DRIVER_ERROR),
+            HadoopProgram::Dfsio => Some(DFSIO_EXCEPTION),
+        }
+    }
 }
 
 /// The examples sluice runs, with Hadoop's usage line of each.
@@ -71,7 +105,7 @@ impl From<String> for Refusal {
 /// Exit status of `hadoop jar`'s `ExampleDriver` (its `-1`) when no program or an unknown one
 /// is named, or an exception stops a program before its job runs (an input missing, the
 /// output there, an argument that is not a number).
-pub(crate) const DRIVER_ERROR: u8 = 255;
+const DRIVER_ERROR: u8 = 255;
 
 /// The programs of Hadoop's examples jar that sluice does not run: naming one is a refusal of
 /// sluice's (exit status 1), not the unknown program Hadoop would refuse.
@@ -120,10 +154,16 @@ pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, Refusal>
         return Ok(JarCommand::Streaming(args.to_vec()));
     }
     if name.starts_with("hadoop-mapreduce-examples") {
-        return example(args).map(JarCommand::Example);
+        return example(args).map(|args| JarCommand::Run {
+            args,
+            program: HadoopProgram::Example,
+        });
     }
     if name.starts_with("hadoop-mapreduce-client-jobclient") && name.ends_with("-tests.jar") {
-        return Ok(JarCommand::Run(jobclient_test(args)?));
+        return jobclient_test(args).map(|args| JarCommand::Run {
+            args,
+            program: HadoopProgram::Dfsio,
+        });
     }
     Err(Refusal::from(format!(
         "{jar}: sluice runs Hadoop Streaming's jar (hadoop-streaming*.jar), the {} jobs of \
@@ -134,6 +174,44 @@ pub(crate) fn command(jar: &str, args: &[String]) -> Result<JarCommand, Refusal>
     )))
 }
 
+/// Exit status of TestDFSIO (its `-2`) when an exception ends it: a number it cannot parse, a
+/// job that fails or cannot start (TestDFSIO turns a usage error into `-1`, 255).
+const DFSIO_EXCEPTION: u8 = 254;
+
+/// The programs of the job client tests jar's driver (Hadoop 3.4's `MapredTestDriver`) other
+/// than TestDFSIO: naming one is a refusal of sluice's (exit status 1), not the unknown program
+/// Hadoop refuses with 255.
+const HADOOP_ONLY_TESTS: &[&str] = &[
+    "DFSCIOTest",
+    "DistributedFSCheck",
+    "JHLogAnalyzer",
+    "MRReliabilityTest",
+    "NNdataGenerator",
+    "NNloadGenerator",
+    "NNloadGeneratorMR",
+    "NNstructureGenerator",
+    "SliveTest",
+    "fail",
+    "filebench",
+    "gsleep",
+    "largesorter",
+    "loadgen",
+    "mapredtest",
+    "minicluster",
+    "mrbench",
+    "nnbench",
+    "nnbenchWithoutMR",
+    "sleep",
+    "testbigmapoutput",
+    "testfilesystem",
+    "testmapredsort",
+    "testsequencefile",
+    "testsequencefileinputformat",
+    "testtextinputformat",
+    "threadedmapbench",
+    "timelineperformance",
+];
+
 /// TestDFSIO's usage line (Hadoop 3.4), for its errors.
 const TEST_DFSIO_USAGE: &str = "TestDFSIO [genericOptions] -read [-random | -backward | -skip \
      [-skipSize Size]] | -write | -append | -truncate | -clean [-compression codecClassName] \
@@ -143,14 +221,27 @@ const TEST_DFSIO_USAGE: &str = "TestDFSIO [genericOptions] -read [-random | -bac
 /// `sluice run dfsio ...` for the job client tests jar's `TestDFSIO [GENERIC OPTIONS] ARGS`.
 /// The test's directory is `-D test.build.data` or TestDFSIO's `/benchmarks/TestDFSIO` on the
 /// default file system, as in Hadoop.
-fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
+///
+/// # Errors
+/// A refusal with the status Hadoop's driver and TestDFSIO exit with for the same command
+/// line: 255 for no program, an unknown one or a usage error, 254 for a size that is not a
+/// number; 1 for what sluice does not run.
+fn jobclient_test(args: &[String]) -> Result<Vec<String>, Refusal> {
     let Some((program, rest)) = args.split_first() else {
-        return Err("a program must be given: sluice runs TestDFSIO of this jar".to_string());
+        return Err(Refusal {
+            message: "a program must be given: sluice runs TestDFSIO of this jar".to_string(),
+            code: DRIVER_ERROR,
+        });
     };
     if program != "TestDFSIO" {
-        return Err(format!(
-            "{program}: sluice runs TestDFSIO of this jar natively, not {program}"
-        ));
+        let message =
+            format!("{program}: sluice runs TestDFSIO of this jar natively, not {program}");
+        let code = if HADOOP_ONLY_TESTS.contains(&program.as_str()) {
+            1
+        } else {
+            DRIVER_ERROR
+        };
+        return Err(Refusal { message, code });
     }
     let (settings, options) = generic_options(rest)?;
     let directory = settings
@@ -159,18 +250,27 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
         .find_map(|setting| setting.strip_prefix("test.build.data="))
         .unwrap_or("/benchmarks/TestDFSIO")
         .to_string();
-    let usage = |problem: String| format!("{problem}\nUsage: {TEST_DFSIO_USAGE}");
+    let usage = |problem: String| Refusal {
+        message: format!("{problem}\nUsage: {TEST_DFSIO_USAGE}"),
+        code: DRIVER_ERROR,
+    };
     let unsupported = |option: &str| {
-        usage(format!(
+        Refusal::from(format!(
             "{option} is not supported: sluice's TestDFSIO writes, reads back whole and cleans, \
-             uncompressed, in parallel, with the store's own policies"
+             uncompressed, in parallel, with the store's own policies\nUsage: {TEST_DFSIO_USAGE}"
         ))
     };
     // TestDFSIO's defaults: one file of 1 MB.
     let (mut mode, mut files, mut bytes, mut result_file) = (None, "1".to_string(), 1 << 20, None);
     let mut options = options.iter();
     while let Some(option) = options.next() {
-        let mut value = || option_value(&mut options, option).map_err(usage);
+        // A missing value is an exception in TestDFSIO (it reads past its arguments).
+        let mut value = || {
+            option_value(&mut options, option).map_err(|problem| Refusal {
+                code: DFSIO_EXCEPTION,
+                ..usage(problem)
+            })
+        };
         // TestDFSIO compares its options ignoring case; `-seq` and `-compression` by prefix.
         let name = option.to_ascii_lowercase();
         match name.as_str() {
@@ -178,7 +278,10 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, String> {
             "-nrfiles" => files = value()?,
             "-size" | "-filesize" => {
                 let size = value()?;
-                bytes = dfsio_size(&size).map_err(|e| usage(format!("{option} {size}: {e}")))?;
+                bytes = dfsio_size(&size).map_err(|e| Refusal {
+                    message: format!("{option} {size}: {e}"),
+                    code: DFSIO_EXCEPTION,
+                })?;
             }
             "-resfile" => result_file = Some(value()?),
             // How large each read or write call is: sluice's stores choose their own.
@@ -468,6 +571,20 @@ fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String
 mod tests {
     use super::*;
 
+    fn runs_example(args: &[&str]) -> JarCommand {
+        JarCommand::Run {
+            args: strings(args),
+            program: HadoopProgram::Example,
+        }
+    }
+
+    fn runs_dfsio(args: &[&str]) -> JarCommand {
+        JarCommand::Run {
+            args: strings(args),
+            program: HadoopProgram::Dfsio,
+        }
+    }
+
     fn strings(args: &[&str]) -> Vec<String> {
         args.iter().map(|s| (*s).to_string()).collect()
     }
@@ -520,7 +637,7 @@ mod tests {
                     "out"
                 ]
             ),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "run",
                 "wordcount",
                 "-D",
@@ -531,11 +648,11 @@ mod tests {
                 "in2",
                 "--output",
                 "out"
-            ])))
+            ]))
         );
         assert_eq!(
             run(jar, &["grep", "-Da=b", "in", "out", "dfs[a-z.]+", "0"]),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "run",
                 "grep",
                 "-D",
@@ -548,11 +665,11 @@ mod tests {
                 "dfs[a-z.]+",
                 "--group",
                 "0"
-            ])))
+            ]))
         );
         assert_eq!(
             run(jar, &["teragen", "-fs", "hdfs://nn:8020", "10m", "gen"]),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "run",
                 "teragen",
                 "-D",
@@ -561,18 +678,18 @@ mod tests {
                 "10m",
                 "--output",
                 "gen"
-            ])))
+            ]))
         );
         assert_eq!(
             run(jar, &["teravalidate", "sorted", "report"]),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "run",
                 "teravalidate",
                 "--input",
                 "sorted",
                 "--output",
                 "report"
-            ])))
+            ]))
         );
     }
 
@@ -580,7 +697,7 @@ mod tests {
     fn sort_and_the_random_writers_become_sluice_commands() {
         let jar = "hadoop-mapreduce-examples-3.4.3.jar";
         // HiBench's sort: its options in Hadoop's order, or anywhere among the paths.
-        let expected = Ok(JarCommand::Example(strings(&[
+        let expected = Ok(runs_example(&[
             "run",
             "sort",
             "-D",
@@ -597,7 +714,7 @@ mod tests {
             "hdfs:///in",
             "--output",
             "hdfs:///out",
-        ])));
+        ]));
         let text = "org.apache.hadoop.io.Text";
         let options = ["-outKey", text, "-outValue", text, "-r", "4"];
         let mut in_front = vec!["sort", "-D", "mapreduce.job.reduces=9"];
@@ -620,7 +737,7 @@ mod tests {
                     "out"
                 ]
             ),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "run",
                 "sort",
                 "-D",
@@ -633,7 +750,7 @@ mod tests {
                 "in",
                 "--output",
                 "out",
-            ])))
+            ]))
         );
         assert_eq!(
             run(
@@ -647,25 +764,25 @@ mod tests {
                     "rtw"
                 ]
             ),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "gen",
                 "randomtextwriter",
                 "-D",
                 "mapreduce.randomtextwriter.totalbytes=1000000",
                 "--output",
                 "rtw",
-            ])))
+            ]))
         );
         assert_eq!(
             run(jar, &["randomwriter", "rw"]),
-            Ok(JarCommand::Example(strings(&[
+            Ok(runs_example(&[
                 "gen",
                 "randomwriter",
                 "--output",
                 "rw",
                 "-D",
                 "mapreduce.randomwriter.mapsperhost=10",
-            ])))
+            ]))
         );
     }
 
@@ -687,7 +804,7 @@ mod tests {
                     "r.log"
                 ]
             ),
-            Ok(JarCommand::Run(strings(&[
+            Ok(runs_dfsio(&[
                 "run",
                 "dfsio",
                 "--write",
@@ -699,12 +816,12 @@ mod tests {
                 "r.log",
                 "--output",
                 "/benchmarks/TestDFSIO",
-            ])))
+            ]))
         );
         // Any case; one file of 1 MB unless told.
         assert_eq!(
             run(jar, &["TestDFSIO", "-READ", "-bufferSize", "1000000"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(runs_dfsio(&[
                 "run",
                 "dfsio",
                 "--read",
@@ -714,11 +831,11 @@ mod tests {
                 "1048576",
                 "--output",
                 "/benchmarks/TestDFSIO",
-            ])))
+            ]))
         );
         assert_eq!(
             run(jar, &["TestDFSIO", "-Dtest.build.data=hdfs:///b", "-clean"]),
-            Ok(JarCommand::Run(strings(&[
+            Ok(runs_dfsio(&[
                 "run",
                 "dfsio",
                 "--clean",
@@ -726,7 +843,7 @@ mod tests {
                 "test.build.data=hdfs:///b",
                 "--output",
                 "hdfs:///b",
-            ])))
+            ]))
         );
         for (size, bytes) in [
             ("5", 5 << 20),
@@ -848,5 +965,28 @@ mod tests {
             1
         );
         assert_eq!(status(&["wordcount", "-libjars", "x.jar", "a", "b"]), 1);
+    }
+
+    #[test]
+    fn test_dfsio_refusals_exit_as_hadoop_does() {
+        // Measured with Hadoop 3.4's MapredTestDriver and TestDFSIO (the dfsio tests compare
+        // them): 255 for its driver's and TestDFSIO's usage errors, 254 for an exception.
+        let status = |args: &[&str]| {
+            command(
+                "hadoop-mapreduce-client-jobclient-3.4.3-tests.jar",
+                &strings(args),
+            )
+            .unwrap_err()
+            .code
+        };
+        assert_eq!(status(&[]), 255);
+        assert_eq!(status(&["nosuch"]), 255);
+        assert_eq!(status(&["TestDFSIO"]), 255);
+        assert_eq!(status(&["TestDFSIO", "-bogus"]), 255);
+        assert_eq!(status(&["TestDFSIO", "-write", "-nrFiles"]), 254);
+        assert_eq!(status(&["TestDFSIO", "-size", "x", "-write"]), 254);
+        // What Hadoop runs and sluice does not: sluice's refusal.
+        assert_eq!(status(&["mrbench"]), 1);
+        assert_eq!(status(&["TestDFSIO", "-write", "-append"]), 1);
     }
 }

@@ -535,7 +535,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let mut cli = Cli::parse();
-    let mut examples_jar = false;
+    let mut hadoop_program: Option<jar::HadoopProgram> = None;
     if let Command::Jar { jar, args } = cli.command {
         cli = match jar::command(&jar, &args) {
             Ok(jar::JarCommand::Help) => {
@@ -548,23 +548,17 @@ fn main() -> ExitCode {
             Ok(jar::JarCommand::Streaming(args)) => Cli {
                 command: Command::Streaming { args },
             },
-            Ok(jar::JarCommand::Run(args)) => {
+            Ok(jar::JarCommand::Run { args, program }) => {
                 // Tools built around `hadoop jar` read Hadoop's console (streaming's is
-                // Hadoop's by default).
+                // Hadoop's by default), and its exit status.
                 progress::use_hadoop_console();
-                Cli::parse_from(std::iter::once("sluice".to_string()).chain(args))
-            }
-            Ok(jar::JarCommand::Example(args)) => {
-                progress::use_hadoop_console();
-                examples_jar = true;
+                hadoop_program = Some(program);
                 let args = std::iter::once("sluice".to_string()).chain(args);
                 match Cli::try_parse_from(args) {
                     Ok(cli) => cli,
-                    // A value Hadoop's program cannot take (`teragen x`) is an exception
-                    // there, which its driver turns into 255.
                     Err(e) => {
                         let _ = e.print();
-                        return ExitCode::from(jar::DRIVER_ERROR);
+                        return ExitCode::from(program.bad_argument_status());
                     }
                 }
             }
@@ -604,8 +598,10 @@ fn main() -> ExitCode {
             });
             if interrupted {
                 ExitCode::from(streaming::INTERRUPTED)
-            } else if examples_jar && refused_at_submission(&error) {
-                ExitCode::from(jar::DRIVER_ERROR)
+            } else if let Some(status) = hadoop_program
+                .and_then(|program| program.failure_status(refused_at_submission(&error)))
+            {
+                ExitCode::from(status)
             } else if error.chain().any(|cause| cause.is::<UsageError>()) {
                 ExitCode::from(2)
             } else {

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Output};
 
-use sluice_testkit::{MiniDfs, MiniDfsOptions};
+use sluice_testkit::{hadoop_main, MiniDfs, MiniDfsOptions};
 
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
@@ -398,6 +398,51 @@ fn gen_random_writes_files_of_random_bytes() {
         "{}",
         text(&again.stderr)
     );
+}
+
+/// TestDFSIO command lines that fail exit as Hadoop's do: 255 for its driver's and its own
+/// usage errors, 254 for an exception (a value missing or not a number, nothing to read);
+/// sluice's own refusals (a Hadoop program it does not run) stay 1. Hadoop's side is run
+/// here, through the job client tests jar's driver.
+#[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs Hadoop's jars (Java 17): make stores; cargo test --features test-stores"
+)]
+fn testdfsio_failures_exit_as_hadoops_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let setting = format!(
+        "test.build.data=file://{}",
+        dir.path().join("bench").display()
+    );
+    let cases: &[&[&str]] = &[
+        &[],
+        &["nosuch"],
+        &["TestDFSIO"],
+        &["TestDFSIO", "-bogus"],
+        &["TestDFSIO", "-D", &setting, "-write", "-nrFiles"],
+        &["TestDFSIO", "-D", &setting, "-write", "-nrFiles", "x"],
+        &["TestDFSIO", "-D", &setting, "-write", "-size", "x"],
+        &["TestDFSIO", "-D", &setting, "-read", "-nrFiles", "2"],
+    ];
+    for args in cases {
+        let hadoop = hadoop_main("org.apache.hadoop.test.MapredTestDriver", args, dir.path());
+        let sluice = Command::new(SLUICE)
+            .current_dir(dir.path())
+            .args(["jar", "hadoop-mapreduce-client-jobclient-3.4.3-tests.jar"])
+            .args(*args)
+            .output()
+            .unwrap();
+        assert_ne!(hadoop.status.code(), Some(0), "Hadoop ran {args:?}");
+        assert_eq!(
+            sluice.status.code(),
+            hadoop.status.code(),
+            "{args:?}: sluice's status, then Hadoop's\n{}\n{}",
+            text(&sluice.stderr),
+            text(&hadoop.stderr)
+        );
+    }
+    assert!(!dir.path().join("bench/io_data").exists());
 }
 
 #[test]

@@ -41,7 +41,7 @@ mod workers;
 
 use std::path::{Path, PathBuf};
 
-pub use minidfs::{hadoop_fs, MiniDfs, MiniDfsOptions};
+pub use minidfs::{hadoop_fs, hadoop_main, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
 pub use outputs::sorted_part_lines;
 pub use process::without_proxies;

@@ -176,7 +176,23 @@ pub fn hadoop_fs(args: &[&str]) -> Output {
     run_fs_shell(None, &args)
 }
 
+/// Runs the `main` of Hadoop's class `class` with `args` in directory `dir`, Hadoop's jars
+/// of the harness on its class path (those of `make stores`, which hold the job client's
+/// tests jar too): for comparing sluice with a Hadoop tool, such as TestDFSIO's driver
+/// `org.apache.hadoop.test.MapredTestDriver`.
+///
+/// # Panics
+/// If the jars are missing or java cannot be started.
+pub fn hadoop_main(class: &str, args: &[&str], dir: &Path) -> Output {
+    let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+    run_main(class, None, &args, Some(dir))
+}
+
 fn run_fs_shell(user: Option<&str>, args: &[String]) -> Output {
+    run_main("org.apache.hadoop.fs.FsShell", user, args, None)
+}
+
+fn run_main(class: &str, user: Option<&str>, args: &[String], dir: Option<&Path>) -> Output {
     let classpath = match launcher_classpath() {
         Ok(cp) => cp,
         Err(e) => panic!("{e}"),
@@ -187,16 +203,19 @@ fn run_fs_shell(user: Option<&str>, args: &[String]) -> Output {
         .arg(log4j_option())
         .arg("-cp")
         .arg(classpath)
-        .arg("org.apache.hadoop.fs.FsShell")
+        .arg(class)
         .args(args)
         .stdin(Stdio::null())
         .env_remove("HADOOP_USER_NAME");
     if let Some(user) = user {
         cmd.env("HADOOP_USER_NAME", user);
     }
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
     without_proxies(&mut cmd)
         .output()
-        .unwrap_or_else(|e| panic!("cannot start java for FsShell (Java 17 is required): {e}"))
+        .unwrap_or_else(|e| panic!("cannot start java for {class} (Java 17 is required): {e}"))
 }
 
 /// `-Dlog4j.configuration=...`: the harness's logging configuration, quiet on the console.
