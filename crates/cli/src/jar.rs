@@ -95,6 +95,19 @@ pub(crate) struct Refusal {
     pub(crate) code: u8,
 }
 
+impl Refusal {
+    /// A program of a Hadoop jar that sluice does not run: sluice's refusal (1) if the jar's
+    /// driver has it (`hadoop_only`), else the driver's refusal of an unknown program.
+    fn program_not_run(message: String, program: &str, hadoop_only: &[&str]) -> Refusal {
+        let code = if hadoop_only.contains(&program) {
+            1
+        } else {
+            DRIVER_ERROR
+        };
+        Refusal { message, code }
+    }
+}
+
 impl From<String> for Refusal {
     /// A refusal of sluice's own (something Hadoop would run): exit status 1.
     fn from(message: String) -> Refusal {
@@ -102,9 +115,10 @@ impl From<String> for Refusal {
     }
 }
 
-/// Exit status of `hadoop jar`'s `ExampleDriver` (its `-1`) when no program or an unknown one
-/// is named, or an exception stops a program before its job runs (an input missing, the
-/// output there, an argument that is not a number).
+/// Exit status (their `-1`) of the drivers of Hadoop's jars (`ExampleDriver`,
+/// `MapredTestDriver`) when no program or an unknown one is named; of an example whose job an
+/// exception stops before it runs (an input missing, the output there, an argument that is
+/// not a number); and of TestDFSIO's usage errors.
 const DRIVER_ERROR: u8 = 255;
 
 /// The programs of Hadoop's examples jar that sluice does not run: naming one is a refusal of
@@ -234,14 +248,11 @@ fn jobclient_test(args: &[String]) -> Result<Vec<String>, Refusal> {
         });
     };
     if program != "TestDFSIO" {
-        let message =
-            format!("{program}: sluice runs TestDFSIO of this jar natively, not {program}");
-        let code = if HADOOP_ONLY_TESTS.contains(&program.as_str()) {
-            1
-        } else {
-            DRIVER_ERROR
-        };
-        return Err(Refusal { message, code });
+        return Err(Refusal::program_not_run(
+            format!("{program}: sluice runs TestDFSIO of this jar natively, not {program}"),
+            program,
+            HADOOP_ONLY_TESTS,
+        ));
     }
     let (settings, options) = generic_options(rest)?;
     let directory = settings
@@ -355,17 +366,14 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
         });
     };
     let Some((_, usage)) = EXAMPLES.iter().find(|(name, _)| name == program) else {
-        return Err(Refusal {
-            message: format!(
+        return Err(Refusal::program_not_run(
+            format!(
                 "{program}: sluice runs the examples {} natively, not {program}",
                 known()
             ),
-            code: if HADOOP_ONLY_EXAMPLES.contains(&program.as_str()) {
-                1
-            } else {
-                DRIVER_ERROR
-            },
-        });
+            program,
+            HADOOP_ONLY_EXAMPLES,
+        ));
     };
     let usage_error = || Refusal {
         message: format!("Usage: {usage}"),
