@@ -10,7 +10,7 @@ CARGO ?= cargo
 SLUICE := target/release/sluice
 DEMO := target/demo
 
-.PHONY: demo test prereqs fmt lint deps build hadoop stores yarn plugin clients loom loom-mutants miri fuzz
+.PHONY: demo test test-lane-plugin test-lane-rest prereqs fmt lint deps build hadoop stores yarn plugin clients loom loom-mutants miri fuzz
 
 build:
 	$(CARGO) build --release -p sluice-cli
@@ -82,13 +82,32 @@ miri:
 	tests/shm/miri.sh
 
 # The tests that need Hadoop, HDFS and S3 servers, YARN, or root are ignored (listed, with the reason)
-# unless these features are on; here they are, so every test runs.
+# unless these features are on; here they are, so every test runs. The plugin's crate
+# (sluice-jni) is tested on its own, with its own features, beside everything else.
 TEST_FEATURES := sluice-cli/test-browser,sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
-	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,$\
-	sluice-io/test-hadoop,sluice-jni/test-hadoop,sluice-jni/test-root,sluice-jni/test-yarn
+	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,sluice-io/test-hadoop
+PLUGIN_TEST_FEATURES := sluice-jni/test-hadoop,sluice-jni/test-root,sluice-jni/test-yarn
+# Release's optimisation without its link-time optimisation (Cargo.toml says why).
+TEST_PROFILE := --profile test-release
+TEST_PLUGIN := $(CARGO) test $(TEST_PROFILE) -p sluice-jni --features $(PLUGIN_TEST_FEATURES)
+TEST_REST := $(CARGO) test $(TEST_PROFILE) --workspace --exclude sluice-jni --features $(TEST_FEATURES)
 
+# Everything is built first; then two lanes run side by side: the plugin's tests (Hadoop jobs in
+# JVMs and a MiniMRYarnCluster, about 10 minutes) and all the others (about as long). Most of
+# those tests wait on JVMs and clusters more than they compute, so two lanes take about half
+# the time one does on 2 cores. Each lane's output is printed whole when the lane ends; a
+# failure in one does not stop the other, and either fails `make test`.
 test: prereqs fmt lint deps hadoop stores yarn plugin clients
-	$(CARGO) test --workspace --release --features $(TEST_FEATURES)
+	$(TEST_REST) --no-run
+	$(TEST_PLUGIN) --no-run
+	@echo "Running two lanes of tests side by side (each prints its output when it ends):"
+	@$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-plugin test-lane-rest
+
+test-lane-plugin:
+	$(TEST_PLUGIN)
+
+test-lane-rest:
+	$(TEST_REST)
 
 # The cargo-fuzz targets under fuzz/, one after another, FUZZ_SECONDS each (nightly toolchain and
 # cargo-fuzz needed). Not part of `make test`: fuzzing takes as long as it is given.
