@@ -93,7 +93,7 @@ TEST_PLUGIN := $(CARGO) test $(TEST_PROFILE) -p sluice-jni --features $(PLUGIN_T
 TEST_REST := $(CARGO) test $(TEST_PROFILE) --workspace --exclude sluice-jni --features $(TEST_FEATURES)
 
 # Everything is built first; then two lanes run side by side: the plugin's tests (Hadoop jobs in
-# JVMs and a MiniMRYarnCluster, about 10 minutes) and all the others (about as long). Most of
+# JVMs and a MiniMRYarnCluster, about 12 minutes on 2 cores) and all the others (about 15). Most of
 # those tests wait on JVMs and clusters more than they compute, so two lanes take about half
 # the time one does on 2 cores. Each lane's output is printed whole when the lane ends; a
 # failure in one does not stop the other, and either fails `make test`.
