@@ -92,11 +92,12 @@ TEST_PROFILE := --profile test-release
 TEST_PLUGIN := $(CARGO) test $(TEST_PROFILE) -p sluice-jni --features $(PLUGIN_TEST_FEATURES)
 TEST_REST := $(CARGO) test $(TEST_PROFILE) --workspace --exclude sluice-jni --features $(TEST_FEATURES)
 
-# Everything is built first; then two lanes run side by side: the plugin's tests (Hadoop jobs in
-# JVMs and a MiniMRYarnCluster, about 12 minutes on 2 cores) and all the others (about 15). Most of
-# those tests wait on JVMs and clusters more than they compute, so two lanes take about half
-# the time one does on 2 cores. Each lane's output is printed whole when the lane ends; a
-# failure in one does not stop the other, and either fails `make test`.
+# Everything is built first; then two lanes run side by side: the plugin's tests (Hadoop jobs
+# in JVMs and a MiniMRYarnCluster, about 12 minutes on 2 cores) and all the others (about 15).
+# Most of those tests wait on JVMs and clusters more than they compute: on 2 cores the two
+# lanes end in about 15 minutes where the tests one after another took 21. Each lane's output
+# is printed whole when the lane ends; a failure in one does not stop the other, and either
+# fails `make test`.
 test: prereqs fmt lint deps hadoop stores yarn plugin clients
 	$(TEST_REST) --no-run
 	$(TEST_PLUGIN) --no-run
