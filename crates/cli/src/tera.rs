@@ -185,10 +185,9 @@ pub(crate) fn run_terasort(sample_size: usize, common: &CommonArgs) -> Result<()
         status,
     )?;
     if !common.quiet {
-        if common.cluster.is_none() {
+        if let (None, Some(checksum)) = (&common.cluster, plan.input_checksum()) {
             progress::say_more(&format!(
-                "checksum of the rows read: {} (teravalidate prints the same for sorted output)",
-                plan.input_checksum()
+                "checksum of the rows read: {checksum} (teravalidate prints the same for sorted output)"
             ));
         } else {
             // The map tasks ran on the workers, whose checksums stay there.

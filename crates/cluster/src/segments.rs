@@ -35,7 +35,7 @@ use serde::{Deserialize, Serialize};
 use sluice_api::ExecError;
 use sluice_exec::TaskHost;
 use sluice_format::record;
-use sluice_shuffle::{Run, RunCursor, RunKind, RunSource, RunWriter};
+use sluice_shuffle::{EncodedPartition, Run, RunCursor, RunKind, RunSource, RunWriter};
 use sluice_sort::{BytesCursor, KeyOrder, SortedCursor};
 
 use crate::link::Link;
@@ -191,14 +191,9 @@ fn send_runs(
                 .to_be_bytes();
             // A run in memory holds its records encoded as a frame carries them: they go as
             // they are, straight from the run's buffer.
-            if let Some((bytes, ranges)) = run.memory_image() {
-                let Some(range) = ranges.get(p) else {
-                    continue;
-                };
-                let encoded = bytes.get(range.clone()).ok_or_else(|| {
-                    ClusterError::Setup(format!("partition {p} lies outside its run"))
-                })?;
-                records += send_encoded(link, tag, encoded)?;
+            if let Some(encoded) = run.encoded_partition(p) {
+                send_encoded(link, tag, &encoded)?;
+                records += encoded.records;
                 continue;
             }
             let mut cursor = run.open(p).map_err(ClusterError::Exec)?;
@@ -237,42 +232,25 @@ fn send_runs(
     Ok(records)
 }
 
-/// Sends records encoded back to back (one partition's, `tag` its number) in data frames of
-/// up to [`FRAME_TARGET`] bytes cut between records, each straight from `encoded`; a record
-/// larger than a frame goes in pieces. Returns the records sent.
-fn send_encoded(link: &mut Sender<'_>, tag: [u8; 4], encoded: &[u8]) -> Result<u64, ClusterError> {
-    let mut records = 0u64;
-    // The frame being gathered: `encoded[from..to]`.
-    let (mut from, mut to) = (0, 0);
-    while to < encoded.len() {
-        let span = record::decode(encoded, to).map_err(|e| ClusterError::Exec(e.into()))?;
-        records += 1;
-        if span.next - from <= FRAME_TARGET {
-            to = span.next;
-            continue;
-        }
-        if to > from {
-            link.send_parts(&[&[DATA], &tag, &encoded[from..to]])?;
-            from = to;
-        }
-        if span.next - from <= FRAME_TARGET {
-            to = span.next;
-            continue;
-        }
+/// Sends a partition of a run in memory (`tag` its number) in data frames of up to
+/// [`FRAME_TARGET`] bytes cut between records, each straight from the run's buffer; a record
+/// larger than a frame goes in pieces.
+fn send_encoded(
+    link: &mut Sender<'_>,
+    tag: [u8; 4],
+    encoded: &EncodedPartition<'_>,
+) -> Result<(), ClusterError> {
+    for chunk in encoded.chunks(FRAME_TARGET) {
+        let mut rest = chunk.map_err(|e| ClusterError::Exec(e.into()))?;
         // One record larger than a frame: all but its last part as pieces.
-        let mut rest = &encoded[from..span.next];
         while rest.len() > FRAME_TARGET {
             let (piece, tail) = rest.split_at(FRAME_TARGET);
             link.send_parts(&[&[PIECE], &tag, piece])?;
             rest = tail;
         }
         link.send_parts(&[&[DATA], &tag, rest])?;
-        (from, to) = (span.next, span.next);
     }
-    if to > from {
-        link.send_parts(&[&[DATA], &tag, &encoded[from..to]])?;
-    }
-    Ok(records)
+    Ok(())
 }
 
 fn start(frame: &mut Vec<u8>, tag: u8, partition: [u8; 4]) {

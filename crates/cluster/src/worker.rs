@@ -993,7 +993,7 @@ impl RunningJob {
         let status = Arc::new(JobStatus::default());
         let built = start
             .spec
-            .build_in(&stores, Arc::clone(&status))
+            .build_for_worker(&stores, Arc::clone(&status))
             .map_err(|e| setup("cannot build the job", &e))?;
         let codec: Codec = start
             .spill_codec

@@ -27,6 +27,7 @@
 #![forbid(unsafe_code)]
 
 mod catalog;
+mod encoded;
 mod merge;
 pub mod policy;
 mod quota;
@@ -35,6 +36,7 @@ mod run;
 mod split;
 
 pub use catalog::{PlacedRun, RunCatalog};
+pub use encoded::{Chunks, EncodedPartition};
 pub use merge::{
     merge_early, merge_memory_early, merge_partition, merge_range, prepare_partition, KeyRange,
     MergeSpec, PartitionMerge, MEMORY_MERGE_WIDTH,

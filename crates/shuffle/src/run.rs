@@ -20,6 +20,7 @@ use sluice_spill::{
     SpillWriter,
 };
 
+use crate::encoded::{EncodedPartition, MARK_EVERY};
 use crate::quota::QuotaReservation;
 
 /// Where a run's records are: what the merge policy needs to know about a run.
@@ -80,6 +81,11 @@ pub trait RunSource: Send + Sync + Debug {
     /// The run's records and where each partition's are in them, where the run holds them in
     /// memory as one buffer (a [`MemRun`]): what [`DumpedRun::write`] writes out as it is.
     fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
+        None
+    }
+    /// `partition`'s records as the run holds them encoded in memory, to be sent as they are
+    /// (see [`EncodedPartition`]); `None` for a run not held in memory as one buffer.
+    fn encoded_partition(&self, _partition: usize) -> Option<EncodedPartition<'_>> {
         None
     }
 }
@@ -258,6 +264,11 @@ pub struct MemRun {
 struct MemRunData {
     bytes: Vec<u8>,
     partitions: Vec<Range<usize>>,
+    /// Records of each partition.
+    records: Vec<u64>,
+    /// Offsets in `bytes` where a record starts, ascending: every partition's first record,
+    /// and one about every [`MARK_EVERY`] bytes after it (see [`EncodedPartition`]).
+    marks: Vec<usize>,
     _reservation: QuotaReservation,
 }
 
@@ -334,6 +345,21 @@ impl RunSource for MemRun {
     }
     fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
         Some((&self.data.bytes, &self.data.partitions))
+    }
+    fn encoded_partition(&self, partition: usize) -> Option<EncodedPartition<'_>> {
+        let data = &self.data;
+        let range = data.partitions.get(partition)?;
+        let marks = &data.marks;
+        let (first, last) = (
+            marks.partition_point(|&m| m < range.start),
+            marks.partition_point(|&m| m < range.end),
+        );
+        Some(EncodedPartition {
+            bytes: &data.bytes[range.clone()],
+            records: data.records.get(partition).copied().unwrap_or(0),
+            marks: &marks[first..last],
+            base: range.start,
+        })
     }
 }
 
@@ -664,16 +690,31 @@ impl RunWriter for SpillWriter {
 pub struct MemRunBuilder {
     bytes: Vec<u8>,
     partitions: Vec<Range<usize>>,
+    records: Vec<u64>,
+    /// See [`MemRunData::marks`].
+    marks: Vec<usize>,
     reservation: QuotaReservation,
+}
+
+/// Bytes of a partition table entry: its range and its record count.
+const TABLE_ENTRY: usize = std::mem::size_of::<Range<usize>>() + std::mem::size_of::<u64>();
+
+/// Marks a run of `bytes` bytes and `partitions` partitions may note, at most.
+fn marks_for(bytes: usize, partitions: usize) -> usize {
+    (bytes / MARK_EVERY).saturating_add(partitions)
 }
 
 impl MemRunBuilder {
     /// A builder of `partitions` partitions whose `capacity` bytes were reserved by
-    /// `reservation`. The builder reserves its partition table on top of them (forced if the
-    /// budget is short: the table cannot be left out), and grows the reservation before its
-    /// bytes outgrow `capacity` (a combiner may emit more than the estimate it was built for).
+    /// `reservation`. The builder reserves its partition table and marks on top of them
+    /// (forced if the budget is short: they cannot be left out), and grows the reservation
+    /// before its bytes outgrow `capacity` (a combiner may emit more than the estimate it was
+    /// built for).
     pub fn new(partitions: usize, capacity: usize, mut reservation: QuotaReservation) -> Self {
-        let table = partitions.saturating_mul(std::mem::size_of::<Range<usize>>());
+        let marks = marks_for(capacity, partitions);
+        let table = partitions
+            .saturating_mul(TABLE_ENTRY)
+            .saturating_add(marks.saturating_mul(std::mem::size_of::<usize>()));
         let held = capacity.saturating_add(table);
         if held > reservation.size() {
             reservation.grow(held - reservation.size());
@@ -681,20 +722,77 @@ impl MemRunBuilder {
         MemRunBuilder {
             bytes: Vec::with_capacity(capacity),
             partitions: vec![0..0; partitions],
+            records: vec![0; partitions],
+            marks: Vec::with_capacity(marks),
             reservation,
         }
     }
 
-    /// Bytes the builder holds: its records' buffer and its partition table.
+    /// Bytes the builder holds: its records' buffer, its partition table and its marks.
     fn held(&self) -> usize {
         self.bytes
             .capacity()
-            .saturating_add(self.partitions.capacity() * std::mem::size_of::<Range<usize>>())
+            .saturating_add(self.partitions.capacity() * TABLE_ENTRY)
+            .saturating_add(self.marks.capacity() * std::mem::size_of::<usize>())
+    }
+
+    /// Makes room for `need` more bytes (reserved first), growing by doubling so that a long
+    /// run of small records does not reserve once per record.
+    fn make_room(&mut self, need: usize) {
+        let spare = self.bytes.capacity() - self.bytes.len();
+        if need <= spare {
+            return;
+        }
+        let grow = need.max(self.bytes.capacity());
+        let more_marks = marks_for(grow, 0).saturating_add(1);
+        self.reservation
+            .grow(grow.saturating_add(more_marks.saturating_mul(std::mem::size_of::<usize>())));
+        self.bytes.reserve_exact(grow + spare);
+        self.marks.reserve_exact(more_marks);
+    }
+
+    fn check_partition(&self, partition: usize) -> Result<(), ExecError> {
+        if partition < self.partitions.len() {
+            return Ok(());
+        }
+        Err(ExecError::Config(format!(
+            "partition {partition} written to a run of {} partitions",
+            self.partitions.len()
+        )))
+    }
+
+    /// Appends records to `partition` (checked) with `append`, which returns how many it
+    /// appended or fails having appended nothing. Notes a mark where they start if they are
+    /// the partition's first or start [`MARK_EVERY`] bytes or more past the last mark.
+    fn append<E>(
+        &mut self,
+        partition: usize,
+        append: impl FnOnce(&mut Vec<u8>) -> Result<u64, E>,
+    ) -> Result<u64, E> {
+        let start = self.bytes.len();
+        let records = append(&mut self.bytes)?;
+        let end = self.bytes.len();
+        if end == start {
+            return Ok(records);
+        }
+        let range = &mut self.partitions[partition];
+        let first = range.start == range.end;
+        if first {
+            *range = start..end;
+        } else {
+            range.end = end;
+        }
+        if first || self.marks.last().is_none_or(|&m| start - m >= MARK_EVERY) {
+            self.marks.push(start);
+        }
+        self.records[partition] += records;
+        Ok(records)
     }
 
     /// The run, its reservation shrunk to what it holds.
     pub fn finish(mut self) -> MemRun {
         self.bytes.shrink_to_fit();
+        self.marks.shrink_to_fit();
         let held = self.held();
         self.reservation
             .shrink(self.reservation.size().saturating_sub(held));
@@ -702,6 +800,8 @@ impl MemRunBuilder {
             data: Arc::new(MemRunData {
                 bytes: self.bytes,
                 partitions: self.partitions,
+                records: self.records,
+                marks: self.marks,
                 _reservation: self.reservation,
             }),
         }
@@ -716,29 +816,15 @@ impl RunWriter for MemRunBuilder {
 
 impl RunSink for MemRunBuilder {
     fn write(&mut self, partition: usize, key: &[u8], value: &[u8]) -> Result<(), ExecError> {
-        let bytes_len = self.bytes.len();
-        let Some(range) = self.partitions.get_mut(partition) else {
-            return Err(ExecError::Config(format!(
-                "partition {partition} written to a run of {} partitions",
-                self.partitions.len()
-            )));
-        };
-        if range.start == range.end {
-            *range = bytes_len..bytes_len;
-        }
-        let need = record::encoded_len(key.len(), value.len());
-        let spare = self.bytes.capacity() - bytes_len;
+        self.check_partition(partition)?;
         // A record the format cannot hold is refused by `encode` below, before anything grows.
         let encodable = u32::try_from(key.len()).is_ok() && u32::try_from(value.len()).is_ok();
-        if need > spare && encodable {
-            // Reserve before growing, and grow by doubling so that a long run of small
-            // records does not reserve once per record.
-            let grow = need.max(self.bytes.capacity());
-            self.reservation.grow(grow);
-            self.bytes.reserve_exact(grow + spare);
+        if encodable {
+            self.make_room(record::encoded_len(key.len(), value.len()));
         }
-        record::encode(&mut self.bytes, key, value)?;
-        range.end = self.bytes.len();
+        self.append(partition, |bytes| {
+            record::encode(bytes, key, value).map(|()| 1)
+        })?;
         Ok(())
     }
 
@@ -750,26 +836,12 @@ impl RunSink for MemRunBuilder {
             at = record::decode(encoded, at)?.next;
             records += 1;
         }
-        let bytes_len = self.bytes.len();
-        let Some(range) = self.partitions.get_mut(partition) else {
-            return Err(ExecError::Config(format!(
-                "partition {partition} written to a run of {} partitions",
-                self.partitions.len()
-            )));
-        };
-        if range.start == range.end {
-            *range = bytes_len..bytes_len;
-        }
-        let spare = self.bytes.capacity() - bytes_len;
-        if encoded.len() > spare {
-            // As in `write`: reserve before growing, by doubling.
-            let grow = encoded.len().max(self.bytes.capacity());
-            self.reservation.grow(grow);
-            self.bytes.reserve_exact(grow + spare);
-        }
-        self.bytes.extend_from_slice(encoded);
-        range.end = self.bytes.len();
-        Ok(records)
+        self.check_partition(partition)?;
+        self.make_room(encoded.len());
+        self.append(partition, |bytes| {
+            bytes.extend_from_slice(encoded);
+            Ok::<_, ExecError>(records)
+        })
     }
 }
 
@@ -786,8 +858,10 @@ mod tests {
         let reservation = quota.try_reserve(0).expect("an empty reservation");
         // Built for 0 bytes: every record outgrows the estimate.
         let mut builder = MemRunBuilder::new(4, 0, reservation);
-        let table = 4 * std::mem::size_of::<Range<usize>>();
-        assert_eq!(pool.used(), table);
+        // The partition table, and a mark for each partition's start.
+        let table = 4 * TABLE_ENTRY;
+        let mark = std::mem::size_of::<usize>();
+        assert_eq!(pool.used(), table + 4 * mark);
         let mut expected = 0;
         for i in 0..1000u32 {
             let key = i.to_be_bytes();
@@ -800,7 +874,13 @@ mod tests {
             );
         }
         let run = builder.finish();
-        assert_eq!(pool.used(), table + expected, "not shrunk to what it holds");
+        // One mark: the 7,000 bytes of records are all partition 1's.
+        assert_eq!(run.data.marks, [0]);
+        assert_eq!(
+            pool.used(),
+            table + mark + expected,
+            "not shrunk to what it holds"
+        );
         assert_eq!(pool.forced_bytes(), 0);
         let mut cursor = run.open(1).expect("open");
         let mut read = 0u32;
@@ -854,9 +934,61 @@ mod tests {
         cut.pop();
         assert!(at_once.write_encoded(2, &cut).is_err());
         let (a, b) = (one_by_one.finish(), at_once.finish());
+        for p in 0..3 {
+            let (a, b) = (
+                a.encoded_partition(p).unwrap(),
+                b.encoded_partition(p).unwrap(),
+            );
+            let want = records.iter().filter(|r| r.0 == p).count() as u64;
+            assert_eq!((a.records, b.records), (want, want), "partition {p}");
+        }
         let (a, b) = (a.memory_image().unwrap(), b.memory_image().unwrap());
         assert_eq!(a.1, b.1, "the partitions lie at the same places");
         assert_eq!(a.0, b.0, "the same bytes");
+    }
+
+    /// A run notes a record start at each partition's first record and about every
+    /// `MARK_EVERY` bytes, and its partitions are cut at those marks into chunks that hold
+    /// every record once.
+    #[test]
+    fn a_memory_run_is_sent_in_chunks_cut_at_its_marks() {
+        let pool = MemoryPool::new(1 << 30);
+        let quota = MemRunQuota::new(pool.clone(), 1 << 30);
+        let mut builder = MemRunBuilder::new(3, 1 << 20, quota.try_reserve(1 << 20).unwrap());
+        // Partition 0: 20,000 records of 102 bytes; 1: none; 2: three.
+        let mut expected: [Vec<u8>; 3] = Default::default();
+        for i in 0..20_003u32 {
+            let p = if i < 20_000 { 0 } else { 2 };
+            let (key, value) = (i.to_be_bytes(), [b'v'; 96]);
+            builder.write(p, &key, &value).unwrap();
+            record::encode(&mut expected[p], &key, &value).unwrap();
+        }
+        let run = builder.finish();
+        let marks = &run.data.marks;
+        // Partition 0: its start and one every 643 records (65,586 bytes); partition 2: its start.
+        assert_eq!(marks.len(), 1 + 20_000 / 643 + 1, "{marks:?}");
+        assert!(marks
+            .windows(2)
+            .all(|w| w[1] - w[0] >= MARK_EVERY || w[1] == 2_040_000));
+        let max = 256 << 10;
+        for (p, want) in expected.iter().enumerate() {
+            let encoded = run.encoded_partition(p).unwrap();
+            let records = [20_000, 0, 3][p];
+            assert_eq!(encoded.records, records, "partition {p}");
+            let chunks: Vec<&[u8]> = encoded.chunks(max).map(Result::unwrap).collect();
+            assert_eq!(chunks.concat(), *want, "partition {p}");
+            // Cut at the last mark within reach: every chunk but the last a mark's spacing
+            // short of `max` at most.
+            let cut = chunks.len().saturating_sub(1);
+            assert!(
+                chunks[..cut]
+                    .iter()
+                    .all(|c| c.len() <= max && c.len() > max - MARK_EVERY - 102),
+                "partition {p}: {:?}",
+                chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
+            );
+        }
+        assert!(run.encoded_partition(3).is_none());
     }
 
     #[test]

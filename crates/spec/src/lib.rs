@@ -143,6 +143,14 @@ pub enum JobSpec {
     Streaming(StreamingSpec),
 }
 
+/// Whether a built job adds up what only the process that submitted it reports (TeraSort's
+/// checksum of the rows read).
+#[derive(Clone, Copy)]
+enum Checksums {
+    Counted,
+    Skipped,
+}
+
 /// A job built from a [`JobSpec`], with what running it needs alongside.
 #[non_exhaustive]
 pub enum BuiltJob {
@@ -357,6 +365,29 @@ impl JobSpec {
     /// # Errors
     /// As [`JobSpec::build`].
     pub fn build_in(&self, stores: &Stores, status: Arc<JobStatus>) -> Result<BuiltJob, SpecError> {
+        self.build_with(stores, status, Checksums::Counted)
+    }
+
+    /// [`JobSpec::build_in`] for a cluster worker, which runs some of the job's tasks and
+    /// reports their counters, not what else their job keeps: TeraSort's map tasks do not
+    /// checksum their rows there ([`sluice_jobs::terasort_job_unchecked`]).
+    ///
+    /// # Errors
+    /// As [`JobSpec::build`].
+    pub fn build_for_worker(
+        &self,
+        stores: &Stores,
+        status: Arc<JobStatus>,
+    ) -> Result<BuiltJob, SpecError> {
+        self.build_with(stores, status, Checksums::Skipped)
+    }
+
+    fn build_with(
+        &self,
+        stores: &Stores,
+        status: Arc<JobStatus>,
+        checksums: Checksums,
+    ) -> Result<BuiltJob, SpecError> {
         let reducers = |job: &'static str, reducers: usize| {
             if reducers == 0 {
                 Err(SpecError::NoReducers { job })
@@ -454,7 +485,12 @@ impl JobSpec {
                         reducers: r,
                     });
                 }
-                let mut terasort = sluice_jobs::terasort_job(boundaries.clone(), r);
+                let mut terasort = match checksums {
+                    Checksums::Counted => sluice_jobs::terasort_job(boundaries.clone(), r),
+                    Checksums::Skipped => {
+                        sluice_jobs::terasort_job_unchecked(boundaries.clone(), r)
+                    }
+                };
                 terasort.job.output_codec = output_codec_of(output_codec)?;
                 BuiltJob::TeraSort(terasort)
             }

@@ -226,6 +226,23 @@ fn terasort_rebuilds_the_same_from_its_boundaries() {
         assert!(!rebuilt_out[part].is_empty(), "{part} is empty");
     }
     assert_eq!(rebuilt.input_checksum(), direct.input_checksum());
+    assert!(direct.input_checksum().is_some_and(|c| c.value() != 0));
+
+    // A worker's build writes the same rows and leaves the checksum (which its coordinator
+    // would never see) out.
+    let BuiltJob::TeraSort(on_worker) = through_json(&spec)
+        .build_for_worker(&sluice_io::Stores::local(), Arc::new(JobStatus::default()))
+        .unwrap()
+    else {
+        panic!("a terasort spec built another job");
+    };
+    let worker_dir = tempfile::tempdir().unwrap();
+    let (_, worker_out) = run_both(&direct.job, &on_worker.job, &input, worker_dir.path());
+    assert!(
+        worker_out == direct_out,
+        "the worker's build wrote other rows"
+    );
+    assert_eq!(on_worker.input_checksum(), None);
 }
 
 /// Writes an executable shell script.
