@@ -56,7 +56,9 @@
 # the sampler about 1% of a core: totals, and the busiest second of each link, and each link's
 # mean rate while data moved on it: from its first to its last sample above 1 MB/s; coarser
 # samples would count up to a whole sample on each side as moving, a tenth of a 2 s shuffle at
-# 0.2 s) against the measured link rate; CPU seconds
+# 0.2 s), and the same without the first and last 0.25 s of that time (while the first map
+# outputs appear and the last drain, a link waits on the tasks), against the measured link
+# rate; CPU seconds
 # (user+sys) of
 # each host's worker process (sluice) or NodeManager with its containers (Hadoop), from
 # /proc/PID/stat before and after, and of the coordinator or client; bytes read from and

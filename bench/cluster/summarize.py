@@ -59,6 +59,8 @@ def net_figures(path, hosts):
                 "peak_in": peak_rate(in_series),
                 "moving_out": moving_span(out_series),
                 "moving_in": moving_span(in_series),
+                "steady_out": steady_rate(out_series),
+                "steady_in": steady_rate(in_series),
             }
         )
     return figures
@@ -74,6 +76,26 @@ def moving_span(series, floor=1_000_000):
         if b[0] > a[0] and (b[1] - a[1]) / (b[0] - a[0]) > floor
     ]
     return busy[-1][1] - busy[0][0] if busy else 0.0
+
+
+def steady_rate(series, floor=1_000_000, edge=0.25):
+    """The link's mean rate (bytes/s) while data moved on it, leaving out the first and the
+    last `edge` seconds of that time: while the first map outputs appear and the last ones
+    drain, a link waits on the tasks, not on its rate. None if data moved for too short a
+    time to leave anything in between."""
+    busy = [
+        (a[0], b[0])
+        for a, b in zip(series, series[1:])
+        if b[0] > a[0] and (b[1] - a[1]) / (b[0] - a[0]) > floor
+    ]
+    if not busy:
+        return None
+    start, end = busy[0][0] + edge, busy[-1][1] - edge
+    inside = [(t, v) for t, v in series if start <= t <= end]
+    if len(inside) < 2 or inside[-1][0] - inside[0][0] < edge:
+        return None
+    (t0, v0), (t1, v1) = inside[0], inside[-1]
+    return (v1 - v0) / (t1 - t0)
 
 
 def peak_rate(series, window=1.0):
@@ -281,6 +303,20 @@ def moving_share(net, link_mbit):
     return f"{min(shares):.0f}–{max(shares):.0f}%"
 
 
+def steady_share(net, link_mbit):
+    """[`steady_rate`] of the hosts' links as a share of the link rate: lowest and highest over
+    the links, each direction (links that carried under 1 MB, or too briefly, left out)."""
+    shares = []
+    for n in net:
+        for way in ("out", "in"):
+            rate = n[f"steady_{way}"]
+            if n[way] >= 1_000_000 and rate is not None:
+                shares.append(100 * mbit(rate) / link_mbit)
+    if not shares:
+        return "-"
+    return f"{min(shares):.0f}–{max(shares):.0f}%"
+
+
 def main():
     root = sys.argv[1]
     setup = read_kv(os.path.join(root, "setup.txt"))
@@ -442,7 +478,8 @@ def main():
                 f"over {m['seconds']:.1f} s)")
             moving = "" if r["system"] == "local" else (
                 f" (each link while data moved on it: {moving_share(r['net'], link_mbit)} "
-                f"of the rate)")
+                f"of the rate; without its first and last 0.25 s: "
+                f"{steady_share(r['net'], link_mbit)})")
             p(f"- {r['name']}: {r['wall']:.2f} s, CPU {r['cpu_total']:.1f} s{busy}, links "
               f"{mb(r['link_bytes'])} MB{moving}; {extra}")
     cmp_file = os.path.join(root, "wordcount-compare.txt")
