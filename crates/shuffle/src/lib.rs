@@ -12,6 +12,8 @@
 //!
 //! * [`RunSource`] / [`Run`]: a sorted run readable one partition at a time — a [`MemRun`] or a
 //!   local spill file today; a segment on another machine or a Hadoop IFile later.
+//! * [`EncodedPartition`]: a memory run's partition as its encoded bytes, in chunks of whole
+//!   records cut without decoding them: what a shuffle sends as it is.
 //! * [`RunSink`] / [`RunWriter`] / [`SpillTarget`]: where runs are written; [`LocalSpills`]
 //!   writes spill files in the job's private directory.
 //! * [`RunCatalog`]: the runs of one stage, in the stable order the merge relies on.
