@@ -965,12 +965,14 @@ mod tests {
         }
         let run = builder.finish();
         let marks = &run.data.marks;
-        // Partition 0: its start and one every 643 records (65,586 bytes); partition 2: its start.
-        assert_eq!(marks.len(), 1 + 20_000 / 643 + 1, "{marks:?}");
+        // Partition 0: its start and one at the first record `MARK_EVERY` bytes or more past
+        // the last mark; partition 2: its start.
+        let every = MARK_EVERY.div_ceil(102);
+        assert_eq!(marks.len(), 1 + 19_999 / every + 1, "{marks:?}");
         assert!(marks
             .windows(2)
             .all(|w| w[1] - w[0] >= MARK_EVERY || w[1] == 2_040_000));
-        let max = 256 << 10;
+        let max = 1 << 20;
         for (p, want) in expected.iter().enumerate() {
             let encoded = run.encoded_partition(p).unwrap();
             let records = [20_000, 0, 3][p];
