@@ -191,7 +191,7 @@ fn send_runs(
                 .to_be_bytes();
             // A run in memory holds its records encoded as a frame carries them: they go as
             // they are, straight from the run's buffer.
-            if let Some(encoded) = run.encoded_partition(p) {
+            if let Some(encoded) = run.memory_image().and_then(|image| image.partition(p)) {
                 send_encoded(link, tag, &encoded)?;
                 records += encoded.records;
                 continue;

@@ -49,8 +49,8 @@ pub use tera::{
     teragen, teragen_range, teravalidate, TeraGenReport, TeraValidateReport, MAX_MISORDERS_LISTED,
 };
 pub use terasort::{
-    sample_terasort, sample_terasort_in, terasort, terasort_job, terasort_job_unchecked,
-    TeraSample, TeraSort, DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC,
+    sample_terasort, sample_terasort_in, terasort, terasort_job, RowChecksums, TeraSample,
+    TeraSort, DEFAULT_SAMPLE_SIZE, SPILL_CODEC as TERASORT_SPILL_CODEC,
 };
 pub use wordcount::{tokenize, wordcount, wordcount_to_sequence_files, INT_CLASS};
 

@@ -59,14 +59,14 @@ pub struct TeraSort {
     pub job: Job,
     partitioner: Arc<TotalOrderPartitioner>,
     /// Each map task's checksum of the rows it read, by task (a retried task replaces its own);
-    /// `None` if the map tasks do not add them up ([`terasort_job_unchecked`]).
+    /// `None` if the map tasks do not add them up ([`RowChecksums::Skipped`]).
     checksums: Option<Arc<Mutex<BTreeMap<usize, TeraChecksum>>>>,
 }
 
 impl TeraSort {
     /// The checksum of every row the map tasks read (TeraGen's and TeraValidate's sum of row
     /// CRCs): after a successful run it equals the checksum TeraValidate prints for the output.
-    /// `None` for a job built by [`terasort_job_unchecked`].
+    /// `None` for a job built with [`RowChecksums::Skipped`].
     pub fn input_checksum(&self) -> Option<TeraChecksum> {
         let checksums = self.checksums.as_ref()?;
         let checksums = checksums.lock().unwrap_or_else(|p| p.into_inner());
@@ -95,7 +95,11 @@ pub fn terasort(
     sample_size: usize,
 ) -> Result<TeraSort, ExecError> {
     let sample = sample_terasort(inputs, split_size, reducers, sample_size)?;
-    Ok(terasort_job(sample.boundaries, reducers))
+    Ok(terasort_job(
+        sample.boundaries,
+        reducers,
+        RowChecksums::Counted,
+    ))
 }
 
 /// TeraSort's sampling step: reads about `sample_size` records from up to 100 of the splits
@@ -169,23 +173,30 @@ pub fn sample_terasort_in(
     })
 }
 
+/// Whether a TeraSort's map tasks add up the checksum of the rows they read
+/// ([`TeraSort::input_checksum`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RowChecksums {
+    /// They do: for the process that reports the job's result.
+    Counted,
+    /// They do not: for a process whose tasks' checksums nobody reads (a cluster worker's;
+    /// the coordinator prints none). The checksum is a CRC-32 of every row, about 3% of a
+    /// map task's CPU time.
+    Skipped,
+}
+
 /// The TeraSort job into `reducers` part files, partitioned at `boundaries` (whole rows, as
-/// [`sample_terasort`] picks them; sorted here). Every process that runs tasks of one TeraSort
-/// must build it from the same boundaries, or rows would go to the wrong part files.
-pub fn terasort_job(boundaries: Vec<Vec<u8>>, reducers: usize) -> TeraSort {
-    build(boundaries, reducers, true)
-}
-
-/// [`terasort_job`] whose map tasks do not checksum the rows they read: for a process whose
-/// tasks' checksums nobody reads (a cluster worker's; the coordinator prints none). The
-/// checksum is a CRC-32 of every row, about 3% of a map task's CPU time.
-pub fn terasort_job_unchecked(boundaries: Vec<Vec<u8>>, reducers: usize) -> TeraSort {
-    build(boundaries, reducers, false)
-}
-
-fn build(boundaries: Vec<Vec<u8>>, reducers: usize, checksummed: bool) -> TeraSort {
+/// [`sample_terasort`] picks them; sorted here), its map tasks adding up the rows' checksum
+/// or not (`checksums`). Every process that runs tasks of one TeraSort must build it from the
+/// same boundaries, or rows would go to the wrong part files.
+pub fn terasort_job(
+    boundaries: Vec<Vec<u8>>,
+    reducers: usize,
+    checksums: RowChecksums,
+) -> TeraSort {
     let partitioner = Arc::new(TotalOrderPartitioner::new(boundaries));
-    let checksums = checksummed.then(|| Arc::new(Mutex::new(BTreeMap::new())));
+    let checksums =
+        (checksums == RowChecksums::Counted).then(|| Arc::new(Mutex::new(BTreeMap::new())));
     let sink = checksums.clone();
     let mapper = Arc::new(move |input: &MapInput| {
         Box::new(RowMapper {

@@ -14,6 +14,8 @@
 //!  chunks: [----------- at most max -----------][---- ... ----]     (cut at the last mark that fits)
 //! ```
 
+use std::ops::Range;
+
 use sluice_format::{record, FormatError};
 
 /// About how many bytes of a partition lie between two marks of a run in memory: a quarter of
@@ -23,6 +25,39 @@ use sluice_format::{record, FormatError};
 /// a mark every 64 KiB (4 KiB of marks per 36 MB run) glibc kept 75 MB more memory resident in
 /// a 1 GB TeraSort on one machine; with one every 256 KiB, none (docs/BENCHMARKS.md).
 pub(crate) const MARK_EVERY: usize = 256 << 10;
+
+/// A run held in memory as one buffer, as it is (see [`RunSource::memory_image`](crate::RunSource::memory_image)):
+/// what a process writes out to disk in one piece, or sends partition by partition.
+#[derive(Debug, Clone, Copy)]
+pub struct MemoryImage<'a> {
+    /// Every partition's records, encoded back to back, partition after partition.
+    pub bytes: &'a [u8],
+    /// Where each partition's records lie in `bytes`.
+    pub partitions: &'a [Range<usize>],
+    /// Records of each partition.
+    pub(crate) records: &'a [u64],
+    /// Offsets in `bytes` where a record starts, ascending: every partition's first record
+    /// and about one every [`MARK_EVERY`] bytes after it.
+    pub(crate) marks: &'a [usize],
+}
+
+impl<'a> MemoryImage<'a> {
+    /// Partition `partition`'s records with their count and marks; `None` past the last
+    /// partition.
+    pub fn partition(&self, partition: usize) -> Option<EncodedPartition<'a>> {
+        let range = self.partitions.get(partition)?;
+        let (first, last) = (
+            self.marks.partition_point(|&m| m < range.start),
+            self.marks.partition_point(|&m| m < range.end),
+        );
+        Some(EncodedPartition {
+            bytes: self.bytes.get(range.clone())?,
+            records: self.records.get(partition).copied().unwrap_or(0),
+            marks: &self.marks[first..last],
+            base: range.start,
+        })
+    }
+}
 
 /// One partition of a run in memory: its records encoded back to back (`varint klen, varint
 /// vlen, key, value`, as a shuffle frame carries them), how many there are, and where some of

@@ -12,8 +12,9 @@
 //!
 //! * [`RunSource`] / [`Run`]: a sorted run readable one partition at a time — a [`MemRun`] or a
 //!   local spill file today; a segment on another machine or a Hadoop IFile later.
-//! * [`EncodedPartition`]: a memory run's partition as its encoded bytes, in chunks of whole
-//!   records cut without decoding them: what a shuffle sends as it is.
+//! * [`MemoryImage`] / [`EncodedPartition`]: a memory run as its encoded bytes, and one of its
+//!   partitions in chunks of whole records cut without decoding them: what a process writes
+//!   out or a shuffle sends as it is.
 //! * [`RunSink`] / [`RunWriter`] / [`SpillTarget`]: where runs are written; [`LocalSpills`]
 //!   writes spill files in the job's private directory.
 //! * [`RunCatalog`]: the runs of one stage, in the stable order the merge relies on.
@@ -38,7 +39,7 @@ mod run;
 mod split;
 
 pub use catalog::{PlacedRun, RunCatalog};
-pub use encoded::{Chunks, EncodedPartition};
+pub use encoded::{Chunks, EncodedPartition, MemoryImage};
 pub use merge::{
     merge_early, merge_memory_early, merge_partition, merge_range, prepare_partition, KeyRange,
     MergeSpec, PartitionMerge, MEMORY_MERGE_WIDTH,

@@ -20,7 +20,7 @@ use sluice_spill::{
     SpillWriter,
 };
 
-use crate::encoded::{EncodedPartition, MARK_EVERY};
+use crate::encoded::{MemoryImage, MARK_EVERY};
 use crate::quota::QuotaReservation;
 
 /// Where a run's records are: what the merge policy needs to know about a run.
@@ -78,14 +78,10 @@ pub trait RunSource: Send + Sync + Debug {
     fn sample_keys(&self, _partition: usize, _count: usize) -> Result<Vec<Vec<u8>>, ExecError> {
         Ok(Vec::new())
     }
-    /// The run's records and where each partition's are in them, where the run holds them in
-    /// memory as one buffer (a [`MemRun`]): what [`DumpedRun::write`] writes out as it is.
-    fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
-        None
-    }
-    /// `partition`'s records as the run holds them encoded in memory, to be sent as they are
-    /// (see [`EncodedPartition`]); `None` for a run not held in memory as one buffer.
-    fn encoded_partition(&self, _partition: usize) -> Option<EncodedPartition<'_>> {
+    /// The run as it is held in memory, as one buffer of encoded records (a [`MemRun`]): what
+    /// [`DumpedRun::write`] writes out as it is, and what a shuffle sends without decoding
+    /// (see [`MemoryImage::partition`]); `None` for a run held any other way.
+    fn memory_image(&self) -> Option<MemoryImage<'_>> {
         None
     }
 }
@@ -267,7 +263,7 @@ struct MemRunData {
     /// Records of each partition.
     records: Vec<u64>,
     /// Offsets in `bytes` where a record starts, ascending: every partition's first record,
-    /// and one about every [`MARK_EVERY`] bytes after it (see [`EncodedPartition`]).
+    /// and one about every [`MARK_EVERY`] bytes after it (see [`EncodedPartition`](crate::EncodedPartition)).
     marks: Vec<usize>,
     _reservation: QuotaReservation,
 }
@@ -343,22 +339,13 @@ impl RunSource for MemRun {
         }
         Ok(keys)
     }
-    fn memory_image(&self) -> Option<(&[u8], &[Range<usize>])> {
-        Some((&self.data.bytes, &self.data.partitions))
-    }
-    fn encoded_partition(&self, partition: usize) -> Option<EncodedPartition<'_>> {
+    fn memory_image(&self) -> Option<MemoryImage<'_>> {
         let data = &self.data;
-        let range = data.partitions.get(partition)?;
-        let marks = &data.marks;
-        let (first, last) = (
-            marks.partition_point(|&m| m < range.start),
-            marks.partition_point(|&m| m < range.end),
-        );
-        Some(EncodedPartition {
-            bytes: &data.bytes[range.clone()],
-            records: data.records.get(partition).copied().unwrap_or(0),
-            marks: &marks[first..last],
-            base: range.start,
+        Some(MemoryImage {
+            bytes: &data.bytes,
+            partitions: &data.partitions,
+            records: &data.records,
+            marks: &data.marks,
         })
     }
 }
@@ -390,7 +377,9 @@ impl DumpedRun {
         mut file: ScratchFile,
         pool: &MemoryPool,
     ) -> Option<Result<Run, ExecError>> {
-        let (bytes, partitions) = run.memory_image()?;
+        let MemoryImage {
+            bytes, partitions, ..
+        } = run.memory_image()?;
         Some(match file.append(bytes) {
             Ok(()) => Ok(Arc::new(DumpedRun {
                 file,
@@ -936,15 +925,18 @@ mod tests {
         let (a, b) = (one_by_one.finish(), at_once.finish());
         for p in 0..3 {
             let (a, b) = (
-                a.encoded_partition(p).unwrap(),
-                b.encoded_partition(p).unwrap(),
+                a.memory_image().unwrap().partition(p).unwrap(),
+                b.memory_image().unwrap().partition(p).unwrap(),
             );
             let want = records.iter().filter(|r| r.0 == p).count() as u64;
             assert_eq!((a.records, b.records), (want, want), "partition {p}");
         }
         let (a, b) = (a.memory_image().unwrap(), b.memory_image().unwrap());
-        assert_eq!(a.1, b.1, "the partitions lie at the same places");
-        assert_eq!(a.0, b.0, "the same bytes");
+        assert_eq!(
+            a.partitions, b.partitions,
+            "the partitions lie at the same places"
+        );
+        assert_eq!(a.bytes, b.bytes, "the same bytes");
     }
 
     /// A run notes a record start at each partition's first record and about every
@@ -974,7 +966,7 @@ mod tests {
             .all(|w| w[1] - w[0] >= MARK_EVERY || w[1] == 2_040_000));
         let max = 1 << 20;
         for (p, want) in expected.iter().enumerate() {
-            let encoded = run.encoded_partition(p).unwrap();
+            let encoded = run.memory_image().unwrap().partition(p).unwrap();
             let records = [20_000, 0, 3][p];
             assert_eq!(encoded.records, records, "partition {p}");
             let chunks: Vec<&[u8]> = encoded.chunks(max).map(Result::unwrap).collect();
@@ -990,7 +982,7 @@ mod tests {
                 chunks.iter().map(|c| c.len()).collect::<Vec<_>>()
             );
         }
-        assert!(run.encoded_partition(3).is_none());
+        assert!(run.memory_image().unwrap().partition(3).is_none());
     }
 
     #[test]

@@ -32,7 +32,7 @@ use serde::{Deserialize, Serialize};
 use sluice_api::{Job, JobStatus};
 use sluice_io::seqfile::{CompressionKind, SeqCodec};
 use sluice_io::{OutputCodec, Stores};
-use sluice_jobs::TeraSort;
+use sluice_jobs::{RowChecksums, TeraSort};
 use sluice_streaming::{StreamingError, StreamingJob};
 
 pub use streaming::StreamingSpec;
@@ -141,14 +141,6 @@ pub enum JobSpec {
     /// A Hadoop Streaming job ([`sluice_streaming::build_with`]).
     #[serde(rename = "streaming")]
     Streaming(StreamingSpec),
-}
-
-/// Whether a built job adds up what only the process that submitted it reports (TeraSort's
-/// checksum of the rows read).
-#[derive(Clone, Copy)]
-enum Checksums {
-    Counted,
-    Skipped,
 }
 
 /// A job built from a [`JobSpec`], with what running it needs alongside.
@@ -365,12 +357,12 @@ impl JobSpec {
     /// # Errors
     /// As [`JobSpec::build`].
     pub fn build_in(&self, stores: &Stores, status: Arc<JobStatus>) -> Result<BuiltJob, SpecError> {
-        self.build_with(stores, status, Checksums::Counted)
+        self.build_with(stores, status, RowChecksums::Counted)
     }
 
     /// [`JobSpec::build_in`] for a cluster worker, which runs some of the job's tasks and
     /// reports their counters, not what else their job keeps: TeraSort's map tasks do not
-    /// checksum their rows there ([`sluice_jobs::terasort_job_unchecked`]).
+    /// checksum their rows there ([`RowChecksums::Skipped`]).
     ///
     /// # Errors
     /// As [`JobSpec::build`].
@@ -379,14 +371,14 @@ impl JobSpec {
         stores: &Stores,
         status: Arc<JobStatus>,
     ) -> Result<BuiltJob, SpecError> {
-        self.build_with(stores, status, Checksums::Skipped)
+        self.build_with(stores, status, RowChecksums::Skipped)
     }
 
     fn build_with(
         &self,
         stores: &Stores,
         status: Arc<JobStatus>,
-        checksums: Checksums,
+        checksums: RowChecksums,
     ) -> Result<BuiltJob, SpecError> {
         let reducers = |job: &'static str, reducers: usize| {
             if reducers == 0 {
@@ -485,12 +477,7 @@ impl JobSpec {
                         reducers: r,
                     });
                 }
-                let mut terasort = match checksums {
-                    Checksums::Counted => sluice_jobs::terasort_job(boundaries.clone(), r),
-                    Checksums::Skipped => {
-                        sluice_jobs::terasort_job_unchecked(boundaries.clone(), r)
-                    }
-                };
+                let mut terasort = sluice_jobs::terasort_job(boundaries.clone(), r, checksums);
                 terasort.job.output_codec = output_codec_of(output_codec)?;
                 BuiltJob::TeraSort(terasort)
             }
