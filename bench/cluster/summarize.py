@@ -237,6 +237,8 @@ def load_run(path, setup):
                     "pushed": s.get("pushed_bytes", 0),
                     "received": s.get("received_bytes", 0),
                     "pulled": s.get("pulled_bytes", 0),
+                    "pushing_s": s.get("pushing_micros", 0) / 1e6,
+                    "receiving_s": s.get("receiving_micros", 0) / 1e6,
                     "tasks": f'{w["map_tasks"]}/{w["reduce_tasks"]}' if w else "-",
                 }
             )
@@ -314,6 +316,23 @@ def steady_share(net, link_mbit):
                 shares.append(100 * mbit(rate) / link_mbit)
     if not shares:
         return "-"
+    return f"{min(shares):.0f}–{max(shares):.0f}%"
+
+
+def pushing_share(hosts, link_mbit):
+    """sluice's pushes' rate while at least one was under way, as a share of the link rate:
+    each worker's pushed bytes over its pushing time, and received bytes over its receiving
+    time (record bytes, as the measured link rate counts a stream's payload); lowest and
+    highest over the workers, each direction. What the shuffle got out of a link whenever it
+    had something to send, where the links' rate while data moved also counts moments when
+    no map output was ready."""
+    shares = []
+    for h in hosts:
+        for moved, took in (("pushed", "pushing_s"), ("received", "receiving_s")):
+            if h.get(moved, 0) >= 1_000_000 and h.get(took, 0) > 0:
+                shares.append(100 * mbit(h[moved] / h[took]) / link_mbit)
+    if not shares:
+        return None
     return f"{min(shares):.0f}–{max(shares):.0f}%"
 
 
@@ -479,7 +498,10 @@ def main():
             moving = "" if r["system"] == "local" else (
                 f" (each link while data moved on it: {moving_share(r['net'], link_mbit)} "
                 f"of the rate; without its first and last 0.25 s: "
-                f"{steady_share(r['net'], link_mbit)})")
+                f"{steady_share(r['net'], link_mbit)}"
+                + ("" if r["system"] != "sluice" or pushing_share(r["hosts"], link_mbit) is None
+                   else f"; pushes while under way: {pushing_share(r['hosts'], link_mbit)}")
+                + ")")
             p(f"- {r['name']}: {r['wall']:.2f} s, CPU {r['cpu_total']:.1f} s{busy}, links "
               f"{mb(r['link_bytes'])} MB{moving}; {extra}")
     cmp_file = os.path.join(root, "wordcount-compare.txt")

@@ -551,8 +551,8 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
     let s = &w.shuffle;
     format!(
         "worker {} ({}{}): map tasks={} reduce tasks={} failed attempts={} input={} \
-         pushed={} in {} pushes ({} outputs batched) over {} connections \
-         received={} (to disk {}) pulled={} kept for pulls moved to disk={} \
+         pushed={} in {} pushes ({} outputs batched) over {} connections, pushing for {} \
+         received={} (to disk {}), receiving for {} pulled={} kept for pulls moved to disk={} \
          disk read={} written={} \
          memory budget={} peak reserved={} peak resident={}",
         w.host,
@@ -568,8 +568,10 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
         s.pushes,
         s.batched_outputs,
         s.push_connections,
+        seconds(s.pushing_micros),
         human_bytes(s.received_bytes),
         human_bytes(s.received_to_disk_bytes),
+        seconds(s.receiving_micros),
         human_bytes(s.pulled_bytes),
         human_bytes(s.kept_to_disk_bytes),
         human_bytes(s.disk_read_bytes),
@@ -579,6 +581,11 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
         w.peak_rss_bytes
             .map_or_else(|| "unknown".to_string(), human_bytes),
     )
+}
+
+/// Microseconds as seconds, to the hundredth: `2.05s`.
+fn seconds(micros: u64) -> String {
+    format!("{}.{:02}s", micros / 1_000_000, micros % 1_000_000 / 10_000)
 }
 
 #[cfg(test)]

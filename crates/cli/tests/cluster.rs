@@ -970,7 +970,9 @@ fn pushes_to_a_worker_share_kept_connections() {
             .collect();
         fs::write(input.join(format!("f{f:02}.txt")), text).unwrap();
     }
+    let started = std::time::Instant::now();
     let stats = wordcount_on_workers(dir.path(), &workers, "many", "4");
+    let took = u64::try_from(started.elapsed().as_micros()).unwrap();
     assert!(
         sum(&stats, "pushes") >= 15,
         "each task pushes to the other worker: {stats:?}"
@@ -985,6 +987,14 @@ fn pushes_to_a_worker_share_kept_connections() {
             s["pushes"]
         );
         assert_eq!(s["failed_pushes"].as_u64(), Some(0), "{stats:?}");
+        // Each worker pushed and received for some of the job's time, not more than all of it.
+        for clock in ["pushing_micros", "receiving_micros"] {
+            let micros = s[clock].as_u64().unwrap();
+            assert!(
+                micros > 0 && micros < took,
+                "{clock}: {micros} of {took}: {s}"
+            );
+        }
     }
 }
 

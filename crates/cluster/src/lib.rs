@@ -17,6 +17,7 @@
 //! up. A job's tasks, counters and errors look as they do on one machine.
 #![forbid(unsafe_code)]
 
+mod busy;
 mod coordinator;
 mod error;
 mod link;

@@ -291,6 +291,14 @@ pub struct ShuffleStats {
     pub kept_to_disk_bytes: u64,
     /// Bytes of records pulled from other workers.
     pub pulled_bytes: u64,
+    /// Microseconds during which at least one of this worker's pushes was under way:
+    /// `pushed_bytes` over this time is the rate its pushes got out of its link whenever it
+    /// had something to push.
+    #[serde(default)]
+    pub pushing_micros: u64,
+    /// Microseconds during which at least one push to this worker was being received.
+    #[serde(default)]
+    pub receiving_micros: u64,
     /// Bytes the worker process read from storage (`/proc/self/io` `read_bytes`).
     pub disk_read_bytes: u64,
     /// Bytes the worker process wrote to storage (`write_bytes`).

@@ -29,6 +29,7 @@ use sluice_streaming::ShippedFiles;
 use tokio::runtime::Handle;
 use tokio::task::AbortHandle;
 
+use crate::busy::BusyClock;
 use crate::link::{connect, Link, LinkWriter, Net};
 use crate::protocol::{
     JobStart, PushedTask, ShuffleRequest, ShuffleStats, TaskRef, ToCoordinator, ToWorker,
@@ -921,6 +922,10 @@ struct Counts {
     received_to_disk_bytes: AtomicU64,
     kept_to_disk_bytes: AtomicU64,
     pulled_bytes: AtomicU64,
+    /// Time during which at least one push to another worker was under way.
+    pushing: BusyClock,
+    /// Time during which at least one push from another worker was being received.
+    receiving: BusyClock,
 }
 
 impl RunningJob {
@@ -1283,7 +1288,10 @@ impl RunningJob {
                 .batched_outputs
                 .fetch_add(batched, Ordering::Relaxed);
         }
-        match self.push(addr, stage, outputs) {
+        let pushing = self.counts.pushing.enter();
+        let pushed = self.push(addr, stage, outputs);
+        drop(pushing);
+        match pushed {
             Ok(bytes) => {
                 self.counts.pushed_bytes.fetch_add(bytes, Ordering::Relaxed);
             }
@@ -1417,7 +1425,10 @@ impl RunningJob {
         };
         match request {
             ShuffleRequest::Push { tasks, .. } => {
-                let received = segments::receive(link, &self.host, partitions)?;
+                let receiving = self.counts.receiving.enter();
+                let received = segments::receive(link, &self.host, partitions);
+                drop(receiving);
+                let received = received?;
                 let announced = tasks.iter().map(|t| t.task);
                 if !received.iter().map(|r| r.task).eq(announced) {
                     let reason = "sent other tasks than it announced".to_string();
@@ -1587,10 +1598,18 @@ impl RunningJob {
             received_to_disk_bytes: c.received_to_disk_bytes.load(Ordering::Relaxed),
             kept_to_disk_bytes: c.kept_to_disk_bytes.load(Ordering::Relaxed),
             pulled_bytes: c.pulled_bytes.load(Ordering::Relaxed),
+            pushing_micros: micros(c.pushing.total()),
+            receiving_micros: micros(c.receiving.total()),
             disk_read_bytes: read.saturating_sub(self.io_start.0),
             disk_write_bytes: write.saturating_sub(self.io_start.1),
         }
     }
+}
+
+/// `duration` in whole microseconds (saturating: a worker would have to run for 500,000
+/// years to reach the limit).
+fn micros(duration: std::time::Duration) -> u64 {
+    u64::try_from(duration.as_micros()).unwrap_or(u64::MAX)
 }
 
 /// The copies of task outputs a worker keeps for pulls are the first runs to leave memory when
