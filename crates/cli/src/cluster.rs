@@ -583,14 +583,25 @@ pub(crate) fn worker_line(w: &sluice_cluster::WorkerSummary) -> String {
     )
 }
 
-/// Microseconds as seconds, to the hundredth: `2.05s`.
+/// Microseconds as seconds, to the hundredth, as the job's phases are printed: `2.05 s`.
 fn seconds(micros: u64) -> String {
-    format!("{}.{:02}s", micros / 1_000_000, micros % 1_000_000 / 10_000)
+    format!(
+        "{}.{:02} s",
+        micros / 1_000_000,
+        micros % 1_000_000 / 10_000
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_times_are_printed_as_the_phases_are() {
+        assert_eq!(seconds(0), "0.00 s");
+        assert_eq!(seconds(2_059_999), "2.05 s");
+        assert_eq!(seconds(61_000_000), "61.00 s");
+    }
 
     #[test]
     fn the_coordinator_address_names_a_host_the_workers_can_reach() {
