@@ -1297,6 +1297,11 @@ impl RunningJob {
             }
             Err(e) => {
                 self.counts.failed_pushes.fetch_add(1, Ordering::Relaxed);
+                // The job is ending (interrupted, or failed elsewhere): its shuffle has closed,
+                // nothing will be pulled, and the note would only mislead.
+                if self.host.status().is_cancelled() {
+                    return;
+                }
                 let tasks: Vec<String> = outputs.iter().map(|o| o.task.to_string()).collect();
                 log(&format!(
                     "job {}: pushing the output of task {} to worker {owner} ({addr}) \
