@@ -410,8 +410,8 @@ def main():
     p()
     p("| job | system | shuffled (MB) | over the links (MB) | shuffled / (map+reduce time) | "
       "busiest link, mean over the job | busiest second on a link | of the link rate | "
-      "each link while data moved on it |")
-    p("|---|---|---:|---:|---:|---:|---:|---:|---:|")
+      "each link while data moved on it | sluice's pushes while under way |")
+    p("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for job in jobs:
         for system in ("sluice", "hadoop"):
             rs = runs.get((job, system))
@@ -424,7 +424,8 @@ def main():
             p(f"| {job} | {system} | {mb(r['shuffle_bytes'])} ({what}) | {mb(r['link_bytes'])} | "
               f"{r['shuffle_bytes'] / MB / r['shuffle_seconds']:.0f} MB/s over {r['shuffle_seconds']:.2f} s | "
               f"{mean_busiest:.0f} Mbit/s | {peak:.0f} Mbit/s | {100 * peak / link_mbit:.0f}% | "
-              f"{moving_share(r['net'], link_mbit)} |")
+              f"{moving_share(r['net'], link_mbit)} | "
+              f"{(pushing_share(r['hosts'], link_mbit) if system == 'sluice' else None) or '-'} |")
     p()
     p("**Local disk per host** (the median run; bytes the host's worker, or NodeManager and its "
       "containers, read from and wrote to the device, /proc/PID/io; MB = 10^6 bytes). "
