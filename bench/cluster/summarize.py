@@ -496,12 +496,12 @@ def main():
             busy = "" if m is None else (
                 f" (machine: {m['busy']:.1f} CPU-s busy, {m['idle']:.1f} idle, "
                 f"over {m['seconds']:.1f} s)")
+            pushing = pushing_share(r["hosts"], link_mbit) if r["system"] == "sluice" else None
             moving = "" if r["system"] == "local" else (
                 f" (each link while data moved on it: {moving_share(r['net'], link_mbit)} "
                 f"of the rate; without its first and last 0.25 s: "
                 f"{steady_share(r['net'], link_mbit)}"
-                + ("" if r["system"] != "sluice" or pushing_share(r["hosts"], link_mbit) is None
-                   else f"; pushes while under way: {pushing_share(r['hosts'], link_mbit)}")
+                + ("" if pushing is None else f"; pushes while under way: {pushing}")
                 + ")")
             p(f"- {r['name']}: {r['wall']:.2f} s, CPU {r['cpu_total']:.1f} s{busy}, links "
               f"{mb(r['link_bytes'])} MB{moving}; {extra}")

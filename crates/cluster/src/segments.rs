@@ -185,13 +185,14 @@ fn send_runs(
             .map(|p| run.partition_bytes(*p).unwrap_or(0))
             .sum();
         link.send_parts(&[&[RUN], &json(&RunHeader { bytes })?])?;
+        // A run in memory holds its records encoded as a frame carries them: they go as
+        // they are, straight from the run's buffer.
+        let image = run.memory_image();
         for p in wanted {
             let tag = u32::try_from(p)
                 .map_err(|_| ClusterError::Setup(format!("partition {p} does not fit a frame")))?
                 .to_be_bytes();
-            // A run in memory holds its records encoded as a frame carries them: they go as
-            // they are, straight from the run's buffer.
-            if let Some(encoded) = run.memory_image().and_then(|image| image.partition(p)) {
+            if let Some(encoded) = image.and_then(|image| image.partition(p)) {
                 send_encoded(link, tag, &encoded)?;
                 records += encoded.records;
                 continue;

@@ -53,7 +53,7 @@ impl<'a> MemoryImage<'a> {
         Some(EncodedPartition {
             bytes: self.bytes.get(range.clone())?,
             records: self.records.get(partition).copied().unwrap_or(0),
-            marks: &self.marks[first..last],
+            marks: self.marks.get(first..last).unwrap_or(&[]),
             base: range.start,
         })
     }
