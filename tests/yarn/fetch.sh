@@ -13,7 +13,7 @@ stamp="$lib/.complete"
 
 if [ -f "$stamp" ] && ls "$lib"/hadoop-minicluster-3.4.3.jar "$lib"/hadoop-yarn-server-tests-3.4.3-tests.jar \
     "$lib"/junit-4.13.2.jar "$lib"/hadoop-mapreduce-client-jobclient-3.4.3-tests.jar \
-    "$lib"/hadoop-mapreduce-examples-3.4.2.jar >/dev/null 2>&1; then
+    "$lib"/hadoop-mapreduce-examples-3.4.2.jar "$lib"/hadoop-streaming-3.4.2.jar >/dev/null 2>&1; then
     exit 0
 fi
 

@@ -50,7 +50,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("mapred.max.reduce.failures.percent", "10"),
     ("mapreduce.map.skip.maxrecords", "1"),
     ("mapreduce.reduce.skip.maxgroups", "1"),
-    ("mapreduce.map.env", "A=1"),
     ("mapreduce.job.cache.files", "/x/y.txt"),
     ("mapreduce.job.working.dir", "/elsewhere"),
     ("fs.defaultFS", "gs://bucket"),

@@ -21,6 +21,10 @@
 //! of its native merge, and no bytes on the reduce side's disk unless the job gives the merge
 //! too little memory (then its spill files, and still Hadoop's output).
 //!
+//! The same cluster runs one Hadoop Streaming job whose programs print the variables YARN's
+//! tasks get from `mapreduce.map.env` and its kin (`tests/yarn/streaming-task-env`): its
+//! output must be the case's `expected`, which `sluice streaming` is held to as well.
+//!
 //! Inputs and outputs are on the cluster's HDFS (the driver copies them), as the distributed
 //! cache (`-libjars`, terasort's partition file) needs. The jars come from `make yarn` (`target/yarn/lib`: the minicluster, the examples) and
 //! `make plugin` (`target/plugin/sluice-plugin.jar`).
@@ -126,6 +130,55 @@ fn write_inputs(scratch: &Path) {
     put("text", "a.txt", text(25_000, 8, 50_000, 1));
     put("text", "b.txt", text(20_000, 8, 50_000, 2));
     put("pairs", "pairs.txt", pairs(2000, 4));
+    let case = root().join(TASK_ENV);
+    put(
+        "task-env",
+        "part",
+        fs::read_to_string(case.join("input/part")).unwrap(),
+    );
+}
+
+/// A Hadoop Streaming job whose programs print the variables the cluster set from
+/// `mapreduce.map.env` and its kin: its output is the reference `sluice streaming` is held to
+/// (`crates/cli/tests/streaming_task_env.rs`), kept in the case's `expected`.
+const TASK_ENV: &str = "tests/yarn/streaming-task-env";
+
+/// The streaming job of [`TASK_ENV`]: its arguments, with the case's places filled in.
+fn task_env_arguments() -> Vec<String> {
+    let case = root().join(TASK_ENV);
+    let args = fs::read_to_string(case.join("args")).unwrap();
+    let mut out = vec!["org.apache.hadoop.streaming.HadoopStreaming".to_string()];
+    out.extend(args.lines().map(|line| {
+        line.replace("{case}", &case.display().to_string())
+            .replace("{input}", "/in/task-env")
+            .replace("{output}", "/out/streaming-task-env")
+    }));
+    out
+}
+
+/// Hadoop's output of [`TASK_ENV`] is the case's `expected`.
+fn check_task_env(scratch: &Path) -> Result<(), String> {
+    let result = scratch.join("results/streaming-task-env");
+    let exit = fs::read_to_string(result.join("exit")).unwrap_or_default();
+    let log = fs::read_to_string(result.join("log")).unwrap_or_default();
+    if exit.trim() != "0" {
+        return Err(format!("exited {exit}:\n{log}"));
+    }
+    if !log.contains("Running job: job_") || log.contains("job_local") {
+        return Err(format!("did not run on YARN:\n{log}"));
+    }
+    let output = outputs(&scratch.join("out/streaming-task-env"));
+    let expected = fs::read(root().join(TASK_ENV).join("expected")).unwrap();
+    match output.get("part-00000") {
+        Some(part) if output.len() == 1 && *part == expected => Ok(()),
+        _ => Err(format!(
+            "the output is not {TASK_ENV}/expected: {:?}",
+            output
+                .iter()
+                .map(|(name, bytes)| (name, String::from_utf8_lossy(bytes)))
+                .collect::<Vec<_>>()
+        )),
+    }
 }
 
 /// The class, the generic options, then the arguments with their places filled in.
@@ -372,6 +425,12 @@ fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector_and_me
             );
         }
     }
+    case(
+        &mut manifest,
+        "streaming-task-env",
+        &scratch.join("results/streaming-task-env"),
+        &task_env_arguments(),
+    );
     fs::write(scratch.join("manifest"), manifest).unwrap();
 
     // The plugin jar is not on this classpath: the containers get the driver's classpath
@@ -409,7 +468,7 @@ fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector_and_me
     let exit = fs::read_to_string(scratch.join("results/teragen/exit"));
     assert_eq!(exit.unwrap_or_default().trim(), "0", "teragen failed");
 
-    let failures: Vec<String> = JOBS
+    let mut failures: Vec<String> = JOBS
         .iter()
         .filter_map(|job| {
             check(job, scratch)
@@ -417,6 +476,9 @@ fn hadoop_examples_on_yarn_give_the_same_output_with_the_native_collector_and_me
                 .map(|e| format!("{}: {e}", job.name))
         })
         .collect();
+    if let Err(e) = check_task_env(scratch) {
+        failures.push(format!("streaming-task-env: {e}"));
+    }
     if !failures.is_empty() {
         panic!(
             "{}\n\n(kept in {})",

@@ -32,6 +32,7 @@ const DEPRECATED: &[(&str, &str)] = &[
     ),
     ("mapred.job.id", "mapreduce.job.id"),
     ("mapred.job.name", "mapreduce.job.name"),
+    ("mapred.map.child.env", "mapreduce.map.env"),
     ("mapred.map.max.attempts", "mapreduce.map.maxattempts"),
     ("mapred.map.tasks", "mapreduce.job.maps"),
     (
@@ -75,6 +76,7 @@ const DEPRECATED: &[(&str, &str)] = &[
         "mapred.output.value.class",
         "mapreduce.job.output.value.class",
     ),
+    ("mapred.reduce.child.env", "mapreduce.reduce.env"),
     ("mapred.reduce.max.attempts", "mapreduce.reduce.maxattempts"),
     ("mapred.reduce.tasks", "mapreduce.job.reduces"),
     ("mapred.task.id", "mapreduce.task.attempt.id"),

@@ -184,6 +184,7 @@ pub fn build_with(
     let mut conf = args.conf.substituted()?;
     // Refused settings first: an unknown default file system is reported as the setting.
     super::keys::check(args, &conf, stores)?;
+    super::task_env::check(&conf)?;
     let output = args.output_location()?;
 
     // Reducers: -numReduceTasks / mapreduce.job.reduces, or none with -reducer NONE.

@@ -190,9 +190,10 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.map.skip.proc-count.auto-incr", &["mapred.skip.map.auto.incr.proc.count"], Ignored("only acts in skipping mode, which sluice refuses")),
     key("mapreduce.reduce.skip.proc-count.auto-incr", &["mapred.skip.reduce.auto.incr.proc.count"], Ignored("only acts in skipping mode, which sluice refuses")),
     // The programs' environment and files.
-    key("mapreduce.map.env", &[], Refused(Nothing, "on a cluster these variables reach the programs; sluice does not set them: use -cmdenv")),
-    key("mapreduce.reduce.env", &[], Refused(Nothing, "on a cluster these variables reach the programs; sluice does not set them: use -cmdenv")),
-    key("mapred.child.env", &[], Refused(Nothing, "on a cluster these variables reach the programs; sluice does not set them: use -cmdenv")),
+    key("mapreduce.map.env", &["mapred.map.child.env"], Honoured("NAME=VALUE,... variables in the mapper's and combiner's environment, as a cluster sets them (mapreduce.map.env.NAME=VALUE too; $NAME expanded); -cmdenv overrides them")),
+    key("mapreduce.reduce.env", &["mapred.reduce.child.env"], Honoured("NAME=VALUE,... variables in the reducer's environment, as mapreduce.map.env")),
+    key("mapred.child.env", &[], Honoured("the variables of map and reduce tasks whose own key (mapreduce.map.env, mapreduce.reduce.env) is not set")),
+    key("mapreduce.admin.user.env", &[], Honoured("variables set before the task's own ones (a name set by both gets both values, joined by :); unlike Hadoop, no default")),
     key("mapreduce.job.cache.files", &[], Refused(Nothing, "files for the tasks' working directory: use -files")),
     key("mapreduce.job.cache.archives", &[], Refused(Nothing, "archives are not unpacked by sluice; unpack them and pass the files with -files")),
     key("mapreduce.job.working.dir", &["mapred.working.dir"], Refused(When(working_dir_default), "relative -input and -output paths would be resolved against it; sluice resolves them against its own working directory")),
@@ -580,6 +581,7 @@ mod tests {
             ("protocol.rs", include_str!("protocol.rs")),
             ("command.rs", include_str!("command.rs")),
             ("scratch.rs", include_str!("scratch.rs")),
+            ("task_env.rs", include_str!("task_env.rs")),
             ("lib.rs", include_str!("lib.rs")),
             (
                 "cli streaming.rs",

@@ -46,6 +46,7 @@ mod scratch;
 pub mod seqout;
 pub mod submission;
 mod task;
+mod task_env;
 
 use std::io;
 use std::path::PathBuf;

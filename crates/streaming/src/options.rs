@@ -494,10 +494,12 @@ Keys understood (old Hadoop 1 names are accepted too):
   sluice.keep.logs                            true: keep the programs' stderr logs of a
                                               successful job (a failed job's are kept)
 
-The programs get the job configuration as environment variables (dots and other
-punctuation become '_': mapreduce_task_id, mapreduce_map_input_file, ...), then the -cmdenv
-variables. A line 'reporter:counter:GROUP,NAME,AMOUNT' or 'reporter:status:MESSAGE' on a
-program's stderr updates a counter or the task status; other stderr goes to the task's log.
+The programs start with the variables of -D mapreduce.map.env (mappers and combiners) or
+mapreduce.reduce.env (reducers), NAME=VALUE,... as on a Hadoop cluster; then they get the
+job configuration as environment variables (dots and other punctuation become '_':
+mapreduce_task_id, mapreduce_map_input_file, ...), then the -cmdenv variables. A line
+'reporter:counter:GROUP,NAME,AMOUNT' or 'reporter:status:MESSAGE' on a program's stderr
+updates a counter or the task status; other stderr goes to the task's log.
 ";
 
 #[cfg(test)]

@@ -13,10 +13,11 @@ use super::conf::{env_var_name, JobConf};
 use super::process::{input_error, run_program};
 use super::program::{ProgramSpec, ShmSides};
 use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
+use super::task_env::{self, task_environment};
 use super::{program_error, ProgramError};
 use sluice_api::{
-    AttemptId, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput,
-    TaskContext, Values,
+    AttemptId, ClientError, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer,
+    SortedInput, TaskContext, Values,
 };
 use sluice_hadoop::writable::WritableReader;
 use sluice_hadoop::writable_type::WritableType;
@@ -330,14 +331,6 @@ impl Program {
             }
             .into());
         };
-        let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
-        let Some(program_path) = resolve_program(program, &dirs, job.path_var.as_deref()) else {
-            return Err(ProgramError::NotFound {
-                command: self.command.clone(),
-                program: program.clone(),
-            }
-            .into());
-        };
         let (task_id, attempt_id) = task_ids(&job.job_id, ctx.is_map, ctx.task, ctx.attempt);
         let mut per_task: Vec<(&str, String)> = vec![
             ("mapreduce.task.id", task_id),
@@ -346,18 +339,31 @@ impl Program {
             ("mapreduce.task.ismap", ctx.is_map.to_string()),
         ];
         per_task.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
+        // The variables a cluster gives the task itself (`mapreduce.map.env`...): the
+        // program inherits them, and its own variables below override them. Checked when the
+        // job was built, so an error here is not the program's.
+        let mut env = task_environment(&job.conf, ctx.is_map, &per_task, &|name| {
+            std::env::var(name).ok()
+        })
+        .map_err(|e| ExecError::Client(ClientError::new(e, false)))?;
+        // Hadoop's task looks for the program in its own PATH, which those variables may set.
+        let path_var = task_env::path(&env).or(job.path_var.as_deref());
+        let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
+        let Some(program_path) = resolve_program(program, &dirs, path_var) else {
+            return Err(ProgramError::NotFound {
+                command: self.command.clone(),
+                program: program.clone(),
+            }
+            .into());
+        };
         // As Hadoop's task reads its configuration: what names the task is known here.
-        let mut env: Vec<(String, String)> = job
-            .env
-            .iter()
-            .map(|(name, value)| {
-                let value = job
-                    .conf
-                    .substitute(value, &per_task)
-                    .unwrap_or_else(|_| value.clone());
-                (name.clone(), value)
-            })
-            .collect();
+        env.extend(job.env.iter().map(|(name, value)| {
+            let value = job
+                .conf
+                .substitute(value, &per_task)
+                .unwrap_or_else(|_| value.clone());
+            (name.clone(), value)
+        }));
         let mut add = |key: &str, value: String| {
             env.push((env_var_name(key), value.clone()));
             if let Some(old) = super::conf::deprecated_alias(key) {
