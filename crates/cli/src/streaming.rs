@@ -6,7 +6,7 @@
 //! `-D sluice.console=sluice` gives sluice's own layout instead (a progress bar on a terminal,
 //! then a summary).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -160,6 +160,20 @@ fn run_here_or_on(
     })
 }
 
+/// `-conf` and `HADOOP_CONF_DIR`'s `mapred-site.xml` (by absolute path), when the variable
+/// names a directory that has one; nothing otherwise, as Hadoop does without the file.
+fn site_conf_args() -> Vec<String> {
+    let Some(dir) = std::env::var_os("HADOOP_CONF_DIR").filter(|d| !d.is_empty()) else {
+        return Vec::new();
+    };
+    let site = Path::new(&dir).join("mapred-site.xml");
+    if !site.is_file() {
+        return Vec::new();
+    }
+    let site = std::path::absolute(&site).unwrap_or(site);
+    vec!["-conf".to_string(), site.display().to_string()]
+}
+
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1
 /// usage error or failed job, 5 missing input or existing output; 130 when interrupted.
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
@@ -172,6 +186,9 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             ))
         }
     };
+    // HADOOP_CONF_DIR's mapred-site.xml first, as the first -conf file: Hadoop's job reads it
+    // beneath the command line's settings. Shipped to workers as any -conf file is.
+    let args: Vec<String> = site_conf_args().into_iter().chain(args).collect();
     let args = &args[..];
     let parsed = match sluice_streaming::parse_args(args) {
         Ok(parsed) => parsed,

@@ -1,7 +1,7 @@
 //! The job configuration of a streaming job: Hadoop's `-D` keys, `-conf` files and the keys the
 //! job sets itself, with Hadoop's deprecated key names understood.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use super::StreamingError;
@@ -122,6 +122,12 @@ const JAVA_INT_MAX: usize = 2_147_483_647;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct JobConf {
     entries: BTreeMap<String, String>,
+    /// Keys a configuration file marked `<final>true</final>`: files read later do not change
+    /// them; [`JobConf::set`] (a `-D` setting) still does, as in Hadoop.
+    finals: BTreeSet<String>,
+    /// The file each key's value was read from (for messages, and because Hadoop keeps such a
+    /// key under its current name alone); a key set otherwise has none.
+    origins: BTreeMap<String, String>,
 }
 
 impl JobConf {
@@ -132,8 +138,25 @@ impl JobConf {
 
     /// Sets `key` (current or deprecated name) to `value`.
     pub fn set(&mut self, key: &str, value: impl Into<String>) {
-        self.entries
-            .insert(current_name(key).to_string(), value.into());
+        let key = current_name(key);
+        self.origins.remove(key);
+        self.entries.insert(key.to_string(), value.into());
+    }
+
+    /// The configuration file `key`'s value was read from, if it was read from one.
+    pub fn origin(&self, key: &str) -> Option<&str> {
+        self.origins.get(current_name(key)).map(String::as_str)
+    }
+
+    /// This configuration (the files' settings) with every setting of `settings` (the
+    /// command line's) on top, as Hadoop's `-D` settings override the `-conf` files whatever
+    /// their order on the command line, final keys included.
+    pub fn overridden_by(mut self, settings: JobConf) -> JobConf {
+        for (key, value) in settings.entries {
+            self.origins.remove(&key);
+            self.entries.insert(key, value);
+        }
+        self
     }
 
     /// Sets `key` only if it has no value yet.
@@ -213,12 +236,15 @@ impl JobConf {
         }
     }
 
-    /// Every setting, as `(name, value)`; a key with a deprecated name appears under both.
+    /// Every setting, as `(name, value)`; a key with a deprecated name appears under both
+    /// when it was set (`-D`, the job), under its current name alone when it was read from a
+    /// file, as Hadoop keeps them (`Configuration.set` sets every name of a key; a resource
+    /// is stored under the current name).
     pub fn entries_with_aliases(&self) -> Vec<(&str, &str)> {
         let mut all = Vec::with_capacity(self.entries.len());
         for (key, value) in &self.entries {
             all.push((key.as_str(), value.as_str()));
-            if let Some(old) = deprecated_alias(key) {
+            if let Some(old) = deprecated_alias(key).filter(|_| !self.origins.contains_key(key)) {
                 all.push((old, value.as_str()));
             }
         }
@@ -260,7 +286,11 @@ impl JobConf {
                 .map_err(|e| StreamingError::Usage(format!("setting {key}: {e}")))?;
             entries.insert(key.clone(), value);
         }
-        Ok(JobConf { entries })
+        Ok(JobConf {
+            entries,
+            finals: self.finals.clone(),
+            origins: self.origins.clone(),
+        })
     }
 
     /// Reads a Hadoop configuration file (`<configuration><property><name>..</name>
@@ -272,7 +302,8 @@ impl JobConf {
         let bad =
             |detail: String| StreamingError::Usage(format!("-conf {}: {detail}", path.display()));
         let text = std::fs::read_to_string(path).map_err(|e| bad(e.to_string()))?;
-        self.load_xml_text(&text).map_err(bad)
+        self.load_properties(&text, Some(&path.display().to_string()))
+            .map_err(bad)
     }
 
     /// Reads the text of a Hadoop configuration file into this configuration: what
@@ -282,6 +313,13 @@ impl JobConf {
     /// # Errors
     /// Why the text is not such a file. Properties read before the error are kept.
     pub fn load_xml_text(&mut self, text: &str) -> Result<(), String> {
+        self.load_properties(text, None)
+    }
+
+    /// Reads the properties of a configuration file's text, as Hadoop's `Configuration` loads
+    /// a resource: a key an earlier file marked final keeps its value; `origin` names the
+    /// file for messages.
+    fn load_properties(&mut self, text: &str, origin: Option<&str>) -> Result<(), String> {
         let doc = roxmltree::Document::parse(text).map_err(|e| e.to_string())?;
         let root = doc.root_element();
         if root.tag_name().name() != "configuration" {
@@ -295,7 +333,18 @@ impl JobConf {
                     .map(|n| n.text().unwrap_or("").trim().to_string())
             };
             match (field("name"), field("value")) {
-                (Some(name), Some(value)) if !name.is_empty() => self.set(&name, value),
+                (Some(name), Some(value)) if !name.is_empty() => {
+                    let key = current_name(&name).to_string();
+                    if self.finals.contains(&key) {
+                        continue;
+                    }
+                    if field("final").as_deref() == Some("true") {
+                        self.finals.insert(key.clone());
+                    }
+                    let file = origin.unwrap_or("a configuration file");
+                    self.origins.insert(key.clone(), file.to_string());
+                    self.entries.insert(key, value);
+                }
                 (Some(name), None) if !name.is_empty() => {}
                 _ => return Err("a <property> without a <name>".into()),
             }
@@ -413,5 +462,67 @@ mod tests {
         assert!(conf.load_xml(&path).is_err());
         std::fs::write(&path, "<configuration><property>").unwrap();
         assert!(conf.load_xml(&path).is_err());
+    }
+
+    /// What Hadoop 3.4's `JobConf` does with two resources and a `set` (checked with a small
+    /// Java program against Hadoop's jars; the differential case
+    /// `conf-files-beneath-the-command-line` runs it through Hadoop Streaming).
+    #[test]
+    fn a_key_a_file_marks_final_keeps_its_value_against_later_files_not_against_settings() {
+        let mut conf = JobConf::new();
+        conf.load_xml_text(
+            "<configuration>\
+             <property><name>locked</name><value>first</value><final>true</final></property>\
+             <property><name>mapred.job.name</name><value>first</value><final>true</final></property>\
+             <property><name>open</name><value>first</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        conf.load_xml_text(
+            "<configuration>\
+             <property><name>locked</name><value>second</value></property>\
+             <property><name>mapreduce.job.name</name><value>second</value></property>\
+             <property><name>open</name><value>second</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        assert_eq!(conf.get("locked"), Some("first"));
+        assert_eq!(conf.get("mapreduce.job.name"), Some("first"));
+        assert_eq!(conf.get("open"), Some("second"));
+        let mut settings = JobConf::new();
+        settings.set("locked", "set");
+        let conf = conf.overridden_by(settings);
+        assert_eq!(conf.get("locked"), Some("set"));
+        assert_eq!(conf.origin("locked"), None);
+        assert_eq!(conf.origin("open"), Some("a configuration file"));
+    }
+
+    #[test]
+    fn keys_read_from_files_are_kept_under_their_current_name_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("conf.xml");
+        std::fs::write(
+            &path,
+            "<configuration><property><name>mapred.job.name</name><value>j</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        let mut conf = JobConf::new();
+        conf.load_xml(&path).unwrap();
+        conf.set("mapreduce.job.reduces", "2");
+        let mut entries = conf.entries_with_aliases();
+        entries.sort_unstable();
+        assert_eq!(
+            entries,
+            [
+                ("mapred.reduce.tasks", "2"),
+                ("mapreduce.job.name", "j"),
+                ("mapreduce.job.reduces", "2")
+            ]
+        );
+        assert_eq!(
+            conf.origin("mapred.job.name"),
+            Some(path.display().to_string().as_str())
+        );
     }
 }

@@ -286,9 +286,13 @@ pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<()
                     } else {
                         format!(" (old name {})", aliases.join(", "))
                     };
-                    return Err(StreamingError::Usage(format!(
-                        "-D {name}={value}{also}: {why}"
-                    )));
+                    return Err(StreamingError::Usage(match conf.origin(name) {
+                        None => format!("-D {name}={value}{also}: {why}"),
+                        Some(file) => format!(
+                            "{file} sets {name}={value}{also}: {why} (a -D {name}=... setting \
+                             overrides the file)"
+                        ),
+                    }));
                 }
             }
         }

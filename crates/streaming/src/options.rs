@@ -167,6 +167,9 @@ pub fn parse_shipped_args(
     // Hadoop's ToolRunner takes generic options only before the first streaming option.
     let mut streaming_seen = false;
     let mut cmdenv: Vec<String> = Vec::new();
+    // The -conf files' settings: Hadoop loads them as resources beneath every setting of the
+    // command line (-fs, -D, the streaming options), wherever they stand in it.
+    let mut resources = JobConf::new();
     while i < args.len() {
         let arg = args[i].as_str();
         let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
@@ -197,7 +200,7 @@ pub fn parse_shipped_args(
             }
             "-conf" => {
                 let file = value("-conf")?;
-                parsed.conf.load_xml(&shipped.locate("-conf", &file)?)?;
+                resources.load_xml(&shipped.locate("-conf", &file)?)?;
                 parsed.conf_files.push(file);
             }
             "-jt" => {
@@ -295,6 +298,7 @@ pub fn parse_shipped_args(
         environment.push_str(setting);
     }
     parsed.conf.set("stream.addenvironment", environment);
+    parsed.conf = resources.overridden_by(std::mem::take(&mut parsed.conf));
     parsed.cmdenv = split_environment(&joined).collect();
     Ok(parsed)
 }
