@@ -186,14 +186,29 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             ))
         }
     };
-    // HADOOP_CONF_DIR's mapred-site.xml first, as the first -conf file: Hadoop's job reads it
-    // beneath the command line's settings. Shipped to workers as any -conf file is.
-    let args: Vec<String> = site_conf_args().into_iter().chain(args).collect();
-    let args = &args[..];
-    let parsed = match sluice_streaming::parse_args(args) {
+    let parsed = match sluice_streaming::parse_args(&args) {
         Ok(parsed) => parsed,
-        Err(e) => return Ok(usage_error(Console::for_unparsed(args), &e)),
+        Err(e) => return Ok(usage_error(Console::for_unparsed(&args), &e)),
     };
+    // HADOOP_CONF_DIR's mapred-site.xml first, as the first -conf file: Hadoop's job reads it
+    // beneath the command line's settings. Shipped to workers as any -conf file is. (Not
+    // before -help: a site file that does not parse must not hide the usage.)
+    let site = site_conf_args();
+    let (args, parsed) = if site.is_empty() || parsed.action != Action::Run {
+        (args, parsed)
+    } else {
+        let args: Vec<String> = site.into_iter().chain(args).collect();
+        match sluice_streaming::parse_args(&args) {
+            Ok(parsed) => (args, parsed),
+            Err(e) => {
+                let e = StreamingError::Usage(format!(
+                    "{e} (HADOOP_CONF_DIR's site file: mend it, or unset HADOOP_CONF_DIR)"
+                ));
+                return Ok(usage_error(Console::for_unparsed(&args), &e));
+            }
+        }
+    };
+    let args = &args[..];
     match parsed.action {
         Action::Help => {
             print!("{}", sluice_streaming::USAGE);

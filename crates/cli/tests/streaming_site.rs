@@ -225,3 +225,28 @@ fn on_workers_the_submitters_site_file_counts() {
     );
     assert!(workers.scratch_is_empty());
 }
+
+#[test]
+fn a_site_file_that_does_not_parse_fails_jobs_naming_it_but_not_the_usage() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("conf");
+    fs::create_dir_all(&site).unwrap();
+    fs::write(site.join("mapred-site.xml"), "<configuration><property>").unwrap();
+    let help = Command::new(SLUICE)
+        .args(["streaming", "-help"])
+        .env("HADOOP_CONF_DIR", &site)
+        .output()
+        .unwrap();
+    assert_ok(&help);
+    assert!(String::from_utf8_lossy(&help.stdout).starts_with("Usage: sluice streaming"));
+
+    let out = job(dir.path(), &site, &[], "out");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&site.join("mapred-site.xml").display().to_string())
+            && stderr.contains("HADOOP_CONF_DIR"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out").exists());
+}
