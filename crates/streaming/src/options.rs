@@ -170,6 +170,8 @@ pub fn parse_shipped_args(
     // The -conf files' settings: Hadoop loads them as resources beneath every setting of the
     // command line (-fs, -D, the streaming options), wherever they stand in it.
     let mut resources = JobConf::new();
+    // -fs: Hadoop sets it before any -D, so a -D fs.defaultFS wins wherever it stands.
+    let mut fs_option = None;
     while i < args.len() {
         let arg = args[i].as_str();
         let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
@@ -219,7 +221,7 @@ pub fn parse_shipped_args(
                          (hdfs://namenode:port) and S3 (s3://bucket)"
                     )));
                 }
-                parsed.conf.set("fs.defaultFS", fs);
+                fs_option = Some(fs);
             }
             "-files" => {
                 let list = value("-files")?;
@@ -298,6 +300,11 @@ pub fn parse_shipped_args(
         environment.push_str(setting);
     }
     parsed.conf.set("stream.addenvironment", environment);
+    if let Some(fs) = fs_option {
+        if parsed.conf.get("fs.defaultFS").is_none() {
+            parsed.conf.set("fs.defaultFS", fs);
+        }
+    }
     parsed.conf = resources.overridden_by(std::mem::take(&mut parsed.conf));
     parsed.cmdenv = split_environment(&joined).collect();
     Ok(parsed)
@@ -669,5 +676,44 @@ mod tests {
         );
         let parsed = parse_args(&args(&["-output", "gs://b/out"])).unwrap();
         assert!(parsed.output_location().is_err());
+    }
+
+    /// Hadoop's `GenericOptionsParser` applies `-fs`, then the `-conf` files (as resources
+    /// beneath), then every `-D`, whatever their order; streaming's own options come after.
+    #[test]
+    fn the_command_line_stacks_as_hadoops_generic_options_parser_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let conf = dir.path().join("c.xml");
+        std::fs::write(
+            &conf,
+            "<configuration>\
+             <property><name>a</name><value>file</value></property>\
+             <property><name>b</name><value>file</value></property>\
+             <property><name>mapreduce.job.reduces</name><value>7</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        let conf = conf.display().to_string();
+        let parsed = parse_args(&args(&[
+            "-D",
+            "fs.defaultFS=hdfs://from-d:8020",
+            "-fs",
+            "hdfs://from-fs:8020",
+            "-D",
+            "a=dash-d",
+            "-conf",
+            &conf,
+            "-numReduceTasks",
+            "2",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.conf.get("fs.defaultFS"), Some("hdfs://from-d:8020"));
+        assert_eq!(parsed.conf.get("a"), Some("dash-d"));
+        assert_eq!(parsed.conf.get("b"), Some("file"));
+        assert_eq!(parsed.conf.get("mapreduce.job.reduces"), Some("2"));
+        assert_eq!(parsed.conf.origin("b"), Some(conf.as_str()));
+        assert_eq!(parsed.conf.origin("a"), None);
+        let parsed = parse_args(&args(&["-fs", "hdfs://from-fs:8020"])).unwrap();
+        assert_eq!(parsed.conf.get("fs.defaultFS"), Some("hdfs://from-fs:8020"));
     }
 }
