@@ -35,9 +35,14 @@ fn case_arguments(output: &Path) -> Vec<String> {
         .collect()
 }
 
+/// Runs `sluice ARGS` in `cwd` with `env` set, and without the `LD_LIBRARY_PATH` the test
+/// runner may have (a YARN container's has only its directory and what the job adds).
 fn sluice(args: &[String], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut command = Command::new(SLUICE);
-    command.args(args).current_dir(cwd);
+    command
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("LD_LIBRARY_PATH");
     for (name, value) in env {
         command.env(name, value);
     }
@@ -77,7 +82,8 @@ fn the_programs_get_the_variables_hadoops_tasks_get_on_yarn() {
 fn on_workers_the_programs_get_the_same_variables_expanded_from_the_workers_environment() {
     let dir = tempfile::tempdir().unwrap();
     let workers = Workers::start(Path::new(SLUICE), &dir.path().join("w"), 2, "256MiB", |c| {
-        c.env("SLUICE_WORKER_ONLY", "from the worker");
+        c.env("SLUICE_WORKER_ONLY", "from the worker")
+            .env_remove("LD_LIBRARY_PATH");
     });
     let output = dir.path().join("out");
     let mut args = vec!["streaming".to_string()];
@@ -187,4 +193,61 @@ fn a_variable_key_without_a_variable_name_is_refused_before_the_job_starts() {
         "{stderr}"
     );
     assert!(!dir.path().join("out").exists());
+}
+
+/// A C++ or C mapper linked against a library shipped beside it with `-files` runs, as on
+/// YARN, where the container's directory starts `LD_LIBRARY_PATH` (the loader finds no
+/// library there otherwise: the program is built without a run path).
+#[test]
+fn a_program_finds_a_library_shipped_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let build = dir.path().join("build");
+    fs::create_dir(&build).unwrap();
+    fs::write(
+        build.join("greet.c"),
+        "const char *greeting(void) { return \"hello from the library\"; }\n",
+    )
+    .unwrap();
+    fs::write(
+        build.join("mapper.c"),
+        "#include <stdio.h>\nconst char *greeting(void);\n\
+         int main(void) { char line[256]; while (fgets(line, sizeof line, stdin)) {} \
+         printf(\"%s\\n\", greeting()); return 0; }\n",
+    )
+    .unwrap();
+    let cc = |args: &[&str]| {
+        let status = Command::new("cc")
+            .args(args)
+            .current_dir(&build)
+            .status()
+            .unwrap_or_else(|e| panic!("cannot run cc (a C compiler is needed): {e}"));
+        assert!(status.success(), "cc {args:?}");
+    };
+    cc(&["-shared", "-fPIC", "-o", "libgreet.so", "greet.c"]);
+    cc(&["-o", "mapper", "mapper.c", "-L.", "-lgreet"]);
+    let input = case().join("input").display().to_string();
+    let files = format!(
+        "{},{}",
+        build.join("libgreet.so").display(),
+        build.join("mapper").display()
+    );
+    let args: Vec<String> = [
+        "streaming",
+        "-files",
+        &files,
+        "-input",
+        &input,
+        "-mapper",
+        "mapper",
+        "-reducer",
+        "NONE",
+        "-output",
+        "out",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let out = sluice(&args, dir.path(), &[]);
+    assert_ok(&out, "a mapper with a shipped library");
+    assert_eq!(part(&dir.path().join("out")), "hello from the library\t\n");
 }

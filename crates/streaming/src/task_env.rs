@@ -23,9 +23,13 @@
 //! - A variable set again by a later key (a task key after the administrators' one) gets the
 //!   new value appended after a `:` (`LD_LIBRARY_PATH`, `PATH` grow rather than lose what the
 //!   administrators put there).
+//! - Before all of them, `LD_LIBRARY_PATH` starts with the task's working directory, as a
+//!   container's does (sluice keeps the process's own after it; see [`task_environment`]).
 //!
 //! Hadoop's local mode starts no process per task and ignores these keys; sluice sets them
 //! everywhere, so that a job tried on one machine sees what it will see on a cluster.
+
+use std::path::Path;
 
 use super::conf::JobConf;
 use super::StreamingError;
@@ -39,9 +43,19 @@ pub(crate) const REDUCE_ENV: &str = "mapreduce.reduce.env";
 /// The variables of both kinds of task, when their own key is not set.
 pub(crate) const CHILD_ENV: &str = "mapred.child.env";
 
+/// The variable a YARN container's directory starts, so that libraries shipped with `-files`
+/// are found.
+const LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
+
 /// The variables the configuration sets for a map task (`is_map`) or a reduce task, in the
 /// order they are set. `overlay` holds the task's own keys (its id...) for `${name}` in the
 /// values; `process_env` looks up a variable of the environment the task runs in.
+///
+/// `work_dir`, the program's working directory (it holds the `-files` entries), starts
+/// `LD_LIBRARY_PATH`, as a YARN container's directory starts it for Hadoop's task, so that a
+/// program linked against a library shipped with `-files` runs as it does on YARN. The task
+/// process's own `LD_LIBRARY_PATH` follows it (a container would not have it; Hadoop's local
+/// mode has only it), and the configured values are appended after a `:`.
 ///
 /// # Errors
 /// [`StreamingError::Usage`] for a `K.NAME` key whose `NAME` is not a variable name (no
@@ -50,9 +64,16 @@ pub(crate) fn task_environment(
     conf: &JobConf,
     is_map: bool,
     overlay: &[(&str, String)],
+    work_dir: Option<&Path>,
     process_env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, StreamingError> {
     let mut env = Environment::default();
+    if let Some(dir) = work_dir {
+        env.append(LIBRARY_PATH, &dir.display().to_string());
+        if let Some(own) = process_env(LIBRARY_PATH).filter(|v| !v.is_empty()) {
+            env.append(LIBRARY_PATH, &own);
+        }
+    }
     for (key, fallback) in [
         (ADMIN_ENV, None),
         (if is_map { MAP_ENV } else { REDUCE_ENV }, Some(CHILD_ENV)),
@@ -85,7 +106,7 @@ pub(crate) fn task_environment(
 /// As [`task_environment`].
 pub(crate) fn check(conf: &JobConf) -> Result<(), StreamingError> {
     for is_map in [true, false] {
-        task_environment(conf, is_map, &[], &|_| None)?;
+        task_environment(conf, is_map, &[], None, &|_| None)?;
     }
     Ok(())
 }
@@ -221,7 +242,7 @@ mod tests {
 
     fn env_of(settings: &[(&str, &str)], is_map: bool) -> Vec<(String, String)> {
         let process = |name: &str| (name == "FROM_PROCESS").then(|| "p".to_string());
-        task_environment(&conf(settings), is_map, &[], &process).unwrap()
+        task_environment(&conf(settings), is_map, &[], None, &process).unwrap()
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -333,7 +354,7 @@ mod tests {
             ("mapreduce.job.reduces", "3"),
         ]);
         let overlay = [("mapreduce.task.id", "task_1_0001_m_000002".to_string())];
-        let env = task_environment(&conf, true, &overlay, &|_| None).unwrap();
+        let env = task_environment(&conf, true, &overlay, None, &|_| None).unwrap();
         assert_eq!(env, pairs(&[("ID", "task_1_0001_m_000002"), ("N", "3")]));
     }
 
@@ -359,5 +380,26 @@ mod tests {
     fn the_path_is_found() {
         assert_eq!(path(&pairs(&[("A", "1"), ("PATH", "/x")])), Some("/x"));
         assert_eq!(path(&pairs(&[("A", "1")])), None);
+    }
+
+    #[test]
+    fn the_working_directory_starts_the_library_path() {
+        let dir = Path::new("/scratch/task");
+        let conf = conf(&[(MAP_ENV, "LD_LIBRARY_PATH=/opt/lib,A=$LD_LIBRARY_PATH")]);
+        let env = task_environment(&conf, true, &[], Some(dir), &|_| None).unwrap();
+        assert_eq!(
+            env,
+            pairs(&[
+                ("LD_LIBRARY_PATH", "/scratch/task:/opt/lib"),
+                ("A", "/scratch/task:/opt/lib")
+            ])
+        );
+        // The process's own path follows the directory; an empty one is no path.
+        let own = |name: &str| (name == "LD_LIBRARY_PATH").then(|| "/own".to_string());
+        let env = task_environment(&JobConf::new(), false, &[], Some(dir), &own).unwrap();
+        assert_eq!(env, pairs(&[("LD_LIBRARY_PATH", "/scratch/task:/own")]));
+        let empty = |name: &str| (name == "LD_LIBRARY_PATH").then(String::new);
+        let env = task_environment(&JobConf::new(), false, &[], Some(dir), &empty).unwrap();
+        assert_eq!(env, pairs(&[("LD_LIBRARY_PATH", "/scratch/task")]));
     }
 }

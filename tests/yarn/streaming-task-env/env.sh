@@ -12,3 +12,11 @@ for name in ADMIN_A SHARED M1 M2 BLANK DUP EQ EMPTY UNSET_REF BRACED CMD OVERRID
         printf '%s.%s\t(unset)\n' "$role" "$name"
     fi
 done
+# The working directory starts LD_LIBRARY_PATH, as a YARN container's does: shown by name.
+lib=${LD_LIBRARY_PATH-}
+first=${lib%%:*}
+rest=${lib#"$first"}
+if [ -n "$first" ] && [ "$(cd "$first" 2>/dev/null && pwd -P)" = "$(pwd -P)" ]; then
+    first='<working directory>'
+fi
+printf '%s.LD_LIBRARY_PATH\t[%s%s]\n' "$role" "$first" "$rest"
