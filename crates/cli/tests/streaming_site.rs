@@ -186,7 +186,38 @@ fn a_refused_key_in_the_site_file_is_named_with_the_file() {
         "{stderr}"
     );
     assert!(!dir.path().join("refused").exists());
+    // A key refused whatever its value: the way out is the file.
+    write_site(&site, &[("mapreduce.job.cache.files", "hdfs:///x", false)]);
+    let out = job(dir.path(), &site, &[], "refused");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("mapreduce.job.cache.files=hdfs:///x")
+            && stderr.contains("(remove it from the file)"),
+        "{stderr}"
+    );
+    // A task variable's key without a variable name: named with its file too.
+    write_site(&site, &[("mapreduce.reduce.env.NOT.A.NAME", "1", false)]);
+    let out = job(dir.path(), &site, &[], "refused");
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{} sets mapreduce.reduce.env.NOT.A.NAME=1",
+            file.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("refused").exists());
     // The message's way out works.
+    write_site(
+        &site,
+        &[(
+            "mapreduce.input.linerecordreader.line.maxlength",
+            "1000",
+            false,
+        )],
+    );
     let out = job(
         dir.path(),
         &site,

@@ -157,6 +157,40 @@ fn a_path_the_variables_set_is_where_the_programs_are_found() {
     assert_ok(&out, "a mapper on the PATH the variables set");
     assert_eq!(part(&dir.path().join("found")), "found\t\n");
 
+    // A relative directory of that PATH is in the task's working directory, as on YARN:
+    // `tools` shipped with -files.
+    let tools = dir.path().join("tools");
+    fs::create_dir(&tools).unwrap();
+    write_script(
+        &tools.join("in-tools"),
+        "#!/bin/sh\ncat >/dev/null\necho from tools\n",
+    );
+    let mut args = vec!["streaming".to_string()];
+    for a in [
+        "-D",
+        "mapreduce.map.env=PATH=tools:$PATH",
+        "-files",
+        &tools.display().to_string(),
+        "-input",
+        &input,
+        "-mapper",
+        "in-tools",
+        "-reducer",
+        "NONE",
+        "-output",
+        "from-tools",
+    ] {
+        args.push(a.to_string());
+    }
+    let elsewhere = dir.path().join("elsewhere");
+    fs::create_dir(&elsewhere).unwrap();
+    let out = sluice(&args, &elsewhere, &[]);
+    assert_ok(
+        &out,
+        "a mapper on a relative PATH directory shipped with -files",
+    );
+    assert_eq!(part(&elsewhere.join("from-tools")), "from tools\t\n");
+
     // Without the setting the program is nowhere to be found: the job fails.
     let out = run(&[], "not-found");
     assert!(!out.status.success());

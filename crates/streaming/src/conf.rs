@@ -326,27 +326,31 @@ impl JobConf {
             return Err("the root element is not <configuration>".into());
         }
         for property in root.children().filter(|n| n.has_tag_name("property")) {
-            let field = |name: &str| {
+            // As Hadoop 3.4's parser: an empty <value> sets nothing, <final> is final only
+            // when its text is exactly `true`, and it makes the key final even without a
+            // value. (Unlike Hadoop, a value is kept without its surrounding blanks, which
+            // Hadoop's numeric, boolean and class getters drop too.)
+            let raw = |name: &str| {
                 property
                     .children()
                     .find(|n| n.has_tag_name(name))
-                    .map(|n| n.text().unwrap_or("").trim().to_string())
+                    .map(|n| n.text().unwrap_or(""))
             };
-            match (field("name"), field("value")) {
-                (Some(name), Some(value)) if !name.is_empty() => {
-                    let key = current_name(&name).to_string();
-                    if self.finals.contains(&key) {
-                        continue;
-                    }
-                    if field("final").as_deref() == Some("true") {
-                        self.finals.insert(key.clone());
-                    }
-                    let file = origin.unwrap_or("a configuration file");
-                    self.origins.insert(key.clone(), file.to_string());
-                    self.entries.insert(key, value);
-                }
-                (Some(name), None) if !name.is_empty() => {}
-                _ => return Err("a <property> without a <name>".into()),
+            let name = raw("name").map(str::trim).unwrap_or("");
+            if name.is_empty() {
+                return Err("a <property> without a <name>".into());
+            }
+            let key = current_name(name).to_string();
+            if self.finals.contains(&key) {
+                continue;
+            }
+            if let Some(value) = raw("value").filter(|v| !v.is_empty()) {
+                let file = origin.unwrap_or("a configuration file");
+                self.origins.insert(key.clone(), file.to_string());
+                self.entries.insert(key.clone(), value.trim().to_string());
+            }
+            if raw("final") == Some("true") {
+                self.finals.insert(key);
             }
         }
         Ok(())
@@ -524,5 +528,33 @@ mod tests {
             conf.origin("mapred.job.name"),
             Some(path.display().to_string().as_str())
         );
+    }
+
+    /// Hadoop 3.4's `Configuration` given two resources (checked with its jars in a JVM).
+    #[test]
+    fn empty_values_set_nothing_and_final_needs_exactly_true() {
+        let mut conf = JobConf::new();
+        conf.load_xml_text(
+            "<configuration>\
+             <property><name>k.empty</name><value>first</value></property>\
+             <property><name>k.final.no.value</name><final>true</final></property>\
+             <property><name>k.spaced.final</name><value>first</value><final> true </final></property>\
+             <property><name>k.no.value.after</name><value>first</value></property>\
+             </configuration>",
+        )
+        .unwrap();
+        conf.load_xml_text(
+            "<configuration>\
+             <property><name>k.empty</name><value></value></property>\
+             <property><name>k.final.no.value</name><value>second</value></property>\
+             <property><name>k.spaced.final</name><value>second</value></property>\
+             <property><name>k.no.value.after</name></property>\
+             </configuration>",
+        )
+        .unwrap();
+        assert_eq!(conf.get("k.empty"), Some("first"));
+        assert_eq!(conf.get("k.final.no.value"), None);
+        assert_eq!(conf.get("k.spaced.final"), Some("second"));
+        assert_eq!(conf.get("k.no.value.after"), Some("first"));
     }
 }

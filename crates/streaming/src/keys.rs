@@ -288,10 +288,14 @@ pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<()
                     };
                     return Err(StreamingError::Usage(match conf.origin(name) {
                         None => format!("-D {name}={value}{also}: {why}"),
-                        Some(file) => format!(
-                            "{file} sets {name}={value}{also}: {why} (a -D {name}=... setting \
-                             overrides the file)"
-                        ),
+                        Some(file) => {
+                            let way_out = if matches!(accept, Accept::Nothing) {
+                                "remove it from the file".to_string()
+                            } else {
+                                format!("a -D {name}=... setting overrides the file")
+                            };
+                            format!("{file} sets {name}={value}{also}: {why} ({way_out})")
+                        }
                     }));
                 }
             }

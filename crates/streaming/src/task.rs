@@ -342,16 +342,13 @@ impl Program {
         // The variables a cluster gives the task itself (`mapreduce.map.env`...): the
         // program inherits them, and its own variables below override them. Checked when the
         // job was built, so an error here is not the program's.
-        let mut env = task_environment(
-            &job.conf,
-            ctx.is_map,
-            &per_task,
-            Some(&job.work_dir),
-            &|name| std::env::var(name).ok(),
-        )
+        let mut env = task_environment(&job.conf, ctx.is_map, Some(&job.work_dir), &|name| {
+            std::env::var(name).ok()
+        })
         .map_err(|e| ExecError::Client(ClientError::new(e, false)))?;
         // Hadoop's task looks for the program in its own PATH, which those variables may set.
-        let path_var = task_env::path(&env).or(job.path_var.as_deref());
+        let task_path = task_env::path(&env, &job.work_dir);
+        let path_var = task_path.as_deref().or(job.path_var.as_deref());
         let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
         let Some(program_path) = resolve_program(program, &dirs, path_var) else {
             return Err(ProgramError::NotFound {

@@ -15,11 +15,17 @@
 //!   both values joined by `:`.
 //! - Every key `K.NAME` sets `NAME` to its whole value (commas included), replacing what `K`
 //!   gave `NAME`. Only the task key's own form counts: `mapred.child.env.NAME` sets nothing.
-//! - In each value, `$NAME` and `${NAME}` are replaced by the variable's value: one set
-//!   before it (the administrators' variables, then the task key's in the order written, then
-//!   the `K.NAME` keys by name), else the task's process environment, else nothing. Hadoop
-//!   replaces `$NAME` itself and leaves `${NAME}` to the shell that starts the container, from
-//!   the same variables; which of two variables of one key it sets first is not specified.
+//! - In each value, `$NAME` is replaced by the variable's value as it is set so far (the
+//!   administrators' variables, then the task key's in the order written, then the `K.NAME`
+//!   keys by name), else the task's process environment, else nothing: Hadoop's application
+//!   master does this (which of two variables of one key it sets first is not specified).
+//!   `${NAME}` is left to the shell that starts the container, which exports the variables a
+//!   value refers to before it: it is replaced by the variable's final value, else the
+//!   process environment's, else nothing. `PWD` is the task's working directory in both forms
+//!   (in Hadoop, `${PWD}` is the container's; `$PWD` the master's own). Any other `$` stays as
+//!   written. `${name}` of the job's keys was substituted when the job was built, with the
+//!   job's settings alone, as the master reads them (so `${mapreduce.task.id}` stays as written:
+//!   the master has no task's keys).
 //! - A variable set again by a later key (a task key after the administrators' one) gets the
 //!   new value appended after a `:` (`LD_LIBRARY_PATH`, `PATH` grow rather than lose what the
 //!   administrators put there).
@@ -48,25 +54,28 @@ pub(crate) const CHILD_ENV: &str = "mapred.child.env";
 const LIBRARY_PATH: &str = "LD_LIBRARY_PATH";
 
 /// The variables the configuration sets for a map task (`is_map`) or a reduce task, in the
-/// order they are set. `overlay` holds the task's own keys (its id...) for `${name}` in the
-/// values; `process_env` looks up a variable of the environment the task runs in.
+/// order they are set; `process_env` looks up a variable of the environment the task runs in.
 ///
 /// `work_dir`, the program's working directory (it holds the `-files` entries), starts
 /// `LD_LIBRARY_PATH`, as a YARN container's directory starts it for Hadoop's task, so that a
 /// program linked against a library shipped with `-files` runs as it does on YARN. The task
 /// process's own `LD_LIBRARY_PATH` follows it (a container would not have it; Hadoop's local
-/// mode has only it), and the configured values are appended after a `:`.
+/// mode has only it), and the configured values are appended after a `:`. It is also `PWD`
+/// for the values.
 ///
 /// # Errors
 /// [`StreamingError::Usage`] for a `K.NAME` key whose `NAME` is not a variable name (no
-/// process could be given it), or a value whose `${name}` cannot be substituted.
+/// process could be given it).
 pub(crate) fn task_environment(
     conf: &JobConf,
     is_map: bool,
-    overlay: &[(&str, String)],
     work_dir: Option<&Path>,
     process_env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Vec<(String, String)>, StreamingError> {
+    let outside = |name: &str| match work_dir {
+        Some(dir) if name == "PWD" => Some(dir.display().to_string()),
+        _ => process_env(name),
+    };
     let mut env = Environment::default();
     if let Some(dir) = work_dir {
         env.append(LIBRARY_PATH, &dir.display().to_string());
@@ -89,14 +98,44 @@ pub(crate) fn task_environment(
             settings.replace(name, value);
         }
         for (name, value) in settings.vars {
-            let value = conf
-                .substitute(&value, overlay)
-                .map_err(|e| StreamingError::Usage(format!("-D {key}: {e}")))?;
-            let value = expand(&value, &|var| env.get(var).or_else(|| process_env(var)));
+            let value = replace_variables(&value, Form::Plain, &mut |var| {
+                env.get(var).or_else(|| outside(var))
+            });
             env.append(&name, &value);
         }
     }
-    Ok(env.vars)
+    let names: Vec<String> = env.vars.iter().map(|(name, _)| name.clone()).collect();
+    let vars = names
+        .into_iter()
+        .map(|name| {
+            let value = final_value(&name, &env, &outside, &mut Vec::new()).unwrap_or_default();
+            (name, value)
+        })
+        .collect();
+    Ok(vars)
+}
+
+/// The value of `name` once the shell that starts a container has exported it: its
+/// `${NAME}` references replaced by their own final values (`visiting` breaks a cycle, whose
+/// variable is then taken from `outside`), a name not set here from `outside`.
+fn final_value(
+    name: &str,
+    env: &Environment,
+    outside: &dyn Fn(&str) -> Option<String>,
+    visiting: &mut Vec<String>,
+) -> Option<String> {
+    let Some(value) = env.get(name) else {
+        return outside(name);
+    };
+    if visiting.iter().any(|v| v == name) {
+        return outside(name);
+    }
+    visiting.push(name.to_string());
+    let resolved = replace_variables(&value, Form::Braced, &mut |var| {
+        final_value(var, env, outside, visiting)
+    });
+    visiting.pop();
+    Some(resolved)
 }
 
 /// Checks what [`task_environment`] would refuse, for both kinds of task, when the job is
@@ -106,16 +145,24 @@ pub(crate) fn task_environment(
 /// As [`task_environment`].
 pub(crate) fn check(conf: &JobConf) -> Result<(), StreamingError> {
     for is_map in [true, false] {
-        task_environment(conf, is_map, &[], None, &|_| None)?;
+        task_environment(conf, is_map, None, &|_| None)?;
     }
     Ok(())
 }
 
-/// The `PATH` of `env`, if it sets one: where the task's programs are looked for.
-pub(crate) fn path(env: &[(String, String)]) -> Option<&str> {
-    env.iter()
-        .find(|(name, _)| name == "PATH")
-        .map(|(_, value)| value.as_str())
+/// The `PATH` of `env`, if it sets one: where the task's programs are looked for, its
+/// relative directories in `work_dir` (Hadoop's task looks in its own directory's).
+pub(crate) fn path(env: &[(String, String)], work_dir: &Path) -> Option<String> {
+    let (_, value) = env.iter().find(|(name, _)| name == "PATH")?;
+    let dirs: Vec<String> = value
+        .split(':')
+        .map(|dir| match dir {
+            "" => String::new(),
+            dir if Path::new(dir).is_absolute() => dir.to_string(),
+            dir => work_dir.join(dir).display().to_string(),
+        })
+        .collect();
+    Some(dirs.join(":"))
 }
 
 /// Variables in the order they were first set.
@@ -182,9 +229,13 @@ fn named_settings<'a>(
             continue;
         };
         if !is_variable_name(var) {
+            let setting = match conf.origin(name) {
+                Some(file) => format!("{file} sets {name}={value}"),
+                None => format!("-D {name}={value}"),
+            };
             return Err(StreamingError::Usage(format!(
-                "-D {name}={value}: '{var}' is not an environment variable's name (a letter or \
-                 _, then letters, digits and _)"
+                "{setting}: '{var}' is not an environment variable's name (a letter or _, then \
+                 letters, digits and _)"
             )));
         }
         named.push((var, value));
@@ -193,20 +244,34 @@ fn named_settings<'a>(
     Ok(named)
 }
 
-/// `value` with `$NAME` and `${NAME}` replaced by what `lookup` gives (nothing when it gives
-/// nothing). Any other `$` stays as written.
-fn expand(value: &str, lookup: &dyn Fn(&str) -> Option<String>) -> String {
+/// Which references [`replace_variables`] replaces.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Form {
+    /// `$NAME`, as Hadoop's application master does.
+    Plain,
+    /// `${NAME}`, as the shell that starts a container does.
+    Braced,
+}
+
+/// `value` with its references of one `form` replaced by what `lookup` gives (nothing when
+/// it gives nothing). Every other `$` stays as written.
+fn replace_variables(
+    value: &str,
+    form: Form,
+    lookup: &mut dyn FnMut(&str) -> Option<String>,
+) -> String {
     let mut out = String::with_capacity(value.len());
     let mut rest = value;
     while let Some(dollar) = rest.find('$') {
         out.push_str(&rest[..dollar]);
         let after = &rest[dollar + 1..];
-        let (name, consumed) = match after.strip_prefix('{') {
-            Some(braced) => match braced.find('}') {
+        let (name, consumed) = match (after.strip_prefix('{'), form) {
+            (Some(braced), Form::Braced) => match braced.find('}') {
                 Some(close) if is_variable_name(&braced[..close]) => (&braced[..close], close + 2),
                 _ => ("", 0),
             },
-            None => {
+            (Some(_), Form::Plain) | (None, Form::Braced) => ("", 0),
+            (None, Form::Plain) => {
                 let end = after
                     .char_indices()
                     .find(|&(i, c)| {
@@ -242,7 +307,7 @@ mod tests {
 
     fn env_of(settings: &[(&str, &str)], is_map: bool) -> Vec<(String, String)> {
         let process = |name: &str| (name == "FROM_PROCESS").then(|| "p".to_string());
-        task_environment(&conf(settings), is_map, &[], None, &process).unwrap()
+        task_environment(&conf(settings), is_map, None, &process).unwrap()
     }
 
     fn pairs(list: &[(&str, &str)]) -> Vec<(String, String)> {
@@ -325,37 +390,89 @@ mod tests {
     }
 
     #[test]
-    fn variables_expand_from_those_set_before_then_the_process() {
+    fn plain_references_expand_from_those_set_before_then_the_process() {
         let settings = [
             (ADMIN_ENV, "BASE=/opt"),
             (
                 MAP_ENV,
-                "A=$BASE/bin:${FROM_PROCESS}:$UNSET:$FROM_PROCESS,B=${A}x,C=$1 ${} $",
+                "A=$BASE/bin:$UNSET:$FROM_PROCESS,B=$Ax,C=$A-x,D=$LATER,LATER=l,E=$1 ${} $ ${1x}",
             ),
         ];
         assert_eq!(
             env_of(&settings, true),
             pairs(&[
                 ("BASE", "/opt"),
-                ("A", "/opt/bin:p::p"),
-                ("B", "/opt/bin:p::px"),
-                ("C", "$1 ${} $")
+                ("A", "/opt/bin::p"),
+                // `$Ax` names the variable `Ax`.
+                ("B", ""),
+                ("C", "/opt/bin::p-x"),
+                // Not set yet when the master read it.
+                ("D", ""),
+                ("LATER", "l"),
+                ("E", "$1 ${} $ ${1x}")
+            ])
+        );
+    }
+
+    /// Hadoop's launch script exports a variable before those that refer to it as `${NAME}`
+    /// (`ContainerLaunch.orderEnvByDependencies`), so a reference sees the final value.
+    #[test]
+    fn braced_references_see_the_final_values() {
+        let settings = [
+            (ADMIN_ENV, "P=/a"),
+            (
+                MAP_ENV,
+                "A=${B}/x,B=1,Q=${P},P=/b,R=${FROM_PROCESS}${UNSET},S=${S}s,T=${U},U=${T}",
+            ),
+        ];
+        assert_eq!(
+            env_of(&settings, true),
+            pairs(&[
+                ("P", "/a:/b"),
+                ("A", "1/x"),
+                ("B", "1"),
+                ("Q", "/a:/b"),
+                ("R", "p"),
+                // A cycle: the inner reference is taken from outside (unset here).
+                ("S", "s"),
+                ("T", ""),
+                ("U", "")
             ])
         );
     }
 
     #[test]
-    fn configuration_variables_are_substituted_with_the_tasks_keys() {
-        let conf = conf(&[
-            (
-                MAP_ENV,
-                "ID=${mapreduce.task.id},N=${mapreduce.job.reduces}",
-            ),
-            ("mapreduce.job.reduces", "3"),
-        ]);
-        let overlay = [("mapreduce.task.id", "task_1_0001_m_000002".to_string())];
-        let env = task_environment(&conf, true, &overlay, None, &|_| None).unwrap();
-        assert_eq!(env, pairs(&[("ID", "task_1_0001_m_000002"), ("N", "3")]));
+    fn pwd_is_the_working_directory() {
+        let conf = conf(&[(MAP_ENV, "A=$PWD/lib,B=${PWD}/bin")]);
+        let process = |name: &str| (name == "PWD").then(|| "/submitted/here".to_string());
+        let env = task_environment(&conf, true, Some(Path::new("/task")), &process).unwrap();
+        assert_eq!(
+            env,
+            pairs(&[
+                ("LD_LIBRARY_PATH", "/task"),
+                ("A", "/task/lib"),
+                ("B", "/task/bin")
+            ])
+        );
+    }
+
+    #[test]
+    fn the_tasks_own_keys_are_not_known_to_the_values() {
+        // The job was built with the settings substituted; a task's id is not among them,
+        // and an unknown name stops the substitution of the rest of the value, as in Hadoop.
+        let list = "N=${mapreduce.job.reduces},ID=${mapreduce.task.id},M=${mapreduce.job.reduces}";
+        let conf = conf(&[(MAP_ENV, list), ("mapreduce.job.reduces", "3")])
+            .substituted()
+            .unwrap();
+        let env = task_environment(&conf, true, None, &|_| None).unwrap();
+        assert_eq!(
+            env,
+            pairs(&[
+                ("N", "3"),
+                ("ID", "${mapreduce.task.id}"),
+                ("M", "${mapreduce.job.reduces}")
+            ])
+        );
     }
 
     #[test]
@@ -377,16 +494,20 @@ mod tests {
     }
 
     #[test]
-    fn the_path_is_found() {
-        assert_eq!(path(&pairs(&[("A", "1"), ("PATH", "/x")])), Some("/x"));
-        assert_eq!(path(&pairs(&[("A", "1")])), None);
+    fn the_path_is_found_relative_to_the_working_directory() {
+        let dir = Path::new("/task");
+        assert_eq!(
+            path(&pairs(&[("A", "1"), ("PATH", "/x:tools::./bin")]), dir).as_deref(),
+            Some("/x:/task/tools::/task/./bin")
+        );
+        assert_eq!(path(&pairs(&[("A", "1")]), dir), None);
     }
 
     #[test]
     fn the_working_directory_starts_the_library_path() {
         let dir = Path::new("/scratch/task");
         let conf = conf(&[(MAP_ENV, "LD_LIBRARY_PATH=/opt/lib,A=$LD_LIBRARY_PATH")]);
-        let env = task_environment(&conf, true, &[], Some(dir), &|_| None).unwrap();
+        let env = task_environment(&conf, true, Some(dir), &|_| None).unwrap();
         assert_eq!(
             env,
             pairs(&[
@@ -396,10 +517,10 @@ mod tests {
         );
         // The process's own path follows the directory; an empty one is no path.
         let own = |name: &str| (name == "LD_LIBRARY_PATH").then(|| "/own".to_string());
-        let env = task_environment(&JobConf::new(), false, &[], Some(dir), &own).unwrap();
+        let env = task_environment(&JobConf::new(), false, Some(dir), &own).unwrap();
         assert_eq!(env, pairs(&[("LD_LIBRARY_PATH", "/scratch/task:/own")]));
         let empty = |name: &str| (name == "LD_LIBRARY_PATH").then(String::new);
-        let env = task_environment(&JobConf::new(), false, &[], Some(dir), &empty).unwrap();
+        let env = task_environment(&JobConf::new(), false, Some(dir), &empty).unwrap();
         assert_eq!(env, pairs(&[("LD_LIBRARY_PATH", "/scratch/task")]));
     }
 }

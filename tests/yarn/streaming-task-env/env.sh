@@ -3,7 +3,7 @@
 # the mapper reads its input away, the reducer first passes its input (the mapper's lines) on.
 role=$1
 if [ "$role" = reduce ]; then cat; else cat >/dev/null; fi
-for name in ADMIN_A SHARED M1 M2 BLANK DUP EQ EMPTY UNSET_REF BRACED CMD OVERRIDDEN C1 C2 R1; do
+for name in ADMIN_A SHARED M1 M2 BLANK DUP EQ EMPTY UNSET_REF BRACED FORWARD LATE CMD OVERRIDDEN C1 C2 R1; do
     eval "set=\${$name+yes}"
     eval "value=\${$name-}"
     if [ "$set" = yes ]; then
