@@ -427,7 +427,15 @@ fn job_config(console: Console, built: &StreamingJob, here: bool) -> Result<JobC
             .map(|tmp| format!("{}/mapred/local", tmp.trim_end_matches('/')))
     });
     if let Some(dirs) = local_dirs.filter(|_| here) {
-        let (usable, passed_over) = usable_local_dirs(&dirs)?;
+        // A file that set them is named (a site file's directories may not exist here).
+        let origin = match conf.get("mapreduce.cluster.local.dir") {
+            Some(_) => conf.origin("mapreduce.cluster.local.dir"),
+            None => conf.origin("hadoop.tmp.dir"),
+        };
+        let (usable, passed_over) = usable_local_dirs(&dirs).map_err(|e| match origin {
+            Some(file) => e.context(format!("from {file}")),
+            None => e,
+        })?;
         for problem in &passed_over {
             say(
                 console,

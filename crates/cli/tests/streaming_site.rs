@@ -281,3 +281,23 @@ fn a_site_file_that_does_not_parse_fails_jobs_naming_it_but_not_the_usage() {
     );
     assert!(!dir.path().join("out").exists());
 }
+
+#[test]
+fn spill_directories_from_the_site_file_that_cannot_be_used_are_named_with_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let site = dir.path().join("conf");
+    // A file where a directory would have to be: it can be neither made nor written to.
+    let blocker = dir.path().join("not-a-dir");
+    fs::write(&blocker, "").unwrap();
+    let spill = blocker.join("local").display().to_string();
+    write_site(&site, &[("mapreduce.cluster.local.dir", &spill, false)]);
+    let out = job(dir.path(), &site, &[], "out");
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(&format!("from {}", site.join("mapred-site.xml").display()))
+            && stderr.contains("no directory can be used"),
+        "{stderr}"
+    );
+    assert!(!dir.path().join("out").exists());
+}
