@@ -23,8 +23,11 @@
 //! So a receiver whose disk is slow, or whose merge lags, slows its senders down frame by
 //! frame, and never holds more than a window of frames in flight per transfer.
 //!
-//! A push is answered with 'A' once the receiver holds the runs (or 'X'); only then does the
-//! sender count the partitions as delivered. A receiver keeps the first copy of a task's
+//! Every transfer is answered with 'A' once the receiver holds the runs (or 'X'); only then
+//! does a pushing sender count the partitions as delivered. The answer is also what ends a
+//! transfer cleanly: the sender reads the credit it was granted and never used on its way to
+//! it, so neither end closes a connection with bytes unread, which would reset it and could
+//! lose the end of what was sent. A receiver keeps the first copy of a task's
 //! partition it gets and drops later ones (a task run again after its worker was lost pushes
 //! again), so the merge sees every record once.
 
@@ -265,12 +268,12 @@ pub(crate) fn refuse(link: &mut Link, reason: &str) {
     let _ = link.send_parts(&[&[FAILED], reason.as_bytes()]);
 }
 
-/// Acknowledges a push: the receiver holds the runs.
+/// Acknowledges a transfer: the receiver holds the runs.
 pub(crate) fn acknowledge(link: &mut Link) -> Result<(), ClusterError> {
     link.send_parts(&[&[ACK]])
 }
 
-/// Waits for a push's acknowledgement.
+/// Waits for a transfer's acknowledgement, reading the credit granted and not used.
 pub(crate) fn acknowledged(link: &mut Link) -> Result<(), ClusterError> {
     let peer = link.peer().to_string();
     // Credit the receiver granted for frames never sent comes first.
@@ -282,15 +285,18 @@ pub(crate) fn acknowledged(link: &mut Link) -> Result<(), ClusterError> {
         Some(frame) if frame.first() == Some(&ACK) => Ok(()),
         Some(frame) if frame.first() == Some(&FAILED) => Err(ClusterError::Protocol {
             peer,
-            reason: format!("refused the push: {}", String::from_utf8_lossy(&frame[1..])),
+            reason: format!(
+                "refused the transfer: {}",
+                String::from_utf8_lossy(&frame[1..])
+            ),
         }),
         Some(_) => Err(ClusterError::Protocol {
             peer,
-            reason: "answered a push with something else than an acknowledgement".into(),
+            reason: "answered a transfer with something else than an acknowledgement".into(),
         }),
         None => Err(ClusterError::Protocol {
             peer,
-            reason: "closed the connection before acknowledging the push".into(),
+            reason: "closed the connection before acknowledging the transfer".into(),
         }),
     }
 }
@@ -611,6 +617,24 @@ mod tests {
         (sender, receiver)
     }
 
+    /// What a worker's sending side does: sends, then waits for the answer.
+    fn send_acknowledged(link: &mut Link, outputs: &[TaskOutput<'_>]) -> u64 {
+        let records = send(link, outputs).unwrap();
+        acknowledged(link).unwrap();
+        records
+    }
+
+    /// What a worker's receiving side does: receives, then answers.
+    fn receive_acknowledging(
+        link: &mut Link,
+        host: &TaskHost,
+        partitions: usize,
+    ) -> Vec<ReceivedOutput> {
+        let got = receive(link, host, partitions).unwrap();
+        acknowledge(link).unwrap();
+        got
+    }
+
     #[test]
     fn runs_arrive_whole_even_with_records_larger_than_a_frame() {
         let dir = tempfile::tempdir().unwrap();
@@ -636,8 +660,8 @@ mod tests {
                 runs: &runs,
                 partitions: &wanted,
             };
-            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
-            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            let sending = s.spawn(move || send_acknowledged(&mut sender, &[output]));
+            let got = receive_acknowledging(&mut receiver, &host, PARTITIONS);
             (sending.join().unwrap(), got)
         });
         let (records, mut got) = sent;
@@ -680,8 +704,8 @@ mod tests {
                 runs: &runs,
                 partitions: &wanted,
             };
-            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
-            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            let sending = s.spawn(move || send_acknowledged(&mut sender, &[output]));
+            let got = receive_acknowledging(&mut receiver, &host, PARTITIONS);
             (sending.join().unwrap(), got)
         });
         assert_eq!(sent, 70_001);
@@ -726,8 +750,8 @@ mod tests {
             },
         ];
         let (records, got) = std::thread::scope(|s| {
-            let sending = s.spawn(move || send(&mut sender, &outputs).unwrap());
-            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            let sending = s.spawn(move || send_acknowledged(&mut sender, &outputs));
+            let got = receive_acknowledging(&mut receiver, &host, PARTITIONS);
             (sending.join().unwrap(), got)
         });
         assert_eq!(records, 3);
@@ -759,7 +783,7 @@ mod tests {
                 runs: &runs,
                 partitions: &[1],
             };
-            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
+            let sending = s.spawn(move || send_acknowledged(&mut sender, &[output]));
             grant(&mut receiver, 2).unwrap();
             let wait = Duration::from_millis(300);
             for _ in 0..2 {
@@ -784,6 +808,7 @@ mod tests {
             // A task header, a run header, a data frame per record (each over half a
             // frame), the end.
             assert_eq!(frames, 1 + 1 + 6 + 1);
+            acknowledge(&mut receiver).unwrap();
             assert_eq!(sending.join().unwrap(), 6);
         });
     }
@@ -931,8 +956,8 @@ mod tests {
                 runs: &runs,
                 partitions: &wanted,
             };
-            let sending = s.spawn(move || send(&mut sender, &[output]).unwrap());
-            let got = receive(&mut receiver, &host, PARTITIONS).unwrap();
+            let sending = s.spawn(move || send_acknowledged(&mut sender, &[output]));
+            let got = receive_acknowledging(&mut receiver, &host, PARTITIONS);
             sending.join().unwrap();
             got
         });

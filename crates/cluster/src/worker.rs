@@ -1475,7 +1475,12 @@ impl RunningJob {
                             runs: &runs,
                             partitions: &wanted,
                         };
-                        segments::send(link, &[output]).map(drop)
+                        segments::send(link, &[output])?;
+                        // The puller's word that it has it all: the credit it granted
+                        // and this end never needed is read before the connection is
+                        // reused or closed (closing on unread bytes resets it, and the
+                        // puller could lose the end of what was sent).
+                        segments::acknowledged(link)
                     }
                     None => {
                         let reason = format!("holds no output of task {task} for stage {stage}");
@@ -1569,6 +1574,7 @@ impl RunningJob {
             partitions: partitions.to_vec(),
         })?;
         let received = segments::receive(&mut link, &self.host, count)?;
+        segments::acknowledge(&mut link)?;
         match <[_; 1]>::try_from(received) {
             Ok([output]) if output.task == task => Ok(output.runs),
             _ => Err(ClusterError::Protocol {
