@@ -970,7 +970,17 @@ fn make_context(
         .map(|(k, v)| (env_var_name(k), v.to_string()))
         .collect();
     let timeout_ms = conf.get_u64("mapreduce.task.timeout", 600_000)?;
+    // The variables a cluster gives every task of one kind: the same for all of this job's
+    // tasks in this process, so built once here rather than for each program started.
+    let task_env = |is_map| {
+        super::task_env::task_environment(&exported, is_map, Some(&work_dir), &|name| {
+            std::env::var(name).ok()
+        })
+    };
+    let (map_env, reduce_env) = (task_env(true)?, task_env(false)?);
     let context = JobContext {
+        map_env,
+        reduce_env,
         job_id,
         env,
         conf: exported,

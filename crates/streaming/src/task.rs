@@ -13,11 +13,11 @@ use super::conf::{env_var_name, JobConf};
 use super::process::{input_error, run_program};
 use super::program::{ProgramSpec, ShmSides};
 use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
-use super::task_env::{self, task_environment};
+use super::task_env;
 use super::{program_error, ProgramError};
 use sluice_api::{
-    AttemptId, ClientError, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer,
-    SortedInput, TaskContext, Values,
+    AttemptId, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput,
+    TaskContext, Values,
 };
 use sluice_hadoop::writable::WritableReader;
 use sluice_hadoop::writable_type::WritableType;
@@ -32,6 +32,11 @@ pub(super) struct JobContext {
     pub(super) env: Vec<(String, String)>,
     /// The configuration `env` was exported from, for those variables.
     pub(super) conf: JobConf,
+    /// The variables a cluster gives map tasks (`mapreduce.map.env`...), which their programs
+    /// start with ([`task_environment`](super::task_env::task_environment)).
+    pub(super) map_env: Vec<(String, String)>,
+    /// The same for reduce tasks.
+    pub(super) reduce_env: Vec<(String, String)>,
     /// `-cmdenv` variables as Hadoop keeps them (`stream.addenvironment`: `NAME=VALUE`
     /// words joined by spaces); they come after (and override) the configuration.
     pub(super) cmdenv: String,
@@ -340,13 +345,12 @@ impl Program {
         ];
         per_task.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
         // The variables a cluster gives the task itself (`mapreduce.map.env`...): the
-        // program inherits them, and its own variables below override them. Checked when the
-        // job was built, so an error here is not the program's.
-        let mut env = task_environment(&job.conf, ctx.is_map, Some(&job.work_dir), &|name| {
-            std::env::var(name).ok()
-        })
-        .map_err(|e| ExecError::Client(ClientError::new(e, false)))?;
-        // Hadoop's task looks for the program in its own PATH, which those variables may set.
+        // program inherits them, and its own variables below override them.
+        let mut env = if ctx.is_map {
+            job.map_env.clone()
+        } else {
+            job.reduce_env.clone()
+        };
         let task_path = task_env::path(&env, &job.work_dir);
         let path_var = task_path.as_deref().or(job.path_var.as_deref());
         let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
