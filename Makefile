@@ -29,10 +29,12 @@ prereqs:
 fmt:
 	$(CARGO) fmt --all -- --check
 
-# Also the shm ring's fuzzing hooks, which only fuzz/ enables: they must build when it is not run.
+# Also the shm ring's fuzzing hooks, which only fuzz/ enables, and the fuzz targets themselves
+# (fuzzing needs nightly; checking that they still build against the crates does not).
 lint:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 	$(CARGO) clippy -p sluice-shm --features fuzzing -- -D warnings
+	$(CARGO) check --manifest-path fuzz/Cargo.toml --locked --quiet
 
 # No unused dependency (cargo-machete), and the dependency tree's bans, licenses and sources
 # as deny.toml allows them (cargo-deny). Each tool is installed from crates.io when missing.

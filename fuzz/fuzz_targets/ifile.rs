@@ -10,6 +10,7 @@ use std::sync::OnceLock;
 
 use arbitrary::{Arbitrary, Unstructured};
 use libfuzzer_sys::fuzz_target;
+use sluice_io::OutputCodec;
 use sluice_jni::ifile::IFileWriter;
 
 fn path() -> &'static PathBuf {
@@ -58,7 +59,9 @@ fn crc32(bytes: &[u8]) -> u32 {
 
 fn run(u: &mut Unstructured<'_>) -> arbitrary::Result<()> {
     let segments = Vec::<Vec<(&[u8], &[u8])>>::arbitrary(u)?;
-    let mut writer = IFileWriter::create(path().to_str().expect("UTF-8 path")).expect("create");
+    let file = path();
+    let file = file.to_str().expect("UTF-8 path");
+    let mut writer = IFileWriter::create(file, OutputCodec::None).expect("create");
     let mut entries = Vec::new();
     for segment in &segments {
         for (k, v) in segment {

@@ -126,7 +126,7 @@ fn check_index(index: &[u8], data: &[u8]) {
             }
         }
         let _ = file.block_starts(p);
-        let _ = file.sample_keys(p, 3);
+        let _ = file.sample_keys(p, 3, 64);
         if let Ok(stored) = file.read_stored(p) {
             assert_eq!(stored.len() as u64, segment.stored_len);
             let raw = sluice_format::verify_blocks(&stored, "fuzz", 0).expect("verified");

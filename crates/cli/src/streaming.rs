@@ -233,8 +233,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     // the job's own settings, so that every process building the job resolves its paths alike.
     let defines: Vec<(String, String)> = parsed
         .conf
-        .entries_with_aliases()
-        .into_iter()
+        .entries()
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect();
     let store_config = match crate::stores::store_config(&defines) {
@@ -288,7 +287,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     warn_small_splits(console, &built);
     if parsed.verbose {
         let mut text = String::from("job configuration:");
-        for (key, value) in built.conf.entries_with_aliases() {
+        for (key, value) in built.conf.entries() {
             text.push_str(&format!("\n  {key}={value}"));
         }
         say(console, "INFO", &text);

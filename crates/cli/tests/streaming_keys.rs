@@ -211,3 +211,45 @@ fn a_directory_inside_an_input_directory_needs_the_recursive_key() {
     let part = fs::read_to_string(dir.path().join("out/part-00000")).unwrap();
     assert_eq!(part, "a\t\nb\t\n");
 }
+
+/// sluice's table of deprecated key names is Hadoop 3.4's, as its `JobConf` registers them
+/// (`tests/hadoop/DeprecatedKeys.java`): a name Hadoop renames and sluice does not would reach
+/// the programs under the wrong name and escape the checks on its current one.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop: make hadoop, Java 17; cargo test --features test-hadoop"
+)]
+fn the_deprecated_key_names_are_hadoops() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap();
+    let lib = root.join("target/hadoop/lib");
+    assert!(
+        lib.join(".complete").exists(),
+        "the Hadoop jars are missing from {}: run `make hadoop`",
+        lib.display()
+    );
+    let out = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(root.join("tests/hadoop/DeprecatedKeys.java"))
+        .stderr(Stdio::inherit())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(out.status.success(), "DeprecatedKeys.java failed");
+    let hadoop = String::from_utf8(out.stdout).unwrap();
+    let hadoop: Vec<(&str, &str)> = hadoop
+        .lines()
+        .map(|line| line.split_once('\t').unwrap())
+        .collect();
+    assert!(hadoop.len() > 100, "Hadoop printed {} names", hadoop.len());
+    let sluice = sluice_streaming::deprecated::DEPRECATED;
+    let missing: Vec<_> = hadoop.iter().filter(|p| !sluice.contains(p)).collect();
+    let extra: Vec<_> = sluice.iter().filter(|p| !hadoop.contains(p)).collect();
+    assert!(
+        missing.is_empty() && extra.is_empty(),
+        "Hadoop's names sluice lacks: {missing:?}; sluice's names Hadoop lacks: {extra:?}"
+    );
+}

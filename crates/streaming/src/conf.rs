@@ -6,114 +6,7 @@ use std::path::Path;
 
 use super::StreamingError;
 
-/// Old (Hadoop 1) key names that Hadoop 3 still accepts, with their current names. Setting
-/// either name sets both, as Hadoop's `Configuration.set` does, so a program reading either
-/// environment variable finds the value.
-const DEPRECATED: &[(&str, &str)] = &[
-    ("fs.default.name", "fs.defaultFS"),
-    (
-        "key.value.separator.in.input.line",
-        "mapreduce.input.keyvaluelinerecordreader.key.value.separator",
-    ),
-    ("map.input.file", "mapreduce.map.input.file"),
-    ("map.input.length", "mapreduce.map.input.length"),
-    ("map.input.start", "mapreduce.map.input.start"),
-    (
-        "map.output.key.field.separator",
-        "mapreduce.map.output.key.field.separator",
-    ),
-    (
-        "mapred.compress.map.output",
-        "mapreduce.map.output.compress",
-    ),
-    (
-        "mapred.input.dir",
-        "mapreduce.input.fileinputformat.inputdir",
-    ),
-    ("mapred.job.id", "mapreduce.job.id"),
-    ("mapred.job.name", "mapreduce.job.name"),
-    ("mapred.map.child.env", "mapreduce.map.env"),
-    ("mapred.map.max.attempts", "mapreduce.map.maxattempts"),
-    ("mapred.map.tasks", "mapreduce.job.maps"),
-    (
-        "mapred.max.split.size",
-        "mapreduce.input.fileinputformat.split.maxsize",
-    ),
-    (
-        "mapred.min.split.size",
-        "mapreduce.input.fileinputformat.split.minsize",
-    ),
-    (
-        "mapred.min.split.size.per.node",
-        "mapreduce.input.fileinputformat.split.minsize.per.node",
-    ),
-    (
-        "mapred.min.split.size.per.rack",
-        "mapreduce.input.fileinputformat.split.minsize.per.rack",
-    ),
-    (
-        "mapred.output.compress",
-        "mapreduce.output.fileoutputformat.compress",
-    ),
-    (
-        "mapred.output.compression.codec",
-        "mapreduce.output.fileoutputformat.compress.codec",
-    ),
-    (
-        "mapred.output.compression.type",
-        "mapreduce.output.fileoutputformat.compress.type",
-    ),
-    (
-        "mapred.output.dir",
-        "mapreduce.output.fileoutputformat.outputdir",
-    ),
-    ("mapred.output.key.class", "mapreduce.job.output.key.class"),
-    (
-        "mapred.output.key.comparator.class",
-        "mapreduce.job.output.key.comparator.class",
-    ),
-    (
-        "mapred.output.value.class",
-        "mapreduce.job.output.value.class",
-    ),
-    ("mapred.reduce.child.env", "mapreduce.reduce.env"),
-    ("mapred.reduce.max.attempts", "mapreduce.reduce.maxattempts"),
-    ("mapred.reduce.tasks", "mapreduce.job.reduces"),
-    ("mapred.task.id", "mapreduce.task.attempt.id"),
-    ("mapred.task.is.map", "mapreduce.task.ismap"),
-    ("mapred.task.partition", "mapreduce.task.partition"),
-    ("mapred.task.timeout", "mapreduce.task.timeout"),
-    (
-        "mapred.text.key.comparator.options",
-        "mapreduce.partition.keycomparator.options",
-    ),
-    (
-        "mapred.text.key.partitioner.options",
-        "mapreduce.partition.keypartitioner.options",
-    ),
-    (
-        "mapred.textoutputformat.separator",
-        "mapreduce.output.textoutputformat.separator",
-    ),
-    ("mapred.tip.id", "mapreduce.task.id"),
-    ("mapred.working.dir", "mapreduce.job.working.dir"),
-];
-
-/// The current name of `key` (itself if it is not a deprecated name).
-pub fn current_name(key: &str) -> &str {
-    DEPRECATED
-        .iter()
-        .find(|(old, _)| *old == key)
-        .map_or(key, |(_, new)| new)
-}
-
-/// The deprecated name of a current key, if it has one.
-pub fn deprecated_alias(key: &str) -> Option<&'static str> {
-    DEPRECATED
-        .iter()
-        .find(|(_, new)| *new == key)
-        .map(|(old, _)| *old)
-}
+pub use super::deprecated::{current_name, deprecated_alias};
 
 /// Hadoop's largest `int` (`Integer.MAX_VALUE`): counts it reads with `getInt` stop there.
 const JAVA_INT_MAX: usize = 2_147_483_647;
@@ -125,9 +18,11 @@ pub struct JobConf {
     /// Keys a configuration file marked `<final>true</final>`: files read later do not change
     /// them; [`JobConf::set`] (a `-D` setting) still does, as in Hadoop.
     finals: BTreeSet<String>,
-    /// The file each key's value was read from (for messages, and because Hadoop keeps such a
-    /// key under its current name alone); a key set otherwise has none.
+    /// The file each key's value was read from, for messages; a key set otherwise has none.
     origins: BTreeMap<String, String>,
+    /// The old name a key's value was given under, for messages that name what the user
+    /// wrote; a key given under its current name has none.
+    given_as: BTreeMap<String, String>,
 }
 
 impl JobConf {
@@ -138,9 +33,25 @@ impl JobConf {
 
     /// Sets `key` (current or deprecated name) to `value`.
     pub fn set(&mut self, key: &str, value: impl Into<String>) {
-        let key = current_name(key);
-        self.origins.remove(key);
-        self.entries.insert(key.to_string(), value.into());
+        let current = current_name(key);
+        self.origins.remove(current);
+        self.note_given_name(current, key);
+        self.entries.insert(current.to_string(), value.into());
+    }
+
+    fn note_given_name(&mut self, current: &str, given: &str) {
+        if current == given {
+            self.given_as.remove(current);
+        } else {
+            self.given_as.insert(current.to_string(), given.to_string());
+        }
+    }
+
+    /// The name `key`'s value was given under: an old name if the user wrote that, else the
+    /// current name.
+    pub fn given_name<'a>(&'a self, key: &'a str) -> &'a str {
+        let current = current_name(key);
+        self.given_as.get(current).map_or(current, String::as_str)
     }
 
     /// The configuration file `key`'s value was read from, if it was read from one.
@@ -154,8 +65,10 @@ impl JobConf {
     pub fn overridden_by(mut self, settings: JobConf) -> JobConf {
         for (key, value) in settings.entries {
             self.origins.remove(&key);
+            self.given_as.remove(&key);
             self.entries.insert(key, value);
         }
+        self.given_as.extend(settings.given_as);
         self
     }
 
@@ -236,19 +149,12 @@ impl JobConf {
         }
     }
 
-    /// Every setting, as `(name, value)`; a key with a deprecated name appears under both
-    /// when it was set (`-D`, the job), under its current name alone when it was read from a
-    /// file, as Hadoop keeps them (`Configuration.set` sets every name of a key; a resource
-    /// is stored under the current name).
-    pub fn entries_with_aliases(&self) -> Vec<(&str, &str)> {
-        let mut all = Vec::with_capacity(self.entries.len());
-        for (key, value) in &self.entries {
-            all.push((key.as_str(), value.as_str()));
-            if let Some(old) = deprecated_alias(key).filter(|_| !self.origins.contains_key(key)) {
-                all.push((old, value.as_str()));
-            }
-        }
-        all
+    /// Every setting, as `(name, value)` under its current name, in name order. This is
+    /// also how a program's environment has the job's settings: Hadoop's task reads its
+    /// configuration back from the job's file, which renames old names, so a key given under
+    /// an old name reaches the programs under its current name alone.
+    pub fn entries(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v.as_str()))
     }
 
     /// `value` with its `${name}` variables substituted as Hadoop does
@@ -290,6 +196,7 @@ impl JobConf {
             entries,
             finals: self.finals.clone(),
             origins: self.origins.clone(),
+            given_as: self.given_as.clone(),
         })
     }
 
@@ -347,6 +254,7 @@ impl JobConf {
             if let Some(value) = raw("value").filter(|v| !v.is_empty()) {
                 let file = origin.unwrap_or("a configuration file");
                 self.origins.insert(key.clone(), file.to_string());
+                self.note_given_name(&key, name);
                 self.entries.insert(key.clone(), value.trim().to_string());
             }
             if raw("final") == Some("true") {
@@ -387,9 +295,8 @@ mod tests {
         assert_eq!(conf.get("mapreduce.job.reduces"), Some("3"));
         conf.set("mapreduce.job.reduces", "5");
         assert_eq!(conf.get("mapred.reduce.tasks"), Some("5"));
-        let exported = conf.entries_with_aliases();
-        assert!(exported.contains(&("mapreduce.job.reduces", "5")));
-        assert!(exported.contains(&("mapred.reduce.tasks", "5")));
+        let entries: Vec<_> = conf.entries().collect();
+        assert_eq!(entries, [("mapreduce.job.reduces", "5")]);
     }
 
     #[test]
@@ -502,7 +409,7 @@ mod tests {
     }
 
     #[test]
-    fn keys_read_from_files_are_kept_under_their_current_name_alone() {
+    fn keys_reach_the_programs_under_their_current_name_and_messages_under_the_given_one() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("conf.xml");
         std::fs::write(
@@ -513,21 +420,28 @@ mod tests {
         .unwrap();
         let mut conf = JobConf::new();
         conf.load_xml(&path).unwrap();
-        conf.set("mapreduce.job.reduces", "2");
-        let mut entries = conf.entries_with_aliases();
-        entries.sort_unstable();
+        conf.set("mapred.reduce.tasks", "2");
+        conf.set("io.sort.mb", "50");
+        conf.set("mapreduce.task.io.sort.mb", "60");
         assert_eq!(
-            entries,
+            conf.entries().collect::<Vec<_>>(),
             [
-                ("mapred.reduce.tasks", "2"),
                 ("mapreduce.job.name", "j"),
-                ("mapreduce.job.reduces", "2")
+                ("mapreduce.job.reduces", "2"),
+                ("mapreduce.task.io.sort.mb", "60"),
             ]
         );
         assert_eq!(
             conf.origin("mapred.job.name"),
             Some(path.display().to_string().as_str())
         );
+        assert_eq!(conf.given_name("mapreduce.job.name"), "mapred.job.name");
+        assert_eq!(
+            conf.given_name("mapreduce.job.reduces"),
+            "mapred.reduce.tasks"
+        );
+        assert_eq!(conf.given_name("io.sort.mb"), "mapreduce.task.io.sort.mb");
+        assert_eq!(conf.given_name("unset.key"), "unset.key");
     }
 
     /// Hadoop 3.4's `Configuration` given two resources (checked with its jars in a JVM).

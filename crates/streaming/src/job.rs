@@ -965,8 +965,7 @@ fn make_context(
         }
     }
     let env = exported
-        .entries_with_aliases()
-        .into_iter()
+        .entries()
         .map(|(k, v)| (env_var_name(k), v.to_string()))
         .collect();
     let timeout_ms = conf.get_u64("mapreduce.task.timeout", 600_000)?;

@@ -270,35 +270,43 @@ pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<()
         let Status::Refused(accept, why) = key.status else {
             continue;
         };
-        for name in std::iter::once(&key.name).chain(key.old) {
-            if let Some(value) = conf.get(name) {
-                if !accept.accepts(args, conf, value) {
-                    // The configuration keeps an old name that Hadoop aliases under the
-                    // current one, so the message names both.
-                    let aliases: Vec<&str> = key
-                        .old
-                        .iter()
-                        .copied()
-                        .filter(|old| super::conf::current_name(old) != *old)
-                        .collect();
-                    let also = if aliases.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" (old name {})", aliases.join(", "))
-                    };
-                    return Err(StreamingError::Usage(match conf.origin(name) {
-                        None => format!("-D {name}={value}{also}: {why}"),
-                        Some(file) => {
-                            let way_out = if matches!(accept, Accept::Nothing) {
-                                "remove it from the file".to_string()
-                            } else {
-                                format!("a -D {name}=... setting overrides the file")
-                            };
-                            format!("{file} sets {name}={value}{also}: {why} ({way_out})")
-                        }
-                    }));
-                }
+        // An old name Hadoop renames is the key itself; one it does not (`dfs.block.size`
+        // outside HDFS's settings) is a key of its own.
+        let names = std::iter::once(key.name).chain(
+            key.old
+                .iter()
+                .copied()
+                .filter(|old| super::conf::current_name(old) == *old),
+        );
+        for name in names {
+            let Some(value) = conf.get(name) else {
+                continue;
+            };
+            if accept.accepts(args, conf, value) {
+                continue;
             }
+            // The name the user wrote, and the other names of the key, to find it by.
+            let given = conf.given_name(name);
+            let others: Vec<&str> = std::iter::once(key.name)
+                .chain(key.old.iter().copied())
+                .filter(|other| *other != given && super::conf::current_name(other) == key.name)
+                .collect();
+            let also = if others.is_empty() {
+                String::new()
+            } else {
+                format!(" (also named {})", others.join(", "))
+            };
+            return Err(StreamingError::Usage(match conf.origin(name) {
+                None => format!("-D {given}={value}{also}: {why}"),
+                Some(file) => {
+                    let way_out = if matches!(accept, Accept::Nothing) {
+                        "remove it from the file".to_string()
+                    } else {
+                        format!("a -D {given}=... setting overrides the file")
+                    };
+                    format!("{file} sets {given}={value}{also}: {why} ({way_out})")
+                }
+            }));
         }
     }
     if !conf.get_bool(RECURSIVE, false)? {
@@ -453,16 +461,42 @@ mod tests {
             .map(|e| e.to_string())
     }
 
+    /// The table's old names are Hadoop's names for its keys ([`super::super::deprecated`]),
+    /// except where Hadoop's streaming job renames nothing (HDFS's own old names, which only
+    /// HDFS's settings rename).
+    #[test]
+    fn every_old_name_is_hadoops_name_for_its_key() {
+        let mut own = Vec::new();
+        for key in KEYS {
+            for old in key.old {
+                match super::super::conf::current_name(old) {
+                    current if current == key.name => {}
+                    current if current == *old => own.push(*old),
+                    other => panic!("{old} is Hadoop's old name of {other}, not of {}", key.name),
+                }
+            }
+        }
+        assert_eq!(own, ["dfs.block.size"]);
+    }
+
     #[test]
     fn refused_keys_name_the_key_the_value_and_the_reason() {
         let message =
             refusal(&[("mapreduce.job.output.group.comparator.class", "my.Grouping")]).unwrap();
-        assert!(message.starts_with(
-            "-D mapreduce.job.output.group.comparator.class=my.Grouping: grouping comparators"
-        ));
+        assert!(
+            message.starts_with(
+                "-D mapreduce.job.output.group.comparator.class=my.Grouping (also named \
+                 mapred.output.value.groupfn.class): grouping comparators"
+            ),
+            "{message}"
+        );
+        // Given under its old name, the key is named as given.
         let message = refusal(&[("mapred.output.value.groupfn.class", "x.Y")]).unwrap();
         assert!(
-            message.contains("mapred.output.value.groupfn.class=x.Y"),
+            message.starts_with(
+                "-D mapred.output.value.groupfn.class=x.Y (also named \
+                 mapreduce.job.output.group.comparator.class): grouping comparators"
+            ),
             "{message}"
         );
         assert!(refusal(&[("textinputformat.record.delimiter", "\n")]).is_some());

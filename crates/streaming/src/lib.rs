@@ -33,6 +33,7 @@ mod combine;
 pub mod command;
 pub mod compress;
 pub mod conf;
+pub mod deprecated;
 pub mod job;
 pub mod keys;
 mod nline;

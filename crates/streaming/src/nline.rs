@@ -21,10 +21,6 @@ pub(super) const NLINE_INPUT: &[&str] = &["org.apache.hadoop.mapred.lib.NLineInp
 /// Lines per map task.
 const LINES_PER_MAP: &str = "mapreduce.input.lineinputformat.linespermap";
 
-/// Its Hadoop 1 name. Hadoop turns it into the current name, and the programs see only that
-/// one, so it is not one of the aliases of `conf` (those are exported under both names).
-const OLD_LINES_PER_MAP: &str = "mapred.line.input.format.linespermap";
-
 /// The number of lines per map task, read as Hadoop's `Configuration.getInt` reads it
 /// (surrounding blanks ignored, an optional sign, `0x` for hexadecimal, at most 2^31 - 1).
 /// The programs then see it as `mapreduce_input_lineinputformat_linespermap`, spelled as
@@ -34,13 +30,9 @@ const OLD_LINES_PER_MAP: &str = "mapred.line.input.format.linespermap";
 /// [`StreamingError::Usage`] naming the key for anything but a whole number from 1. Hadoop
 /// takes 0 and negative numbers as "the whole file in one split"; sluice refuses them.
 pub(super) fn lines_per_map(conf: &mut JobConf) -> Result<NonZeroU64, StreamingError> {
-    // Hadoop: whichever was set last wins; here the current name does.
-    let old = conf.remove(OLD_LINES_PER_MAP);
-    let (key, value) = match (conf.get(LINES_PER_MAP), old) {
-        (Some(value), _) => (LINES_PER_MAP, value.to_string()),
-        (None, Some(value)) => (OLD_LINES_PER_MAP, value),
-        (None, None) => (LINES_PER_MAP, "1".to_string()),
-    };
+    // Either name sets it (the one set last wins, as in Hadoop); messages name the one given.
+    let key = conf.given_name(LINES_PER_MAP).to_string();
+    let value = conf.get(LINES_PER_MAP).unwrap_or("1").to_string();
     let lines = java_int(&value)
         .and_then(|n| u64::try_from(n).ok())
         .and_then(NonZeroU64::new)
@@ -106,15 +98,16 @@ pub(super) fn plan(
 mod tests {
     use super::*;
 
+    const OLD_LINES_PER_MAP: &str = "mapred.line.input.format.linespermap";
+
     fn lines(settings: &[(&str, &str)]) -> Result<(u64, Option<String>), String> {
         let mut conf = JobConf::new();
         for (key, value) in settings {
             conf.set(key, *value);
         }
         let n = lines_per_map(&mut conf).map_err(|e| e.to_string())?;
-        assert_eq!(
-            conf.get(OLD_LINES_PER_MAP),
-            None,
+        assert!(
+            !conf.entries().any(|(k, _)| k == OLD_LINES_PER_MAP),
             "the old name is not exported"
         );
         Ok((n.get(), conf.get(LINES_PER_MAP).map(str::to_string)))
@@ -137,6 +130,11 @@ mod tests {
         assert_eq!(
             lines(&[(OLD_LINES_PER_MAP, "2"), (LINES_PER_MAP, "4")]),
             Ok((4, Some("4".into())))
+        );
+        assert_eq!(
+            lines(&[(LINES_PER_MAP, "4"), (OLD_LINES_PER_MAP, "2")]),
+            Ok((2, Some("2".into()))),
+            "the name set last wins"
         );
         assert_eq!(
             lines(&[(LINES_PER_MAP, "2147483647")]).map(|r| r.0),

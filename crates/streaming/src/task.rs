@@ -344,6 +344,15 @@ impl Program {
             ("mapreduce.task.ismap", ctx.is_map.to_string()),
         ];
         per_task.extend(extra.iter().map(|(k, v)| (*k, v.clone())));
+        // Keys of the job that Hadoop's task sets again itself: the job's id, and on a reduce
+        // task the number of map tasks. Set by the task, they are exported under their old
+        // names too (below), unlike the job's other keys.
+        per_task.push(("mapreduce.job.id", job.job_id.clone()));
+        if !ctx.is_map {
+            if let Some(maps) = job.conf.get("mapreduce.job.maps") {
+                per_task.push(("mapreduce.job.maps", maps.to_string()));
+            }
+        }
         // The variables a cluster gives the task itself (`mapreduce.map.env`...): the
         // program inherits them, and its own variables below override them.
         let mut env = if ctx.is_map {

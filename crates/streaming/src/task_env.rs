@@ -224,7 +224,7 @@ fn named_settings<'a>(
 ) -> Result<Vec<(&'a str, &'a str)>, StreamingError> {
     let prefix = format!("{key}.");
     let mut named = Vec::new();
-    for (name, value) in conf.entries_with_aliases() {
+    for (name, value) in conf.entries() {
         let Some(var) = name.strip_prefix(&prefix) else {
             continue;
         };
