@@ -410,13 +410,17 @@ fn job_config(console: Console, built: &StreamingJob, here: bool) -> Result<JobC
     let mut config = built.config.clone();
     // Read as the job reads its settings: `${...}` substituted.
     let conf = &built.conf;
-    let local_dirs = conf.get("mapreduce.cluster.local.dir");
+    let local_dirs = conf.get(LOCAL_DIRS);
+    // Named as the user gave it (MR1-era scripts give mapred.local.dir).
+    let local_dirs_key = conf.given_name(LOCAL_DIRS);
     if local_dirs.is_some() && !here {
         say(
             console,
             "WARN",
-            "mapreduce.cluster.local.dir is not used on a cluster: each worker spills where it \
-             was told to (sluice worker --spill-dirs; on YARN, the node's local directories)",
+            &format!(
+                "{local_dirs_key} is not used on a cluster: each worker spills where it was \
+                 told to (sluice worker --spill-dirs; on YARN, the node's local directories)"
+            ),
         );
     }
     // Hadoop's default local directory is under hadoop.tmp.dir; sluice's own default (beside
@@ -427,20 +431,16 @@ fn job_config(console: Console, built: &StreamingJob, here: bool) -> Result<JobC
     });
     if let Some(dirs) = local_dirs.filter(|_| here) {
         // A file that set them is named (a site file's directories may not exist here).
-        let origin = match conf.get("mapreduce.cluster.local.dir") {
-            Some(_) => conf.origin("mapreduce.cluster.local.dir"),
-            None => conf.origin("hadoop.tmp.dir"),
+        let (origin, key) = match conf.get(LOCAL_DIRS) {
+            Some(_) => (conf.origin(LOCAL_DIRS), local_dirs_key),
+            None => (conf.origin("hadoop.tmp.dir"), LOCAL_DIRS),
         };
-        let (usable, passed_over) = usable_local_dirs(&dirs).map_err(|e| match origin {
+        let (usable, passed_over) = usable_local_dirs(key, &dirs).map_err(|e| match origin {
             Some(file) => e.context(format!("from {file}")),
             None => e,
         })?;
         for problem in &passed_over {
-            say(
-                console,
-                "WARN",
-                &format!("mapreduce.cluster.local.dir: {problem}; not used"),
-            );
+            say(console, "WARN", &format!("{key}: {problem}; not used"));
         }
         config = config.with_spill_parents(usable);
     }
@@ -461,11 +461,14 @@ fn job_config(console: Console, built: &StreamingJob, here: bool) -> Result<JobC
     Ok(config)
 }
 
-/// The directories of `mapreduce.cluster.local.dir` (comma-separated paths or `file:` URIs)
+/// Where a streaming job spills: Hadoop's local directories.
+const LOCAL_DIRS: &str = "mapreduce.cluster.local.dir";
+
+/// The directories of `list`, the value of `key` (comma-separated paths or `file:` URIs),
 /// that exist or can be made, as Hadoop's local directory allocator takes them: one that
 /// cannot be made or written to is passed over (returned second, with why); none usable fails
 /// the job.
-fn usable_local_dirs(list: &str) -> Result<(Vec<PathBuf>, Vec<String>)> {
+fn usable_local_dirs(key: &str, list: &str) -> Result<(Vec<PathBuf>, Vec<String>)> {
     let mut usable = Vec::new();
     let mut problems = Vec::new();
     for entry in list.split(',').map(str::trim).filter(|e| !e.is_empty()) {
@@ -484,7 +487,7 @@ fn usable_local_dirs(list: &str) -> Result<(Vec<PathBuf>, Vec<String>)> {
     }
     if usable.is_empty() {
         anyhow::bail!(
-            "mapreduce.cluster.local.dir={list}: no directory can be used ({})",
+            "{key}={list}: no directory can be used ({})",
             problems.join("; ")
         );
     }

@@ -135,6 +135,24 @@ fn streaming_spills_in_the_usable_directories_of_mapreduce_cluster_local_dir() {
     assert!(!dir.path().join("none").exists());
 }
 
+/// MR1-era scripts name the directories by their Hadoop 1 key, which Hadoop 3 still reads.
+#[test]
+fn streaming_spills_in_the_directories_of_the_old_name_mapred_local_dir() {
+    let dir = tempfile::tempdir().unwrap();
+    write_input(dir.path());
+    let disk = dir.path().join("disk");
+    fs::write(dir.path().join("blocked"), "").unwrap();
+    let blocked = dir.path().join("blocked/local");
+    let setting = format!("mapred.local.dir={},{}", disk.display(), blocked.display());
+    let stderr = run_watched(dir.path(), "out", &[setting], &[&disk]);
+    // Named as given.
+    let passed_over = format!("mapred.local.dir: {}", blocked.display());
+    assert!(
+        stderr.lines().any(|l| l.contains(&passed_over)),
+        "the unusable directory is not named under the key given: {stderr}"
+    );
+}
+
 #[test]
 fn streaming_spills_under_hadoop_tmp_dir_as_hadoop_does() {
     let dir = tempfile::tempdir().unwrap();
