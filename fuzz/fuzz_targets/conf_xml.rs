@@ -42,10 +42,10 @@ fuzz_target!(|data: &[u8]| {
     let Ok(props) = Vec::<(String, String)>::arbitrary(&mut u) else {
         return;
     };
-    // What the file says once read: names and values trimmed (of XML white space, which is
-    // all Rust trims here: other Unicode spaces are kept out), names not empty; a later
-    // property overrides an earlier one of the same (current) name, and an empty value sets
-    // nothing.
+    // What the file says once read: names trimmed (of XML white space, which is all Rust
+    // trims here: other Unicode spaces are kept out) and not empty, values as written; a
+    // later property overrides an earlier one of the same (current) name, and an empty value
+    // sets nothing.
     let mut expected = BTreeMap::new();
     let mut xml = String::from("<?xml version=\"1.0\"?>\n<configuration>\n");
     for (name, value) in &props {
@@ -60,12 +60,9 @@ fuzz_target!(|data: &[u8]| {
         if name_trim.is_empty() {
             continue;
         }
-        // An empty value sets nothing (blanks are a value, read back trimmed).
+        // An empty value sets nothing; blanks are a value.
         if !value.is_empty() {
-            expected.insert(
-                current_name(name_trim).to_string(),
-                value.trim().to_string(),
-            );
+            expected.insert(current_name(name_trim).to_string(), value.clone());
         }
         xml.push_str("  <property>\n    <name>");
         escape(&name, &mut xml);

@@ -233,17 +233,21 @@ impl JobConf {
             return Err("the root element is not <configuration>".into());
         }
         for property in root.children().filter(|n| n.has_tag_name("property")) {
-            // As Hadoop 3.4's parser: an empty <value> sets nothing, <final> is final only
-            // when its text is exactly `true`, and it makes the key final even without a
-            // value. (Unlike Hadoop, a value is kept without its surrounding blanks, which
-            // Hadoop's numeric, boolean and class getters drop too.)
+            // As Hadoop 3.4's parser: an element's text is all of its text (comments inside
+            // it left out); a name is trimmed, a value kept as written, blanks and line
+            // breaks included (a separator may be a blank; numeric and boolean getters trim);
+            // an empty <value> sets nothing; <final> is final only when its text is exactly
+            // `true`, and it makes the key final even without a value.
             let raw = |name: &str| {
-                property
-                    .children()
-                    .find(|n| n.has_tag_name(name))
-                    .map(|n| n.text().unwrap_or(""))
+                property.children().find(|n| n.has_tag_name(name)).map(|n| {
+                    n.children()
+                        .filter(|t| t.is_text())
+                        .filter_map(|t| t.text())
+                        .collect::<String>()
+                })
             };
-            let name = raw("name").map(str::trim).unwrap_or("");
+            let name = raw("name").unwrap_or_default();
+            let name = name.trim();
             if name.is_empty() {
                 return Err("a <property> without a <name>".into());
             }
@@ -255,9 +259,9 @@ impl JobConf {
                 let file = origin.unwrap_or("a configuration file");
                 self.origins.insert(key.clone(), file.to_string());
                 self.note_given_name(&key, name);
-                self.entries.insert(key.clone(), value.trim().to_string());
+                self.entries.insert(key.clone(), value);
             }
-            if raw("final") == Some("true") {
+            if raw("final").as_deref() == Some("true") {
                 self.finals.insert(key);
             }
         }
@@ -367,8 +371,18 @@ mod tests {
         .unwrap();
         let mut conf = JobConf::new();
         conf.load_xml(&path).unwrap();
-        assert_eq!(conf.get("mapreduce.job.reduces"), Some("2"));
+        // Kept as written; read as a number, trimmed.
+        assert_eq!(conf.get("mapreduce.job.reduces"), Some(" 2 "));
+        assert_eq!(conf.get_count("mapreduce.job.reduces", 1, 0).unwrap(), 2);
         assert_eq!(conf.get("x.y"), Some("a&b"));
+        // All of a value's text, a comment inside it left out, CDATA taken as written (as
+        // Hadoop 3.4's Configuration reads it, checked in a JVM).
+        conf.load_xml_text(
+            "<configuration><property><name> spaced.name </name>\
+             <value>a<!-- c --><![CDATA[ <b> ]]>\n</value></property></configuration>",
+        )
+        .unwrap();
+        assert_eq!(conf.get("spaced.name"), Some("a <b> \n"));
         std::fs::write(&path, "<other/>").unwrap();
         assert!(conf.load_xml(&path).is_err());
         std::fs::write(&path, "<configuration><property>").unwrap();

@@ -192,7 +192,8 @@ pub fn build_with(
         conf.set("mapreduce.job.reduces", "0");
     }
     let reducers = conf.get_count("mapreduce.job.reduces", 1, 0)?;
-    conf.set("mapreduce.job.reduces", reducers.to_string());
+    // A value given stays as written (` 2 ` from a file), as the programs see it in Hadoop.
+    conf.set_default("mapreduce.job.reduces", reducers.to_string());
 
     let inputs = args.input_locations()?;
     let block = conf.get_u64("fs.local.block.size", 32 << 20)?;
