@@ -104,7 +104,8 @@ impl StreamingArgs {
 
     /// `text`, given as `option`, as a location on this job's default file system.
     fn location(&self, option: &str, text: &str) -> Result<Location, StreamingError> {
-        let default_fs = match self.conf.get("fs.defaultFS") {
+        // Read trimmed, as Hadoop reads it (a site file may put the value on a line of its own).
+        let default_fs = match self.conf.get("fs.defaultFS").map(str::trim) {
             Some(fs) => Some(
                 self.conf
                     .substitute(fs, &[])
