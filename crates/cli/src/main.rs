@@ -579,7 +579,14 @@ fn main() -> ExitCode {
         sluice_streaming::orphans::stop_reaper();
         return code;
     }
-    let result = run(cli);
+    // Hadoop's programs read the site's mapred-site.xml beneath their -D settings (a site
+    // that compresses output, or sets the reduce count, changes what they write).
+    let result = match cli.command.defines_mut() {
+        Some(defines) if hadoop_program.is_some() => {
+            stores::add_mapred_site(defines).and_then(|()| run(cli))
+        }
+        _ => run(cli),
+    };
     sluice_streaming::orphans::stop_reaper();
     match result {
         Ok(()) => ExitCode::SUCCESS,

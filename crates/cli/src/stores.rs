@@ -87,6 +87,49 @@ fn site_value(site: &StoreConfig, name: &str) -> Option<String> {
     }
 }
 
+/// `HADOOP_CONF_DIR`'s `mapred-site.xml` (by absolute path), when the variable names a
+/// directory that has one: the MapReduce settings of the site, which Hadoop's jobs read
+/// beneath their own.
+pub(crate) fn mapred_site() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("HADOOP_CONF_DIR").filter(|d| !d.is_empty())?;
+    let site = std::path::Path::new(&dir).join("mapred-site.xml");
+    if !site.is_file() {
+        return None;
+    }
+    Some(std::path::absolute(&site).unwrap_or(site))
+}
+
+/// Puts the settings of [`mapred_site`] beneath `defines` (the command line's `-D`), as
+/// Hadoop's programs read them: each key of the file that no `-D` sets (under either of its
+/// names) goes first, under its current name. Nothing without the file.
+///
+/// # Errors
+/// The file cannot be read or is not a configuration file; the message names it.
+pub(crate) fn add_mapred_site(defines: &mut Vec<(String, String)>) -> Result<()> {
+    use sluice_streaming::conf::{current_name, JobConf};
+    let Some(path) = mapred_site() else {
+        return Ok(());
+    };
+    let shown = path.display();
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read {shown} (HADOOP_CONF_DIR's site file)"))?;
+    let mut site = JobConf::new();
+    site.load_xml_text(&text).map_err(|e| {
+        anyhow::anyhow!(
+            "{shown}: {e} (HADOOP_CONF_DIR's site file: mend it, or unset HADOOP_CONF_DIR)"
+        )
+    })?;
+    let given: std::collections::HashSet<&str> =
+        defines.iter().map(|(key, _)| current_name(key)).collect();
+    let beneath: Vec<(String, String)> = site
+        .entries()
+        .filter(|(key, _)| !given.contains(key))
+        .map(|(key, value)| (key.to_string(), value.to_string()))
+        .collect();
+    defines.splice(0..0, beneath);
+    Ok(())
+}
+
 /// The store settings of a job: `HADOOP_CONF_DIR`'s site files, then the `-D` settings.
 pub(crate) fn store_config(defines: &[(String, String)]) -> Result<StoreConfig> {
     StoreConfig::from_env(defines.iter().map(|(k, v)| (k.as_str(), v.as_str())))

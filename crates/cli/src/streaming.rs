@@ -6,7 +6,7 @@
 //! `-D sluice.console=sluice` gives sluice's own layout instead (a progress bar on a terminal,
 //! then a summary).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -160,18 +160,12 @@ fn run_here_or_on(
     })
 }
 
-/// `-conf` and `HADOOP_CONF_DIR`'s `mapred-site.xml` (by absolute path), when the variable
-/// names a directory that has one; nothing otherwise, as Hadoop does without the file.
+/// `-conf` and `HADOOP_CONF_DIR`'s `mapred-site.xml`, when there is one; nothing otherwise,
+/// as Hadoop does without the file.
 fn site_conf_args() -> Vec<String> {
-    let Some(dir) = std::env::var_os("HADOOP_CONF_DIR").filter(|d| !d.is_empty()) else {
-        return Vec::new();
-    };
-    let site = Path::new(&dir).join("mapred-site.xml");
-    if !site.is_file() {
-        return Vec::new();
-    }
-    let site = std::path::absolute(&site).unwrap_or(site);
-    vec!["-conf".to_string(), site.display().to_string()]
+    crate::stores::mapred_site()
+        .map(|site| vec!["-conf".to_string(), site.display().to_string()])
+        .unwrap_or_default()
 }
 
 /// Runs `sluice streaming ARGS...`; returns the exit status as Hadoop Streaming's: 0 done, 1

@@ -51,12 +51,26 @@ fn require_hadoop() {
 /// Runs Hadoop's example `program` in local mode in `scratch`: whether it exited 0, and its
 /// log (stdout, then stderr, where the job client prints the counters).
 fn try_hadoop(scratch: &Path, program: &str, args: &[&str]) -> (bool, String) {
+    try_hadoop_with_site(scratch, None, program, args)
+}
+
+/// [`try_hadoop`] with the site files of `conf_dir` on the class path, as Hadoop's launcher
+/// puts `HADOOP_CONF_DIR` there.
+fn try_hadoop_with_site(
+    scratch: &Path,
+    conf_dir: Option<&Path>,
+    program: &str,
+    args: &[&str],
+) -> (bool, String) {
     let root = root();
-    let classpath = format!(
+    let mut classpath = format!(
         "{}:{}/*",
         root.join("tests/hadoop").display(),
         root.join("target/hadoop/lib").display()
     );
+    if let Some(dir) = conf_dir {
+        classpath = format!("{}:{classpath}", dir.display());
+    }
     let out = Command::new("java")
         .arg("-cp")
         .arg(classpath)
@@ -1293,4 +1307,106 @@ fn variables_in_job_settings_are_substituted_as_hadoop_does() {
     for (h, s) in parts(&hadoop_out).iter().zip(parts(&sluice_out)) {
         assert_eq!(inflate(&s), inflate(h), "{}", s.display());
     }
+}
+
+/// The examples read the site's `mapred-site.xml` beneath their `-D` settings: a site that
+/// sets the reduce count (here by its Hadoop 1 name) and compresses output changes what
+/// `wordcount` writes, in Hadoop and through `sluice jar` alike; a `-D` setting still wins.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn the_examples_read_the_sites_mapred_site_xml_beneath_their_settings() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("words");
+    fs::create_dir(&input).unwrap();
+    let text: String = (0..2000)
+        .map(|i| format!("w{} x{}\n", i % 89, i % 11))
+        .collect();
+    fs::write(input.join("a.txt"), text).unwrap();
+    let conf = d.join("conf");
+    fs::create_dir(&conf).unwrap();
+    fs::write(
+        conf.join("mapred-site.xml"),
+        "<?xml version=\"1.0\"?>\n<configuration>\n\
+         <property><name>mapred.reduce.tasks</name><value>3</value></property>\n\
+         <property><name>mapreduce.output.fileoutputformat.compress</name>\
+         <value>true</value></property>\n\
+         <property><name>mapreduce.output.fileoutputformat.compress.codec</name>\
+         <value>org.apache.hadoop.io.compress.GzipCodec</value></property>\n\
+         </configuration>\n",
+    )
+    .unwrap();
+    let settings = [
+        "-D",
+        "mapreduce.output.fileoutputformat.compress.codec=org.apache.hadoop.io.compress.DefaultCodec",
+    ];
+    let hadoop_out = d.join("hadoop-out");
+    let mut hadoop_args: Vec<&str> = settings.to_vec();
+    hadoop_args.extend([path(&input), path(&hadoop_out)]);
+    let (success, log) = try_hadoop_with_site(d, Some(&conf), "wordcount", &hadoop_args);
+    assert!(success, "Hadoop wordcount failed:\n{log}");
+    let sluice_out = d.join("sluice-out");
+    let jar = "/opt/hadoop/share/hadoop/mapreduce/hadoop-mapreduce-examples-3.4.2.jar";
+    let out = Command::new(SLUICE)
+        .args(["jar", jar, "wordcount"])
+        .args(settings)
+        .args([path(&input), path(&sluice_out)])
+        .env("HADOOP_CONF_DIR", &conf)
+        .output()
+        .unwrap();
+    let sluice_log = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "sluice jar wordcount failed: {sluice_log}"
+    );
+    assert_record_counters_equal(&log, &sluice_log);
+    let names = |dir: &Path| -> Vec<String> {
+        parts(dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(&hadoop_out),
+        [
+            "part-r-00000.deflate",
+            "part-r-00001.deflate",
+            "part-r-00002.deflate"
+        ]
+    );
+    assert_eq!(names(&sluice_out), names(&hadoop_out));
+    let inflate = |file: &Path| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::ZlibDecoder::new(fs::File::open(file).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        text
+    };
+    for (h, s) in parts(&hadoop_out).iter().zip(parts(&sluice_out)) {
+        assert_eq!(inflate(&s), inflate(h), "{}", s.display());
+    }
+
+    // A site file that does not parse: the program fails, naming it.
+    fs::write(conf.join("mapred-site.xml"), "<configuration><property>").unwrap();
+    let out = Command::new(SLUICE)
+        .args([
+            "jar",
+            jar,
+            "wordcount",
+            path(&input),
+            path(&d.join("never")),
+        ])
+        .env("HADOOP_CONF_DIR", &conf)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("mapred-site.xml"), "{stderr}");
+    assert!(!d.join("never").exists());
 }
