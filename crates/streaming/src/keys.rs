@@ -686,6 +686,39 @@ mod tests {
         }
     }
 
+    /// Each key's row in the document's tables (`| `name` | `old`, ... | status | ... |`)
+    /// gives the table's old names and status, so that the page cannot drift from the code.
+    #[test]
+    fn the_documentation_gives_each_key_its_old_names_and_status() {
+        let doc = include_str!("../../../docs/CONFIGURATION.md");
+        let mut rows = std::collections::HashMap::new();
+        for line in doc.lines().filter(|l| l.starts_with("| `")) {
+            let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+            if let [_, name, old, status, ..] = cells[..] {
+                rows.insert(name.trim_matches('`'), (old, status));
+            }
+        }
+        for key in KEYS {
+            let Some((old, status)) = rows.get(key.name) else {
+                panic!("docs/CONFIGURATION.md has no row for {}", key.name);
+            };
+            let expected_old: Vec<String> = key.old.iter().map(|o| format!("`{o}`")).collect();
+            assert_eq!(
+                *old,
+                expected_old.join(", ").as_str(),
+                "{}'s old names",
+                key.name
+            );
+            let expected_status = match key.status {
+                Honoured(_) => "honoured",
+                Set(_) => "set by sluice",
+                Ignored(_) => "ignored",
+                Refused(..) => "refused",
+            };
+            assert_eq!(*status, expected_status, "{}'s status", key.name);
+        }
+    }
+
     #[test]
     fn the_documentation_lists_every_key() {
         let doc = include_str!("../../../docs/CONFIGURATION.md");
