@@ -1243,6 +1243,38 @@ fn hadoop_reads_sluices_compressed_word_counts() {
 /// setting a built-in job reads (here the number of reducers and output compression), not
 /// only for the store settings: both systems write the same part files, named alike and
 /// holding the same words (Hadoop's `-D` reaches its jobs the same way through `hadoop jar`).
+/// Panics unless both output directories hold the part files of 3 reducers compressed with
+/// `DefaultCodec` (`.deflate`), each the same text once inflated.
+fn assert_same_three_deflated_parts(hadoop_out: &Path, sluice_out: &Path) {
+    let names = |dir: &Path| -> Vec<String> {
+        parts(dir)
+            .iter()
+            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(
+        names(hadoop_out),
+        [
+            "part-r-00000.deflate",
+            "part-r-00001.deflate",
+            "part-r-00002.deflate"
+        ]
+    );
+    assert_eq!(names(sluice_out), names(hadoop_out));
+    let inflate = |file: &Path| {
+        let mut text = String::new();
+        std::io::Read::read_to_string(
+            &mut flate2::read::ZlibDecoder::new(fs::File::open(file).unwrap()),
+            &mut text,
+        )
+        .unwrap();
+        text
+    };
+    for (h, s) in parts(hadoop_out).iter().zip(parts(sluice_out)) {
+        assert_eq!(inflate(&s), inflate(h), "{}", s.display());
+    }
+}
+
 #[test]
 #[cfg_attr(
     not(feature = "test-hadoop"),
@@ -1280,33 +1312,7 @@ fn variables_in_job_settings_are_substituted_as_hadoop_does() {
     sluice_args.extend([path(&input), path(&sluice_out)]);
     let sluice_log = sluice(&sluice_args);
     assert_record_counters_equal(&log, &sluice_log);
-    let names = |dir: &Path| -> Vec<String> {
-        parts(dir)
-            .iter()
-            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(
-        names(&hadoop_out),
-        [
-            "part-r-00000.deflate",
-            "part-r-00001.deflate",
-            "part-r-00002.deflate"
-        ]
-    );
-    assert_eq!(names(&sluice_out), names(&hadoop_out));
-    let inflate = |file: &Path| {
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut flate2::read::ZlibDecoder::new(fs::File::open(file).unwrap()),
-            &mut text,
-        )
-        .unwrap();
-        text
-    };
-    for (h, s) in parts(&hadoop_out).iter().zip(parts(&sluice_out)) {
-        assert_eq!(inflate(&s), inflate(h), "{}", s.display());
-    }
+    assert_same_three_deflated_parts(&hadoop_out, &sluice_out);
 }
 
 /// The examples read the site's `mapred-site.xml` beneath their `-D` settings: a site that
@@ -1364,33 +1370,7 @@ fn the_examples_read_the_sites_mapred_site_xml_beneath_their_settings() {
         "sluice jar wordcount failed: {sluice_log}"
     );
     assert_record_counters_equal(&log, &sluice_log);
-    let names = |dir: &Path| -> Vec<String> {
-        parts(dir)
-            .iter()
-            .map(|p| p.file_name().unwrap().to_str().unwrap().to_string())
-            .collect()
-    };
-    assert_eq!(
-        names(&hadoop_out),
-        [
-            "part-r-00000.deflate",
-            "part-r-00001.deflate",
-            "part-r-00002.deflate"
-        ]
-    );
-    assert_eq!(names(&sluice_out), names(&hadoop_out));
-    let inflate = |file: &Path| {
-        let mut text = String::new();
-        std::io::Read::read_to_string(
-            &mut flate2::read::ZlibDecoder::new(fs::File::open(file).unwrap()),
-            &mut text,
-        )
-        .unwrap();
-        text
-    };
-    for (h, s) in parts(&hadoop_out).iter().zip(parts(&sluice_out)) {
-        assert_eq!(inflate(&s), inflate(h), "{}", s.display());
-    }
+    assert_same_three_deflated_parts(&hadoop_out, &sluice_out);
 
     // A site file that does not parse: the program fails, naming it.
     fs::write(conf.join("mapred-site.xml"), "<configuration><property>").unwrap();
