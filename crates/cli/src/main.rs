@@ -10,6 +10,7 @@ mod compression;
 mod console;
 mod dfsio;
 mod formats;
+mod fs;
 mod gen;
 mod gen_graph;
 mod iterate;
@@ -79,6 +80,17 @@ enum Command {
         #[arg(allow_hyphen_values = true)]
         jar: String,
         /// The jar's arguments, as `hadoop jar` takes them.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
+    /// Run a command of Hadoop's `hadoop fs` shell on any store sluice knows (`sluice fs
+    /// -help`): -rm, -mkdir, -put, -get, -cat, -test, -touchz.
+    ///
+    /// For scripts and wrappers that run `$HADOOP_CMD fs ...` around their jobs (clearing an
+    /// output, staging input, reading results): Hadoop's options, messages and exit statuses.
+    #[command(disable_help_flag = true)]
+    Fs {
+        /// Generic options (-D, -fs), then the command and its arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
@@ -380,6 +392,7 @@ impl Command {
                 })
             }
             Command::Streaming { .. }
+            | Command::Fs { .. }
             | Command::Jar { .. }
             | Command::Bench(_)
             | Command::Worker(_)
@@ -568,6 +581,9 @@ fn main() -> ExitCode {
             }
         };
     }
+    if let Command::Fs { args } = &cli.command {
+        return ExitCode::from(fs::run(args));
+    }
     if matches!(cli.command, Command::Streaming { .. } | Command::Worker(_)) {
         start_reaper();
     }
@@ -658,7 +674,7 @@ fn run(mut cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Run(job) => run_builtin(job),
-        Command::Streaming { .. } | Command::Jar { .. } => Ok(()),
+        Command::Streaming { .. } | Command::Jar { .. } | Command::Fs { .. } => Ok(()),
         Command::Worker(args) => cluster::run_worker(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Secret { file } => cluster::write_secret(&file),

@@ -1256,3 +1256,85 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_and_s3_from_their_workers() 
         .collect();
     assert!(open.is_empty(), "uploads left open: {open:?}");
 }
+
+/// `sluice fs`, as scripts run it around their jobs, on HDFS and on S3: make a directory,
+/// put a local tree, read a file back, test, get the tree, and remove it all; what HDFS holds
+/// afterwards is read with Hadoop's own client.
+#[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
+fn sluice_fs_manages_files_on_hdfs_and_s3() {
+    let local = tempfile::tempdir().unwrap();
+    let tree = local.path().join("tree");
+    fs::create_dir_all(tree.join("sub")).unwrap();
+    fs::write(tree.join("a.txt"), "alpha\n").unwrap();
+    fs::write(tree.join("sub/b.txt"), "beta\n").unwrap();
+    let tree_text = tree.to_str().unwrap();
+    for base in [hdfs("/fs-shell"), s3_url("fs-shell")] {
+        let status = |args: &[&str]| -> (i32, String, String) {
+            let out = run(sluice(&[&["fs"][..], args].concat()).current_dir(local.path()));
+            (
+                out.status.code().unwrap_or(-1),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+                stderr(&out),
+            )
+        };
+        let dir = format!("{base}/in");
+        let copy = format!("{dir}/tree");
+        // (On S3 a directory is there only while something is in it: -mkdir makes nothing,
+        // so the tree is put under its own name, which works on both.)
+        assert_eq!(status(&["-mkdir", "-p", &dir]).0, 0, "{base}");
+        let put = status(&["-put", tree_text, &copy]);
+        assert_eq!(put.0, 0, "put as {copy}: {}", put.2);
+        assert_eq!(
+            status(&["-cat", &format!("{copy}/sub/b.txt")]).1,
+            "beta\n",
+            "{base}"
+        );
+        assert_eq!(
+            status(&["-test", "-d", &copy]).0,
+            0,
+            "{copy} is a directory"
+        );
+        assert_eq!(status(&["-test", "-f", &format!("{copy}/a.txt")]).0, 0);
+        assert_eq!(status(&["-test", "-e", &format!("{dir}/nothing")]).0, 1);
+        // A file put again: refused, as it is there; -f replaces it.
+        let file = tree.join("a.txt");
+        let (file, target) = (file.to_str().unwrap(), format!("{copy}/a.txt"));
+        let again = status(&["-put", file, &target]);
+        assert_eq!(again.0, 1, "{base}");
+        assert!(again.2.contains("File exists"), "{}", again.2);
+        assert_eq!(status(&["-put", "-f", file, &target]).0, 0, "{base}");
+        let got = local.path().join("got");
+        let get = status(&["-get", &copy, got.to_str().unwrap()]);
+        assert_eq!(get.0, 0, "get {copy}: {}", get.2);
+        assert_eq!(fs::read_to_string(got.join("a.txt")).unwrap(), "alpha\n");
+        assert_eq!(fs::read_to_string(got.join("sub/b.txt")).unwrap(), "beta\n");
+        fs::remove_dir_all(&got).unwrap();
+        let not_recursive = status(&["-rm", &copy]);
+        assert_eq!(not_recursive.0, 1, "{base}");
+        assert!(
+            not_recursive.2.contains("Is a directory"),
+            "{}",
+            not_recursive.2
+        );
+        let removed = status(&["-rm", "-r", &dir]);
+        assert_eq!(
+            removed,
+            (0, format!("Deleted {dir}\n"), String::new()),
+            "{base}"
+        );
+        assert_eq!(status(&["-test", "-e", &dir]).0, 1, "{dir} is gone");
+        assert_eq!(status(&["-test", "-e", &format!("{copy}/a.txt")]).0, 1);
+    }
+    // Hadoop's client sees no trace of the directory on HDFS.
+    let listed = dfs().fs(&["-ls", "/fs-shell"]);
+    assert!(
+        String::from_utf8_lossy(&listed.stdout).trim().is_empty(),
+        "{}",
+        String::from_utf8_lossy(&listed.stdout)
+    );
+    assert!(s3().list_objects(BUCKET, "fs-shell/").is_empty());
+}

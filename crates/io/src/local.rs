@@ -219,6 +219,28 @@ impl Storage for LocalStorage {
             Err(source) => Err(write_error(path, source)),
         }
     }
+
+    fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        fs::create_dir_all(path).map_err(|e| write_error(path, e))
+    }
+
+    fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        let path = self.path(location)?;
+        // The entry itself, not what a link names: a link to a directory goes, the directory
+        // stays.
+        let removed = match fs::symlink_metadata(path) {
+            Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
+            Ok(_) => fs::remove_file(path),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => Err(e),
+        };
+        match removed {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
+            Err(source) => Err(write_error(path, source)),
+        }
+    }
 }
 
 /// `path` opened and positioned at `start`.

@@ -333,6 +333,57 @@ pub trait Storage: fmt::Debug + Send + Sync {
     /// # Errors
     /// [`IoError::Write`] if it exists and cannot be deleted (or is a directory).
     fn delete(&self, location: &Location) -> Result<bool, IoError>;
+
+    /// Creates the directory `location` and its missing parents. By default nothing: right
+    /// for a store without directories (an object store), where a file's parents need not
+    /// exist.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if the directory cannot be made (a file is in the way).
+    fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
+        let _ = location;
+        Ok(())
+    }
+
+    /// Deletes what is at `location`: a file, or a directory with everything below it;
+    /// `false` if nothing was there. By default every file below it, one by one, hidden ones
+    /// included: right for a store without directories.
+    ///
+    /// # Errors
+    /// [`IoError::Read`] if a directory cannot be listed; [`IoError::Write`] if something
+    /// cannot be deleted.
+    fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        delete_files_by_listing(self, location)
+    }
+}
+
+/// [`Storage::delete_tree`] made of listings and file deletions: the file at `location`, or
+/// every file below the directory there, hidden ones included. Directories stay (a store
+/// without directories has none to remove).
+///
+/// # Errors
+/// As for [`Storage::list`] and [`Storage::delete`].
+pub fn delete_files_by_listing<S: Storage + ?Sized>(
+    storage: &S,
+    location: &Location,
+) -> Result<bool, IoError> {
+    let Some(status) = storage.status(location)? else {
+        return Ok(false);
+    };
+    if !status.is_dir {
+        return storage.delete(location);
+    }
+    let mut pending = vec![location.clone()];
+    while let Some(dir) = pending.pop() {
+        for entry in storage.list(&dir)? {
+            if entry.is_dir {
+                pending.push(entry.location);
+            } else {
+                storage.delete(&entry.location)?;
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// The storage serving `location`: the local one for local paths and `file:` URIs.

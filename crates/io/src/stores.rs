@@ -191,6 +191,14 @@ impl Storage for Stores {
         self.with(location, |s| s.delete(location))
     }
 
+    fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
+        self.with(location, |s| s.make_dirs(location))
+    }
+
+    fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        self.with(location, |s| s.delete_tree(location))
+    }
+
     fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {
         self.with(location, |s| s.block_locations(location))
     }

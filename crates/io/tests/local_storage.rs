@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_io::{
-    discover, discover_inputs, glob_by_listing, plan_input_splits, plan_line_splits,
-    plan_line_splits_in, plan_splits, walk_by_listing, CachePolicy, CompressedWriter,
-    FixedRecordReader, InputFile, IoError, LineReader, LocalStorage, Location, OutputCodec,
-    Storage, StoredInput,
+    delete_files_by_listing, discover, discover_inputs, glob_by_listing, plan_input_splits,
+    plan_line_splits, plan_line_splits_in, plan_splits, walk_by_listing, CachePolicy,
+    CompressedWriter, FixedRecordReader, InputFile, IoError, LineReader, LocalStorage, Location,
+    OutputCodec, Storage, StoredInput,
 };
 
 /// A tree with visible and hidden entries at several depths.
@@ -420,4 +420,61 @@ fn committer_for_gives_the_rename_committer_locally_and_refuses_other_stores() {
         Err(other) => panic!("expected an unsupported scheme, got {other}"),
         Ok(_) => panic!("an hdfs output was accepted"),
     }
+}
+
+/// `make_dirs` makes a directory and its parents; `delete_tree` removes a file, or a
+/// directory with everything below it, hidden entries included, and says whether anything
+/// was there; a link to a directory goes, not what it names. Made of listings, deletion
+/// removes every file and leaves the directories.
+#[test]
+fn directories_are_made_and_trees_deleted() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let local = LocalStorage::new();
+    let made = Location::from_path(dir.path().join("x/y/z"));
+    local.make_dirs(&made).expect("make_dirs");
+    assert!(dir.path().join("x/y/z").is_dir());
+    local.make_dirs(&made).expect("make_dirs again");
+    let target = dir.path().join("target");
+    fs::create_dir(&target).expect("target");
+    fs::write(target.join("kept.txt"), "kept").expect("write");
+    std::os::unix::fs::symlink(&target, root.join("link")).expect("link");
+
+    let by_listing = tree();
+    let listed = by_listing.path().join("in");
+    assert!(delete_files_by_listing(&local, &Location::from_path(&listed)).expect("delete"));
+    let left: Vec<_> = walkdir(&listed)
+        .into_iter()
+        .filter(|p| p.is_file())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+
+    assert!(local
+        .delete_tree(&Location::from_path(root.join("a.txt")))
+        .expect("a file"));
+    assert!(!root.join("a.txt").exists());
+    assert!(local
+        .delete_tree(&Location::from_path(&root))
+        .expect("a tree"));
+    assert!(!root.exists());
+    assert_eq!(fs::read_to_string(target.join("kept.txt")).unwrap(), "kept");
+    assert!(!local
+        .delete_tree(&Location::from_path(&root))
+        .expect("nothing"));
+}
+
+/// Every path below `dir`.
+fn walkdir(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in fs::read_dir(&d).expect("read_dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                pending.push(path.clone());
+            }
+            found.push(path);
+        }
+    }
+    found
 }

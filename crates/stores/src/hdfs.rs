@@ -316,6 +316,14 @@ impl Storage for HdfsStorage {
             Err(e) => Err(write_error(location, e)),
         }
     }
+
+    fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
+        self.mkdirs(location)
+    }
+
+    fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        HdfsStorage::delete_tree(self, location)
+    }
 }
 
 /// A size as Hadoop's configuration writes it: digits with an optional binary suffix (`k`,

@@ -506,6 +506,14 @@ impl Storage for S3Storage {
             .map_err(|e| write_error(location, e))?;
         Ok(true)
     }
+
+    fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
+        // An object, else every object under the location as a prefix (a "directory").
+        if self.delete(location)? {
+            return Ok(true);
+        }
+        Ok(self.delete_prefix(location)? > 0)
+    }
 }
 
 /// What a writer does with its upload when it finishes.

@@ -1,0 +1,250 @@
+//! `sluice fs` against Hadoop's own `hadoop fs` shell (`FsShell` 3.4.2, run by
+//! `tests/hadoop/FsBatch.java` on the jars `make hadoop` puts in `target/hadoop/lib`): the
+//! same commands, one after another, each system in a directory of its own holding the same
+//! files. Every command must end with the same exit status, print the same standard output
+//! and the same messages, and leave the same files (Hadoop's hidden `.crc` checksum files
+//! aside).
+// Helpers may unwrap, as `#[test]` functions may (see clippy.toml).
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .canonicalize()
+        .unwrap()
+}
+
+/// The commands, in order: what scripts run around their jobs, and the ways each fails.
+const COMMANDS: &[&[&str]] = &[
+    &["-mkdir", "d"],
+    &["-mkdir", "d"],
+    &["-mkdir", "x/y"],
+    &["-mkdir", "-p", "x/y"],
+    &["-mkdir", "-p", "x/y", "p/q/r"],
+    &["-put", "a.txt", "d"],
+    &["-put", "a.txt", "d"],
+    &["-put", "-f", "a.txt", "d/a.txt"],
+    &["-put", "a.txt", "b.txt", "nothere"],
+    &["-put", "a.txt", "b.txt", "x"],
+    &["-put", "missing.txt", "d"],
+    &["-put", "a.txt", "nodir/a.txt"],
+    &["-copyFromLocal", "tree", "t"],
+    &["-put", "tree", "t"],
+    &["-cat", "d/a.txt", "missing", "b.txt"],
+    &["-cat", "d"],
+    &["-cat", "t/*.txt"],
+    &["-test", "-e", "x"],
+    &["-test", "-e", "nothing"],
+    &["-test", "-d", "a.txt"],
+    &["-test", "-d", "x"],
+    &["-test", "-f", "a.txt"],
+    &["-test", "-s", "a.txt"],
+    &["-test", "-z", "a.txt"],
+    &["-touchz", "empty"],
+    &["-touchz", "empty"],
+    &["-test", "-z", "empty"],
+    &["-touchz", "a.txt"],
+    &["-get", "d/a.txt", "got.txt"],
+    &["-get", "d/a.txt", "got.txt"],
+    &["-get", "-f", "b.txt", "got.txt"],
+    &["-copyToLocal", "t", "local-t"],
+    &["-get", "x/nothing", "here"],
+    &["-rm", "d"],
+    &["-rm", "missing"],
+    &["-rm", "-f", "missing"],
+    &["-rm", "-r", "d"],
+    &["-rm", "-r", "-skipTrash", "x*"],
+    &["-rm", "-R", "p", "t"],
+    &["-rm", "empty", "got.txt"],
+    &["-mkdir", "gone"],
+    &["-rm", "-rf", "gone"],
+    &["-rm", "-r", "-f", "gone", "nothing*"],
+    &["-cat", "nothing*"],
+    &["-test", "-x", "a.txt"],
+    &["-test", "-e"],
+    &["-put", "-x", "a.txt", "d"],
+    &["-bogus"],
+    &["-rm"],
+    &["-mkdir"],
+];
+
+/// Lays out the files both systems start from in `dir`.
+fn prepare(dir: &Path) {
+    fs::create_dir_all(dir).unwrap();
+    fs::write(dir.join("a.txt"), "alpha\n").unwrap();
+    fs::write(dir.join("b.txt"), "beta\n").unwrap();
+    fs::create_dir_all(dir.join("tree/sub")).unwrap();
+    fs::write(dir.join("tree/one.txt"), "one\n").unwrap();
+    fs::write(dir.join("tree/two.txt"), "two\n").unwrap();
+    fs::write(dir.join("tree/sub/three.dat"), "three\n").unwrap();
+}
+
+/// What a command did: exit status, standard output, and the message lines of its standard
+/// error (the first line only when it printed its usage, whose text is each system's own).
+#[derive(Debug, PartialEq, Eq)]
+struct Outcome {
+    exit: String,
+    out: String,
+    messages: Vec<String>,
+}
+
+fn outcome(exit: String, out: String, err: &str) -> Outcome {
+    let lines: Vec<&str> = err.lines().collect();
+    let usage = lines.iter().any(|l| l.starts_with("Usage: "));
+    let messages = if usage {
+        lines.into_iter().take(1).map(str::to_string).collect()
+    } else {
+        lines.into_iter().map(str::to_string).collect()
+    };
+    Outcome {
+        exit: exit.trim().to_string(),
+        out,
+        messages,
+    }
+}
+
+/// Every file and directory below `dir` (`.crc` files left out) with a file's contents.
+fn tree(dir: &Path) -> BTreeMap<String, Option<String>> {
+    let mut found = BTreeMap::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in fs::read_dir(&d).unwrap() {
+            let entry = entry.unwrap();
+            let path = entry.path();
+            let name = path.strip_prefix(dir).unwrap().display().to_string();
+            if name.ends_with(".crc") {
+                continue;
+            }
+            if path.is_dir() {
+                found.insert(name, None);
+                pending.push(path);
+            } else {
+                found.insert(name, Some(fs::read_to_string(&path).unwrap()));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn sluice_fs_does_what_hadoop_fs_does() {
+    let root = root();
+    let lib = root.join("target/hadoop/lib");
+    assert!(
+        lib.join(".complete").exists(),
+        "the Hadoop jars are missing from {}: run `make hadoop`",
+        lib.display()
+    );
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    let script = s.join("commands");
+    let lines: Vec<String> = COMMANDS.iter().map(|c| c.join("\t")).collect();
+    fs::write(&script, lines.join("\n") + "\n").unwrap();
+
+    let hadoop_dir = s.join("hadoop");
+    prepare(&hadoop_dir);
+    let results = s.join("results");
+    fs::create_dir(&results).unwrap();
+    let status = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", lib.display()))
+        .arg(format!(
+            "-Dlog4j.configuration=file:{}",
+            root.join("tests/hadoop/log4j.properties").display()
+        ))
+        .arg(root.join("tests/hadoop/FsBatch.java"))
+        .arg(&script)
+        .arg(&results)
+        .current_dir(&hadoop_dir)
+        .env_remove("HADOOP_CONF_DIR")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(status.success(), "FsBatch.java failed");
+
+    let sluice_dir = s.join("sluice");
+    prepare(&sluice_dir);
+    let mut differences = Vec::new();
+    for (i, command) in COMMANDS.iter().enumerate() {
+        let read = |ext: &str| fs::read_to_string(results.join(format!("{i}.{ext}"))).unwrap();
+        let hadoop = outcome(read("exit"), read("out"), &read("err"));
+        let out = Command::new(SLUICE)
+            .arg("fs")
+            .args(*command)
+            .current_dir(&sluice_dir)
+            .env_remove("HADOOP_CONF_DIR")
+            .output()
+            .unwrap();
+        let sluice = outcome(
+            out.status.code().unwrap().to_string(),
+            String::from_utf8(out.stdout).unwrap(),
+            // Hadoop names a missing parent by its full path, which differs by directory.
+            &String::from_utf8(out.stderr)
+                .unwrap()
+                .replace(&sluice_dir.display().to_string(), "DIR"),
+        );
+        let hadoop = Outcome {
+            messages: hadoop
+                .messages
+                .iter()
+                .map(|m| m.replace(&hadoop_dir.display().to_string(), "DIR"))
+                .collect(),
+            ..hadoop
+        };
+        if sluice != hadoop {
+            differences.push(format!(
+                "fs {}:\n  sluice: {sluice:?}\n  Hadoop: {hadoop:?}",
+                command.join(" ")
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    assert_eq!(tree(&sluice_dir), tree(&hadoop_dir));
+}
+
+/// `-put -` copies standard input, as scripts pipe generated input into place; `-help` lists
+/// the commands; a command `sluice fs` does not have is a usage error (Hadoop's 255).
+#[test]
+fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = Command::new(SLUICE)
+        .args(["fs", "-put", "-", "piped.txt"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"from a pipe\n")
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        fs::read_to_string(dir.path().join("piped.txt")).unwrap(),
+        "from a pipe\n"
+    );
+    let help = Command::new(SLUICE).args(["fs", "-help"]).output().unwrap();
+    assert!(help.status.success());
+    let text = String::from_utf8(help.stdout).unwrap();
+    for command in ["-cat", "-mkdir", "-put", "-get", "-rm", "-test", "-touchz"] {
+        assert!(text.contains(command), "{command} missing from:\n{text}");
+    }
+    let ls = Command::new(SLUICE)
+        .args(["fs", "-ls", "."])
+        .output()
+        .unwrap();
+    assert_eq!(ls.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&ls.stderr).starts_with("-ls: Unknown command"));
+}
