@@ -19,6 +19,7 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-copyToLocal [-f] <src> ... <localdst>]
 \t[-get [-f] <src> ... <localdst>]
 \t[-help]
+\t[-ls [-C] [-d] [-R] [<path> ...]]
 \t[-mkdir [-p] <path> ...]
 \t[-put [-f] <localsrc> ... <dst>]
 \t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
@@ -28,6 +29,7 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 Generic options: -D <property=value>, -fs <file:///|hdfs://namenode:port|s3://bucket>.
 Paths are on fs.defaultFS (HADOOP_CONF_DIR's core-site.xml, -D or -fs) unless they name
 their store; a local path needs no configuration. There is no trash: -rm deletes at once.
+On S3 a directory exists only while something is in it.
 ";
 
 /// Exit status of a command line the shell cannot run (Hadoop's -1).
@@ -72,6 +74,7 @@ pub(crate) fn run(args: &[String]) -> u8 {
     let name = command.trim_start_matches('-');
     let result = match command.as_str() {
         "-cat" => shell.cat(operands),
+        "-ls" => shell.ls(operands),
         "-mkdir" => shell.mkdir(operands),
         "-rm" => shell.rm(operands),
         "-test" => shell.test(operands),
@@ -202,6 +205,91 @@ impl Shell {
         }
         let _ = out.flush();
         Ok(u8::from(failed))
+    }
+
+    /// `-ls`: a directory's entries (a file itself), one line each as Hadoop prints them:
+    /// permissions, replication, owner, group, length, modification time and path.
+    fn ls(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (flags, paths) = options(operands, &["-C", "-d", "-R"])?;
+        let paths_only = flags.contains(&"-C");
+        let itself = flags.contains(&"-d");
+        let recursive = flags.contains(&"-R") && !itself;
+        let current = [".".to_string()];
+        let paths = if paths.is_empty() {
+            &current[..]
+        } else {
+            paths
+        };
+        let mut failed = false;
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        for text in paths {
+            let Some(found) = self.matches("ls", text) else {
+                failed = true;
+                continue;
+            };
+            for status in found {
+                let name = shown(text, &status);
+                if status.is_dir && !itself {
+                    if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, paths_only) {
+                        say("ls", &name, &reason(&e));
+                        failed = true;
+                    }
+                } else {
+                    let line = Listing::of(&[(status, name)], paths_only);
+                    let _ = out.write_all(line.as_bytes());
+                }
+            }
+        }
+        let _ = out.flush();
+        Ok(u8::from(failed))
+    }
+
+    /// Lists directory `dir` (shown as `name`) into `out`: "Found N items" unless recursive
+    /// (or only paths are printed), then its entries by name; with `recursive`, each
+    /// directory's own entries follow its line.
+    fn list_dir(
+        &self,
+        out: &mut dyn Write,
+        dir: &FileStatus,
+        name: &str,
+        recursive: bool,
+        paths_only: bool,
+    ) -> Result<(), IoError> {
+        let mut entries = self.stores.list(&dir.location)?;
+        // Hadoop sorts a directory's entries by name, but lists recursively in the store's
+        // own order (a local directory's, HDFS's by name).
+        if !recursive {
+            entries.sort_by_key(|e| e.location.to_string());
+        }
+        let named: Vec<(FileStatus, String)> = entries
+            .into_iter()
+            .map(|e| {
+                let child = e.location.file_name().unwrap_or_default().to_string_lossy();
+                let shown = if name == "." {
+                    child.into_owned()
+                } else {
+                    format!("{}/{child}", name.trim_end_matches('/'))
+                };
+                (e, shown)
+            })
+            .collect();
+        if !recursive && !paths_only && !named.is_empty() {
+            let _ = writeln!(out, "Found {} items", named.len());
+        }
+        if !recursive {
+            let _ = out.write_all(Listing::of(&named, paths_only).as_bytes());
+            return Ok(());
+        }
+        // Widths over the whole directory, as Hadoop sets them per listing.
+        let widths = Listing::widths(&named);
+        for (entry, shown) in &named {
+            let _ = out.write_all(widths.line(entry, shown, paths_only).as_bytes());
+            if entry.is_dir {
+                self.list_dir(out, entry, shown, true, paths_only)?;
+            }
+        }
+        Ok(())
     }
 
     fn mkdir(&self, operands: &[String]) -> Result<u8, Usage> {
@@ -554,6 +642,143 @@ impl Shell {
         }
         written
     }
+}
+
+/// The column widths of one listing, as Hadoop's `ls` sets them: at least 3 for the
+/// replication and 10 for the length, and the longest owner and group.
+struct Listing {
+    replication: usize,
+    owner: usize,
+    group: usize,
+    len: usize,
+}
+
+/// Owner, group, permission bits, replication and length of an entry to list.
+struct Owned {
+    owner: String,
+    group: String,
+    permission: u16,
+    replication: u32,
+    /// The length shown: a local directory's is the file system's (4096 on most), as
+    /// Hadoop shows it.
+    len: u64,
+}
+
+impl Listing {
+    /// The lines of `entries` (each with the path it is shown as).
+    fn of(entries: &[(FileStatus, String)], paths_only: bool) -> String {
+        let widths = Listing::widths(entries);
+        entries
+            .iter()
+            .map(|(entry, shown)| widths.line(entry, shown, paths_only))
+            .collect()
+    }
+
+    fn widths(entries: &[(FileStatus, String)]) -> Listing {
+        let mut widths = Listing {
+            replication: 3,
+            owner: 0,
+            group: 0,
+            len: 10,
+        };
+        for (entry, _) in entries {
+            let owned = owned(entry);
+            widths.replication = widths.replication.max(owned.replication.to_string().len());
+            widths.owner = widths.owner.max(owned.owner.chars().count());
+            widths.group = widths.group.max(owned.group.chars().count());
+            widths.len = widths.len.max(owned.len.to_string().len());
+        }
+        widths
+    }
+
+    fn line(&self, entry: &FileStatus, shown: &str, paths_only: bool) -> String {
+        if paths_only {
+            return format!("{shown}\n");
+        }
+        let owned = owned(entry);
+        let kind = if entry.is_dir { 'd' } else { '-' };
+        let replication = if entry.is_dir {
+            "-".to_string()
+        } else {
+            owned.replication.to_string()
+        };
+        let modified = entry.modified.map_or_else(String::new, |time| {
+            chrono::DateTime::<chrono::Local>::from(time)
+                .format("%Y-%m-%d %H:%M")
+                .to_string()
+        });
+        format!(
+            "{kind}{} {replication:>rw$} {:<ow$} {:<gw$} {:>lw$} {modified} {shown}\n",
+            permissions(owned.permission),
+            owned.owner,
+            owned.group,
+            owned.len,
+            rw = self.replication,
+            ow = self.owner,
+            gw = self.group,
+            lw = self.len,
+        )
+    }
+}
+
+/// An entry's owner, group, permission and replication: the store's where it reports them
+/// (HDFS), the file's own for a local one, and for an object store what Hadoop's S3 client
+/// shows (the user, read and write for all, one copy).
+fn owned(entry: &FileStatus) -> Owned {
+    if let Some(o) = &entry.ownership {
+        return Owned {
+            owner: o.owner.clone(),
+            group: o.group.clone(),
+            permission: o.permission,
+            replication: o.replication,
+            len: entry.len,
+        };
+    }
+    if let Some(meta) = entry
+        .location
+        .as_local_path()
+        .and_then(|path| std::fs::metadata(path).ok())
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        let uid = nix::unistd::Uid::from_raw(meta.uid());
+        let gid = nix::unistd::Gid::from_raw(meta.gid());
+        return Owned {
+            owner: nix::unistd::User::from_uid(uid)
+                .ok()
+                .flatten()
+                .map_or_else(|| meta.uid().to_string(), |u| u.name),
+            group: nix::unistd::Group::from_gid(gid)
+                .ok()
+                .flatten()
+                .map_or_else(|| meta.gid().to_string(), |g| g.name),
+            // The low 9 bits, which fit.
+            permission: u16::try_from(meta.mode() & 0o777).unwrap_or(0),
+            replication: 1,
+            len: meta.len(),
+        };
+    }
+    let user = crate::stores::user_name();
+    Owned {
+        owner: user.clone(),
+        group: user,
+        permission: if entry.is_dir { 0o777 } else { 0o666 },
+        replication: 1,
+        len: entry.len,
+    }
+}
+
+/// `rwxr-xr-x` for permission bits `0o755`.
+fn permissions(bits: u16) -> String {
+    (0..9)
+        .map(|i| {
+            let bit = 1 << (8 - i);
+            if bits & bit == 0 {
+                '-'
+            } else {
+                ['r', 'w', 'x'][i % 3]
+            }
+        })
+        .collect()
 }
 
 /// The target of copying `source` to `dst` (given as `dst_text`): inside it, under the

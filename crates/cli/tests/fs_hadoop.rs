@@ -37,6 +37,12 @@ const COMMANDS: &[&[&str]] = &[
     &["-put", "a.txt", "nodir/a.txt"],
     &["-copyFromLocal", "tree", "t"],
     &["-put", "tree", "t"],
+    &["-ls", "d"],
+    &["-ls", "-d", "d", "a.txt"],
+    &["-ls", "-C", "t"],
+    &["-ls", "-R", "t"],
+    &["-ls", "t/*.txt", "missing"],
+    &["-ls"],
     &["-cat", "d/a.txt", "missing", "b.txt"],
     &["-cat", "d"],
     &["-cat", "t/*.txt"],
@@ -95,7 +101,31 @@ struct Outcome {
     messages: Vec<String>,
 }
 
+/// `out` with every modification time of a listing (`2026-12-03 09:51`) replaced: the two
+/// systems' files are made a moment apart.
+fn without_times(out: &str) -> String {
+    out.lines()
+        .map(|line| {
+            let fields: Vec<&str> = line.split(' ').collect();
+            let at = fields.iter().position(|f| {
+                f.len() == 10 && f.as_bytes().get(4) == Some(&b'-') && f.as_bytes()[7] == b'-'
+            });
+            match at {
+                Some(i) if fields.get(i + 1).is_some_and(|t| t.len() == 5) => {
+                    let mut fields = fields.clone();
+                    fields[i] = "DATE";
+                    fields[i + 1] = "TIME";
+                    fields.join(" ")
+                }
+                _ => line.to_string(),
+            }
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
 fn outcome(exit: String, out: String, err: &str) -> Outcome {
+    let out = without_times(&out);
     let lines: Vec<&str> = err.lines().collect();
     let usage = lines.iter().any(|l| l.starts_with("Usage: "));
     let messages = if usage {
@@ -238,13 +268,15 @@ fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     let help = Command::new(SLUICE).args(["fs", "-help"]).output().unwrap();
     assert!(help.status.success());
     let text = String::from_utf8(help.stdout).unwrap();
-    for command in ["-cat", "-mkdir", "-put", "-get", "-rm", "-test", "-touchz"] {
+    for command in [
+        "-cat", "-ls", "-mkdir", "-put", "-get", "-rm", "-test", "-touchz",
+    ] {
         assert!(text.contains(command), "{command} missing from:\n{text}");
     }
-    let ls = Command::new(SLUICE)
-        .args(["fs", "-ls", "."])
+    let stat = Command::new(SLUICE)
+        .args(["fs", "-stat", "."])
         .output()
         .unwrap();
-    assert_eq!(ls.status.code(), Some(255));
-    assert!(String::from_utf8_lossy(&ls.stderr).starts_with("-ls: Unknown command"));
+    assert_eq!(stat.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&stat.stderr).starts_with("-stat: Unknown command"));
 }

@@ -1298,6 +1298,31 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
             0,
             "{copy} is a directory"
         );
+        if base.starts_with("hdfs:") {
+            // Listed as Hadoop's own shell lists it: owners, permissions, replication, times.
+            for ls in [
+                &["-ls", &copy][..],
+                &["-ls", "-R", &copy],
+                &["-ls", "-d", &dir],
+            ] {
+                let hadoop = dfs().fs(ls);
+                assert!(hadoop.status.success(), "hadoop fs {ls:?}");
+                let listed = status(ls);
+                assert_eq!(
+                    (listed.0, listed.1.as_str()),
+                    (0, String::from_utf8_lossy(&hadoop.stdout).as_ref()),
+                    "fs {ls:?}: sluice's, then Hadoop's"
+                );
+            }
+        } else {
+            let listed = status(&["-ls", "-R", &copy]).1;
+            let paths: Vec<&str> = listed
+                .lines()
+                .filter_map(|l| l.rsplit(' ').next())
+                .collect();
+            let inside = |name: &str| format!("{copy}/{name}");
+            assert_eq!(paths, [inside("a.txt"), inside("sub"), inside("sub/b.txt")]);
+        }
         assert_eq!(status(&["-test", "-f", &format!("{copy}/a.txt")]).0, 0);
         assert_eq!(status(&["-test", "-e", &format!("{dir}/nothing")]).0, 1);
         // A file put again: refused, as it is there; -f replaces it.

@@ -77,6 +77,6 @@ pub use readahead::ReadAhead;
 pub use split::{plan_block_splits, plan_input_splits, plan_splits, MapSplit, Split};
 pub use storage::{
     delete_files_by_listing, glob_by_listing, storage_for, walk_by_listing, BlockLocation,
-    CachePolicy, FileStatus, ObjectWriter, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,
+    CachePolicy, FileStatus, ObjectWriter, Ownership, Storage, StorageWriter, DEFAULT_WRITE_BUFFER,
 };
 pub use stores::{RemoteStores, Stores};

@@ -37,6 +37,23 @@ pub struct FileStatus {
     /// Where the file's blocks are (HDFS: the data nodes holding each), for placing tasks near
     /// their data; empty where unknown.
     pub blocks: Vec<BlockLocation>,
+    /// Who owns it and who may do what, where the store's status carries it at no cost
+    /// (HDFS); `None` elsewhere.
+    pub ownership: Option<Ownership>,
+}
+
+/// A file's owner, group, permission bits and replication, as HDFS reports them (for
+/// listings as Hadoop's shell prints them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ownership {
+    /// The owning user.
+    pub owner: String,
+    /// The owning group.
+    pub group: String,
+    /// The permission bits (`0o644`).
+    pub permission: u16,
+    /// How many copies of each block the store keeps (0 for a directory).
+    pub replication: u32,
 }
 
 impl FileStatus {
@@ -49,6 +66,7 @@ impl FileStatus {
             modified: None,
             block_size: None,
             blocks: Vec::new(),
+            ownership: None,
         }
     }
 
@@ -58,6 +76,13 @@ impl FileStatus {
             is_dir: true,
             ..FileStatus::file(location, 0)
         }
+    }
+
+    /// The same status with its owner, group, permission and replication.
+    #[must_use]
+    pub fn with_ownership(mut self, ownership: Ownership) -> FileStatus {
+        self.ownership = Some(ownership);
+        self
     }
 
     /// The same status with its modification time.

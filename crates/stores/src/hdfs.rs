@@ -155,7 +155,13 @@ impl HdfsStorage {
         if let Some(size) = status.blocksize.filter(|&b| b > 0) {
             out = out.with_block_size(size);
         }
-        out.with_modified(UNIX_EPOCH + Duration::from_millis(status.modification_time))
+        out.with_ownership(sluice_io::Ownership {
+            owner: status.owner.clone(),
+            group: status.group.clone(),
+            permission: status.permission,
+            replication: status.replication.unwrap_or(0),
+        })
+        .with_modified(UNIX_EPOCH + Duration::from_millis(status.modification_time))
     }
 
     /// Creates the directory `location` and its missing parents.

@@ -411,6 +411,8 @@ impl Storage for S3Storage {
                 .filter(|meta| meta.location != path)
                 .map(|meta| S3Storage::file_status(dir, meta)),
         );
+        // In key order, as the store lists keys (and Hadoop's S3 client lists them).
+        entries.sort_by_key(|e| e.location.to_string());
         Ok(entries)
     }
 
