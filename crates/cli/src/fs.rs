@@ -17,7 +17,9 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-cat <src> ...]
 \t[-copyFromLocal [-f] <localsrc> ... <dst>]
 \t[-copyToLocal [-f] <src> ... <localdst>]
+\t[-du [-s] <path> ...]
 \t[-get [-f] <src> ... <localdst>]
+\t[-getmerge [-nl] [-skip-empty-file] <src> <localdst>]
 \t[-help]
 \t[-ls [-C] [-d] [-R] [<path> ...]]
 \t[-mkdir [-p] <path> ...]
@@ -75,6 +77,8 @@ pub(crate) fn run(args: &[String]) -> u8 {
     let result = match command.as_str() {
         "-cat" => shell.cat(operands),
         "-ls" => shell.ls(operands),
+        "-du" => shell.du(operands),
+        "-getmerge" => shell.getmerge(operands),
         "-mkdir" => shell.mkdir(operands),
         "-rm" => shell.rm(operands),
         "-test" => shell.test(operands),
@@ -290,6 +294,153 @@ impl Shell {
             }
         }
         Ok(())
+    }
+
+    /// `-du`: the bytes of each entry of a directory (with `-s`, of the directory itself) and
+    /// the space they take on the store (times their replication on HDFS), as Hadoop prints
+    /// them: columns left-aligned, two spaces apart.
+    fn du(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (flags, paths) = options(operands, &["-s"])?;
+        let summary = flags.contains(&"-s");
+        let current = [".".to_string()];
+        let paths = if paths.is_empty() {
+            &current[..]
+        } else {
+            paths
+        };
+        let mut failed = false;
+        let mut rows: Vec<[String; 3]> = Vec::new();
+        for text in paths {
+            let Some(found) = self.matches("du", text) else {
+                failed = true;
+                continue;
+            };
+            for status in found {
+                let name = shown(text, &status);
+                // The store's own order, as Hadoop lists a directory's entries here.
+                let entries = if status.is_dir && !summary {
+                    match self.stores.list(&status.location) {
+                        Ok(entries) => entries
+                            .into_iter()
+                            .map(|e| {
+                                let child = e.location.file_name().unwrap_or_default();
+                                let shown = format!(
+                                    "{}/{}",
+                                    name.trim_end_matches('/'),
+                                    child.to_string_lossy()
+                                );
+                                (e, shown)
+                            })
+                            .collect(),
+                        Err(e) => {
+                            say("du", &name, &reason(&e));
+                            failed = true;
+                            continue;
+                        }
+                    }
+                } else {
+                    vec![(status, name)]
+                };
+                for (entry, shown) in entries {
+                    match self.usage(&entry) {
+                        Ok((len, space)) => rows.push([len.to_string(), space.to_string(), shown]),
+                        Err(e) => {
+                            say("du", &shown, &reason(&e));
+                            failed = true;
+                        }
+                    }
+                }
+            }
+        }
+        let width = |column: usize| rows.iter().map(|r| r[column].len()).max().unwrap_or(0);
+        let (w0, w1) = (width(0), width(1));
+        let stdout = io::stdout();
+        let mut out = stdout.lock();
+        for [len, space, path] in &rows {
+            let _ = writeln!(out, "{len:<w0$}  {space:<w1$}  {path}");
+        }
+        let _ = out.flush();
+        Ok(u8::from(failed))
+    }
+
+    /// The bytes of the file or tree `status` describes, and the space they take on the store.
+    fn usage(&self, status: &FileStatus) -> Result<(u64, u64), IoError> {
+        if !status.is_dir {
+            let copies = status
+                .ownership
+                .as_ref()
+                .map_or(1, |o| u64::from(o.replication.max(1)));
+            return Ok((status.len, status.len.saturating_mul(copies)));
+        }
+        let mut total = (0u64, 0u64);
+        for entry in self.stores.list(&status.location)? {
+            let (len, space) = self.usage(&entry)?;
+            total = (total.0.saturating_add(len), total.1.saturating_add(space));
+        }
+        Ok(total)
+    }
+
+    /// `-getmerge`: the files `src` names (a directory's files, by name; not its
+    /// subdirectories) one after another into local file `localdst`, each followed by a
+    /// newline with `-nl`; empty ones left out with `-skip-empty-file`.
+    fn getmerge(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (flags, operands) = options(operands, &["-nl", "-skip-empty-file"])?;
+        let newline = flags.contains(&"-nl");
+        let skip_empty = flags.contains(&"-skip-empty-file");
+        let [sources @ .., dst_text] = operands else {
+            return Err(Usage("Not enough arguments: expected 2".into()));
+        };
+        if sources.is_empty() {
+            return Err(Usage("Not enough arguments: expected 2".into()));
+        }
+        let mut files: Vec<FileStatus> = Vec::new();
+        for text in sources {
+            let Some(found) = self.matches("getmerge", text) else {
+                return Ok(1);
+            };
+            for status in found {
+                if !status.is_dir {
+                    files.push(status);
+                    continue;
+                }
+                match self.stores.list(&status.location) {
+                    Ok(mut entries) => {
+                        entries.retain(|e| !e.is_dir);
+                        entries.sort_by_key(|e| e.location.to_string());
+                        files.extend(entries);
+                    }
+                    Err(e) => {
+                        say("getmerge", text, &reason(&e));
+                        return Ok(1);
+                    }
+                }
+            }
+        }
+        let dst = Path::new(dst_text);
+        let merged = std::fs::File::create(dst)
+            .map_err(|e| e.to_string())
+            .and_then(|file| {
+                let mut out = io::BufWriter::new(file);
+                for status in files.iter().filter(|f| !(skip_empty && f.len == 0)) {
+                    let mut reader = self
+                        .stores
+                        .open_range(&status.location, 0, u64::MAX)
+                        .map_err(|e| reason(&e))?;
+                    io::copy(&mut reader, &mut out).map_err(|e| e.to_string())?;
+                    if newline {
+                        out.write_all(b"\n").map_err(|e| e.to_string())?;
+                    }
+                }
+                out.flush().map_err(|e| e.to_string())
+            });
+        match merged {
+            Ok(()) => Ok(0),
+            Err(why) => {
+                let _ = std::fs::remove_file(dst);
+                say("getmerge", dst_text, &why);
+                Ok(1)
+            }
+        }
     }
 
     fn mkdir(&self, operands: &[String]) -> Result<u8, Usage> {

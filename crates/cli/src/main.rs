@@ -84,7 +84,7 @@ enum Command {
         args: Vec<String>,
     },
     /// Run a command of Hadoop's `hadoop fs` shell on any store sluice knows (`sluice fs
-    /// -help`): -rm, -mkdir, -put, -get, -cat, -ls, -test, -touchz.
+    /// -help`): -rm, -mkdir, -put, -get, -getmerge, -cat, -ls, -du, -test, -touchz.
     ///
     /// For scripts and wrappers that run `$HADOOP_CMD fs ...` around their jobs (clearing an
     /// output, staging input, reading results): Hadoop's options, messages and exit statuses.

@@ -43,6 +43,12 @@ const COMMANDS: &[&[&str]] = &[
     &["-ls", "-R", "t"],
     &["-ls", "t/*.txt", "missing"],
     &["-ls"],
+    &["-du", "t"],
+    &["-du", "-s", "t", "a.txt"],
+    &["-du", "t/one.txt", "missing"],
+    &["-getmerge", "t", "merged.txt"],
+    &["-getmerge", "-nl", "t/*.txt", "d/a.txt", "merged-nl.txt"],
+    &["-getmerge", "missing", "never.txt"],
     &["-cat", "d/a.txt", "missing", "b.txt"],
     &["-cat", "d"],
     &["-cat", "t/*.txt"],
@@ -90,6 +96,8 @@ fn prepare(dir: &Path) {
     fs::write(dir.join("tree/one.txt"), "one\n").unwrap();
     fs::write(dir.join("tree/two.txt"), "two\n").unwrap();
     fs::write(dir.join("tree/sub/three.dat"), "three\n").unwrap();
+    // Lengths of several widths, for the columns of -ls and -du.
+    fs::write(dir.join("tree/sub/wide.dat"), "w".repeat(12_345)).unwrap();
 }
 
 /// What a command did: exit status, standard output, and the message lines of its standard

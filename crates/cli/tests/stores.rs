@@ -1304,6 +1304,8 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
                 &["-ls", &copy][..],
                 &["-ls", "-R", &copy],
                 &["-ls", "-d", &dir],
+                &["-du", &copy],
+                &["-du", "-s", &dir],
             ] {
                 let hadoop = dfs().fs(ls);
                 assert!(hadoop.status.success(), "hadoop fs {ls:?}");
