@@ -516,6 +516,11 @@ impl Shell {
             };
             for status in found {
                 let name = shown(text, &status);
+                if is_root(&status.location) {
+                    say("rm", &name, "Cannot delete the root of a file system");
+                    failed = true;
+                    continue;
+                }
                 if status.is_dir && !recursive {
                     say("rm", &name, "Is a directory");
                     failed = true;
@@ -966,6 +971,21 @@ fn missing_parent(stores: &Stores, location: &Location) -> Result<Option<Locatio
     }
     let exists = stores.status(&parent)?.is_some_and(|s| s.is_dir);
     Ok((!exists).then_some(parent))
+}
+
+/// Whether `location` is the root of its store (`/`, `hdfs://nn/`, a bucket), which `-rm`
+/// never deletes.
+fn is_root(location: &Location) -> bool {
+    let local_root = location.as_local_path().and_then(|path| {
+        std::path::absolute(path)
+            .ok()
+            .map(|absolute| absolute.parent().is_none())
+    });
+    local_root.unwrap_or_else(|| {
+        location
+            .path_str()
+            .is_none_or(|path| path.trim_matches('/').is_empty())
+    })
 }
 
 /// How Hadoop names a match of an operand: as given, unless a glob expanded it.

@@ -281,6 +281,17 @@ fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     ] {
         assert!(text.contains(command), "{command} missing from:\n{text}");
     }
+    // The root of a file system is never deleted.
+    let root = Command::new(SLUICE)
+        .args(["fs", "-rm", "-r", "-f", "/", "file:///"])
+        .output()
+        .unwrap();
+    assert_eq!(root.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&root.stderr).contains("rm: `/': Cannot delete the root"),
+        "{}",
+        String::from_utf8_lossy(&root.stderr)
+    );
     let stat = Command::new(SLUICE)
         .args(["fs", "-stat", "."])
         .output()
