@@ -8,7 +8,7 @@
 //! compares.
 
 use std::io::{self, Read, Write};
-use std::path::Path;
+use std::path::PathBuf;
 
 use sluice_io::{FileStatus, IoError, Location, Storage, Stores};
 
@@ -48,6 +48,13 @@ pub(crate) fn run(args: &[String]) -> u8 {
                 match crate::stores::parse_define(value) {
                     Ok(define) => defines.push(define),
                     Err(e) => return usage(&format!("-D {value}: {e}")),
+                }
+                rest = tail;
+            }
+            [flag, tail @ ..] if flag.len() > 2 && flag.starts_with("-D") => {
+                match crate::stores::parse_define(&flag[2..]) {
+                    Ok(define) => defines.push(define),
+                    Err(e) => return usage(&format!("{flag}: {e}")),
                 }
                 rest = tail;
             }
@@ -416,28 +423,60 @@ impl Shell {
                 }
             }
         }
-        let dst = Path::new(dst_text);
-        let merged = std::fs::File::create(dst)
-            .map_err(|e| e.to_string())
-            .and_then(|file| {
-                let mut out = io::BufWriter::new(file);
-                for status in files.iter().filter(|f| !(skip_empty && f.len == 0)) {
-                    let mut reader = self
-                        .stores
-                        .open_range(&status.location, 0, u64::MAX)
-                        .map_err(|e| reason(&e))?;
-                    io::copy(&mut reader, &mut out).map_err(|e| e.to_string())?;
-                    if newline {
-                        out.write_all(b"\n").map_err(|e| e.to_string())?;
-                    }
+        let dst = Location::parse(dst_text)
+            .ok()
+            .filter(|l| l.as_local_path().is_some())
+            .unwrap_or_else(|| Location::from_path(dst_text));
+        // Writing over one of its own sources would lose it, or read its own output forever.
+        if files.iter().any(|f| same_local_file(&f.location, &dst)) {
+            say("getmerge", dst_text, "is one of the files to merge");
+            return Ok(1);
+        }
+        let temp = copying(&dst);
+        let local = Stores::local();
+        let merged = local
+            .create(&temp)
+            .map_err(|e| ("getmerge", dst_text.to_string(), reason(&e)))
+            .and_then(|writer| {
+                let mut out = io::BufWriter::new(writer);
+                let written = files
+                    .iter()
+                    .filter(|f| !(skip_empty && f.len == 0))
+                    .try_for_each(|status| {
+                        let source = status.location.to_string();
+                        let mut reader = self
+                            .stores
+                            .open_range(&status.location, 0, u64::MAX)
+                            .map_err(|e| ("getmerge", source.clone(), reason(&e)))?;
+                        io::copy(&mut reader, &mut out)
+                            .map_err(|e| ("getmerge", source.clone(), io_reason(&e)))?;
+                        if newline {
+                            out.write_all(b"\n")
+                                .map_err(|e| ("getmerge", dst_text.to_string(), io_reason(&e)))?;
+                        }
+                        Ok(())
+                    })
+                    .and_then(|()| {
+                        out.into_inner()
+                            .map_err(|e| io_reason(e.error()))
+                            .and_then(|w| w.finish().map(drop).map_err(|e| io_reason(&e)))
+                            .map_err(|why| ("getmerge", dst_text.to_string(), why))
+                    });
+                if written.is_err() {
+                    let _ = local.delete(&temp);
                 }
-                out.flush().map_err(|e| e.to_string())
+                written
+            })
+            .and_then(|()| {
+                local.rename(&temp, &dst).map_err(|e| {
+                    let _ = local.delete(&temp);
+                    ("getmerge", dst_text.to_string(), reason(&e))
+                })
             });
         match merged {
             Ok(()) => Ok(0),
-            Err(why) => {
-                let _ = std::fs::remove_file(dst);
-                say("getmerge", dst_text, &why);
+            Err((cmd, path, why)) => {
+                say(cmd, &path, &why);
                 Ok(1)
             }
         }
@@ -453,46 +492,32 @@ impl Shell {
         for text in paths {
             let outcome = self.location(text).and_then(|location| {
                 match self.stores.status(&location)? {
-                    Some(status) if status.is_dir && parents => return Ok(Ok(())),
-                    Some(status) if status.is_dir => return Ok(Err("File exists".to_string())),
-                    Some(_) => return Ok(Err("Not a directory".to_string())),
+                    Some(status) if status.is_dir && parents => return Ok(Outcome::Done),
+                    Some(status) if status.is_dir => return Ok(Outcome::Failed("File exists")),
+                    Some(_) => return Ok(Outcome::Failed("Is not a directory")),
                     None => {}
                 }
                 if !parents {
                     if let Some(parent) = missing_parent(&self.stores, &location)? {
                         // Hadoop names the missing parent by its full URI.
                         say("mkdir", &full_name(&parent), "No such file or directory");
-                        return Ok(Err(String::new()));
+                        return Ok(Outcome::Reported);
                     }
                 }
-                self.stores.make_dirs(&location).map(Ok)
+                self.stores.make_dirs(&location).map(|()| Outcome::Done)
             });
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(why)) => {
-                    if !why.is_empty() {
-                        say("mkdir", text, &why);
-                    }
-                    failed = true;
-                }
-                Err(e) => {
-                    say("mkdir", text, &reason(&e));
-                    failed = true;
-                }
-            }
+            failed |= report(outcome, "mkdir", text);
         }
         Ok(u8::from(failed))
     }
 
     fn rm(&self, operands: &[String]) -> Result<u8, Usage> {
         // Options one by one, as Hadoop takes them (`-rf` is refused there too).
-        let (flags, paths) = options(operands, &["-f", "-r", "-R", "-skipTrash", "-safely"])?;
+        // (`-safely` is refused: Hadoop's asks before deleting many files, sluice cannot.)
+        let (flags, paths) = options(operands, &["-f", "-r", "-R", "-skipTrash"])?;
         let force = flags.contains(&"-f");
         let recursive = flags.iter().any(|f| matches!(*f, "-r" | "-R"));
         if paths.is_empty() {
-            if force {
-                return Ok(0);
-            }
             return Err(Usage("Not enough arguments: expected 1 but got 0".into()));
         }
         let mut failed = false;
@@ -516,18 +541,27 @@ impl Shell {
             };
             for status in found {
                 let name = shown(text, &status);
-                if is_root(&status.location) {
+                let Some(target) = deletable(&status.location) else {
                     say("rm", &name, "Cannot delete the root of a file system");
                     failed = true;
                     continue;
-                }
+                };
                 if status.is_dir && !recursive {
                     say("rm", &name, "Is a directory");
                     failed = true;
                     continue;
                 }
-                match self.stores.delete_tree(&status.location) {
-                    Ok(_) => println!("Deleted {name}"),
+                let deleted = if recursive {
+                    self.stores.delete_tree(&target)
+                } else {
+                    self.stores.delete(&target)
+                };
+                match deleted {
+                    Ok(true) => println!("Deleted {name}"),
+                    Ok(false) => {
+                        say("rm", &name, "Input/output error");
+                        failed = true;
+                    }
                     Err(e) => {
                         say("rm", &name, &reason(&e));
                         failed = true;
@@ -545,16 +579,17 @@ impl Shell {
             [] => return Err(Usage("No test flag given".into())),
             [_, _, extra, ..] => return Err(Usage(format!("Too many arguments: {extra}"))),
         };
+        // Lengths as -ls shows them (a local directory's is the file system's).
         let check: fn(&FileStatus) -> bool = match flag.as_str() {
             "-e" => |_| true,
             "-d" => |s| s.is_dir,
             "-f" => |s| !s.is_dir,
-            "-s" => |s| s.len > 0,
-            "-z" => |s| s.len == 0,
+            "-s" => |s| owned(s).len > 0,
+            "-z" => |s| owned(s).len == 0,
             other => return Err(Usage(format!("Illegal option {other}"))),
         };
-        match self.location(text).and_then(|l| self.stores.status(&l)) {
-            Ok(status) => Ok(u8::from(!status.as_ref().is_some_and(check))),
+        match self.find(text) {
+            Ok(found) => Ok(u8::from(!found.first().is_some_and(check))),
             Err(e) => {
                 say("test", text, &reason(&e));
                 Ok(1)
@@ -570,10 +605,18 @@ impl Shell {
         for text in operands {
             let outcome = self.location(text).and_then(|location| {
                 match self.stores.status(&location)? {
-                    Some(status) if status.is_dir => return Ok(Err("Is a directory")),
-                    Some(status) if status.len > 0 => return Ok(Err("Not a zero-length file")),
-                    Some(_) => return Ok(Ok(())),
+                    Some(status) if status.is_dir => return Ok(Outcome::Failed("Is a directory")),
+                    Some(status) if status.len > 0 => {
+                        return Ok(Outcome::Failed("Not a zero-length file"))
+                    }
+                    Some(_) => return Ok(Outcome::Done),
                     None => {}
+                }
+                if missing_parent(&self.stores, &location)?.is_some() {
+                    // Hadoop adds the file's full name.
+                    let why = format!("No such file or directory: `{}'", full_name(&location));
+                    say("touchz", text, &why);
+                    return Ok(Outcome::Reported);
                 }
                 self.stores
                     .create(&location)?
@@ -582,26 +625,17 @@ impl Shell {
                         path: location.error_path(),
                         source: e,
                     })?;
-                Ok(Ok(()))
+                Ok(Outcome::Done)
             });
-            match outcome {
-                Ok(Ok(())) => {}
-                Ok(Err(why)) => {
-                    say("touchz", text, why);
-                    failed = true;
-                }
-                Err(e) => {
-                    say("touchz", text, &reason(&e));
-                    failed = true;
-                }
-            }
+            failed |= report(outcome, "touchz", text);
         }
         Ok(u8::from(failed))
     }
 
     /// `-put`/`-copyFromLocal`: local files (`-` for standard input) and directories to `dst`.
     fn put(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
-        let (flags, operands) = options(operands, &["-f", "-p", "-l", "-d"])?;
+        // (`-p`, keeping times and permissions, is refused: sluice's stores do not set them.)
+        let (flags, operands) = options(operands, &["-f", "-l", "-d"])?;
         let overwrite = flags.contains(&"-f");
         let Some((dst_text, sources)) = operands.split_last().filter(|(_, s)| !s.is_empty()) else {
             return Err(Usage("Not enough arguments: expected 2".into()));
@@ -614,147 +648,155 @@ impl Shell {
                 return Ok(1);
             }
         };
-        let dst_status = self.stores.status(&dst).ok().flatten();
-        let dst_is_dir = dst_status.as_ref().is_some_and(|s| s.is_dir);
-        if sources.len() > 1 && !dst_is_dir {
-            let why = match dst_status {
-                None => "No such file or directory",
-                Some(_) => "Is not a directory",
-            };
-            say(cmd, dst_text, why);
+        let Some(dst_is_dir) = self.destination(cmd, &self.stores, &dst, dst_text, sources.len())
+        else {
             return Ok(1);
-        }
+        };
         let mut failed = false;
         for source in sources {
             if source == "-" {
-                let target = if dst_is_dir {
-                    say(cmd, dst_text, "Is a directory");
-                    failed = true;
-                    continue;
+                // Into a directory, as a file named `-`, as Hadoop does.
+                let (target, target_text) = if dst_is_dir {
+                    (
+                        dst.join("-"),
+                        format!("{}/-", dst_text.trim_end_matches('/')),
+                    )
                 } else {
-                    dst.clone()
+                    (dst.clone(), dst_text.clone())
                 };
                 if let Err(why) = self.copy_reader(&mut io::stdin().lock(), &target, overwrite) {
-                    say(cmd, dst_text, &why);
+                    say(cmd, &target_text, &why);
                     failed = true;
                 }
                 continue;
             }
-            let from = Location::from_path(Path::new(source));
-            let Ok(Some(status)) = local.status(&from) else {
-                say(cmd, source, "No such file or directory");
-                failed = true;
-                continue;
+            let from = local_location(source);
+            let status = match local.status(&from) {
+                Ok(Some(status)) => status,
+                Ok(None) => {
+                    say(cmd, source, "No such file or directory");
+                    failed = true;
+                    continue;
+                }
+                Err(e) => {
+                    say(cmd, source, &reason(&e));
+                    failed = true;
+                    continue;
+                }
             };
             let (target, target_text) = into(&dst, dst_text, dst_is_dir, &from);
-            if let Err((name, why)) = self.copy_tree(
-                &local,
-                &status,
-                &self.stores,
-                &target,
-                &target_text,
+            failed |= self.copy_top(
+                cmd,
+                (&local, &status, source),
+                (&self.stores, &target, &target_text),
                 overwrite,
-            ) {
-                say(cmd, &name, &why);
-                failed = true;
-            }
+            );
         }
         Ok(u8::from(failed))
     }
 
     /// `-get`/`-copyToLocal`: files and directories of the stores to local `dst`.
     fn get(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
-        let (flags, operands) = options(operands, &["-f", "-p", "-ignoreCrc", "-crc"])?;
+        let (flags, operands) = options(operands, &["-f", "-ignoreCrc", "-crc"])?;
         let overwrite = flags.contains(&"-f");
         let Some((dst_text, sources)) = operands.split_last().filter(|(_, s)| !s.is_empty()) else {
             return Err(Usage("Not enough arguments: expected 2".into()));
         };
-        let local = Stores::local();
-        let dst = Location::from_path(Path::new(dst_text));
-        let dst_status = local.status(&dst).ok().flatten();
-        let dst_is_dir = dst_status.as_ref().is_some_and(|s| s.is_dir);
-        if sources.len() > 1 && !dst_is_dir {
-            let why = match dst_status {
-                None => "No such file or directory",
-                Some(_) => "Is not a directory",
-            };
-            say(cmd, dst_text, why);
-            return Ok(1);
-        }
         let mut failed = false;
+        // Globs first: two matches need a directory to go into, as two operands do.
+        let mut found: Vec<(String, FileStatus)> = Vec::new();
         for text in sources {
-            let Some(found) = self.matches(cmd, text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                let (target, target_text) = into(&dst, dst_text, dst_is_dir, &status.location);
-                if let Err((name, why)) = self.copy_tree(
-                    &self.stores,
-                    &status,
-                    &local,
-                    &target,
-                    &target_text,
-                    overwrite,
-                ) {
-                    say(cmd, &name, &why);
-                    failed = true;
+            match self.matches(cmd, text) {
+                Some(matches) => {
+                    found.extend(matches.into_iter().map(|s| (shown(text, &s), s)));
                 }
+                None => failed = true,
             }
+        }
+        let local = Stores::local();
+        let dst = local_location(dst_text);
+        let count = found.len().max(sources.len());
+        let Some(dst_is_dir) = self.destination(cmd, &local, &dst, dst_text, count) else {
+            return Ok(1);
+        };
+        for (name, status) in found {
+            let (target, target_text) = into(&dst, dst_text, dst_is_dir, &status.location);
+            failed |= self.copy_top(
+                cmd,
+                (&self.stores, &status, &name),
+                (&local, &target, &target_text),
+                overwrite,
+            );
         }
         Ok(u8::from(failed))
     }
 
-    /// Copies what `status` describes on `from` to `target` on `to` (a directory with
-    /// everything below it). An existing target file is replaced only if `overwrite`; the
-    /// error names the target as `target_text` does.
-    fn copy_tree(
+    /// Whether `dst` (given as `dst_text`) on `to` is a directory to copy `count` sources
+    /// into; `None`, having said why, when it cannot take them (several sources need an
+    /// existing directory) or cannot be looked at.
+    fn destination(
         &self,
-        from: &Stores,
-        status: &FileStatus,
+        cmd: &str,
         to: &Stores,
-        target: &Location,
-        target_text: &str,
-        overwrite: bool,
-    ) -> Result<(), (String, String)> {
-        let fail = |why: String| (target_text.to_string(), why);
-        if !status.is_dir {
-            if let Some(existing) = to.status(target).map_err(|e| fail(reason(&e)))? {
-                if existing.is_dir {
-                    return Err(fail("Is a directory".into()));
-                }
-                if !overwrite {
-                    return Err(fail("File exists".into()));
-                }
-                to.delete(target).map_err(|e| fail(reason(&e)))?;
+        dst: &Location,
+        dst_text: &str,
+        count: usize,
+    ) -> Option<bool> {
+        let status = match to.status(dst) {
+            Ok(status) => status,
+            Err(e) => {
+                say(cmd, dst_text, &reason(&e));
+                return None;
             }
-            if missing_parent(to, target)
-                .map_err(|e| fail(reason(&e)))?
-                .is_some()
-            {
+        };
+        let is_dir = status.as_ref().is_some_and(|s| s.is_dir);
+        if count > 1 && !is_dir {
+            let why = match status {
+                None => "No such file or directory",
+                Some(_) => "Is not a directory",
+            };
+            say(cmd, dst_text, why);
+            return None;
+        }
+        Some(is_dir)
+    }
+
+    /// Copies one operand: `source` (what `status` describes on the first store, named as
+    /// given) to `target` on the second (named `target_text`), saying what failed; whether
+    /// anything did. A directory is not copied into itself.
+    fn copy_top(
+        &self,
+        cmd: &str,
+        (from, status, source): (&Stores, &FileStatus, &str),
+        (to, target, target_text): (&Stores, &Location, &str),
+        overwrite: bool,
+    ) -> bool {
+        if status.is_dir && inside(target, &status.location) {
+            eprintln!("{cmd}: `{source}' to `{target_text}': is a subdirectory of itself");
+            return true;
+        }
+        let copy = Copy {
+            from,
+            to,
+            overwrite,
+        };
+        let mut errors = Vec::new();
+        match missing_parent(to, target) {
+            Ok(Some(_)) => {
                 // Hadoop adds the target's full name.
                 let full = full_name(target);
-                return Err(fail(format!("No such file or directory: `{full}'")));
+                errors.push((
+                    target_text.to_string(),
+                    format!("No such file or directory: `{full}'"),
+                ));
             }
-            let mut reader = from
-                .open_range(&status.location, 0, u64::MAX)
-                .map_err(|e| fail(reason(&e)))?;
-            return self.copy_with(to, &mut reader, target).map_err(fail);
+            Ok(None) => copy.tree(status, target, target_text, &mut errors),
+            Err(e) => errors.push((target_text.to_string(), reason(&e))),
         }
-        match to.status(target).map_err(|e| fail(reason(&e)))? {
-            Some(existing) if !existing.is_dir => return Err(fail("File exists".into())),
-            Some(_) => {}
-            None => to.make_dirs(target).map_err(|e| fail(reason(&e)))?,
+        for (name, why) in &errors {
+            say(cmd, name, why);
         }
-        let mut entries = from.list(&status.location).map_err(|e| fail(reason(&e)))?;
-        entries.sort_by_key(|e| e.location.to_string());
-        for entry in entries {
-            let name = entry.location.file_name().unwrap_or_default().to_owned();
-            let child = target.join(&name);
-            let child_text = format!("{target_text}/{}", name.to_string_lossy());
-            self.copy_tree(from, &entry, to, &child, &child_text, overwrite)?;
-        }
-        Ok(())
+        !errors.is_empty()
     }
 
     /// Copies standard input to `target` on the shell's stores.
@@ -764,39 +806,210 @@ impl Shell {
         target: &Location,
         overwrite: bool,
     ) -> Result<(), String> {
-        if let Some(existing) = self.stores.status(target).map_err(|e| reason(&e))? {
-            if !overwrite || existing.is_dir {
-                return Err(if existing.is_dir {
-                    "Is a directory"
-                } else {
-                    "File exists"
-                }
-                .into());
-            }
-            self.stores.delete(target).map_err(|e| reason(&e))?;
+        match self.stores.status(target).map_err(|e| reason(&e))? {
+            Some(existing) if existing.is_dir => return Err("Is a directory".into()),
+            Some(_) if !overwrite => return Err("File exists".into()),
+            _ => {}
         }
-        self.copy_with(&self.stores, reader, target)
+        if missing_parent(&self.stores, target)
+            .map_err(|e| reason(&e))?
+            .is_some()
+        {
+            return Err("No such file or directory".into());
+        }
+        write_whole(&self.stores, reader, target)
     }
+}
 
-    /// Writes what `reader` reads to a new file at `target` on `to`; a copy cut short leaves
-    /// no file behind.
-    fn copy_with(
+/// A copy between two stores.
+struct Copy<'a> {
+    from: &'a Stores,
+    to: &'a Stores,
+    /// Whether an existing target file is replaced.
+    overwrite: bool,
+}
+
+impl Copy<'_> {
+    /// Copies what `status` describes to `target` (named `target_text`): a file, or a
+    /// directory with everything below it, going on past an entry that fails (each failure
+    /// added to `errors`, named by the path it concerns).
+    fn tree(
         &self,
-        to: &Stores,
-        reader: &mut dyn Read,
+        status: &FileStatus,
         target: &Location,
-    ) -> Result<(), String> {
-        let written = to
-            .create(target)
-            .map_err(|e| reason(&e))
-            .and_then(|mut writer| {
-                io::copy(reader, &mut writer).map_err(|e| e.to_string())?;
-                writer.finish().map(drop).map_err(|e| e.to_string())
-            });
-        if written.is_err() {
-            let _ = to.delete(target);
+        target_text: &str,
+        errors: &mut Vec<(String, String)>,
+    ) {
+        let mut fail = |name: &str, why: String| errors.push((name.to_string(), why));
+        if !status.is_dir {
+            match self.to.status(target) {
+                Err(e) => return fail(target_text, reason(&e)),
+                Ok(Some(existing)) if existing.is_dir => {
+                    return fail(target_text, "Is a directory".into())
+                }
+                Ok(Some(_)) if !self.overwrite => return fail(target_text, "File exists".into()),
+                _ => {}
+            }
+            let source = status.location.to_string();
+            let mut reader = match self.from.open_range(&status.location, 0, u64::MAX) {
+                Ok(reader) => reader,
+                Err(e) => return fail(&source, reason(&e)),
+            };
+            if let Err(why) = write_whole(self.to, &mut reader, target) {
+                fail(target_text, why);
+            }
+            return;
         }
-        written
+        match self.to.status(target) {
+            Err(e) => return fail(target_text, reason(&e)),
+            Ok(Some(existing)) if !existing.is_dir => {
+                return fail(target_text, "File exists".into())
+            }
+            Ok(Some(_)) => {}
+            Ok(None) => {
+                if let Err(e) = self.to.make_dirs(target) {
+                    return fail(target_text, reason(&e));
+                }
+            }
+        }
+        let mut entries = match self.from.list(&status.location) {
+            Ok(entries) => entries,
+            Err(e) => return fail(&status.location.to_string(), reason(&e)),
+        };
+        entries.sort_by_key(|e| e.location.to_string());
+        for entry in entries {
+            let name = entry.location.file_name().unwrap_or_default().to_owned();
+            let child = target.join(&name);
+            let child_text = format!("{target_text}/{}", name.to_string_lossy());
+            self.tree(&entry, &child, &child_text, errors);
+        }
+    }
+}
+
+/// Writes what `reader` reads to `target` on `to` as Hadoop's shell does: under a temporary
+/// name beside it (`NAME._COPYING_`), moved over `target` only once whole, so that a copy
+/// cut short leaves the old file, and readers never see half a file.
+fn write_whole(to: &Stores, reader: &mut dyn Read, target: &Location) -> Result<(), String> {
+    let temp = copying(target);
+    // A copy killed before left its temporary file.
+    let _ = to.delete(&temp);
+    let mut writer = to.create(&temp).map_err(|e| reason(&e))?;
+    let copied = io::copy(reader, &mut writer)
+        .map_err(|e| io_reason(&e))
+        .and_then(|_| writer.finish().map(drop).map_err(|e| io_reason(&e)));
+    if let Err(why) = copied {
+        let _ = to.delete(&temp);
+        return Err(why);
+    }
+    to.rename(&temp, target).map_err(|e| {
+        let _ = to.delete(&temp);
+        reason(&e)
+    })
+}
+
+/// Where a copy to `target` is written before it takes `target`'s place.
+fn copying(target: &Location) -> Location {
+    let name = target.file_name().unwrap_or_default().to_string_lossy();
+    let temp = format!("{name}._COPYING_");
+    match target.parent() {
+        Some(parent) => parent.join(temp),
+        None => target.join(temp),
+    }
+}
+
+/// A local operand: a plain path or a `file:` URI.
+fn local_location(text: &str) -> Location {
+    Location::parse(text)
+        .ok()
+        .filter(|l| l.as_local_path().is_some())
+        .unwrap_or_else(|| Location::from_path(text))
+}
+
+/// A local location's path with its parent's links and `..` resolved, its own name kept (so
+/// that a link is itself, not what it names); the path itself when it ends in `..`; `None`
+/// where nothing can be resolved.
+fn real_local(location: &Location) -> Option<PathBuf> {
+    let path = std::path::absolute(location.as_local_path()?).ok()?;
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !path.ends_with("..") => {
+            parent.canonicalize().ok().map(|parent| parent.join(name))
+        }
+        _ => path.canonicalize().ok(),
+    }
+}
+
+/// Whether `target` is `dir` or lies below it (local locations only: elsewhere a copy cannot
+/// be its own source).
+fn inside(target: &Location, dir: &Location) -> bool {
+    let (Some(dir), Some(target)) = (real_local(dir), target.as_local_path()) else {
+        return false;
+    };
+    // The target need not exist: its nearest existing ancestor is resolved.
+    let absolute = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+    let mut existing = absolute.as_path();
+    let mut rest = Vec::new();
+    while existing.canonicalize().is_err() {
+        match (existing.parent(), existing.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                existing = parent;
+            }
+            _ => return false,
+        }
+    }
+    let Ok(mut resolved) = existing.canonicalize() else {
+        return false;
+    };
+    resolved.extend(rest.iter().rev());
+    resolved.starts_with(&dir)
+}
+
+/// Whether local locations `a` and `b` are the same file.
+fn same_local_file(a: &Location, b: &Location) -> bool {
+    matches!((real_local(a), real_local(b)), (Some(a), Some(b)) if a == b)
+}
+
+/// What `-rm` deletes for `location`: the entry itself (a link, not what it names), with its
+/// parent's links and `..` resolved; `None` for the root of a file system (`/`, `/..`,
+/// `hdfs://nn/`, a bucket), which is never deleted.
+fn deletable(location: &Location) -> Option<Location> {
+    if location.as_local_path().is_some() {
+        let real = real_local(location)?;
+        return real.parent().is_some().then(|| Location::from_path(real));
+    }
+    let path = location.path_str().unwrap_or_default();
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
+    (!parts.is_empty() && !parts.contains(&"..")).then(|| location.clone())
+}
+
+/// How a command's outcome for one operand ended.
+enum Outcome {
+    /// Done.
+    Done,
+    /// Failed for this reason, to be said with the operand.
+    Failed(&'static str),
+    /// Failed, and the message is out already.
+    Reported,
+}
+
+/// Says what failed with operand `text` of `cmd`; whether anything did.
+fn report(outcome: Result<Outcome, IoError>, cmd: &str, text: &str) -> bool {
+    {
+        match outcome {
+            Ok(Outcome::Done) => false,
+            Ok(Outcome::Failed(why)) => {
+                say(cmd, text, why);
+                true
+            }
+            Ok(Outcome::Reported) => true,
+            Err(e) => {
+                say(cmd, text, &reason(&e));
+                true
+            }
+        }
     }
 }
 
@@ -973,21 +1186,6 @@ fn missing_parent(stores: &Stores, location: &Location) -> Result<Option<Locatio
     Ok((!exists).then_some(parent))
 }
 
-/// Whether `location` is the root of its store (`/`, `hdfs://nn/`, a bucket), which `-rm`
-/// never deletes.
-fn is_root(location: &Location) -> bool {
-    let local_root = location.as_local_path().and_then(|path| {
-        std::path::absolute(path)
-            .ok()
-            .map(|absolute| absolute.parent().is_none())
-    });
-    local_root.unwrap_or_else(|| {
-        location
-            .path_str()
-            .is_none_or(|path| path.trim_matches('/').is_empty())
-    })
-}
-
 /// How Hadoop names a match of an operand: as given, unless a glob expanded it.
 fn shown(text: &str, status: &FileStatus) -> String {
     if Location::parse(text).is_ok_and(|l| l.is_glob()) {
@@ -1016,19 +1214,72 @@ fn reason(error: &IoError) -> String {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
         if let Some(io) = e.downcast_ref::<io::Error>() {
-            return match io.kind() {
-                io::ErrorKind::NotFound => "No such file or directory".into(),
-                io::ErrorKind::PermissionDenied => "Permission denied".into(),
-                io::ErrorKind::AlreadyExists => "File exists".into(),
-                _ => io.to_string(),
-            };
+            return io_reason(io);
         }
         source = e.source();
     }
     error.to_string()
 }
 
+/// An operating system's error as Hadoop words it, without `(os error N)`.
+fn io_reason(error: &io::Error) -> String {
+    match error.kind() {
+        io::ErrorKind::NotFound => "No such file or directory".into(),
+        io::ErrorKind::PermissionDenied => "Permission denied".into(),
+        io::ErrorKind::AlreadyExists => "File exists".into(),
+        io::ErrorKind::IsADirectory => "Is a directory".into(),
+        io::ErrorKind::NotADirectory => "Is not a directory".into(),
+        _ => {
+            let text = error.to_string();
+            match text.rfind(" (os error ") {
+                Some(cut) if text.ends_with(')') => text[..cut].to_string(),
+                _ => text,
+            }
+        }
+    }
+}
+
 /// Prints Hadoop's message for an operand: `cmd: `path': why`.
 fn say(cmd: &str, path: &str, why: &str) {
     eprintln!("{cmd}: `{path}': {why}");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_root_of_a_file_system_is_never_deletable() {
+        for root in ["/", "/..", "/tmp/..", "/tmp/../..", "file:///", "//"] {
+            let location = Location::parse(root).unwrap();
+            assert!(deletable(&location).is_none(), "{root}");
+        }
+        for root in [
+            "hdfs://nn:8020/",
+            "hdfs://nn:8020/a/..",
+            "s3://bucket/",
+            "s3://bucket",
+        ] {
+            let location = Location::parse(root).unwrap();
+            assert!(deletable(&location).is_none(), "{root}");
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f");
+        std::fs::write(&file, "").unwrap();
+        let with_dot = format!("{}/./f", dir.path().display());
+        let found = deletable(&Location::parse(&with_dot).unwrap()).unwrap();
+        assert_eq!(
+            found.as_local_path().unwrap(),
+            file.canonicalize().unwrap().as_path()
+        );
+        assert!(deletable(&Location::parse("hdfs://nn:8020/out").unwrap()).is_some());
+        assert!(deletable(&Location::parse("s3://bucket/out").unwrap()).is_some());
+    }
+
+    #[test]
+    fn permissions_read_as_ls_prints_them() {
+        assert_eq!(permissions(0o755), "rwxr-xr-x");
+        assert_eq!(permissions(0o640), "rw-r-----");
+        assert_eq!(permissions(0), "---------");
+    }
 }

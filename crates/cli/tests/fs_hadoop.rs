@@ -82,6 +82,13 @@ const COMMANDS: &[&[&str]] = &[
     &["-test", "-x", "a.txt"],
     &["-test", "-e"],
     &["-put", "-x", "a.txt", "d"],
+    &["-put", "tree", "tree"],
+    &["-put", "a.txt", "a.txt"],
+    &["-put", "-f", "a.txt", "a.txt"],
+    &["-get", "t/*.txt", "one-file.txt"],
+    &["-touchz", "nodir/x"],
+    &["-mkdir", "a.txt"],
+    &["-rm", "-f"],
     &["-bogus"],
     &["-rm"],
     &["-mkdir"],
@@ -281,21 +288,75 @@ fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     ] {
         assert!(text.contains(command), "{command} missing from:\n{text}");
     }
-    // The root of a file system is never deleted.
-    let root = Command::new(SLUICE)
-        .args(["fs", "-rm", "-r", "-f", "/", "file:///"])
-        .output()
-        .unwrap();
-    assert_eq!(root.status.code(), Some(1));
-    assert!(
-        String::from_utf8_lossy(&root.stderr).contains("rm: `/': Cannot delete the root"),
-        "{}",
-        String::from_utf8_lossy(&root.stderr)
-    );
     let stat = Command::new(SLUICE)
         .args(["fs", "-stat", "."])
         .output()
         .unwrap();
     assert_eq!(stat.status.code(), Some(255));
     assert!(String::from_utf8_lossy(&stat.stderr).starts_with("-stat: Unknown command"));
+}
+
+/// What `sluice fs` never loses: a link is removed, not what it names; a file merged into is
+/// not one of its sources; a copy that fails leaves the file it would have replaced.
+#[test]
+fn sluice_fs_loses_nothing_it_was_not_asked_to_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let fs_cmd = |args: &[&str]| {
+        Command::new(SLUICE)
+            .arg("fs")
+            .args(args)
+            .current_dir(d)
+            .output()
+            .unwrap()
+    };
+    fs::create_dir_all(d.join("kept")).unwrap();
+    fs::write(d.join("kept/file.txt"), "kept\n").unwrap();
+    std::os::unix::fs::symlink(d.join("kept"), d.join("link")).unwrap();
+    // With a trailing slash too: the link goes, what it names stays.
+    let out = fs_cmd(&["-rm", "-r", "link/"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(d.join("link").symlink_metadata().is_err());
+    assert_eq!(
+        fs::read_to_string(d.join("kept/file.txt")).unwrap(),
+        "kept\n"
+    );
+    // (The root's refusal is a unit test of `fs::deletable`: no test may try it for real.)
+
+    // Merging into one of the sources is refused; the source is untouched.
+    fs::write(d.join("kept/other.txt"), "x".repeat(200_000)).unwrap();
+    let out = fs_cmd(&["-getmerge", "kept", "kept/file.txt"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        fs::read_to_string(d.join("kept/file.txt")).unwrap(),
+        "kept\n"
+    );
+
+    // A source that cannot be read: -put -f and -get -f keep the file they would replace.
+    fs::write(d.join("target.txt"), "old\n").unwrap();
+    fs::write(d.join("unreadable.txt"), "new\n").unwrap();
+    fs::set_permissions(
+        d.join("unreadable.txt"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o000),
+    )
+    .unwrap();
+    let readable = fs::read(d.join("unreadable.txt")).is_ok();
+    if !readable {
+        for command in ["-put", "-get"] {
+            let out = fs_cmd(&[command, "-f", "unreadable.txt", "target.txt"]);
+            assert_eq!(out.status.code(), Some(1), "{command}");
+            assert_eq!(fs::read_to_string(d.join("target.txt")).unwrap(), "old\n");
+            assert!(!d.join("target.txt._COPYING_").exists());
+        }
+    }
+    // (Running as root, every file can be read: what replaces the file is then the check.)
+    let out = fs_cmd(&["-put", "-f", "unreadable.txt", "target.txt"]);
+    if readable {
+        assert!(out.status.success());
+        assert_eq!(fs::read_to_string(d.join("target.txt")).unwrap(), "new\n");
+    }
 }

@@ -220,6 +220,11 @@ impl Storage for LocalStorage {
         }
     }
 
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
+        let (source, target) = (self.path(from)?, self.path(to)?);
+        fs::rename(source, target).map_err(|e| write_error(target, e))
+    }
+
     fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
         let path = self.path(location)?;
         fs::create_dir_all(path).map_err(|e| write_error(path, e))

@@ -359,6 +359,19 @@ pub trait Storage: fmt::Debug + Send + Sync {
     /// [`IoError::Write`] if it exists and cannot be deleted (or is a directory).
     fn delete(&self, location: &Location) -> Result<bool, IoError>;
 
+    /// Moves the file at `from` to `to` on the same store, replacing a file at `to`: how a
+    /// copy written under a temporary name takes its place whole. By default refused.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] naming `to` if the store cannot move it (or does not move files).
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
+        let _ = from;
+        Err(IoError::Write {
+            path: to.error_path(),
+            source: io::Error::new(io::ErrorKind::Unsupported, "this store does not move files"),
+        })
+    }
+
     /// Creates the directory `location` and its missing parents. By default nothing: right
     /// for a store without directories (an object store), where a file's parents need not
     /// exist.

@@ -191,6 +191,10 @@ impl Storage for Stores {
         self.with(location, |s| s.delete(location))
     }
 
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
+        self.with(to, |s| s.rename(from, to))
+    }
+
     fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
         self.with(location, |s| s.make_dirs(location))
     }

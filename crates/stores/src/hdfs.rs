@@ -327,6 +327,10 @@ impl Storage for HdfsStorage {
         self.mkdirs(location)
     }
 
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
+        HdfsStorage::rename(self, from, to, true)
+    }
+
     fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
         HdfsStorage::delete_tree(self, location)
     }

@@ -509,6 +509,13 @@ impl Storage for S3Storage {
         Ok(true)
     }
 
+    fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
+        // A copy, then the source deleted: S3 moves nothing.
+        let (source, target) = (self.path(from)?, self.path(to)?);
+        self.call("rename", self.store.rename(&source, &target))
+            .map_err(|e| write_error(to, e))
+    }
+
     fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
         // An object, else every object under the location as a prefix (a "directory").
         if self.delete(location)? {
