@@ -161,7 +161,8 @@ impl Shell {
         if !location.is_glob() {
             return Ok(self.stores.status(&location)?.into_iter().collect());
         }
-        let mut found = self.stores.glob_visible(&location)?;
+        // Hidden names too (`_SUCCESS`), as Hadoop's shell matches them.
+        let mut found = sluice_io::glob_all_by_listing(&self.stores, &location)?;
         found.sort_by_key(|s| s.location.to_string());
         Ok(found)
     }

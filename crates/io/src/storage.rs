@@ -480,6 +480,27 @@ pub fn glob_by_listing<S: Storage + ?Sized>(
     storage: &S,
     pattern: &Location,
 ) -> Result<Vec<FileStatus>, IoError> {
+    glob_listing(storage, pattern, false)
+}
+
+/// [`glob_by_listing`] keeping matches whose names are hidden (`_SUCCESS`, `.crc` files), as
+/// Hadoop's file system shell expands its operands: `-rm -r 'out/*'` takes `out/_SUCCESS`.
+///
+/// # Errors
+/// As for [`glob_by_listing`].
+pub fn glob_all_by_listing<S: Storage + ?Sized>(
+    storage: &S,
+    pattern: &Location,
+) -> Result<Vec<FileStatus>, IoError> {
+    glob_listing(storage, pattern, true)
+}
+
+fn glob_listing<S: Storage + ?Sized>(
+    storage: &S,
+    pattern: &Location,
+    keep_hidden: bool,
+) -> Result<Vec<FileStatus>, IoError> {
+    let hidden = |s: &FileStatus| !keep_hidden && s.location.file_name().is_some_and(is_hidden);
     let bad = |detail: String| IoError::BadPattern {
         pattern: pattern.to_string(),
         detail,
@@ -490,10 +511,7 @@ pub fn glob_by_listing<S: Storage + ?Sized>(
     let parts: Vec<&str> = text.split('/').collect();
     let Some(first_glob) = parts.iter().position(|part| has_glob_chars(part)) else {
         let found = storage.status(pattern)?;
-        return Ok(found
-            .into_iter()
-            .filter(|s| !s.location.file_name().is_some_and(is_hidden))
-            .collect());
+        return Ok(found.into_iter().filter(|s| !hidden(s)).collect());
     };
     let mut steps = Vec::new();
     for part in &parts[first_glob..] {
@@ -546,7 +564,7 @@ pub fn glob_by_listing<S: Storage + ?Sized>(
         }
         frontier = next;
     }
-    frontier.retain(|s| !s.location.file_name().is_some_and(is_hidden));
+    frontier.retain(|s| !hidden(s));
     frontier.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
     Ok(frontier)
 }
