@@ -407,6 +407,13 @@ impl KeyFieldComparator {
         self.compare_impl(a, b, true)
     }
 
+    /// Whether [`Self::compare_total`] is a total order for every pair of keys: it is unless
+    /// some `-k` compares numerically, since Hadoop's numeric scan is not transitive over keys
+    /// that are not numbers (`1.5` = `1.50` and `1.5` = `1.5.6`, but `1.50` > `1.5.6`).
+    pub fn is_total_order(&self) -> bool {
+        !self.spec.keys.iter().any(|k| k.numeric)
+    }
+
     fn compare_impl(&self, a: &[u8], b: &[u8], both_missing_equal: bool) -> Ordering {
         let spec = &self.spec;
         if spec.keys.is_empty() {

@@ -81,7 +81,16 @@ pub fn split_points(
         let weight = bytes / taken;
         samples.extend(keys.into_iter().map(|key| (key, weight)));
     }
-    samples.sort_by(|a, b| order.compare(&a.0, &b.0));
+    if order.is_total() {
+        samples.sort_by(|a, b| order.compare(&a.0, &b.0));
+    } else {
+        let mut positions: Vec<usize> = (0..samples.len()).collect();
+        sluice_sort::sort_tolerant_by(&mut positions, |&a, &b| {
+            order.compare(&samples[a].0, &samples[b].0)
+        });
+        let mut taken: Vec<Option<(Vec<u8>, u64)>> = samples.into_iter().map(Some).collect();
+        samples = positions.iter().filter_map(|&p| taken[p].take()).collect();
+    }
     let sampled: u64 = samples
         .iter()
         .map(|(_, weight)| weight)

@@ -267,11 +267,16 @@ impl RecordBuffer {
             KeyOrder::Bytes => self.sort(),
             KeyOrder::Custom(comparator) => {
                 let blocks = &self.blocks;
-                self.index.sort_by(|a, b| {
+                let compare = |a: &IndexEntry, b: &IndexEntry| {
                     a.partition
                         .cmp(&b.partition)
                         .then_with(|| comparator.compare(record(blocks, a).0, record(blocks, b).0))
-                });
+                };
+                if comparator.is_total_order() {
+                    self.index.sort_by(compare);
+                } else {
+                    crate::sort_tolerant_by(&mut self.index, compare);
+                }
             }
         }
     }

@@ -23,6 +23,7 @@ mod merge;
 mod order;
 mod prefix;
 mod radix;
+mod tolerant;
 
 pub use buffer::{RecordBuffer, RecordTooLarge, INDEX_ENTRY_BYTES};
 pub use counts::{CountTable, ShortKey};
@@ -30,3 +31,4 @@ pub use cursor::{BytesCursor, CursorError, SortedCursor};
 pub use merge::Merger;
 pub use order::{KeyComparator, KeyOrder};
 pub use prefix::normalized_prefix;
+pub use tolerant::sort_tolerant_by;

@@ -852,11 +852,18 @@ impl Partitioner for FieldPartitioner {
 
 /// [`KeyFieldComparator`] as the engine's key order. The total form is used: the engine's
 /// sorts need a consistent order, which Hadoop's comparator is not for keys lacking a field.
+/// Numeric fields of keys that are not numbers are compared as Hadoop compares them, which is
+/// not always consistent; the comparator says so, and the engine sorts such keys with a sort
+/// that tolerates it, as Hadoop's quicksort does.
 struct FieldComparator(KeyFieldComparator);
 
 impl KeyComparator for FieldComparator {
     fn compare(&self, a: &[u8], b: &[u8]) -> std::cmp::Ordering {
         self.0.compare_total(a, b)
+    }
+
+    fn is_total_order(&self) -> bool {
+        self.0.is_total_order()
     }
 }
 
