@@ -293,11 +293,12 @@ fn default_scratch(port: u16) -> Result<(PathBuf, Option<OwnedDir>, Vec<PathBuf>
 }
 
 /// Makes `SIGTERM` and Ctrl-C stop the worker cleanly (see [`WorkerStop`]); another one while
-/// it winds down (a task that does not notice it is cancelled) exits at once.
+/// it winds down (a task that does not notice it is cancelled) exits at once. A worker started
+/// with `SIGHUP` or `SIGINT` ignored (`nohup`) keeps ignoring them.
 fn stop_on_signal(stop: &WorkerStop, log: Arc<sluice_cluster::Log>) -> Result<()> {
     let stop = stop.clone();
     let first = std::sync::OnceLock::<std::time::Instant>::new();
-    ctrlc::set_handler(move || {
+    crate::on_interrupt(move || {
         let now = std::time::Instant::now();
         match first.get() {
             // The same signal delivered twice (see `cancel_on_ctrl_c`).

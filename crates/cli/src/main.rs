@@ -918,7 +918,7 @@ fn execute(
 pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
     let status = Arc::clone(status);
     let first = std::sync::OnceLock::<std::time::Instant>::new();
-    ctrlc::set_handler(move || {
+    on_interrupt(move || {
         let now = std::time::Instant::now();
         let again = match first.get() {
             Some(at) if now.duration_since(*at) < SAME_INTERRUPT => return,
@@ -936,6 +936,42 @@ pub(crate) fn cancel_on_ctrl_c(status: &Arc<JobStatus>) -> Result<()> {
         status.cancel();
     })
     .context("cannot install the Ctrl-C handler")
+}
+
+/// Runs `handler` on Ctrl-C, `SIGTERM` and `SIGHUP`, except for those of the signals this
+/// process started with ignored: `nohup sluice ... &` and a shell script's background jobs
+/// ignore `SIGHUP` or `SIGINT` on purpose, so that closing the terminal or a Ctrl-C meant for
+/// the script leaves them running. They stay ignored, as Hadoop's client leaves them (and the
+/// job's programs inherit that, as they would under `nohup`).
+pub(crate) fn on_interrupt<F>(handler: F) -> Result<(), ctrlc::Error>
+where
+    F: FnMut() + 'static + Send,
+{
+    use nix::sys::signal::{sigaction, SaFlags, SigAction, SigHandler, SigSet, Signal};
+    let ignore = SigAction::new(SigHandler::SigIgn, SaFlags::empty(), SigSet::empty());
+    let ignored: Vec<Signal> = [Signal::SIGINT, Signal::SIGHUP]
+        .into_iter()
+        .filter(|&signal| {
+            // SAFETY: the dispositions swapped here are "ignore" and the one the process
+            // started with, put back at once; no handler of ours runs in between.
+            unsafe {
+                match sigaction(signal, &ignore) {
+                    Ok(old) => {
+                        let _ = sigaction(signal, &old);
+                        matches!(old.handler(), SigHandler::SigIgn)
+                    }
+                    Err(_) => false,
+                }
+            }
+        })
+        .collect();
+    ctrlc::set_handler(handler)?;
+    for signal in ignored {
+        // SAFETY: "ignore" runs no code of ours; it replaces the handler `ctrlc` installed
+        // for a signal the process was started ignoring.
+        let _ = unsafe { sigaction(signal, &ignore) };
+    }
+    Ok(())
 }
 
 /// How soon after an interrupt another one is the same interrupt delivered twice.

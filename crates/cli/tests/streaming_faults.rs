@@ -105,6 +105,30 @@ impl Scratch {
         }
     }
 
+    /// Starts `sluice streaming ARGS` with the signals `ignored` (names for the shell's `trap`,
+    /// `HUP INT`) ignored from its start, as `nohup` and a script's background jobs start it.
+    fn start_ignoring(&self, ignored: &str, args: &[&str]) -> Running {
+        let script = format!("trap '' {ignored}; exec \"$0\" streaming \"$@\"");
+        let mut all = vec!["-c", &script, SLUICE];
+        all.extend_from_slice(args);
+        let mut child = Command::new("sh")
+            .args(&all)
+            .current_dir(self.dir.path())
+            .env("TMPDIR", self.dir.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = drain(child.stdout.take().unwrap());
+        let stderr = drain(child.stderr.take().unwrap());
+        Running {
+            child,
+            stdout,
+            stderr,
+        }
+    }
+
     /// Runs `sluice streaming ARGS` to its end (at most [`DEADLINE`]).
     fn run(&self, args: &[&str]) -> Finished {
         self.start(args).finish(DEADLINE)
@@ -1461,4 +1485,43 @@ fn numeric_key_fields_that_are_not_numbers_still_sort() {
     let mut want: Vec<String> = input.lines().map(String::from).collect();
     want.sort();
     assert_eq!(got, want, "the output is not the input's lines, each once");
+}
+
+/// `nohup sluice ... &`, or a script's background job: sluice started with `SIGHUP` and
+/// `SIGINT` ignored keeps ignoring them, so a closing terminal or a Ctrl-C meant for the script
+/// does not stop the job, which finishes with its output (as Hadoop's client does).
+#[test]
+fn signals_ignored_at_start_stay_ignored() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let (started, go) = (s.arg("started"), s.arg("go"));
+    let mapper = s.script(
+        "wait.sh",
+        &format!(
+            "touch {started}\n\
+             while [ ! -e {go} ]; do sleep 0.05; done\n\
+             exec cat\n"
+        ),
+    );
+    let running = s.start_ignoring(
+        "HUP INT",
+        &[
+            "-input", &input, "-output", &out, "-mapper", &mapper, "-reducer", "cat",
+        ],
+    );
+    wait_for_file(&s.path("started"));
+    for signal in ["-HUP", "-INT"] {
+        let sent = Command::new("kill")
+            .args([signal, &running.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(sent.success());
+    }
+    // Long enough for a handler to have cancelled the job, had one been installed.
+    thread::sleep(Duration::from_millis(300));
+    fs::write(s.path("go"), "").unwrap();
+    let run = running.finish(DEADLINE);
+    run.assert_success();
+    assert_eq!(s.output_lines("out"), ABC_LINES);
 }
