@@ -306,7 +306,18 @@ pub fn parse_shipped_args(
             parsed.conf.set("fs.defaultFS", fs);
         }
     }
+    // `-D NAME=` (an empty value) unsets NAME, whatever the -conf files say: Hadoop writes it
+    // into the job's file as an empty value, which its tasks read as no value at all.
+    let emptied: Vec<String> = parsed
+        .conf
+        .entries()
+        .filter(|(_, value)| value.is_empty())
+        .map(|(name, _)| name.to_string())
+        .collect();
     parsed.conf = resources.overridden_by(std::mem::take(&mut parsed.conf));
+    for name in &emptied {
+        parsed.conf.remove(name);
+    }
     parsed.cmdenv = split_environment(&joined).collect();
     Ok(parsed)
 }
