@@ -32,7 +32,7 @@ pub enum Compression {
     Snappy,
 }
 
-/// File-name suffixes and their codecs. Matching is case-sensitive, as in Hadoop.
+/// File-name suffixes and their codecs (lower case). Matching ignores case, as in Hadoop.
 const SUFFIXES: &[(&[u8], Compression)] = &[
     (b".gz", Compression::Gzip),
     (b".zst", Compression::Zstd),
@@ -46,8 +46,8 @@ const SUFFIXES: &[(&[u8], Compression)] = &[
 impl Compression {
     /// The compression implied by a file name's extension.
     ///
-    /// The suffix is matched case-sensitively on the file name (`a.gz` is gzip, `a.GZ` is plain),
-    /// as Hadoop's `CompressionCodecFactory` does; `.zst` and `.zstd` are both zstd.
+    /// The suffix is matched on the file name whatever its case (`a.gz` and `a.GZ` are both
+    /// gzip), as Hadoop's `CompressionCodecFactory` does; `.zst` and `.zstd` are both zstd.
     pub fn from_path(path: &Path) -> Compression {
         path.file_name()
             .map_or(Compression::None, Compression::from_name)
@@ -64,7 +64,10 @@ impl Compression {
         let name = name.as_bytes();
         SUFFIXES
             .iter()
-            .find(|(suffix, _)| name.ends_with(suffix))
+            .find(|(suffix, _)| {
+                name.len() >= suffix.len()
+                    && name[name.len() - suffix.len()..].eq_ignore_ascii_case(suffix)
+            })
             .map_or(Compression::None, |&(_, codec)| codec)
     }
 
@@ -289,7 +292,9 @@ mod tests {
         assert_eq!(c("b.tar.bz2"), Compression::Bzip2);
         assert_eq!(c("part-00000.deflate"), Compression::Deflate);
         assert_eq!(c("part-00000.snappy"), Compression::Snappy);
-        assert_eq!(c("b.GZ"), Compression::None);
+        assert_eq!(c("b.GZ"), Compression::Gzip);
+        assert_eq!(c("b.Bz2"), Compression::Bzip2);
+        assert_eq!(c("B.DEFLATE"), Compression::Deflate);
         assert_eq!(c("b.gz.txt"), Compression::None);
         assert_eq!(c("gz"), Compression::None);
         assert_eq!(c("/"), Compression::None);
