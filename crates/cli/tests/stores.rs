@@ -1365,3 +1365,43 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
     );
     assert!(s3().list_objects(BUCKET, "fs-shell/").is_empty());
 }
+
+/// Directories made by Hadoop's S3 client (`mkdir`) or the AWS console ("Create folder") are
+/// empty objects whose keys end in `/`: a job reading the tree holding them reads the files
+/// and skips the markers, full or empty, as Hadoop's input formats do.
+#[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
+fn directory_markers_on_s3_are_directories_not_files() {
+    let server = s3();
+    server.put_object(BUCKET, "marked/x.txt", b"a b\n");
+    server.put_object(BUCKET, "marked/2024/", b"");
+    server.put_object(BUCKET, "marked/2024/y.txt", b"c a\n");
+    server.put_object(BUCKET, "marked/empty/", b"");
+    server.put_object(BUCKET, "marked/empty.txt", b"");
+    let done = run(&mut sluice(&[
+        "run",
+        "wordcount",
+        "--quiet",
+        "--input",
+        &s3_url("marked"),
+        "--output",
+        &s3_url("marked-counts"),
+    ]));
+    assert_ok(&done, "wordcount over a tree with directory markers");
+    let (files, success) = s3_files("marked-counts");
+    assert!(success);
+    let mut counts: Vec<String> = files
+        .values()
+        .flat_map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .lines()
+                .map(String::from)
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    counts.sort();
+    assert_eq!(counts, ["a\t2", "b\t1", "c\t1"]);
+}

@@ -173,6 +173,16 @@ impl S3Storage {
         })
     }
 
+    /// Whether the empty object listed as `path` (under `like`) is a directory marker: its key
+    /// is `path/` (the store lists it without the slash), so no object is at `path` itself.
+    fn is_marker(&self, like: &Location, path: &Path) -> Result<bool, IoError> {
+        match self.call("head", self.store.head(path)) {
+            Ok(_) => Ok(false),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(true),
+            Err(e) => Err(read_error(&S3Storage::located(like, path), e)),
+        }
+    }
+
     /// The location of key `path` in this bucket, named like `like`.
     fn located(like: &Location, path: &Path) -> Location {
         like.with_path_str(path.as_ref())
@@ -424,17 +434,35 @@ impl Storage for S3Storage {
             .call("list", self.store.list(prefix).try_collect())
             .map_err(|e| read_error(dir, e))?;
         let skip = path.parts().count();
-        Ok(objects
+        // Every "directory" some listed key lies in: an empty object listed under one of these
+        // names is a directory marker (a key `NAME/`, which Hadoop's S3 client and the AWS
+        // console write for an empty directory, and which the store lists as `NAME`).
+        let parents: std::collections::HashSet<&str> = objects
             .iter()
-            .filter(|meta| {
-                meta.location
-                    .parts()
-                    .skip(skip)
-                    .all(|part| !sluice_io::is_hidden_name(part.as_ref()))
+            .flat_map(|meta| {
+                let key = meta.location.as_ref();
+                key.match_indices('/').map(move |(at, _)| &key[..at])
             })
-            .filter(|meta| meta.location != path)
-            .map(|meta| S3Storage::file_status(dir, meta))
-            .collect())
+            .collect();
+        let mut visible = Vec::new();
+        for meta in &objects {
+            let hidden = meta
+                .location
+                .parts()
+                .skip(skip)
+                .any(|part| sluice_io::is_hidden_name(part.as_ref()));
+            if hidden || meta.location == path {
+                continue;
+            }
+            if meta.size == 0
+                && (parents.contains(meta.location.as_ref())
+                    || self.is_marker(dir, &meta.location)?)
+            {
+                continue;
+            }
+            visible.push(S3Storage::file_status(dir, meta));
+        }
+        Ok(visible)
     }
 
     fn open_range(
