@@ -317,6 +317,25 @@ fn stop_on_signal(stop: &WorkerStop, log: Arc<sluice_cluster::Log>) -> Result<()
     .context("cannot install the signal handler")
 }
 
+/// How long a worker of a running job may stay silent before it is taken for lost:
+/// `SLUICE_WORKER_TIMEOUT` (seconds), else [`sluice_cluster::DEFAULT_WORKER_TIMEOUT`].
+pub(crate) fn worker_timeout() -> Result<std::time::Duration> {
+    let Some(value) = std::env::var_os("SLUICE_WORKER_TIMEOUT") else {
+        return Ok(sluice_cluster::DEFAULT_WORKER_TIMEOUT);
+    };
+    value
+        .to_str()
+        .and_then(|v| v.trim().parse::<u64>().ok())
+        .filter(|&seconds| seconds > 0)
+        .map(std::time::Duration::from_secs)
+        .with_context(|| {
+            format!(
+                "SLUICE_WORKER_TIMEOUT={}: expected a whole number of seconds, at least 1",
+                value.to_string_lossy()
+            )
+        })
+}
+
 /// Runs `job` on `target`'s workers, with the secret from `secret_file` (else
 /// `SLUICE_SECRET_FILE`; a YARN job without either makes a secret of its own).
 pub(crate) fn run_on(

@@ -870,6 +870,7 @@ fn execute(
                 config: &config,
                 defines: args.define.clone(),
                 job_id: sluice_cluster::new_job_id(),
+                worker_timeout: cluster::worker_timeout()?,
             },
             args.memory(),
             config.threads,

@@ -143,6 +143,8 @@ fn run_here_or_on(
         config,
         defines: defines.to_vec(),
         job_id: built.job_id().to_string(),
+        worker_timeout: crate::cluster::worker_timeout()
+            .map_err(|e| ExecError::Config(format!("{e:#}")))?,
     };
     crate::cluster::run_on(
         target,

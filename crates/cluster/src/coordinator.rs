@@ -64,6 +64,13 @@ const START_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long workers may take to clean up after the job.
 const END_TIMEOUT: Duration = Duration::from_secs(60);
 
+/// How long a worker of a running job may stay silent before it is taken for lost, unless the
+/// job says otherwise ([`ClusterJob::worker_timeout`]). A worker reports its job's progress
+/// about once a second, so a minute of silence means its process is stopped or hung, or its
+/// host or the network between is down: a connection to a host that died without a word
+/// stays open for hours.
+pub const DEFAULT_WORKER_TIMEOUT: Duration = Duration::from_secs(60);
+
 /// The workers a job runs on, by address.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WorkerList {
@@ -114,6 +121,9 @@ pub struct ClusterJob<'a> {
     pub defines: Vec<(String, String)>,
     /// Its id: for a streaming job the spec's; workers name its directories after it.
     pub job_id: String,
+    /// How long a worker may stay silent before it is taken for lost and its work goes to
+    /// the others ([`DEFAULT_WORKER_TIMEOUT`] unless the user says).
+    pub worker_timeout: Duration,
 }
 
 /// What one worker did for a job.
@@ -279,7 +289,7 @@ pub(crate) fn run_linked(
         job_secret: Secret::generate()?.to_hex(),
         files: files.iter().map(|(entry, _)| entry.clone()).collect(),
     };
-    let mut run = Run::start(links, &start, &files, &status)?;
+    let mut run = Run::start(links, &start, &files, &status, job.worker_timeout)?;
     run.joiners = joiners;
     // Each try but the first follows a worker lost (or a holder that could not be reached),
     // so as many tries as workers are enough, and the retries end.
@@ -590,6 +600,10 @@ struct Run {
     workers: Vec<WorkerState>,
     /// `gone[w]`: worker `w`'s connection ended; nothing more comes from it.
     gone: Vec<bool>,
+    /// When each worker was last heard from.
+    heard: Vec<Instant>,
+    /// How long a worker may stay silent before it is taken for lost.
+    worker_timeout: Duration,
     /// The worker whose loss was seen last.
     last_lost: Option<usize>,
     /// Each worker's shuffle address for the job.
@@ -720,6 +734,7 @@ impl Run {
         start: &JobStart,
         files: &[(ShippedEntry, PathBuf)],
         status: &JobStatus,
+        worker_timeout: Duration,
     ) -> Result<Run, ClusterError> {
         let mut workers = Vec::new();
         let mut readers = Vec::new();
@@ -781,6 +796,8 @@ impl Run {
         }
         let run = Run {
             gone: vec![false; workers.len()],
+            heard: vec![Instant::now(); workers.len()],
+            worker_timeout,
             last_lost: None,
             shuffles,
             owners: std::collections::HashMap::new(),
@@ -1428,7 +1445,10 @@ impl Run {
             self.admit_joiners(status)?;
             let (w, message) = match self.events.recv_timeout(Duration::from_millis(200)) {
                 Ok(event) => event,
-                Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                Err(mpsc::RecvTimeoutError::Timeout) => match self.silent_worker() {
+                    Some(lost) => return Ok(lost),
+                    None => continue,
+                },
                 Err(mpsc::RecvTimeoutError::Disconnected) => {
                     return Err(ClusterError::Setup("every worker connection ended".into()))
                 }
@@ -1436,6 +1456,7 @@ impl Run {
             if self.gone[w] {
                 continue;
             }
+            self.heard[w] = Instant::now();
             if let Ok(Some(ToCoordinator::Progress {
                 counters,
                 user_counters,
@@ -1466,6 +1487,25 @@ impl Run {
                 }
             };
         }
+    }
+
+    /// A worker of the job not heard from for longer than the worker timeout, now taken for
+    /// lost: its connection is shut, so that should it wake, it ends the job rather than go
+    /// on with work that has gone to the others.
+    fn silent_worker(&mut self) -> Option<Event> {
+        let w = (0..self.workers.len())
+            .find(|&w| !self.gone[w] && self.heard[w].elapsed() > self.worker_timeout)?;
+        self.gone[w] = true;
+        self.last_lost = Some(w);
+        let _ = self.writers[w].shutdown();
+        Some(Event::Lost(
+            w,
+            format!(
+                "nothing heard from it for {} s (its process stopped or hung, or its host or \
+                 the network down)",
+                self.worker_timeout.as_secs()
+            ),
+        ))
     }
 
     /// Starts the job on the workers waiting to join it, and makes them part of it: they
@@ -1527,6 +1567,7 @@ impl Run {
         self.workers.push(state);
         self.writers.push(writer);
         self.gone.push(false);
+        self.heard.push(Instant::now());
         self.shuffles.push(shuffle);
         self.send_peers()?;
         let mut tables: Vec<(usize, Vec<usize>)> = self

@@ -31,6 +31,7 @@ mod yarn;
 
 pub use coordinator::{
     new_job_id, run_on_workers, ClusterJob, ClusterReport, WorkerList, WorkerSummary,
+    DEFAULT_WORKER_TIMEOUT,
 };
 pub use error::ClusterError;
 pub use protocol::ShuffleStats;

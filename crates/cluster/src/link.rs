@@ -49,6 +49,12 @@ pub(crate) fn connect(
     Ok(Link::new(handle.clone(), conn))
 }
 
+/// How long a send or a receive on a [`Link`] may wait for its peer before it fails: a peer
+/// that takes no data and sends none for this long is stopped, hung or cut off (a connection
+/// to a host that died without a word stays open for hours), and a transfer with it would
+/// otherwise wait forever.
+pub(crate) const STALL_LIMIT: Duration = Duration::from_secs(60);
+
 /// A connection used from blocking code.
 pub(crate) struct Link {
     handle: Handle,
@@ -72,12 +78,20 @@ impl Link {
     /// Sends `message` as one JSON frame.
     pub(crate) fn send<T: Serialize>(&mut self, message: &T) -> Result<(), ClusterError> {
         let json = to_json(message)?;
-        Ok(self.handle.block_on(self.conn.send(&json))?)
+        let peer = self.peer();
+        let sent = self
+            .handle
+            .block_on(async { tokio::time::timeout(STALL_LIMIT, self.conn.send(&json)).await });
+        Ok(sent.map_err(|_| stalled(peer))??)
     }
 
     /// Sends one frame of `parts`.
     pub(crate) fn send_parts(&mut self, parts: &[&[u8]]) -> Result<(), ClusterError> {
-        Ok(self.handle.block_on(self.conn.send_parts(parts))?)
+        let peer = self.peer();
+        let sent = self.handle.block_on(async {
+            tokio::time::timeout(STALL_LIMIT, self.conn.send_parts(parts)).await
+        });
+        Ok(sent.map_err(|_| stalled(peer))??)
     }
 
     /// The next JSON message, within `timeout`.
@@ -101,10 +115,14 @@ impl Link {
 
     /// The next frame as it came; `None` when the peer closed the connection.
     pub(crate) fn recv_frame(&mut self) -> Result<Option<bytes::Bytes>, NetError> {
-        self.handle.block_on(self.conn.recv())
+        let peer = self.peer();
+        self.handle
+            .block_on(async { tokio::time::timeout(STALL_LIMIT, self.conn.recv()).await })
+            .map_err(|_| stalled(peer))?
     }
 
     /// The next frame, within `timeout`.
+    #[cfg(test)]
     pub(crate) fn recv_frame_within(
         &mut self,
         timeout: Duration,
@@ -195,6 +213,23 @@ impl LinkWriter {
     /// Sends `bytes` as one frame.
     pub(crate) fn send_frame(&mut self, bytes: &[u8]) -> Result<(), ClusterError> {
         Ok(self.handle.block_on(self.writer.send(bytes))?)
+    }
+
+    /// Ends the sending direction: the peer reads the end of the connection after what was
+    /// sent.
+    pub(crate) fn shutdown(&mut self) -> Result<(), ClusterError> {
+        Ok(self.handle.block_on(self.writer.shutdown())?)
+    }
+}
+
+/// The error of an operation on a link whose peer made no progress within [`STALL_LIMIT`].
+fn stalled(peer: SocketAddr) -> NetError {
+    NetError::Io {
+        peer: peer.to_string(),
+        cause: std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!("no progress for {} s", STALL_LIMIT.as_secs()),
+        ),
     }
 }
 

@@ -59,9 +59,6 @@ const CREDIT: u8 = b'C';
 /// Frames a sender may have in flight before the receiver grants more.
 pub const WINDOW: u32 = 8;
 
-/// How long a sender waits for credit.
-const CREDIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(300);
-
 #[derive(Serialize, Deserialize)]
 struct TaskHeader {
     task: usize,
@@ -87,9 +84,9 @@ impl Sender<'_> {
     fn send_parts(&mut self, parts: &[&[u8]]) -> Result<(), ClusterError> {
         while self.credit == 0 {
             let peer = self.link.peer().to_string();
-            // A receiver that grants nothing for this long is stuck: the transfer fails (a
-            // push is then pulled instead).
-            let Some(frame) = self.link.recv_frame_within(CREDIT_TIMEOUT)? else {
+            // A receiver that grants nothing within the link's stall limit is stuck: the
+            // transfer fails (a push is then pulled instead).
+            let Some(frame) = self.link.recv_frame()? else {
                 return Err(ClusterError::Protocol {
                     peer,
                     reason: "closed the connection in the middle of a transfer".into(),

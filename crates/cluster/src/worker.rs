@@ -1208,7 +1208,7 @@ impl RunningJob {
         // to `PUSHES_AT_ONCE` threads (see `turns`).
         self.push_turns
             .push_all(&to_push, PUSHES_AT_ONCE, |owner, outputs| {
-                self.push_to(stage, owner, &peers, outputs, log)
+                self.push_to(stage, owner, outputs, log)
             });
         Ok(())
     }
@@ -1257,12 +1257,10 @@ impl RunningJob {
                 .filter_map(|owner| held.remove(&(stage, owner)).map(|b| (owner, b.outputs)))
                 .collect()
         };
-        let peers = lock(&self.peers).clone();
         for group in batches.chunks(self.threads) {
             std::thread::scope(|scope| {
                 for (owner, outputs) in group {
-                    let peers = &peers;
-                    scope.spawn(move || self.push_to(stage, *owner, peers, outputs, log));
+                    scope.spawn(move || self.push_to(stage, *owner, outputs, log));
                 }
             });
         }
@@ -1270,16 +1268,12 @@ impl RunningJob {
 
     /// Pushes `outputs` of stage `stage` to worker `owner`, counting it; a failure is logged
     /// (the owner pulls what did not arrive when it seals the stage).
-    fn push_to(
-        &self,
-        stage: usize,
-        owner: usize,
-        peers: &Peers,
-        outputs: &[HeldOutput],
-        log: &Log,
-    ) {
-        // A lost owner's partitions have another owner by now, who pulls them.
-        let Some(addr) = peers.addrs.get(owner).copied().flatten() else {
+    fn push_to(&self, stage: usize, owner: usize, outputs: &[HeldOutput], log: &Log) {
+        // A lost owner's partitions have another owner by now, who pulls them. The peers as
+        // they are now, not as they were when the push was queued: a push waits its turn
+        // behind others to the same owner, and the owner may have been lost meanwhile.
+        let current = lock(&self.peers).addrs.get(owner).copied().flatten();
+        let Some(addr) = current else {
             return;
         };
         if outputs.len() > 1 {
@@ -1326,8 +1320,12 @@ impl RunningJob {
         self.counts.pushes.fetch_add(1, Ordering::Relaxed);
         let kept = lock(&self.idle).get_mut(&addr).and_then(Vec::pop);
         if let Some(link) = kept {
-            if let Ok(bytes) = self.push_on(link, addr, stage, outputs) {
-                return Ok(bytes);
+            match self.push_on(link, addr, stage, outputs) {
+                Ok(bytes) => return Ok(bytes),
+                // The owner was lost while the push stalled: trying again would only wait
+                // for it once more.
+                Err(e) if !lock(&self.peers).addrs.contains(&Some(addr)) => return Err(e),
+                Err(_) => {}
             }
         }
         let link = connect(&self.handle, addr, &self.secret, CONNECT_TIMEOUT)?;

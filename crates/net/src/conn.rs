@@ -197,4 +197,16 @@ impl FrameWriter {
     pub async fn send_parts(&mut self, parts: &[&[u8]]) -> Result<(), NetError> {
         write_frame(&mut self.inner, parts, self.peer).await
     }
+
+    /// Shuts down the sending direction now, as dropping this half would: the peer's `recv`
+    /// returns `None` once it has read what was sent before.
+    ///
+    /// # Errors
+    ///
+    /// [`NetError::Io`] if the socket cannot be shut down (it is closed already, say).
+    pub async fn shutdown(&mut self) -> Result<(), NetError> {
+        tokio::io::AsyncWriteExt::shutdown(&mut self.inner)
+            .await
+            .map_err(|e| NetError::io(self.peer, e))
+    }
 }
