@@ -13,19 +13,53 @@ struct GrepMapper {
 
 impl Mapper for GrepMapper {
     fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
-        if self.group == 0 {
-            for m in self.regex.find_iter(line) {
-                out.emit_count(m.as_bytes(), 1)?;
-            }
-        } else {
-            for caps in self.regex.captures_iter(line) {
+        // The matches Java's `Matcher.find` finds one after another, as Hadoop's `RegexMapper`
+        // loops over them: each search starts where the last match ended, and one char later
+        // only after an empty match. (Rust's `find_iter` also skips an empty match right after
+        // a match, so `[a-z]*` on `abc d` would miss the empty match after `abc`.)
+        let mut at = 0;
+        while at <= line.len() {
+            let (found, end) = if self.group == 0 {
+                let Some(m) = self.regex.find_at(line, at) else {
+                    break;
+                };
+                (Some(m.as_bytes()), (m.start(), m.end()))
+            } else {
+                let Some(caps) = self.regex.captures_at(line, at) else {
+                    break;
+                };
+                let whole = caps.get(0).map_or((at, at), |m| (m.start(), m.end()));
                 // A group that did not take part in the match yields nothing, as in Java.
-                if let Some(m) = caps.get(self.group) {
-                    out.emit_count(m.as_bytes(), 1)?;
-                }
+                (caps.get(self.group).map(|m| m.as_bytes()), whole)
+            };
+            if let Some(found) = found {
+                out.emit_count(found, 1)?;
             }
+            at = if end.0 == end.1 {
+                end.1 + char_len(line, end.1)
+            } else {
+                end.1
+            };
         }
         Ok(())
+    }
+}
+
+/// The length of the UTF-8 character at `at` in `line` (1 for a byte that starts none, or
+/// past the end): how far Java's matcher moves on after an empty match.
+fn char_len(line: &[u8], at: usize) -> usize {
+    let Some(&first) = line.get(at) else {
+        return 1;
+    };
+    let len = match first {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        0xF0..=0xF7 => 4,
+        _ => 1,
+    };
+    match line.get(at..at + len).map(std::str::from_utf8) {
+        Some(Ok(_)) => len,
+        _ => 1,
     }
 }
 
@@ -95,4 +129,48 @@ pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
     .with_small_files_combined()
     // Hadoop's Grep: its counting job's RegexMapper emits Text matches, LongWritable ones.
     .with_map_output_types(Writable::Text, Writable::Long)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Collects what a mapper emits as counts.
+    #[derive(Default)]
+    struct Matches(Vec<String>);
+
+    impl Emit for Matches {
+        fn emit(&mut self, key: &[u8], _value: &[u8]) -> Result<(), ExecError> {
+            self.0.push(String::from_utf8_lossy(key).into_owned());
+            Ok(())
+        }
+    }
+
+    fn matches(pattern: &str, group: usize, line: &str) -> Vec<String> {
+        let mut mapper = GrepMapper {
+            regex: Regex::new(pattern).unwrap(),
+            group,
+        };
+        let mut out = Matches::default();
+        mapper.map(0, line.as_bytes(), &mut out).unwrap();
+        out.0
+    }
+
+    /// What Java's `while (matcher.find())` finds, as Hadoop's `RegexMapper` counts it
+    /// (checked with Java 17's `java.util.regex`): an empty match right after a match counts.
+    #[test]
+    fn matches_are_those_javas_matcher_finds() {
+        assert_eq!(matches("[a-z]*", 0, "abc d"), ["abc", "", "d", ""]);
+        assert_eq!(matches("[a-z]*", 0, "aa"), ["aa", ""]);
+        assert_eq!(matches("x*", 0, "axxb"), ["", "xx", "", ""]);
+        assert_eq!(matches("^", 0, "ab"), [""]);
+        assert_eq!(matches("$", 0, "ab"), [""]);
+        assert_eq!(matches("a?", 0, "éa"), ["", "a", ""]);
+        assert_eq!(
+            matches("dfs[a-z.]+", 0, "dfs.x and dfs.y"),
+            ["dfs.x", "dfs.y"]
+        );
+        assert_eq!(matches("(a)|b", 1, "ab"), ["a"]);
+        assert_eq!(matches("(a*)", 1, "aab"), ["aa", "", ""]);
+    }
 }
