@@ -2680,3 +2680,85 @@ fn a_log_directory_is_one_workers() {
         c.arg("--log-dir").arg(&logs);
     });
 }
+
+/// A worker that stops answering while its tasks run (stopped with `SIGSTOP`, as a hung
+/// process or a host gone without a word looks from outside: its connections stay open)
+/// is taken for lost once it has been silent for the worker timeout, and the job finishes on
+/// the others with the right output, instead of waiting for it forever. Woken again, the
+/// worker finds its connection to the coordinator shut and ends the job.
+#[test]
+fn a_worker_that_stops_answering_is_taken_for_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut workers = start_workers(dir.path(), 3);
+    write_input(dir.path());
+    write_script(dir.path(), "slow-map.sh", "#!/bin/sh\nsleep 2\ncat\n");
+    let mut local = strings(&["streaming", "-input", "in", "-mapper", "cat"]);
+    local.extend(strings(&[
+        "-reducer",
+        "cat",
+        "-numReduceTasks",
+        "4",
+        "-output",
+        "expected",
+    ]));
+    ok(&sluice(&local, dir.path()), "the job on one machine");
+
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input",
+        "in",
+        "-output",
+        "out",
+        "-mapper",
+        "./slow-map.sh",
+        "-reducer",
+        "cat",
+    ]));
+    args.extend(strings(&["-numReduceTasks", "4"]));
+    let job = Command::new(SLUICE)
+        .args(&args)
+        .current_dir(dir.path())
+        .env("SLUICE_WORKER_TIMEOUT", "3")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let stopped = workers.pid(1).to_string();
+    assert!(Command::new("kill")
+        .args(["-STOP", &stopped])
+        .status()
+        .unwrap()
+        .success());
+    // The timeout, and at most one stalled transfer's limit (60 s) besides; a job still
+    // running after that is killed and fails the test.
+    let pid = job.id().to_string();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(job.wait_with_output()));
+    let waited = finished.recv_timeout(Duration::from_secs(100));
+    let _ = Command::new("kill").args(["-CONT", &stopped]).status();
+    let Ok(out) = waited else {
+        let _ = Command::new("kill").args(["-KILL", &pid]).status();
+        panic!("the job still ran 100 s after a worker stopped answering");
+    };
+    let out = out.unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("nothing heard from it for 3 s"), "{stderr}");
+    assert_same_per_key(
+        &dir.path().join("expected"),
+        &dir.path().join("out"),
+        "a worker stopped",
+    );
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !workers.logged(1, "ended") {
+        assert!(
+            Instant::now() < deadline,
+            "the woken worker did not end the job: {:?}",
+            workers.log(1)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_no_staging(dir.path());
+}
