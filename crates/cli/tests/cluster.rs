@@ -2689,7 +2689,7 @@ fn a_log_directory_is_one_workers() {
 #[test]
 fn a_worker_that_stops_answering_is_taken_for_lost() {
     let dir = tempfile::tempdir().unwrap();
-    let mut workers = start_workers(dir.path(), 3);
+    let workers = start_workers(dir.path(), 3);
     write_input(dir.path());
     write_script(dir.path(), "slow-map.sh", "#!/bin/sh\nsleep 2\ncat\n");
     let mut local = strings(&["streaming", "-input", "in", "-mapper", "cat"]);
