@@ -158,11 +158,30 @@ impl Shell {
     /// lists them, or what is there (nothing: an empty list).
     fn find(&self, text: &str) -> Result<Vec<FileStatus>, IoError> {
         let location = self.location(text)?;
-        if !location.is_glob() {
-            return Ok(self.stores.status(&location)?.into_iter().collect());
+        let Some(alternatives) = sluice_io::brace_alternatives(&location)? else {
+            if !location.is_glob() {
+                return Ok(self.stores.status(&location)?.into_iter().collect());
+            }
+            return self.glob(&location);
+        };
+        // `{a,b}` is a glob too: what each alternative names, once each, in name order.
+        let mut found = Vec::new();
+        for alternative in alternatives {
+            if alternative.is_glob() {
+                found.extend(self.glob(&alternative)?);
+            } else {
+                found.extend(self.stores.status(&alternative)?);
+            }
         }
-        // Hidden names too (`_SUCCESS`), as Hadoop's shell matches them.
-        let mut found = sluice_io::glob_all_by_listing(&self.stores, &location)?;
+        found.sort_by_key(|s| s.location.to_string());
+        found.dedup_by(|a, b| a.location == b.location);
+        Ok(found)
+    }
+
+    /// A glob's matches in name order, hidden names too (`_SUCCESS`), as Hadoop's shell
+    /// matches them.
+    fn glob(&self, location: &Location) -> Result<Vec<FileStatus>, IoError> {
+        let mut found = sluice_io::glob_all_by_listing(&self.stores, location)?;
         found.sort_by_key(|s| s.location.to_string());
         Ok(found)
     }
@@ -1189,7 +1208,9 @@ fn missing_parent(stores: &Stores, location: &Location) -> Result<Option<Locatio
 
 /// How Hadoop names a match of an operand: as given, unless a glob expanded it.
 fn shown(text: &str, status: &FileStatus) -> String {
-    if Location::parse(text).is_ok_and(|l| l.is_glob()) {
+    let is_pattern = Location::parse(text)
+        .is_ok_and(|l| l.is_glob() || sluice_io::brace_alternatives(&l).is_ok_and(|a| a.is_some()));
+    if is_pattern {
         status.location.to_string()
     } else {
         text.to_string()

@@ -239,8 +239,13 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
     Ok(found.into_iter().map(StoredInput::new).collect())
 }
 
-/// The locations an input with `{a,b}` groups stands for; `None` for one without.
-fn brace_alternatives(input: &Location) -> Result<Option<Vec<Location>>, IoError> {
+/// The locations a location with `{a,b}` groups stands for (`logs/{a,b}` is `logs/a` and
+/// `logs/b`; groups nest and may hold `/`), as Hadoop's globs expand them; `None` for one
+/// without such a group.
+///
+/// # Errors
+/// [`IoError::BadPattern`] for a group that is not closed.
+pub fn brace_alternatives(input: &Location) -> Result<Option<Vec<Location>>, IoError> {
     let Some(path) = input.path_str().filter(|p| crate::braces::has_group(p)) else {
         return Ok(None);
     };

@@ -66,7 +66,10 @@ pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt}
 pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
-pub use input::{discover, discover_inputs, is_hidden_name, Compression, InputFile, StoredInput};
+pub use input::{
+    brace_alternatives, discover, discover_inputs, is_hidden_name, Compression, InputFile,
+    StoredInput,
+};
 pub use line::{BufferBudget, LineReader};
 pub use local::LocalStorage;
 pub use location::{local_path, Location, Scheme};
