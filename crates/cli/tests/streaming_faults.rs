@@ -1525,3 +1525,31 @@ fn signals_ignored_at_start_stay_ignored() {
     run.assert_success();
     assert_eq!(s.output_lines("out"), ABC_LINES);
 }
+
+/// A mapper that stops reading at once (closes its input, exits with success) over an input
+/// small enough to reach it in one last write succeeds, every time: Hadoop ignores a failure
+/// of that last write, so whether the program was gone before it must not matter (it decided,
+/// by a race, whether the attempt failed). Several jobs in a row, since each lost the race
+/// only now and then.
+#[test]
+fn a_program_that_stops_reading_a_small_input_succeeds_every_time() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", &numbered_lines("line-", 200));
+    for run in 0..8 {
+        let out = s.arg(&format!("out{run}"));
+        let finished = s.run(&[
+            "-D",
+            "mapreduce.map.maxattempts=1",
+            "-input",
+            &input,
+            "-output",
+            &out,
+            "-mapper",
+            "sh -c 'exec 0<&-; echo done'",
+            "-reducer",
+            "cat",
+        ]);
+        finished.assert_success();
+        assert_eq!(s.output_lines(&format!("out{run}")), ["done\t"]);
+    }
+}

@@ -104,9 +104,10 @@ pub(super) struct RunFacts {
 ///    `stream.non.zero.exit.is.failure` is false (Hadoop sees a signal as status 128 + N, so
 ///    that forgives signals too). This beats rule 8: a program that died while it was fed is
 ///    reported by its exit, not by the broken pipe that followed.
-/// 8. The program stopped reading its input — a broken pipe while it was fed, or records left
-///    unread in its input ring: [`ProgramError::ExitedEarly`], even after a successful or
-///    forgiven exit (Hadoop fails the task on the broken pipe too, as
+/// 8. The program stopped reading its input — a broken pipe while it was fed (not on the
+///    last write, of what the feed's buffer held when the input ended, which Hadoop ignores
+///    too), or records left unread in its input ring: [`ProgramError::ExitedEarly`], even
+///    after a successful or forgiven exit (Hadoop fails the task on the broken pipe too, as
 ///    `stream.minRecWrittenToEnableSkip` is unset by default).
 /// 9. The program exited with success, its output goes through a ring and it did not close
 ///    it (its last writes may be lost): [`ProgramError::OutputNotClosed`].

@@ -645,7 +645,17 @@ fn feed_program(
         writer: BufWriter::with_capacity(PIPE_BUFFER, sink),
     };
     let fed = feed(&mut input);
-    let flushed = input.writer.flush().map_err(input_error);
+    // The last of the input goes to the program when the feed ends, and a program that has
+    // stopped reading by then (closed its input, exited) did not fail the task: Hadoop's
+    // streaming tasks ignore a failure of that last write (`PipeMapRed.mapRedFinished`). So
+    // an input that fits the buffer never fails the task this way, whenever the program
+    // stops reading it; only a write made while records remained does.
+    let flushed = match input.writer.flush().map_err(input_error) {
+        Err(e) if fed.is_ok() && matches!(program_error(&e), Some(ProgramError::InputClosed)) => {
+            Ok(())
+        }
+        flushed => flushed,
+    };
     // Dropping the writer closes the pipe: the program sees the end of its input.
     drop(input);
     fed.and(flushed)
