@@ -193,11 +193,10 @@ impl Location {
         if HDFS_SCHEMES.contains(&lower.as_str()) {
             let (authority, path) = split_authority(after_slashes);
             let authority = parse_host_port(authority).map_err(bad)?;
-            let path = if path.is_empty() { "/" } else { path };
             return Ok(Location {
                 repr: Repr::Hdfs {
                     authority,
-                    path: path.to_string(),
+                    path: normal_hdfs_path(path),
                 },
             });
         }
@@ -415,7 +414,7 @@ impl Location {
             },
             Repr::Hdfs { authority, .. } => Repr::Hdfs {
                 authority: authority.clone(),
-                path: if text.is_empty() { "/" } else { text }.to_string(),
+                path: normal_hdfs_path(text),
             },
             Repr::S3 { scheme, bucket, .. } => Repr::S3 {
                 scheme,
@@ -568,8 +567,48 @@ fn join_text(base: &str, name: &str) -> String {
     }
 }
 
+/// An HDFS path as Hadoop's `Path` normalises it before the name node sees it: repeated
+/// slashes collapsed, `.` segments dropped and `..` taken with the segment before it (one
+/// above the root stays, for the name node to refuse as it refuses Hadoop's), no trailing
+/// slash; the empty path is the root.
+fn normal_hdfs_path(path: &str) -> String {
+    let mut segments: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." if segments.last().is_some_and(|last| *last != "..") => {
+                segments.pop();
+            }
+            _ => segments.push(segment),
+        }
+    }
+    format!("/{}", segments.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
+
+    /// As Hadoop's `Path` normalises them (`new Path("hdfs://nn//a/./b/../c/")` is
+    /// `hdfs://nn/a/c`), so that the name node is asked for what the user meant.
+    #[test]
+    fn hdfs_paths_are_normalised_as_hadoop_normalises_them() {
+        let path = |text: &str| Location::parse(text).unwrap().to_string();
+        assert_eq!(path("hdfs://nn:8020//a//b/"), "hdfs://nn:8020/a/b");
+        assert_eq!(path("hdfs://nn:8020/a/./b/../c"), "hdfs://nn:8020/a/c");
+        assert_eq!(path("hdfs://nn:8020"), "hdfs://nn:8020/");
+        assert_eq!(path("hdfs://nn:8020/./"), "hdfs://nn:8020/");
+        assert_eq!(path("hdfs://nn:8020/../x"), "hdfs://nn:8020/../x");
+        let resolved = |text: &str| {
+            Location::resolve(text, Some("hdfs://nn:8020"), "alice")
+                .unwrap()
+                .to_string()
+        };
+        assert_eq!(resolved("./out"), "hdfs://nn:8020/user/alice/out");
+        assert_eq!(resolved("."), "hdfs://nn:8020/user/alice");
+        assert_eq!(resolved("../bob/in"), "hdfs://nn:8020/user/bob/in");
+        assert_eq!(resolved("/data//in/"), "hdfs://nn:8020/data/in");
+    }
+
     use super::*;
 
     fn ok(location: &str) -> String {

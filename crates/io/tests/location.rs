@@ -100,7 +100,8 @@ fn hdfs_locations_parse() {
         parse("HDFS://NameNode:8020").to_string(),
         "hdfs://namenode:8020/"
     );
-    assert_eq!(parse("hdfs://nn/a/b/").to_string(), "hdfs://nn/a/b/");
+    // A trailing slash goes, as in Hadoop's `Path`.
+    assert_eq!(parse("hdfs://nn/a/b/").to_string(), "hdfs://nn/a/b");
     let default_fs = parse("hdfs:///user/me");
     assert_eq!(default_fs.authority(), None);
     assert_eq!(default_fs.path_str(), Some("/user/me"));
