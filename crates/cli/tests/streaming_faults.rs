@@ -87,7 +87,10 @@ impl Scratch {
 
     /// Starts `sluice ARGS` in this directory.
     fn start_sluice(&self, args: &[&str]) -> Running {
-        let mut child = Command::new(SLUICE)
+        let mut command = Command::new(SLUICE);
+        // Tests interrupt it with SIGINT: it must not start with SIGINT ignored.
+        sluice_testkit::with_default_interrupts(&mut command);
+        let mut child = command
             .args(args)
             .current_dir(self.dir.path())
             .env("TMPDIR", self.dir.path())

@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 pub use minidfs::{hadoop_fs, hadoop_main, MiniDfs, MiniDfsOptions};
 pub use miniyarn::{yarn_jar, MiniYarn};
 pub use outputs::sorted_part_lines;
-pub use process::without_proxies;
+pub use process::{with_default_interrupts, without_proxies};
 pub use s3::{botocore_signature, S3Options, S3Server};
 pub use spills::spill_dirs;
 pub use wait::wait_until;

@@ -35,6 +35,24 @@ pub fn without_proxies(cmd: &mut Command) -> &mut Command {
     cmd
 }
 
+/// Starts `cmd` with `SIGINT` and `SIGHUP` at their default dispositions, whatever this test
+/// process inherited: run from a script's background job (or under `nohup`) a test ignores
+/// them, its children would too, and sluice keeps ignoring what it started with ignored, as
+/// `nohup` wants. A test that interrupts sluice must start it this way.
+pub fn with_default_interrupts(cmd: &mut Command) -> &mut Command {
+    use nix::sys::signal::{signal, SigHandler};
+    // SAFETY: the closure runs in the child between fork and exec, where only async-signal-safe
+    // calls may be made: `signal` (sigaction) is one, and it allocates nothing.
+    unsafe {
+        cmd.pre_exec(|| {
+            for sig in [Signal::SIGINT, Signal::SIGHUP] {
+                signal(sig, SigHandler::SigDfl).map_err(std::io::Error::from)?;
+            }
+            Ok(())
+        })
+    }
+}
+
 /// Makes a directory of its own for a server, `target/stores/run/<prefix>XXXXXX`, first
 /// removing those that test processes which died without cleaning up left there.
 pub(crate) fn server_dir(prefix: &str) -> Result<TempDir, String> {

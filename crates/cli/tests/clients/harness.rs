@@ -85,6 +85,8 @@ impl Scratch {
             .env("TMPDIR", self.dir.path())
             .env_remove("SLUICE_PROGRESS")
             .stdin(Stdio::null());
+        // Tests interrupt it with SIGINT: it must not start with SIGINT ignored.
+        sluice_testkit::with_default_interrupts(&mut command);
         command
     }
 
