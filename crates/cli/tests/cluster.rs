@@ -1178,6 +1178,24 @@ fn peers_without_the_secret_are_refused_and_the_workers_carry_on() {
     assert!(dir.path().join("out/_SUCCESS").exists());
 }
 
+/// The arguments of a streaming job on `workers` from `in` to `out`, with `reducers`
+/// partitions.
+fn streaming_on(
+    workers: &Workers,
+    mapper: &str,
+    reducer: &str,
+    reducers: usize,
+    out: &str,
+) -> Vec<String> {
+    let mut args = vec!["streaming".to_string()];
+    args.extend(workers.args());
+    args.extend(strings(&[
+        "-input", "in", "-output", out, "-mapper", mapper, "-reducer", reducer,
+    ]));
+    args.extend(["-numReduceTasks".to_string(), reducers.to_string()]);
+    args
+}
+
 /// Runs a streaming job with `mapper` and `reducer` on `workers`, kills worker 1 after
 /// `delay`, and returns what the job did and where its output is.
 fn kill_during(
@@ -1188,12 +1206,7 @@ fn kill_during(
     delay: Duration,
     out: &str,
 ) -> (Output, PathBuf) {
-    let mut args = vec!["streaming".to_string()];
-    args.extend(workers.args());
-    args.extend(strings(&[
-        "-input", "in", "-output", out, "-mapper", mapper, "-reducer", reducer,
-    ]));
-    args.extend(strings(&["-numReduceTasks", "4"]));
+    let args = streaming_on(workers, mapper, reducer, 4, out);
     let job = spawn_sluice(&args, dir);
     std::thread::sleep(delay);
     workers.kill(1);
@@ -2688,34 +2701,31 @@ fn a_log_directory_is_one_workers() {
 /// worker finds its connection to the coordinator shut and ends the job.
 #[test]
 fn a_worker_that_stops_answering_is_taken_for_lost() {
+    stop_one_of(3);
+}
+
+/// As above with eight workers, whose progress reports keep the coordinator's queue from
+/// ever falling quiet for long: the silent one is noticed all the same.
+#[test]
+fn a_worker_that_stops_answering_among_many_is_taken_for_lost() {
+    stop_one_of(8);
+}
+
+/// Runs a streaming job on `count` workers, stops worker 1 with `SIGSTOP` a second in, and
+/// checks that the job finishes without it, with the right output.
+fn stop_one_of(count: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let workers = start_workers(dir.path(), 3);
+    let workers = start_workers(dir.path(), count);
     write_input(dir.path());
     write_script(dir.path(), "slow-map.sh", "#!/bin/sh\nsleep 2\ncat\n");
+    // As many partitions as workers and more, so that the stopped one owns some.
+    let reducers = 2 * count;
     let mut local = strings(&["streaming", "-input", "in", "-mapper", "cat"]);
-    local.extend(strings(&[
-        "-reducer",
-        "cat",
-        "-numReduceTasks",
-        "4",
-        "-output",
-        "expected",
-    ]));
+    local.extend(strings(&["-reducer", "cat", "-output", "expected"]));
+    local.extend(["-numReduceTasks".to_string(), reducers.to_string()]);
     ok(&sluice(&local, dir.path()), "the job on one machine");
 
-    let mut args = vec!["streaming".to_string()];
-    args.extend(workers.args());
-    args.extend(strings(&[
-        "-input",
-        "in",
-        "-output",
-        "out",
-        "-mapper",
-        "./slow-map.sh",
-        "-reducer",
-        "cat",
-    ]));
-    args.extend(strings(&["-numReduceTasks", "4"]));
+    let args = streaming_on(&workers, "./slow-map.sh", "cat", reducers, "out");
     let job = Command::new(SLUICE)
         .args(&args)
         .current_dir(dir.path())

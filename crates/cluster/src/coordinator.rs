@@ -1443,13 +1443,11 @@ impl Run {
                 return Err(ClusterError::Exec(ExecError::Cancelled));
             }
             self.admit_joiners(status)?;
-            let (w, message) = match self.events.recv_timeout(Duration::from_millis(200)) {
-                Ok(event) => event,
-                Err(mpsc::RecvTimeoutError::Timeout) => match self.silent_worker() {
-                    Some(lost) => return Ok(lost),
-                    None => continue,
-                },
-                Err(mpsc::RecvTimeoutError::Disconnected) => {
+            let (w, message) = match next_or_silent(&self.events, || self.silent_worker()) {
+                Polled::Event(event) => event,
+                Polled::Silent(w) => return Ok(self.take_silent_for_lost(w)),
+                Polled::Quiet => continue,
+                Polled::Disconnected => {
                     return Err(ClusterError::Setup("every worker connection ended".into()))
                 }
             };
@@ -1489,23 +1487,26 @@ impl Run {
         }
     }
 
-    /// A worker of the job not heard from for longer than the worker timeout, now taken for
-    /// lost: its connection is shut, so that should it wake, it ends the job rather than go
-    /// on with work that has gone to the others.
-    fn silent_worker(&mut self) -> Option<Event> {
-        let w = (0..self.workers.len())
-            .find(|&w| !self.gone[w] && self.heard[w].elapsed() > self.worker_timeout)?;
+    /// A worker of the job not heard from for longer than the worker timeout.
+    fn silent_worker(&self) -> Option<usize> {
+        (0..self.workers.len())
+            .find(|&w| !self.gone[w] && self.heard[w].elapsed() > self.worker_timeout)
+    }
+
+    /// Takes silent worker `w` for lost: its connection is shut, so that should it wake, it
+    /// ends the job rather than go on with work that has gone to the others.
+    fn take_silent_for_lost(&mut self, w: usize) -> Event {
         self.gone[w] = true;
         self.last_lost = Some(w);
         let _ = self.writers[w].shutdown();
-        Some(Event::Lost(
+        Event::Lost(
             w,
             format!(
                 "nothing heard from it for {} s (its process stopped or hung, or its host or \
                  the network down)",
                 self.worker_timeout.as_secs()
             ),
-        ))
+        )
     }
 
     /// Starts the job on the workers waiting to join it, and makes them part of it: they
@@ -1825,9 +1826,98 @@ impl Deliveries {
     }
 }
 
+/// What [`next_or_silent`] found.
+#[derive(Debug, PartialEq, Eq)]
+enum Polled<T, L> {
+    /// The next event in the queue.
+    Event(T),
+    /// What `silent` found, the queue being empty.
+    Silent(L),
+    /// Nothing within [`EVENT_WAIT`].
+    Quiet,
+    /// Every sender is gone.
+    Disconnected,
+}
+
+/// How long [`next_or_silent`] waits for an event.
+const EVENT_WAIT: Duration = Duration::from_millis(200);
+
+/// The next event of `events`, waiting up to [`EVENT_WAIT`]; but first, when the queue is
+/// empty, what `silent` finds (a worker not heard from for too long). Asked each time the
+/// queue is empty rather than only after a quiet spell: with many workers reporting, events
+/// may never pause for long. Never asked while events wait, so that a worker's waiting
+/// message counts as hearing from it.
+fn next_or_silent<T, L>(
+    events: &mpsc::Receiver<T>,
+    silent: impl FnOnce() -> Option<L>,
+) -> Polled<T, L> {
+    match events.try_recv() {
+        Ok(event) => return Polled::Event(event),
+        Err(mpsc::TryRecvError::Disconnected) => return Polled::Disconnected,
+        Err(mpsc::TryRecvError::Empty) => {}
+    }
+    if let Some(lost) = silent() {
+        return Polled::Silent(lost);
+    }
+    match events.recv_timeout(EVENT_WAIT) {
+        Ok(event) => Polled::Event(event),
+        Err(mpsc::RecvTimeoutError::Timeout) => Polled::Quiet,
+        Err(mpsc::RecvTimeoutError::Disconnected) => Polled::Disconnected,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Events that never pause for [`EVENT_WAIT`] (many workers reporting) do not hide a
+    /// silent worker: it is found within a few events.
+    #[test]
+    fn a_silent_worker_is_found_among_steady_events() {
+        let (send, events) = mpsc::channel::<u32>();
+        let sender = std::thread::spawn(move || {
+            for n in 0..300 {
+                if send.send(n).is_err() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        });
+        let mut found = None;
+        for polls in 0..200 {
+            match next_or_silent(&events, || Some("worker 1")) {
+                Polled::Silent(lost) => {
+                    found = Some((polls, lost));
+                    break;
+                }
+                Polled::Event(_) | Polled::Quiet => {}
+                Polled::Disconnected => break,
+            }
+        }
+        drop(events);
+        let _ = sender.join();
+        let (polls, lost) = found.expect("the silent worker was never found");
+        assert_eq!(lost, "worker 1");
+        assert!(polls < 100, "found only after {polls} events");
+    }
+
+    /// A waiting event is taken before silence is asked about: it may be the silent
+    /// worker's own.
+    #[test]
+    fn waiting_events_come_before_silence() {
+        let (send, events) = mpsc::channel::<u32>();
+        send.send(7).unwrap();
+        let mut asked = false;
+        let polled = next_or_silent(&events, || {
+            asked = true;
+            Some(())
+        });
+        assert_eq!(polled, Polled::Event(7));
+        assert!(!asked);
+        assert_eq!(next_or_silent(&events, || Some(())), Polled::Silent(()));
+        drop(send);
+        assert_eq!(next_or_silent(&events, || None::<()>), Polled::Disconnected);
+    }
 
     #[test]
     fn block_hosts_match_workers_by_name_or_short_name_never_by_address_prefix() {
