@@ -81,37 +81,36 @@ pub fn split_points(
         let weight = bytes / taken;
         samples.extend(keys.into_iter().map(|key| (key, weight)));
     }
+    // Sorted by reference, so that an order that is not total can use the tolerant sort
+    // (which moves `Copy` items) without copying the keys.
+    let mut sorted: Vec<&(Vec<u8>, u64)> = samples.iter().collect();
+    let by_key = |a: &&(Vec<u8>, u64), b: &&(Vec<u8>, u64)| order.compare(&a.0, &b.0);
     if order.is_total() {
-        samples.sort_by(|a, b| order.compare(&a.0, &b.0));
+        sorted.sort_by(by_key);
     } else {
-        let mut positions: Vec<usize> = (0..samples.len()).collect();
-        sluice_sort::sort_tolerant_by(&mut positions, |&a, &b| {
-            order.compare(&samples[a].0, &samples[b].0)
-        });
-        let mut taken: Vec<Option<(Vec<u8>, u64)>> = samples.into_iter().map(Some).collect();
-        samples = positions.iter().filter_map(|&p| taken[p].take()).collect();
+        sluice_sort::sort_tolerant_by(&mut sorted, by_key);
     }
-    let sampled: u64 = samples
+    let sampled: u64 = sorted
         .iter()
         .map(|(_, weight)| weight)
         .fold(0, |a, b| a.saturating_add(*b));
-    let Some(smallest) = samples.first().map(|(key, _)| key.clone()) else {
+    let Some(smallest) = sorted.first().map(|(key, _)| key) else {
         return Ok(Vec::new());
     };
     let mut boundaries: Vec<Vec<u8>> = Vec::with_capacity(ranges - 1);
     let mut below = 0u64;
     let mut next = 1u64;
     let ranges = u64::try_from(ranges).unwrap_or(u64::MAX);
-    for (key, weight) in samples {
+    for (key, weight) in sorted {
         // `below` is the weight of the samples before this key: cut here once it reaches
         // the next boundary's share.
         let target = u128::from(sampled) * u128::from(next) / u128::from(ranges);
         if next < ranges && u128::from(below) >= target && below > 0 {
             // A cut at the smallest key, or at the last cut's, would leave a range empty.
-            let after = boundaries.last().unwrap_or(&smallest);
-            let distinct = order.compare(after, &key) == Ordering::Less;
+            let after = boundaries.last().unwrap_or(smallest);
+            let distinct = order.compare(after, key) == Ordering::Less;
             if distinct {
-                boundaries.push(key);
+                boundaries.push(key.clone());
             }
             next += 1;
             while next < ranges
@@ -120,7 +119,7 @@ pub fn split_points(
                 next += 1;
             }
         }
-        below = below.saturating_add(weight);
+        below = below.saturating_add(*weight);
     }
     Ok(boundaries)
 }
