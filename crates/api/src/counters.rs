@@ -146,6 +146,24 @@ pub enum Phase {
     Done = 4,
 }
 
+/// Where a [`Note`] comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteSource {
+    /// The cluster the job runs on: its workers and containers.
+    Cluster,
+    /// One of the job's tasks.
+    Task,
+}
+
+/// Something the user should be told while the job runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
+    /// What it is about.
+    pub source: NoteSource,
+    /// What to say (one line, or a few).
+    pub text: String,
+}
+
 /// What a progress display needs: counters plus the phase and its amount of work.
 #[derive(Debug, Default)]
 pub struct JobStatus {
@@ -173,7 +191,7 @@ pub struct JobStatus {
     task_status: Mutex<String>,
     /// What the front end should tell the user as it happens (e.g. why YARN stopped a
     /// worker's container), in order.
-    notes: Mutex<Vec<String>>,
+    notes: Mutex<Vec<Note>>,
     /// What the job waits for before its tasks can run (YARN's containers, say), as the
     /// progress display shows it while planning; empty when it waits for nothing.
     waiting_for: Mutex<String>,
@@ -356,13 +374,27 @@ impl JobStatus {
         std::mem::take(&mut *lock(&self.failures))
     }
 
-    /// Records something the user should be told while the job runs (one line, or a few).
+    /// Records something about the cluster the job runs on (a worker lost or left out, a
+    /// container stopped) that the user should be told while the job runs (one line, or a
+    /// few).
     pub fn note(&self, text: impl Into<String>) {
-        lock(&self.notes).push(text.into());
+        lock(&self.notes).push(Note {
+            source: NoteSource::Cluster,
+            text: text.into(),
+        });
+    }
+
+    /// Records something odd about one of the job's tasks, which the user should be told
+    /// while the job runs (why it waits, say).
+    pub fn task_note(&self, text: impl Into<String>) {
+        lock(&self.notes).push(Note {
+            source: NoteSource::Task,
+            text: text.into(),
+        });
     }
 
     /// Takes the notes recorded since the last call, oldest first.
-    pub fn take_notes(&self) -> Vec<String> {
+    pub fn take_notes(&self) -> Vec<Note> {
         std::mem::take(&mut *lock(&self.notes))
     }
 

@@ -28,8 +28,8 @@ pub use config::{
     MIN_MEMORY,
 };
 pub use counters::{
-    AttemptCounters, AttemptFailure, Counter, CounterValues, Counters, JobStatus, Phase,
-    UserCounters,
+    AttemptCounters, AttemptFailure, Counter, CounterValues, Counters, JobStatus, Note, NoteSource,
+    Phase, UserCounters,
 };
 pub use error::{ClientError, ExecError};
 pub use group::Values;

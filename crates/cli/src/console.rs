@@ -15,7 +15,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use sluice_api::Counter;
-use sluice_api::{AttemptFailure, CounterValues, JobStatus, Phase, TaskContext, UserCounters};
+use sluice_api::{
+    AttemptFailure, CounterValues, JobStatus, NoteSource, Phase, TaskContext, UserCounters,
+};
 
 /// The logger of the job client's records.
 pub(crate) const JOB: &str = "mapreduce.Job";
@@ -209,7 +211,10 @@ impl MonitorState {
 
     fn print_notes(&self) {
         for note in self.status.take_notes() {
-            log("INFO", CLUSTER, &note);
+            match note.source {
+                NoteSource::Cluster => log("INFO", CLUSTER, &note.text),
+                NoteSource::Task => log("WARN", SLUICE, &note.text),
+            }
         }
     }
 

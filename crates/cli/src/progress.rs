@@ -190,7 +190,7 @@ fn notices(status: &JobStatus) -> Vec<String> {
     let notes = status
         .take_notes()
         .into_iter()
-        .map(|note| format!("sluice: {note}"));
+        .map(|note| format!("sluice: {}", note.text));
     let retries = status
         .take_failures()
         .into_iter()

@@ -90,32 +90,22 @@ impl Scratch {
         let mut command = Command::new(SLUICE);
         // Tests interrupt it with SIGINT: it must not start with SIGINT ignored.
         sluice_testkit::with_default_interrupts(&mut command);
-        let mut child = command
-            .args(args)
-            .current_dir(self.dir.path())
-            .env("TMPDIR", self.dir.path())
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdout = drain(child.stdout.take().unwrap());
-        let stderr = drain(child.stderr.take().unwrap());
-        Running {
-            child,
-            stdout,
-            stderr,
-        }
+        command.args(args);
+        self.spawn(command)
     }
 
     /// Starts `sluice streaming ARGS` with the signals `ignored` (names for the shell's `trap`,
     /// `HUP INT`) ignored from its start, as `nohup` and a script's background jobs start it.
     fn start_ignoring(&self, ignored: &str, args: &[&str]) -> Running {
         let script = format!("trap '' {ignored}; exec \"$0\" streaming \"$@\"");
-        let mut all = vec!["-c", &script, SLUICE];
-        all.extend_from_slice(args);
-        let mut child = Command::new("sh")
-            .args(&all)
+        let mut command = Command::new("sh");
+        command.args(["-c", &script, SLUICE]).args(args);
+        self.spawn(command)
+    }
+
+    /// Starts `command` in this directory (also its `TMPDIR`), its output kept for the test.
+    fn spawn(&self, mut command: Command) -> Running {
+        let mut child = command
             .current_dir(self.dir.path())
             .env("TMPDIR", self.dir.path())
             .stdin(Stdio::null())
@@ -1555,4 +1545,101 @@ fn a_program_that_stops_reading_a_small_input_succeeds_every_time() {
         finished.assert_success();
         assert_eq!(s.output_lines(&format!("out{run}")), ["done\t"]);
     }
+}
+
+/// A program that writes a huge stderr line without a line end (a binary dump, a progress
+/// bar without `\n`): the task keeps it in bounded pieces, not whole in memory; the log still
+/// gets all of it, and the lines after it are quoted when the program fails.
+#[test]
+fn a_huge_stderr_line_is_not_held_in_memory() {
+    const BYTES: u64 = 200_000_000;
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let mapper = format!("sh -c 'cat; head -c {BYTES} /dev/zero | tr \"\\\\0\" x >&2'");
+    let finished = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    finished.assert_success();
+    // The job's summary line: `..., peak RSS 9.89 MiB; map ...`.
+    let peak = finished
+        .stderr
+        .split("peak RSS ")
+        .nth(1)
+        .and_then(|rest| rest.split(';').next())
+        .unwrap_or_else(|| panic!("no peak RSS in:\n{}", finished.stderr));
+    let (amount, unit) = peak.split_once(' ').unwrap();
+    let amount: f64 = amount.parse().unwrap();
+    let mib = match unit {
+        "KiB" => amount / 1024.0,
+        "MiB" => amount,
+        "GiB" => amount * 1024.0,
+        other => panic!("unit {other:?} in {peak:?}"),
+    };
+    assert!(
+        mib < 100.0,
+        "peak RSS {peak} for a {BYTES}-byte stderr line"
+    );
+
+    // A failed job keeps its logs: the long line is there whole, with what followed it.
+    let failing = "sh -c 'cat; head -c 1000000 /dev/zero | tr \"\\\\0\" x >&2; \
+                   echo >&2; echo MARKER-after >&2; exit 3'";
+    let failed = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &s.arg("failed"),
+        "-mapper",
+        failing,
+        "-reducer",
+        "cat",
+    ]);
+    failed.assert_failed(&s.path("failed"));
+    failed.assert_says("MARKER-after");
+    let logs = failed
+        .stderr
+        .split("the programs' stderr is in ")
+        .nth(1)
+        .and_then(|rest| rest.lines().next())
+        .unwrap_or_else(|| panic!("no log directory in:\n{}", failed.stderr));
+    let sizes: Vec<u64> = fs::read_dir(logs)
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .collect();
+    assert_eq!(sizes, [1_000_000 + 1 + "MARKER-after\n".len() as u64]);
+}
+
+/// A mapper that succeeds while a process it left in the background still holds its output:
+/// the task waits for that process and keeps what it writes (as Hadoop's task reads the
+/// output to its end), and the console says why the task waits.
+#[test]
+fn a_background_writer_after_a_successful_exit_is_waited_for() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let finished = s.run(&[
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        "sh -c 'cat >/dev/null; (sleep 11; echo late) &'",
+        "-reducer",
+        "cat",
+    ]);
+    finished.assert_success();
+    finished.assert_says("WARN sluice.Job: attempt_");
+    finished.assert_says("exited 10 s ago, but a process it started still holds its output open");
+    assert_eq!(s.output_lines("out"), ["late\t"]);
 }

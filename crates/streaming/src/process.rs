@@ -58,6 +58,11 @@ const STDERR_LINE_MAX: usize = 2000;
 /// the group (`setsid`) can still hold it open; it must not keep the task waiting.
 const STDERR_GRACE: Duration = Duration::from_secs(1);
 
+/// The longest piece of a stderr line held in memory at once: a longer line (a program that
+/// writes megabytes without a line end) goes to the log piece by piece, and only its first
+/// piece can be a `reporter:` line or reach the tail.
+const STDERR_PIECE: usize = 64 * 1024;
+
 /// The program's input as the feeder sees it: buffered, and noting activity for the timeout.
 pub(super) struct ProgramInput<'t> {
     writer: BufWriter<InputSink<'t>>,
@@ -295,6 +300,21 @@ impl GroupGuard {
             waitid(Id::Pid(self.pgid), flags),
             Ok(WaitStatus::StillAlive) | Err(_)
         )
+    }
+
+    /// How the program ended, once it has (it is not reaped): `Some(true)` for an exit with
+    /// status 0, `Some(false)` for another status or a signal, `None` while it runs.
+    fn exited_cleanly(&self) -> Option<bool> {
+        use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
+        if self.reaped.load(Ordering::SeqCst) {
+            return Some(false);
+        }
+        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
+        match waitid(Id::Pid(self.pgid), flags) {
+            Ok(WaitStatus::StillAlive) | Err(_) => None,
+            Ok(WaitStatus::Exited(_, code)) => Some(code == 0),
+            Ok(_) => Some(false),
+        }
     }
 
     /// Waits until the program has exited, or `limit` has passed; returns whether it exited.
@@ -596,7 +616,7 @@ fn supervise<'t>(
         let feeder = scope.spawn(move || feed_program(input, feed));
         let done = &done_reader;
         let watcher = scope.spawn(move || {
-            watch(run.guard, run.activity, done, run.status, run.spec.timeout);
+            watch(run.guard, run.activity, done, run.status, run.spec);
         });
         // The stderr reader's report comes through a channel, so that waiting for it can end
         // the moment it is ready, or after the grace period.
@@ -708,29 +728,40 @@ fn stderr_report(receiver: &Receiver<StderrReport>, activity: &Activity) -> Stde
 /// How often the watchdog looks at the job's cancellation flag.
 const CANCEL_CHECK: Duration = Duration::from_millis(100);
 
-/// Kills the program's process group as soon as the program itself has exited (a background
-/// process it left could otherwise hold its pipes open and stall the task), and when the job is
-/// cancelled or the program has been idle longer than `timeout`; the last two also stop the
-/// readers. Runs until `done` (the read end of a pipe) reports that the task is done with the
-/// program: the watchdog sleeps on it and on the program's exit, so it never delays the task.
+/// How long after a successful program's exit its output may stay open before the user is
+/// told why the task waits.
+const LINGER_NOTICE: Duration = Duration::from_secs(10);
+
+/// Kills the program's process group when the program itself has failed (a background
+/// process it left could otherwise hold its pipes open and stall a task that has failed
+/// anyway), and when the job is cancelled or the program has been idle longer than `timeout`;
+/// the last two also stop the readers. A program that succeeded keeps its group until the task
+/// has read its output to the end: a process it left behind may still write there, and, as in
+/// Hadoop, what it writes is part of the task's output (the group is killed when the task is
+/// done with the program). Runs until `done` (the read end of a pipe) reports that the task
+/// is done with the program: the watchdog sleeps on it and on the program's exit, so it never
+/// delays the task.
 fn watch(
     guard: &GroupGuard,
     activity: &Activity,
     done: &OwnedFd,
     status: &JobStatus,
-    timeout: Option<Duration>,
+    spec: &ProgramSpec,
 ) {
-    let mut group_killed = false;
+    let timeout = spec.timeout;
+    // When the program exited, once it has.
+    let mut exited: Option<Instant> = None;
+    let mut told = false;
     loop {
         let idle_left = timeout.map(|t| t.saturating_sub(activity.idle()));
         let wait = idle_left.map_or(CANCEL_CHECK, |left| left.min(CANCEL_CHECK));
-        let exit_fd = guard.exit_fd.as_ref().filter(|_| !group_killed);
+        let exit_fd = guard.exit_fd.as_ref().filter(|_| exited.is_none());
         let mut fds = vec![PollFd::new(done.as_fd(), PollFlags::POLLIN)];
         if let Some(fd) = exit_fd {
             fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
         }
         // Without an exit descriptor the program's exit is noticed at the next look.
-        let wait = if exit_fd.is_none() && !group_killed {
+        let wait = if exit_fd.is_none() && exited.is_none() {
             wait.min(Duration::from_millis(20))
         } else {
             wait
@@ -740,9 +771,32 @@ fn watch(
             // The write end was closed: the task is done with the program.
             return;
         }
-        if !group_killed && guard.has_exited() {
-            guard.kill();
-            group_killed = true;
+        if exited.is_none() {
+            if let Some(clean) = guard.exited_cleanly() {
+                exited = Some(Instant::now());
+                if !clean && spec.non_zero_is_failure {
+                    guard.kill();
+                }
+            }
+        }
+        if let Some(at) = exited.filter(|at| !told && at.elapsed() >= LINGER_NOTICE) {
+            told = true;
+            // The log is named after the attempt (`attempt_…_m_000000_0.mapper.stderr`).
+            let attempt = spec
+                .log
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned());
+            let attempt = attempt
+                .as_deref()
+                .and_then(|n| n.split('.').next())
+                .unwrap_or("a task");
+            status.task_note(format!(
+                "{attempt}: `{}` exited {} s ago, but a process it started still holds its \
+                 output open; the task reads that output to its end, as Hadoop does, and \
+                 fails if nothing moves for mapreduce.task.timeout",
+                spec.command,
+                at.elapsed().as_secs(),
+            ));
         }
         let reason = if status.is_cancelled() {
             Kill::Cancelled
@@ -783,11 +837,27 @@ fn read_stderr(
         activity: Arc::clone(activity),
     });
     let mut line = Vec::new();
+    // Whether the last piece read ended short of its line's end.
+    let mut in_long_line = false;
     loop {
         line.clear();
-        match reader.read_until(b'\n', &mut line) {
+        match (&mut reader)
+            .take(STDERR_PIECE as u64)
+            .read_until(b'\n', &mut line)
+        {
             Ok(0) | Err(_) => break,
             Ok(_) => {}
+        }
+        let continued = std::mem::replace(&mut in_long_line, !line.ends_with(b"\n"));
+        if continued {
+            log.write(&line, &mut report);
+            continue;
+        }
+        if in_long_line && line.len() >= STDERR_PIECE {
+            // The start of a long line: never a `reporter:` line.
+            push_tail(&mut report, tail_line(&line));
+            log.write(&line, &mut report);
+            continue;
         }
         // Any line on stderr is a sign of life, as in Hadoop (the read noted it).
         match reporter.line(&line) {
