@@ -115,9 +115,9 @@ pub(crate) struct WorkerArgs {
     /// directory in the scratch directory].
     #[arg(long, value_name = "DIR")]
     log_dir: Option<PathBuf>,
-    /// Directories for the jobs' spill files, one per local disk, used in turn (as Hadoop's
-    /// local directories; on YARN: the container's LOCAL_DIRS) [default: the scratch
-    /// directory].
+    /// Directories for the jobs' spill files, one per local disk, used in turn, passing over
+    /// a disk with less than 1 GiB left while another has more (as Hadoop's local
+    /// directories; on YARN: the container's LOCAL_DIRS) [default: the scratch directory].
     #[arg(long, value_name = "DIR,...", value_delimiter = ',')]
     spill_dirs: Vec<PathBuf>,
     /// Memory budget of a job's buffers on this worker, e.g. 4GiB.

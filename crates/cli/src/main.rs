@@ -270,7 +270,8 @@ pub(crate) struct CommonArgs {
     #[arg(long, value_name = "SIZE|off", default_value = "64MiB", value_parser = parse_split_size)]
     reduce_split: SplitSize,
     /// Directory for spill files, or several, one per local disk (DIR,DIR,...: the files go
-    /// to them in turn) [default: beside the output directory].
+    /// to them in turn, passing over a disk with less than 1 GiB left while another has more)
+    /// [default: beside the output directory].
     #[arg(long, value_name = "DIR", value_parser = parse_location, value_delimiter = ',')]
     spill_dir: Vec<PathBuf>,
     /// Run on a cluster: workers=HOST:PORT[,HOST:PORT...] (workers started with `sluice

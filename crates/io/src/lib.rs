@@ -71,7 +71,7 @@ pub use input::{
     StoredInput,
 };
 pub use line::{BufferBudget, LineReader};
-pub use local::LocalStorage;
+pub use local::{available_bytes, LocalStorage};
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::OutputCommitter;

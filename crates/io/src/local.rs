@@ -332,3 +332,12 @@ pub(crate) fn release_pages(file: &File, offset: u64, len: u64) {
         );
     }
 }
+
+/// Bytes an unprivileged process may still write on the file system holding `path`, or
+/// `None` if it cannot be told (the path is gone, the file system does not say).
+// The C types of the counts are u64 on 64-bit Linux, narrower elsewhere.
+#[allow(clippy::useless_conversion)]
+pub fn available_bytes(path: &Path) -> Option<u64> {
+    let stats = nix::sys::statvfs::statvfs(path).ok()?;
+    u64::from(stats.blocks_available()).checked_mul(u64::from(stats.fragment_size()))
+}

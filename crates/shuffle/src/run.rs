@@ -610,6 +610,11 @@ pub trait SpillTarget: Send + Sync {
     }
 }
 
+/// Room a spill directory's disk should have left for the next file to go there, when the
+/// job has several: more than most spill files take (a task's share of a budget of a few
+/// GiB), little against a disk.
+const ROOM_WANTED: u64 = 1 << 30;
+
 /// Spill files in a job's private directory, removed with it; or in several, one per local
 /// disk, each new file in the next directory in turn (as Hadoop spreads its spills over its
 /// local directories), so that the disks share the writes and reads.
@@ -641,10 +646,22 @@ impl LocalSpills {
         self
     }
 
-    /// The directory of the next file.
+    /// The directory of the next file: the next in turn, passing over those whose disk has
+    /// less than [`ROOM_WANTED`] left while another has more (as Hadoop's local directory
+    /// allocator passes over full disks); when none has, the one with the most room.
     fn next_dir(&self) -> &SpillDir {
+        let count = self.dirs.len();
         let turn = self.next.fetch_add(1, AtomicOrdering::Relaxed);
-        &self.dirs[turn % self.dirs.len()]
+        if count == 1 {
+            return &self.dirs[0];
+        }
+        // A disk that does not say how full it is is taken to have room.
+        let room = |dir: &SpillDir| dir.available_bytes().unwrap_or(u64::MAX);
+        let in_turn = (0..count).map(|k| &self.dirs[(turn + k) % count]);
+        let roomy = in_turn.clone().find(|dir| room(dir) >= ROOM_WANTED);
+        roomy
+            .or_else(|| in_turn.max_by_key(|dir| room(dir)))
+            .unwrap_or(&self.dirs[turn % count])
     }
 }
 

@@ -170,6 +170,11 @@ impl SpillDir {
         self.dir.path()
     }
 
+    /// Bytes that may still be written on the disk holding the directory, if it says.
+    pub fn available_bytes(&self) -> Option<u64> {
+        sluice_io::available_bytes(self.dir.path())
+    }
+
     /// A new scratch file in the directory, removed when dropped: for bytes a task keeps out
     /// of memory for a while, such as a reduce range's output waiting for the ranges before
     /// it.

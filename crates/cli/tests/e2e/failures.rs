@@ -11,8 +11,8 @@ use std::process::Command;
 use crate::compressed::{bzip2, gzip, Compress};
 use crate::corpus::messy_corpus;
 use crate::util::{
-    assert_job_failed, assert_no_debris, gen_text, list_dir, running_as_root, JobRun, Mount,
-    Outcome, JOBS,
+    assert_job_failed, assert_no_debris, assert_same_output, gen_text, list_dir, running_as_root,
+    JobRun, Mount, Outcome, JOBS,
 };
 
 #[test]
@@ -433,6 +433,63 @@ fn full_disk() {
             assert_no_debris(&roomy);
         }
     }
+}
+
+/// Spills spread over two directories, one on a disk that is (nearly) full: the job passes
+/// over that one, as Hadoop's local directory allocator does, and succeeds with the output of
+/// a run on the roomy one alone, instead of failing on the full disk.
+#[test]
+#[cfg_attr(
+    not(feature = "test-root"),
+    ignore = "mounts a tmpfs, which needs root: cargo test --features test-root"
+)]
+fn a_full_disk_among_the_spill_directories_is_passed_over() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("gen");
+    gen_text(&input, "8MiB", 2, 22);
+    let mount = Mount::tmpfs(&dir.path().join("small-disk"), "2m");
+    let small = mount.0.clone();
+    let roomy = dir.path().join("roomy");
+    fs::create_dir(&roomy).unwrap();
+    let settings = [
+        "--memory",
+        "4MiB",
+        "--threads",
+        "2",
+        "--spill-codec",
+        "none",
+    ];
+    let expected = dir.path().join("expected");
+    JobRun::new("sort")
+        .input(&input)
+        .output(&expected)
+        .args(&settings)
+        .args(&["--spill-dir", &roomy.display().to_string()])
+        .run_ok();
+    let out = dir.path().join("out");
+    let run = JobRun::new("sort")
+        .input(&input)
+        .output(&out)
+        .args(&settings)
+        .args(&["--spill-dir", &small.display().to_string()])
+        .args(&["--spill-dir", &roomy.display().to_string()]);
+    let outcome = run.run();
+    assert_eq!(
+        outcome.code(),
+        Some(0),
+        "{}: {}",
+        run.describe(),
+        outcome.stderr
+    );
+    // The reference holds the part files alone.
+    fs::remove_file(expected.join("_SUCCESS")).unwrap();
+    assert_same_output(&out, &expected, "spills beside a full disk");
+    assert_eq!(
+        list_dir(&small),
+        Vec::<String>::new(),
+        "debris on the small disk"
+    );
+    assert_no_debris(&roomy);
 }
 
 /// The first `: `-separated segment of a message (longer than a few characters) that occurs
