@@ -2772,3 +2772,33 @@ fn stop_one_of(count: usize) {
     }
     assert_no_staging(dir.path());
 }
+
+/// A mapper on a worker that succeeds while a process it left in the background still holds
+/// its output: the task keeps what that process writes, and the worker's note of why the
+/// task waits reaches the job's console, naming the worker.
+#[test]
+fn a_note_of_a_task_on_a_worker_reaches_the_console() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 1);
+    let input = dir.path().join("in");
+    fs::create_dir_all(&input).unwrap();
+    fs::write(input.join("a.txt"), "one\n").unwrap();
+    write_script(
+        dir.path(),
+        "late.sh",
+        "#!/bin/sh\ncat >/dev/null\n(sleep 11; echo late) &\n",
+    );
+    let args = streaming_on(&workers, "./late.sh", "cat", 1, "out");
+    let out = sluice(&args, dir.path());
+    ok(&out, "the job on the worker");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let note = stderr
+        .lines()
+        .find(|l| l.contains("still holds its output open"))
+        .unwrap_or_else(|| panic!("no note of the wait: {stderr}"));
+    assert!(note.contains("WARN sluice.Job: worker "), "{note}");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("out/part-00000")).unwrap(),
+        "late\t\n"
+    );
+}

@@ -1458,12 +1458,16 @@ impl Run {
             if let Ok(Some(ToCoordinator::Progress {
                 counters,
                 user_counters,
+                notes,
             })) = message
             {
                 self.workers[w].counters = counters;
                 self.workers[w].user_counters = user_counters;
                 if let Some(status) = status {
                     self.publish_counters(status);
+                    for note in notes {
+                        status.task_note(format!("worker {}: {note}", self.workers[w].label()));
+                    }
                 }
                 continue;
             }

@@ -233,6 +233,10 @@ pub enum ToCoordinator {
         counters: CounterValues,
         /// Its user counters.
         user_counters: UserCounters,
+        /// What its tasks noted for the user since its last report
+        /// ([`JobStatus::task_note`](sluice_api::JobStatus::task_note)).
+        #[serde(default)]
+        notes: Vec<String>,
     },
     /// A task attempt failed.
     Failed {

@@ -519,6 +519,7 @@ impl Progress {
                 let message = ToCoordinator::Progress {
                     counters: status.counters.snapshot(),
                     user_counters: status.user_counters(),
+                    notes: status.take_notes().into_iter().map(|n| n.text).collect(),
                 };
                 if writer.send(&message).is_err() {
                     return;
