@@ -13,7 +13,7 @@ use sluice_api::{JobConfig, JobStatus};
 use sluice_format::Codec;
 use sluice_jobs::{IterationStep, IterativeConfig, IterativeReport};
 
-use crate::{default_threads, progress, stores, CommonArgs, UsageError};
+use crate::{progress, stores, CommonArgs, UsageError};
 
 /// Options of `sluice run pagerank`.
 #[derive(Args)]
@@ -72,14 +72,14 @@ fn iterative_config(args: &CommonArgs, iterations: usize, name: &str) -> Result<
         .into());
     }
     args.check()?;
-    let memory = usize::try_from(args.memory()).context("--memory is too large")?;
+    let memory = usize::try_from(args.memory()?).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
     let inputs = stores::resolve_all("--input", &args.inputs(), &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut job = JobConfig::new(inputs, output)
         .with_stores(stores::stores(&store_config, name))
         .with_memory(memory)
-        .with_threads(args.threads.unwrap_or_else(default_threads))
+        .with_threads(args.threads()?)
         .with_spill_codec(args.spill_codec.unwrap_or(Codec::Lz4))
         .with_reduce_split_bytes(args.reduce_split.0);
     if let Some(size) = args.split_size {

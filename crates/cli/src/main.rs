@@ -249,10 +249,10 @@ pub(crate) struct CommonArgs {
     #[arg(long, short = 'r', value_parser = at_least_one)]
     reducers: Option<usize>,
     /// Memory budget for all buffers of the job, e.g. 512MiB, 2GiB. Beyond it, data spills to disk
-    /// [default: 1GiB].
+    /// [default: -D sluice.memory, else 1GiB].
     #[arg(long, short = 'm', value_parser = parse_size_arg)]
     memory: Option<u64>,
-    /// Worker threads, at most 4096 [default: number of cores].
+    /// Worker threads, at most 4096 [default: -D sluice.threads, else the number of cores].
     #[arg(long, short = 't', value_parser = thread_count)]
     threads: Option<usize>,
     /// Input split (bytes of a file one map task reads) [default: 32MiB for local files and
@@ -302,9 +302,44 @@ impl CommonArgs {
         self.input.iter().flat_map(|list| list.0.clone()).collect()
     }
 
-    /// The memory budget: `--memory`, else [`DEFAULT_MEMORY`].
-    pub(crate) fn memory(&self) -> u64 {
-        self.memory.unwrap_or(DEFAULT_MEMORY)
+    /// The memory budget: `--memory`, else `-D sluice.memory` (as `sluice streaming` takes
+    /// it, so that one wrapper can drive both), else [`DEFAULT_MEMORY`].
+    pub(crate) fn memory(&self) -> Result<u64> {
+        if let Some(memory) = self.memory {
+            return Ok(memory);
+        }
+        match self.defined("sluice.memory") {
+            Some(text) => parse_size(text.trim())
+                .map_err(|e| UsageError(format!("-D sluice.memory={text}: {e}")).into()),
+            None => Ok(DEFAULT_MEMORY),
+        }
+    }
+
+    /// The task threads: `--threads`, else `-D sluice.threads` (as `sluice streaming` takes
+    /// it), else the number of cores.
+    pub(crate) fn threads(&self) -> Result<usize> {
+        if let Some(threads) = self.threads {
+            return Ok(threads);
+        }
+        match self.defined("sluice.threads") {
+            Some(text) => thread_count(text.trim()).map_err(|e| {
+                UsageError(format!(
+                    "-D sluice.threads={text}: expected a number from 1 to {MAX_THREADS}: {e}"
+                ))
+                .into()
+            }),
+            None => Ok(default_threads()),
+        }
+    }
+
+    /// The last `-D key=VALUE`'s value, unless empty (`-D key=` unsets it).
+    fn defined(&self, key: &str) -> Option<&str> {
+        self.define
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .map(|(_, value)| value.as_str())
+            .filter(|value| !value.trim().is_empty())
     }
 
     /// Says which options started workers do not take from the job (they use their own), so
@@ -315,7 +350,17 @@ impl CommonArgs {
         }
         for (given, option, own) in [
             (self.memory.is_some(), "--memory", "--memory"),
+            (
+                self.defined("sluice.memory").is_some(),
+                "-D sluice.memory",
+                "--memory",
+            ),
             (self.threads.is_some(), "--threads", "--threads"),
+            (
+                self.defined("sluice.threads").is_some(),
+                "-D sluice.threads",
+                "--threads",
+            ),
             (!self.spill_dir.is_empty(), "--spill-dir", "--spill-dirs"),
         ] {
             if given {
@@ -331,8 +376,8 @@ impl CommonArgs {
     /// allocated or created (terasort's sample and boundaries, say); the job's start checks
     /// the same.
     pub(crate) fn check(&self) -> Result<()> {
-        let memory = usize::try_from(self.memory()).context("--memory is too large")?;
-        let threads = self.threads.unwrap_or_else(default_threads);
+        let memory = usize::try_from(self.memory()?).context("--memory is too large")?;
+        let threads = self.threads()?;
         let reducers = self.reducers()?;
         sluice_exec::check_reducers(reducers, memory, threads)
             .map_err(|e| UsageError(format!("--reducers {reducers}: {e}")).into())
@@ -824,14 +869,14 @@ fn run_builtin(job: RunJob) -> Result<()> {
 /// The engine's configuration of job `name` from the common options (spilling with
 /// `default_codec` unless `--spill-codec` says otherwise).
 fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<JobConfig> {
-    let memory = usize::try_from(args.memory()).context("--memory is too large")?;
+    let memory = usize::try_from(args.memory()?).context("--memory is too large")?;
     let store_config = stores::store_config(&args.define)?;
     let inputs = stores::resolve_all("--input", &args.inputs(), &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut config = JobConfig::new(inputs, output)
         .with_stores(stores::stores(&store_config, name))
         .with_memory(memory)
-        .with_threads(args.threads.unwrap_or_else(default_threads))
+        .with_threads(args.threads()?)
         .with_spill_codec(args.spill_codec.unwrap_or(default_codec))
         .with_reduce_split_bytes(args.reduce_split.0);
     if let Some(size) = args.split_size {
@@ -873,7 +918,7 @@ fn execute(
                 job_id: sluice_cluster::new_job_id(),
                 worker_timeout: cluster::worker_timeout()?,
             },
-            args.memory(),
+            args.memory()?,
             config.threads,
             Arc::clone(&status),
         )

@@ -192,3 +192,62 @@ fn reducers_come_from_hadoops_key_unless_given() {
     );
     assert!(!out.exists());
 }
+
+/// `-D sluice.memory` and `-D sluice.threads` set a built-in job's budget and threads, as they
+/// do a streaming job's (one wrapper can drive both); `--memory` and `--threads` win over
+/// them, and a value that is not one is a usage error.
+#[test]
+fn memory_and_threads_come_from_sluice_keys_unless_given() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    gen_text(&d.join("in"), "200KiB", 2, 6);
+    let input = d.join("in").to_str().unwrap().to_string();
+    let run = |name: &str, args: &[&str]| {
+        let out = d.join(name).to_str().unwrap().to_string();
+        let mut all = vec!["run", "wordcount", "--input", &input, "--output", &out];
+        all.extend(args);
+        crate::util::sluice(&all, None)
+    };
+    for (name, args, summary) in [
+        (
+            "keys",
+            &["-D", "sluice.memory=64MiB", "-D", "sluice.threads=1"][..],
+            "threads=1 memory budget=64.0 MiB",
+        ),
+        (
+            "flags-win",
+            &[
+                "-D",
+                "sluice.memory=64MiB",
+                "-D",
+                "sluice.threads=1",
+                "-m",
+                "32MiB",
+                "-t",
+                "2",
+            ][..],
+            "threads=2 memory budget=32.0 MiB",
+        ),
+    ] {
+        let outcome = run(name, args);
+        outcome.assert_code(0, name);
+        assert!(
+            outcome.stderr.contains(summary),
+            "{name}: {}",
+            outcome.stderr
+        );
+    }
+    for (name, define) in [
+        ("bad-memory", "sluice.memory=lots"),
+        ("bad-threads", "sluice.threads=0"),
+    ] {
+        let outcome = run(name, &["-D", define]);
+        outcome.assert_code(2, name);
+        assert!(
+            outcome.stderr.contains(define),
+            "{name}: {}",
+            outcome.stderr
+        );
+        assert!(!d.join(name).exists());
+    }
+}
