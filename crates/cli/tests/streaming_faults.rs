@@ -1643,3 +1643,52 @@ fn a_background_writer_after_a_successful_exit_is_waited_for() {
     finished.assert_says("exited 10 s ago, but a process it started still holds its output open");
     assert_eq!(s.output_lines("out"), ["late\t"]);
 }
+
+/// A mapper that exits (with status 0) before reading its input, leaving a background
+/// process that holds its input open but never reads it: the task does not wait for that
+/// process (even with no task timeout) but fails at once, the program having exited before
+/// reading all of its input.
+#[test]
+fn a_background_process_holding_the_input_does_not_hold_the_task() {
+    let s = Scratch::new();
+    // Far more than the pipe and the feeder's buffer hold.
+    let input = s.write(
+        "input.txt",
+        &numbered_lines("a line of the input ", 200_000),
+    );
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper =
+        format!("sh -c 'exec 3<&0; head -n1; sleep 300 <&3 >/dev/null 2>&1 & echo $! > {pids}'");
+    let run = s.start(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-D",
+        "mapreduce.task.timeout=0",
+        "-input",
+        &input,
+        "-output",
+        &out,
+        "-mapper",
+        &mapper,
+        "-reducer",
+        "cat",
+    ]);
+    let finished =
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run.finish(SHORT_DEADLINE)));
+    let started = pids_in(&s.path("pids.txt"));
+    let Ok(finished) = finished else {
+        for pid in started {
+            let _ = Command::new("kill").args(["-9", &pid.to_string()]).status();
+        }
+        panic!("the task waited for the process holding its input");
+    };
+    finished.assert_failed(&s.path("out"));
+    finished.assert_says("before reading all of its input");
+    for pid in started {
+        assert!(
+            eventually(|| !is_running(pid)),
+            "process {pid} outlived the job"
+        );
+    }
+}

@@ -602,6 +602,9 @@ struct Run {
     gone: Vec<bool>,
     /// When each worker was last heard from.
     heard: Vec<Instant>,
+    /// Notes of the workers' tasks that came while no job status was at hand, for the next
+    /// time one is.
+    held_notes: Vec<String>,
     /// How long a worker may stay silent before it is taken for lost.
     worker_timeout: Duration,
     /// The worker whose loss was seen last.
@@ -797,6 +800,7 @@ impl Run {
         let run = Run {
             gone: vec![false; workers.len()],
             heard: vec![Instant::now(); workers.len()],
+            held_notes: Vec::new(),
             worker_timeout,
             last_lost: None,
             shuffles,
@@ -1463,10 +1467,13 @@ impl Run {
             {
                 self.workers[w].counters = counters;
                 self.workers[w].user_counters = user_counters;
+                let label = self.workers[w].label();
+                self.held_notes
+                    .extend(notes.into_iter().map(|note| format!("worker {label}: {note}")));
                 if let Some(status) = status {
                     self.publish_counters(status);
-                    for note in notes {
-                        status.task_note(format!("worker {}: {note}", self.workers[w].label()));
+                    for note in self.held_notes.drain(..) {
+                        status.task_note(note);
                     }
                 }
                 continue;
@@ -1679,6 +1686,7 @@ impl Run {
                     return Err(ClusterError::Setup("every worker connection ended".into()))
                 }
             };
+            self.heard[w] = Instant::now();
             if !waiting.contains(&w) {
                 continue;
             }

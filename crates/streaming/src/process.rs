@@ -59,8 +59,8 @@ const STDERR_LINE_MAX: usize = 2000;
 const STDERR_GRACE: Duration = Duration::from_secs(1);
 
 /// The longest piece of a stderr line held in memory at once: a longer line (a program that
-/// writes megabytes without a line end) goes to the log piece by piece, and only its first
-/// piece can be a `reporter:` line or reach the tail.
+/// writes megabytes without a line end) goes to the log piece by piece, is never a
+/// `reporter:` line, and only its first piece reaches the tail.
 const STDERR_PIECE: usize = 64 * 1024;
 
 /// The program's input as the feeder sees it: buffered, and noting activity for the timeout.
@@ -171,6 +171,10 @@ impl Write for ActivityWriter {
 struct PipeReader<R> {
     inner: R,
     activity: Arc<Activity>,
+    /// Whether what comes through is a sign of life once the program has exited: its output
+    /// is (a process it left may still be writing it), its stderr is not (a process left
+    /// behind writing only there, a keep-alive loop, would hold the task forever).
+    alive_after_exit: bool,
 }
 
 impl<R: Read + AsFd> Read for PipeReader<R> {
@@ -191,7 +195,9 @@ impl<R: Read + AsFd> Read for PipeReader<R> {
             }
         }
         let n = self.inner.read(buf)?;
-        self.activity.touch();
+        if self.alive_after_exit || !self.activity.exited.load(Ordering::SeqCst) {
+            self.activity.touch();
+        }
         Ok(n)
     }
 }
@@ -204,6 +210,13 @@ struct Activity {
     killed: AtomicU8,
     /// Set with a kill for cancellation or timeout: readers stop waiting for the pipes.
     stopped: AtomicBool,
+    /// Set once the program has exited and its group is kept (it succeeded).
+    exited: AtomicBool,
+    /// Set once the feeder has written all of the input (before it closes the program's
+    /// input, so before the program can see its end).
+    fed: AtomicBool,
+    /// Set once the task has read the program's output to its end (or given up on it).
+    drained: AtomicBool,
 }
 
 impl Activity {
@@ -213,6 +226,9 @@ impl Activity {
             last_ms: AtomicU64::new(0),
             killed: AtomicU8::new(Kill::None as u8),
             stopped: AtomicBool::new(false),
+            exited: AtomicBool::new(false),
+            fed: AtomicBool::new(false),
+            drained: AtomicBool::new(false),
         }
     }
     /// Records `kill` as the reason the program is killed, unless a reason was recorded
@@ -560,6 +576,7 @@ fn connect<'t>(
         (None, Some(pipe)) => OutputSource::Pipe(PipeReader {
             inner: pipe,
             activity: Arc::clone(activity),
+            alive_after_exit: true,
         }),
         (None, None) => {
             return Err(ExecError::from(ProgramError::Read(io::Error::other(
@@ -613,7 +630,7 @@ fn supervise<'t>(
         .map_err(|e| ProgramError::Read(io::Error::other(format!("cannot create a pipe: {e}"))))?;
 
     let (drained, fed, exit, report) = std::thread::scope(|scope| {
-        let feeder = scope.spawn(move || feed_program(input, feed));
+        let feeder = scope.spawn(move || feed_program(input, run.activity, feed));
         let done = &done_reader;
         let watcher = scope.spawn(move || {
             watch(run.guard, run.activity, done, run.status, run.spec);
@@ -628,6 +645,7 @@ fn supervise<'t>(
         });
 
         let drained = collect(run, output, drain);
+        run.activity.drained.store(true, Ordering::SeqCst);
         let fed = feeder
             .join()
             .unwrap_or_else(|_| Err(ExecError::user("the feeding thread panicked")));
@@ -656,9 +674,11 @@ fn supervise<'t>(
 }
 
 /// The feeder thread's work: `feed` writes the program's input through a large buffer, which
-/// is then flushed and closed, so that the program sees the end of its input.
+/// is then flushed and closed, so that the program sees the end of its input; `activity`
+/// learns when all of it is written.
 fn feed_program(
     sink: InputSink<'_>,
+    activity: &Activity,
     feed: impl FnOnce(&mut ProgramInput<'_>) -> Result<(), ExecError>,
 ) -> Result<(), ExecError> {
     let mut input = ProgramInput {
@@ -676,6 +696,8 @@ fn feed_program(
         }
         flushed => flushed,
     };
+    // Before the close: a program that exits having seen the end of its input finds it set.
+    activity.fed.store(true, Ordering::SeqCst);
     // Dropping the writer closes the pipe: the program sees the end of its input.
     drop(input);
     fed.and(flushed)
@@ -734,13 +756,15 @@ const LINGER_NOTICE: Duration = Duration::from_secs(10);
 
 /// Kills the program's process group when the program itself has failed (a background
 /// process it left could otherwise hold its pipes open and stall a task that has failed
-/// anyway), and when the job is cancelled or the program has been idle longer than `timeout`;
-/// the last two also stop the readers. A program that succeeded keeps its group until the task
-/// has read its output to the end: a process it left behind may still write there, and, as in
-/// Hadoop, what it writes is part of the task's output (the group is killed when the task is
-/// done with the program). Runs until `done` (the read end of a pipe) reports that the task
-/// is done with the program: the watchdog sleeps on it and on the program's exit, so it never
-/// delays the task.
+/// anyway), or has exited while its input was still being written (nothing will read the
+/// rest), and when the job is cancelled or the program has been idle longer than the timeout;
+/// the last two also stop the readers. A program that succeeded after reading its input keeps
+/// its group until the task has read its output to the end: a process it left behind may
+/// still write there, and, as in Hadoop, what it writes is part of the task's output (the
+/// group is killed when the task is done with the program). From then on only that output
+/// counts as a sign of life, not stderr. Runs until `done` (the read end of a pipe) reports
+/// that the task is done with the program: the watchdog sleeps on it and on the program's
+/// exit, so it never delays the task.
 fn watch(
     guard: &GroupGuard,
     activity: &Activity,
@@ -749,19 +773,20 @@ fn watch(
     spec: &ProgramSpec,
 ) {
     let timeout = spec.timeout;
-    // When the program exited, once it has.
+    // When the program exited, once it has and its group is kept.
     let mut exited: Option<Instant> = None;
+    let mut exit_seen = false;
     let mut told = false;
     loop {
         let idle_left = timeout.map(|t| t.saturating_sub(activity.idle()));
         let wait = idle_left.map_or(CANCEL_CHECK, |left| left.min(CANCEL_CHECK));
-        let exit_fd = guard.exit_fd.as_ref().filter(|_| exited.is_none());
+        let exit_fd = guard.exit_fd.as_ref().filter(|_| !exit_seen);
         let mut fds = vec![PollFd::new(done.as_fd(), PollFlags::POLLIN)];
         if let Some(fd) = exit_fd {
             fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
         }
         // Without an exit descriptor the program's exit is noticed at the next look.
-        let wait = if exit_fd.is_none() && exited.is_none() {
+        let wait = if exit_fd.is_none() && !exit_seen {
             wait.min(Duration::from_millis(20))
         } else {
             wait
@@ -771,32 +796,23 @@ fn watch(
             // The write end was closed: the task is done with the program.
             return;
         }
-        if exited.is_none() {
+        if !exit_seen {
             if let Some(clean) = guard.exited_cleanly() {
-                exited = Some(Instant::now());
-                if !clean && spec.non_zero_is_failure {
+                exit_seen = true;
+                let succeeded = clean || !spec.non_zero_is_failure;
+                if succeeded && activity.fed.load(Ordering::SeqCst) {
+                    activity.exited.store(true, Ordering::SeqCst);
+                    exited = Some(Instant::now());
+                } else {
                     guard.kill();
                 }
             }
         }
         if let Some(at) = exited.filter(|at| !told && at.elapsed() >= LINGER_NOTICE) {
             told = true;
-            // The log is named after the attempt (`attempt_…_m_000000_0.mapper.stderr`).
-            let attempt = spec
-                .log
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned());
-            let attempt = attempt
-                .as_deref()
-                .and_then(|n| n.split('.').next())
-                .unwrap_or("a task");
-            status.task_note(format!(
-                "{attempt}: `{}` exited {} s ago, but a process it started still holds its \
-                 output open; the task reads that output to its end, as Hadoop does, and \
-                 fails if nothing moves for mapreduce.task.timeout",
-                spec.command,
-                at.elapsed().as_secs(),
-            ));
+            if !activity.drained.load(Ordering::SeqCst) {
+                status.task_note(linger_note(spec, at.elapsed()));
+            }
         }
         let reason = if status.is_cancelled() {
             Kill::Cancelled
@@ -811,6 +827,33 @@ fn watch(
         }
         return;
     }
+}
+
+/// What the console says of a program that exited `since` ago while a process it left still
+/// holds its output open.
+fn linger_note(spec: &ProgramSpec, since: Duration) -> String {
+    // The log is named after the attempt (`attempt_…_m_000000_0.mapper.stderr`).
+    let log = spec
+        .log
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned());
+    let attempt = log
+        .as_deref()
+        .and_then(|n| n.split('.').next())
+        .unwrap_or("a task");
+    let limit = match spec.timeout {
+        Some(timeout) => format!(
+            "it fails once that output has been silent for mapreduce.task.timeout ({} s)",
+            timeout.as_secs()
+        ),
+        None => "mapreduce.task.timeout is 0: it waits as long as that takes".to_string(),
+    };
+    format!(
+        "{attempt}: `{}` exited {} s ago, but a process it started still holds its output \
+         open; the task reads that output to its end, as Hadoop does ({limit})",
+        spec.command,
+        since.as_secs(),
+    )
 }
 
 /// What the stderr thread collected.
@@ -835,6 +878,7 @@ fn read_stderr(
     let mut reader = BufReader::new(PipeReader {
         inner: stderr,
         activity: Arc::clone(activity),
+        alive_after_exit: false,
     });
     let mut line = Vec::new();
     // Whether the last piece read ended short of its line's end.
