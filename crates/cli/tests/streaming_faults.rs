@@ -1692,3 +1692,39 @@ fn a_background_process_holding_the_input_does_not_hold_the_task() {
         );
     }
 }
+
+/// `stream.joindelay.milli` bounds the wait for a process a successful mapper left holding
+/// its output, as in Hadoop: the task ends that long after the exit without what the process
+/// would write later, and the process goes with the program's group.
+#[test]
+fn the_join_delay_bounds_the_wait_for_a_background_writer() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let out = s.arg("out");
+    let pids = s.arg("pids.txt");
+    let mapper = format!("sh -c 'cat; (sleep 30; echo late) & echo $! > {pids}'");
+    let finished = s
+        .start(&[
+            "-D",
+            "stream.joindelay.milli=500",
+            "-input",
+            &input,
+            "-output",
+            &out,
+            "-mapper",
+            &mapper,
+            "-reducer",
+            "cat",
+        ])
+        .finish(SHORT_DEADLINE);
+    finished.assert_success();
+    let lines = s.output_lines("out");
+    assert_eq!(lines.len(), ABC_LINES.len(), "{lines:?}");
+    assert!(!lines.iter().any(|l| l.starts_with("late")), "{lines:?}");
+    for pid in pids_in(&s.path("pids.txt")) {
+        assert!(
+            eventually(|| !is_running(pid)),
+            "process {pid} outlived the job"
+        );
+    }
+}

@@ -1468,8 +1468,11 @@ impl Run {
                 self.workers[w].counters = counters;
                 self.workers[w].user_counters = user_counters;
                 let label = self.workers[w].label();
-                self.held_notes
-                    .extend(notes.into_iter().map(|note| format!("worker {label}: {note}")));
+                self.held_notes.extend(
+                    notes
+                        .into_iter()
+                        .map(|note| format!("worker {label}: {note}")),
+                );
                 if let Some(status) = status {
                     self.publish_counters(status);
                     for note in self.held_notes.drain(..) {

@@ -977,6 +977,7 @@ fn make_context(
         .map(|(k, v)| (env_var_name(k), v.to_string()))
         .collect();
     let timeout_ms = conf.get_u64("mapreduce.task.timeout", 600_000)?;
+    let join_delay_ms = conf.get_u64("stream.joindelay.milli", 0)?;
     // The variables a cluster gives every task of one kind: the same for all of this job's
     // tasks in this process, so built once here rather than for each program started.
     let task_env = |is_map| {
@@ -1000,6 +1001,7 @@ fn make_context(
         path_var: submission.path.clone(),
         log_dir,
         timeout: (timeout_ms > 0).then(|| Duration::from_millis(timeout_ms)),
+        join_delay: (join_delay_ms > 0).then(|| Duration::from_millis(join_delay_ms)),
         non_zero_is_failure: conf.get_bool("stream.non.zero.exit.is.failure", true)?,
         reporter_prefix: conf
             .get_or("stream.stderr.reporter.prefix", "reporter:")

@@ -123,7 +123,7 @@ pub const KEYS: &[Key] = &[
     key("stream.io.identifier.resolver.class", &[], Refused(Values(&["org.apache.hadoop.streaming.io.IdentifierResolver"]), "a Java class that maps -io identifiers to Java readers and writers; sluice knows text, rawbytes, typedbytes and keyonlytext")),
     key("stream.recordreader.class", &[], Ignored("only read with -inputreader, which sluice refuses")),
     key("stream.jobconf.truncate.limit", &[], Refused(Below(0), "Hadoop cuts longer configuration values in the programs' environment to this many characters; sluice passes them whole")),
-    key("stream.joindelay.milli", &[], Ignored("how long a task waits for the end of a program's output after its exit; sluice reads it to its end, as Hadoop does by default (0)")),
+    key("stream.joindelay.milli", &[], Honoured("ms a task waits, after a program's successful exit, for a process it left to close its output; what comes later is not read (0, the default: no limit)")),
     key("stream.tmpdir", &[], Ignored("where Hadoop builds the job's jar")),
     // The number of tasks.
     key("mapreduce.job.reduces", &["mapred.reduce.tasks"], Honoured("number of reduce tasks (as -numReduceTasks; 0 for a map-only job)")),

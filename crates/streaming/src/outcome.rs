@@ -273,6 +273,7 @@ mod tests {
             work_dir: PathBuf::new(),
             env: Vec::new(),
             timeout: None,
+            join_delay: None,
             non_zero_is_failure: true,
             log: PathBuf::from("/logs/stderr"),
             reporter_prefix: "reporter:".into(),
@@ -435,6 +436,7 @@ mod tests {
     fn a_timeout_beats_the_kill_it_caused_and_what_broke_after_it() {
         let spec = ProgramSpec {
             timeout: Some(Duration::from_millis(1500)),
+            join_delay: None,
             ..spec()
         };
         let facts = RunFacts {

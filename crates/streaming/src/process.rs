@@ -184,6 +184,10 @@ impl<R: Read + AsFd> Read for PipeReader<R> {
                 // Not `Interrupted`: buffered readers retry those.
                 return Err(io::Error::other("the program was stopped"));
             }
+            if self.alive_after_exit && self.activity.cut.load(Ordering::SeqCst) {
+                // `stream.joindelay.milli` has passed since the program's exit.
+                return Ok(0);
+            }
             let mut fds = [nix::poll::PollFd::new(
                 self.inner.as_fd(),
                 nix::poll::PollFlags::POLLIN,
@@ -217,6 +221,9 @@ struct Activity {
     fed: AtomicBool,
     /// Set once the task has read the program's output to its end (or given up on it).
     drained: AtomicBool,
+    /// Set when the task stops waiting for the end of the output of a program that has
+    /// exited (`stream.joindelay.milli`): the output ends there.
+    cut: AtomicBool,
 }
 
 impl Activity {
@@ -229,6 +236,7 @@ impl Activity {
             exited: AtomicBool::new(false),
             fed: AtomicBool::new(false),
             drained: AtomicBool::new(false),
+            cut: AtomicBool::new(false),
         }
     }
     /// Records `kill` as the reason the program is killed, unless a reason was recorded
@@ -807,6 +815,12 @@ fn watch(
                     guard.kill();
                 }
             }
+        }
+        let past_join_delay = |at: &Instant| spec.join_delay.is_some_and(|d| at.elapsed() >= d);
+        if exited.as_ref().is_some_and(past_join_delay) && !activity.cut.load(Ordering::SeqCst) {
+            // What the processes it left write from now on is not read, and they go.
+            activity.cut.store(true, Ordering::SeqCst);
+            guard.kill();
         }
         if let Some(at) = exited.filter(|at| !told && at.elapsed() >= LINGER_NOTICE) {
             told = true;

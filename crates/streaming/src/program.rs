@@ -19,6 +19,9 @@ pub(super) struct ProgramSpec {
     pub(super) env: Vec<(String, String)>,
     /// Kill the program after this long without reading, writing or reporting.
     pub(super) timeout: Option<Duration>,
+    /// How long to wait, after a successful exit, for the end of its output
+    /// (`stream.joindelay.milli`; `None`: as long as it takes).
+    pub(super) join_delay: Option<Duration>,
     /// Whether a non-zero exit status fails the task.
     pub(super) non_zero_is_failure: bool,
     /// Where its stderr goes (apart from `reporter:` lines).

@@ -50,6 +50,8 @@ pub(super) struct JobContext {
     pub(super) log_dir: PathBuf,
     /// Kill a program idle this long.
     pub(super) timeout: Option<Duration>,
+    /// Wait this long after a program's successful exit for the end of its output.
+    pub(super) join_delay: Option<Duration>,
     /// Whether a non-zero exit status fails a task.
     pub(super) non_zero_is_failure: bool,
     /// What starts a counter or status line on a program's stderr.
@@ -409,6 +411,7 @@ impl Program {
             work_dir: job.work_dir.clone(),
             env,
             timeout: job.timeout,
+            join_delay: job.join_delay,
             non_zero_is_failure: job.non_zero_is_failure,
             log: job.log_dir.join(log_name),
             reporter_prefix: job.reporter_prefix.clone(),
