@@ -312,6 +312,16 @@ fn eventually(gone: impl Fn() -> bool) -> bool {
 }
 
 /// The process ids listed in `file`, one per line.
+/// Asserts that each of `pids`, started by a job's programs, is gone soon after the job.
+fn assert_gone(pids: &[u32]) {
+    for &pid in pids {
+        assert!(
+            eventually(|| !is_running(pid)),
+            "process {pid} started by a program outlived the job"
+        );
+    }
+}
+
 fn pids_in(file: &Path) -> Vec<u32> {
     fs::read_to_string(file)
         .unwrap()
@@ -707,12 +717,7 @@ fn failed_task_leaves_no_background_process() {
     run.assert_failed(&s.path("out"));
     let started = pids_in(&s.path("pids.txt"));
     assert_eq!(started.len(), 2, "one background process per attempt");
-    for pid in started {
-        assert!(
-            eventually(|| !is_running(pid)),
-            "process {pid} started by the mapper outlived the job"
-        );
-    }
+    assert_gone(&started);
 }
 
 /// As above for a task that succeeds: a background process started by a mapper does not
@@ -734,11 +739,7 @@ fn successful_task_leaves_no_background_process() {
     assert_eq!(s.output_lines("out"), ABC_LINES);
     let started = pids_in(&s.path("pids.txt"));
     assert_eq!(started.len(), 1);
-    assert!(
-        eventually(|| !is_running(started[0])),
-        "process {} started by the mapper outlived the job",
-        started[0]
-    );
+    assert_gone(&started);
 }
 
 /// The brief's literal form, `sleep 300 & ...; exit 1`: the background process inherits the
@@ -775,12 +776,7 @@ fn background_process_holding_stdout_does_not_hold_up_the_job() {
     };
     run.assert_failed(&s.path("out"));
     run.assert_says("exit status 1");
-    for pid in pids_in(&s.path("pids.txt")) {
-        assert!(
-            eventually(|| !is_running(pid)),
-            "process {pid} outlived the job"
-        );
-    }
+    assert_gone(&pids_in(&s.path("pids.txt")));
 }
 
 /// A mapper that starts a background `sleep` in its process group, writes that process's pid
@@ -1685,12 +1681,7 @@ fn a_background_process_holding_the_input_does_not_hold_the_task() {
     };
     finished.assert_failed(&s.path("out"));
     finished.assert_says("before reading all of its input");
-    for pid in started {
-        assert!(
-            eventually(|| !is_running(pid)),
-            "process {pid} outlived the job"
-        );
-    }
+    assert_gone(&started);
 }
 
 /// `stream.joindelay.milli` bounds the wait for a process a successful mapper left holding
@@ -1721,10 +1712,5 @@ fn the_join_delay_bounds_the_wait_for_a_background_writer() {
     let lines = s.output_lines("out");
     assert_eq!(lines.len(), ABC_LINES.len(), "{lines:?}");
     assert!(!lines.iter().any(|l| l.starts_with("late")), "{lines:?}");
-    for pid in pids_in(&s.path("pids.txt")) {
-        assert!(
-            eventually(|| !is_running(pid)),
-            "process {pid} outlived the job"
-        );
-    }
+    assert_gone(&pids_in(&s.path("pids.txt")));
 }

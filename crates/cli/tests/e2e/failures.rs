@@ -373,13 +373,8 @@ fn unreadable_input_file() {
 )]
 fn full_disk() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("gen");
-    gen_text(&input, "8MiB", 2, 21);
-    let mount_dir = dir.path().join("small-disk");
-    let mount = Mount::tmpfs(&mount_dir, "2m");
+    let (input, mount, roomy) = small_and_roomy_disks(dir.path(), 21);
     let small = mount.0.clone();
-    let roomy = dir.path().join("roomy");
-    fs::create_dir(&roomy).unwrap();
     let spill_here = small.display().to_string();
     let spill_roomy = roomy.display().to_string();
     // (name, output, extra arguments): output and spills on the small disk; only the output
@@ -435,6 +430,17 @@ fn full_disk() {
     }
 }
 
+/// In `dir`: 16 MiB of text (`seed`), a 2 MiB tmpfs (unmounted when the [`Mount`] is
+/// dropped) and a directory on the roomy disk beside it.
+fn small_and_roomy_disks(dir: &Path, seed: u64) -> (PathBuf, Mount, PathBuf) {
+    let input = dir.join("gen");
+    gen_text(&input, "8MiB", 2, seed);
+    let mount = Mount::tmpfs(&dir.join("small-disk"), "2m");
+    let roomy = dir.join("roomy");
+    fs::create_dir(&roomy).unwrap();
+    (input, mount, roomy)
+}
+
 /// Spills spread over two directories, one on a disk that is (nearly) full: the job passes
 /// over that one, as Hadoop's local directory allocator does, and succeeds with the output of
 /// a run on the roomy one alone, instead of failing on the full disk.
@@ -445,12 +451,8 @@ fn full_disk() {
 )]
 fn a_full_disk_among_the_spill_directories_is_passed_over() {
     let dir = tempfile::tempdir().unwrap();
-    let input = dir.path().join("gen");
-    gen_text(&input, "8MiB", 2, 22);
-    let mount = Mount::tmpfs(&dir.path().join("small-disk"), "2m");
+    let (input, mount, roomy) = small_and_roomy_disks(dir.path(), 22);
     let small = mount.0.clone();
-    let roomy = dir.path().join("roomy");
-    fs::create_dir(&roomy).unwrap();
     let settings = [
         "--memory",
         "4MiB",
