@@ -315,19 +315,12 @@ impl GroupGuard {
 
     /// Whether the program has exited; it is not reaped, so its group id stays reserved.
     fn has_exited(&self) -> bool {
-        use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
-        if self.reaped.load(Ordering::SeqCst) {
-            return true;
-        }
-        let flags = WaitPidFlag::WEXITED | WaitPidFlag::WNOHANG | WaitPidFlag::WNOWAIT;
-        !matches!(
-            waitid(Id::Pid(self.pgid), flags),
-            Ok(WaitStatus::StillAlive) | Err(_)
-        )
+        self.exited_cleanly().is_some()
     }
 
     /// How the program ended, once it has (it is not reaped): `Some(true)` for an exit with
-    /// status 0, `Some(false)` for another status or a signal, `None` while it runs.
+    /// status 0, `Some(false)` for another status or a signal (or once reaped), `None` while
+    /// it runs.
     fn exited_cleanly(&self) -> Option<bool> {
         use nix::sys::wait::{waitid, Id, WaitPidFlag, WaitStatus};
         if self.reaped.load(Ordering::SeqCst) {
