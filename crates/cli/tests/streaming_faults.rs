@@ -630,6 +630,80 @@ fn mapper_that_exits_before_reading_its_input_fails() {
     run.assert_says("before reading all of its input");
 }
 
+/// A mapper that reads one line of a 1 MiB input and exits 0, and a reducer (`head -n 1`)
+/// that does the same: no write to them failed — the pipe and the feeder's buffer held all of
+/// it — yet all but a line went unread, so the task fails, as Hadoop's does on the broken pipe.
+#[test]
+fn a_program_that_leaves_a_megabyte_of_its_input_unread_fails() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", &numbered_lines("line-", 25_000));
+    let mapper_out = s.arg("mapper-out");
+    let run = s.run(&[
+        "-D",
+        "mapreduce.map.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &mapper_out,
+        // bash reads a pipe byte by byte: exactly one line is read.
+        "-mapper",
+        "bash -c 'read line; echo \"$line\"'",
+        "-numReduceTasks",
+        "0",
+    ]);
+    run.assert_failed(&s.path("mapper-out"));
+    run.assert_says("before reading all of its input");
+    let reducer_out = s.arg("reducer-out");
+    let run = s.run(&[
+        "-D",
+        "mapreduce.reduce.maxattempts=1",
+        "-input",
+        &input,
+        "-output",
+        &reducer_out,
+        "-mapper",
+        "cat",
+        "-reducer",
+        "head -n 1",
+    ]);
+    run.assert_failed(&s.path("reducer-out"));
+    run.assert_says("reducer: 'head -n 1' exited (exit status 0) before reading all of its input");
+}
+
+/// What a program may leave unread is the last 256 KiB of its input: one that reads none of
+/// it and exits 0 succeeds over 200 KB and fails over 300 KB — whether it exits before the
+/// feeder has written all of it or after (a race, so several runs of each).
+#[test]
+fn input_left_unread_fails_the_task_beyond_256_kib() {
+    let s = Scratch::new();
+    let small = s.write("small.txt", &numbered_lines("line-", 4_800));
+    let large = s.write("large.txt", &numbered_lines("line-", 7_500));
+    for run in 0..4 {
+        for (input, fails) in [(&small, false), (&large, true)] {
+            let out = s.arg(&format!("out-{fails}-{run}"));
+            let finished = s.run(&[
+                "-D",
+                "mapreduce.map.maxattempts=1",
+                "-input",
+                input,
+                "-output",
+                &out,
+                "-mapper",
+                "sh -c 'exec 0<&-; echo done'",
+                "-numReduceTasks",
+                "0",
+            ]);
+            if fails {
+                finished.assert_failed(&s.path(&format!("out-{fails}-{run}")));
+                finished.assert_says("before reading all of its input");
+            } else {
+                finished.assert_success();
+                assert_eq!(s.output_lines(&format!("out-{fails}-{run}")), ["done\t"]);
+            }
+        }
+    }
+}
+
 /// `mapreduce.task.timeout=1000`: a mapper that sleeps 30 s without reading, writing or
 /// reporting is killed after a second of silence, and the message names the setting to change.
 /// (Only the watchdog deadline is timed: the job must end long before the sleep would.)

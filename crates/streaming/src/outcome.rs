@@ -11,6 +11,12 @@ use super::program::ProgramSpec;
 use super::{program_error, ProgramError};
 use sluice_api::ExecError;
 
+/// Bytes of its input a program that exits with success may leave unread over a pipe: the
+/// end of an input is often left unread by a program that has all it needs (`head`, a
+/// reader that stops at a marker), and Hadoop forgives it too — it ignores the failure of
+/// its last write, of up to its 128 KiB buffer, on top of what its 64 KiB pipe held.
+pub(super) const UNREAD_ALLOWED: u64 = 256 * 1024;
+
 /// Why the task killed the program's process group while the program was still wanted.
 ///
 /// (Once the program has exited, the watchdog kills what is left of its group anyway; that is
@@ -69,9 +75,11 @@ pub(super) struct RunFacts {
     pub(super) kill: Kill,
     /// How reading its output ended.
     pub(super) drained: Result<(), DrainFailure>,
-    /// How feeding its input ended: [`ProgramError::InputClosed`] when it closed its stdin
+    /// How feeding its input ended: [`ProgramError::InputClosed`] when its stdin was closed
     /// while records remained.
     pub(super) fed: Result<(), ExecError>,
+    /// Bytes written to its stdin pipe that nothing read (0 through a ring).
+    pub(super) left_unread: u64,
     /// Its exit status, or why waiting for it failed.
     pub(super) exit: io::Result<ExitStatus>,
     /// Its use of the shared memory; `None` when the job uses none.
@@ -104,11 +112,11 @@ pub(super) struct RunFacts {
 ///    `stream.non.zero.exit.is.failure` is false (Hadoop sees a signal as status 128 + N, so
 ///    that forgives signals too). This beats rule 8: a program that died while it was fed is
 ///    reported by its exit, not by the broken pipe that followed.
-/// 8. The program stopped reading its input — a broken pipe while it was fed (not on the
-///    last write, of what the feed's buffer held when the input ended, which Hadoop ignores
-///    too), or records left unread in its input ring: [`ProgramError::ExitedEarly`], even
-///    after a successful or forgiven exit (Hadoop fails the task on the broken pipe too, as
-///    `stream.minRecWrittenToEnableSkip` is unset by default).
+/// 8. The program stopped reading its input — more than [`UNREAD_ALLOWED`] bytes of it left
+///    unread in its stdin pipe (or a broken pipe while it was fed), or records left unread in
+///    its input ring: [`ProgramError::ExitedEarly`], even after a successful or forgiven exit
+///    (Hadoop fails the task on the broken pipe too, as `stream.minRecWrittenToEnableSkip` is
+///    unset by default).
 /// 9. The program exited with success, its output goes through a ring and it did not close
 ///    it (its last writes may be lost): [`ProgramError::OutputNotClosed`].
 /// 10. Otherwise the task succeeded.
@@ -120,6 +128,7 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
         kill,
         drained,
         fed,
+        left_unread,
         exit,
         shm,
         stderr_tail,
@@ -157,9 +166,10 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
             None => culprit.not_shm(exit),
         });
     }
-    // 6: a pipe tells of unread input by failing a write; a ring, by what the program consumed.
+    // 6: a pipe tells of unread input by what was left in it (or a failed write); a ring, by
+    // what the program consumed.
     let input_closed = match fed {
-        Ok(()) => shm.is_some_and(|s| s.unread_input),
+        Ok(()) => left_unread > UNREAD_ALLOWED || shm.is_some_and(|s| s.unread_input),
         Err(e) if matches!(program_error(&e), Some(ProgramError::InputClosed)) => true,
         Err(e) => return Err(e),
     };
@@ -303,6 +313,7 @@ mod tests {
             kill: Kill::None,
             drained: Ok(()),
             fed: Ok(()),
+            left_unread: 0,
             exit: Ok(exited(0)),
             shm: None,
             stderr_tail: Vec::new(),
@@ -587,6 +598,42 @@ mod tests {
         assert_eq!(
             message(&spec, facts),
             format!("'head -n 1' exited (exit status 0) before reading all of its input{NOTHING}")
+        );
+    }
+
+    /// Over a pipe, what a successful program left unread is forgiven up to
+    /// [`UNREAD_ALLOWED`] bytes (the end of an input a `head` had no need for), and fails the
+    /// task beyond, even after a forgiven exit; a failed exit is reported as the failure.
+    #[test]
+    fn input_left_in_the_pipe_counts_beyond_the_allowance() {
+        let left = |left_unread| RunFacts {
+            left_unread,
+            ..clean()
+        };
+        assert!(outcome(&spec(), left(UNREAD_ALLOWED)).is_ok());
+        assert_eq!(
+            message(&spec(), left(UNREAD_ALLOWED + 1)),
+            format!("'cmd' exited (exit status 0) before reading all of its input{NOTHING}")
+        );
+        let forgiving = ProgramSpec {
+            non_zero_is_failure: false,
+            ..spec()
+        };
+        let forgiven = RunFacts {
+            exit: Ok(exited(3)),
+            ..left(UNREAD_ALLOWED + 1)
+        };
+        assert_eq!(
+            message(&forgiving, forgiven),
+            format!("'cmd' exited (exit status 3) before reading all of its input{NOTHING}")
+        );
+        let failed = RunFacts {
+            exit: Ok(exited(3)),
+            ..left(1 << 20)
+        };
+        assert_eq!(
+            message(&spec(), failed),
+            format!("'cmd' failed with exit status 3{NOTHING}")
         );
     }
 

@@ -26,7 +26,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStderr, ChildStdout, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Mutex};
@@ -37,7 +37,7 @@ use nix::poll::{PollFd, PollFlags, PollTimeout};
 use sluice_api::UserCounters;
 use sluice_api::{ExecError, JobStatus};
 
-use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts};
+use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts, UNREAD_ALLOWED};
 use super::program::ProgramSpec;
 use super::{program_error, ProgramError};
 
@@ -150,7 +150,7 @@ pub(super) fn input_error(e: io::Error) -> ExecError {
 }
 
 struct ActivityWriter {
-    inner: std::process::ChildStdin,
+    inner: File,
     activity: Arc<Activity>,
 }
 
@@ -224,6 +224,9 @@ struct Activity {
     /// Set when the task stops waiting for the end of the output of a program that has
     /// exited (`stream.joindelay.milli`): the output ends there.
     cut: AtomicBool,
+    /// Bytes written to the program's stdin that nothing read, counted by the [`Witness`]
+    /// when it lets the pipe go.
+    left_unread: AtomicU64,
 }
 
 impl Activity {
@@ -237,6 +240,7 @@ impl Activity {
             fed: AtomicBool::new(false),
             drained: AtomicBool::new(false),
             cut: AtomicBool::new(false),
+            left_unread: AtomicU64::new(0),
         }
     }
     /// Records `kill` as the reason the program is killed, unless a reason was recorded
@@ -431,6 +435,10 @@ pub(super) fn run_program(
         stderr,
     } = launch(spec, &mut log)?;
     let activity = Arc::new(Activity::new());
+    let (stdin, witness) = match stdin {
+        Some(StdinPipe { write, witness }) => (Some(write), Some(witness)),
+        None => (None, None),
+    };
     let (input, output) = connect(shm.as_ref(), &guard, &activity, stdin, stdout)?;
     let run = Running {
         spec,
@@ -441,6 +449,7 @@ pub(super) fn run_program(
     };
     let ends = Ends {
         input,
+        witness,
         output,
         stderr,
         log,
@@ -454,11 +463,41 @@ pub(super) fn run_program(
 struct Launched {
     shm: Option<sluice_shm::EngineRegion>,
     guard: GroupGuard,
-    /// `None` only if its stdin did not become a pipe (the input then goes through a ring).
-    stdin: Option<ChildStdin>,
+    /// `None` when its input goes through a ring.
+    stdin: Option<StdinPipe>,
     /// `None` only if its stdout did not become a pipe (the output then goes through a ring).
     stdout: Option<ChildStdout>,
     stderr: ChildStderr,
+}
+
+/// The task's ends of the program's stdin pipe. The task makes this pipe itself, rather than
+/// leaving it to `Command`, to keep a read end of its own: the [`Witness`].
+struct StdinPipe {
+    /// Where the feeder writes.
+    write: File,
+    /// A second read end, for counting what the program leaves unread.
+    witness: OwnedFd,
+}
+
+impl StdinPipe {
+    /// A new pipe, enlarged, and the read end to give the program.
+    fn new() -> io::Result<(StdinPipe, OwnedFd)> {
+        // Close-on-exec: no other program the process starts may hold an end.
+        let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+        enlarge(&write);
+        let witness = read.try_clone()?;
+        let pipe = StdinPipe {
+            write: File::from(write),
+            witness,
+        };
+        Ok((pipe, read))
+    }
+}
+
+/// Asks the kernel for [`PIPE_CAPACITY`] for `pipe`: only a hint, as an unprivileged process
+/// may be limited to a smaller size.
+fn enlarge(pipe: impl AsFd) {
+    let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_CAPACITY));
 }
 
 /// Starts `spec`'s program in a process group of its own, with the shared-memory region the
@@ -482,23 +521,30 @@ fn launch(spec: &ProgramSpec, log: &mut TaskLog) -> Result<Launched, ExecError> 
             source: e,
         })?;
     let mut command = command(spec, shm.is_some(), log)?;
+    let stdin = if spec.shm.input {
+        None
+    } else {
+        let (pipe, program_end) = StdinPipe::new().map_err(|e| {
+            ProgramError::Write(io::Error::new(
+                e.kind(),
+                format!("cannot create the program's input pipe: {e}"),
+            ))
+        })?;
+        command.stdin(Stdio::from(program_end));
+        Some(pipe)
+    };
     let mut child =
         sluice_shm::spawn(&mut command, shm.as_ref()).map_err(|source| ProgramError::Spawn {
             command: spec.command.clone(),
             program: spec.program.clone(),
             source,
         })?;
-    let (stdin, stdout, stderr) = (child.stdin.take(), child.stdout.take(), child.stderr.take());
+    // The program's end of its stdin goes with the command: only the program holds it now.
+    drop(command);
+    let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let guard = GroupGuard::new(child).map_err(ProgramError::Read)?;
-    for pipe in [
-        stdin.as_ref().map(|p| p.as_fd()),
-        stdout.as_ref().map(|p| p.as_fd()),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        // Only a hint: an unprivileged process may be limited to a smaller size.
-        let _ = nix::fcntl::fcntl(pipe, nix::fcntl::FcntlArg::F_SETPIPE_SZ(PIPE_CAPACITY));
+    if let Some(stdout) = &stdout {
+        enlarge(stdout);
     }
     let Some(stderr) = stderr else {
         return Err(ExecError::from(ProgramError::Read(io::Error::other(
@@ -514,16 +560,16 @@ fn launch(spec: &ProgramSpec, log: &mut TaskLog) -> Result<Launched, ExecError> 
     })
 }
 
-/// The command that runs `spec`'s program in a process group of its own, with its stdin,
-/// stdout and stderr piped — except, with shared memory (`shm`), the directions that go
-/// through a ring: then stdin is `/dev/null`, and stdout goes to `log`.
+/// The command that runs `spec`'s program in a process group of its own, with its stdout and
+/// stderr piped and its stdin `/dev/null` (the caller gives it its input pipe) — except, with
+/// shared memory (`shm`), when its output goes through a ring: then stdout goes to `log`.
 fn command(spec: &ProgramSpec, shm: bool, log: &mut TaskLog) -> Result<Command, ProgramError> {
     let mut command = Command::new(&spec.program);
     command
         .args(&spec.args)
         .current_dir(&spec.work_dir)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0);
@@ -531,21 +577,16 @@ fn command(spec: &ProgramSpec, shm: bool, log: &mut TaskLog) -> Result<Command, 
     if let Some((name, value)) = super::orphans::token() {
         command.env(name, value);
     }
-    if shm {
-        if spec.shm.input {
-            command.stdin(Stdio::null());
-        }
-        if spec.shm.output {
-            // Not lost, and not mistaken for records: whatever it prints goes to its log.
-            let log_copy =
-                log.open()
-                    .and_then(|f| f.try_clone())
-                    .map_err(|e| ProgramError::Log {
-                        path: spec.log.clone(),
-                        source: e,
-                    })?;
-            command.stdout(Stdio::from(log_copy));
-        }
+    if shm && spec.shm.output {
+        // Not lost, and not mistaken for records: whatever it prints goes to its log.
+        let log_copy = log
+            .open()
+            .and_then(|f| f.try_clone())
+            .map_err(|e| ProgramError::Log {
+                path: spec.log.clone(),
+                source: e,
+            })?;
+        command.stdout(Stdio::from(log_copy));
     }
     Ok(command)
 }
@@ -556,7 +597,7 @@ fn connect<'t>(
     shm: Option<&'t sluice_shm::EngineRegion>,
     guard: &'t GroupGuard,
     activity: &'t Arc<Activity>,
-    stdin: Option<ChildStdin>,
+    stdin: Option<File>,
     stdout: Option<ChildStdout>,
 ) -> Result<(InputSink<'t>, OutputSource<'t>), ExecError> {
     let task_watch = TaskWatch { guard, activity };
@@ -602,6 +643,8 @@ struct Running<'t> {
 struct Ends<'t> {
     /// For the feeder.
     input: InputSink<'t>,
+    /// For the watchdog: a read end of the program's stdin pipe (none through a ring).
+    witness: Option<OwnedFd>,
     /// For the task's thread.
     output: OutputSource<'t>,
     /// For the stderr reader.
@@ -622,6 +665,7 @@ fn supervise<'t>(
 ) -> Result<(RunFacts, UserCounters), ExecError> {
     let Ends {
         input,
+        witness,
         output,
         stderr,
         log,
@@ -634,7 +678,8 @@ fn supervise<'t>(
         let feeder = scope.spawn(move || feed_program(input, run.activity, feed));
         let done = &done_reader;
         let watcher = scope.spawn(move || {
-            watch(run.guard, run.activity, done, run.status, run.spec);
+            let witness = witness.map(Witness::new);
+            watch(run, done, witness);
         });
         // The stderr reader's report comes through a channel, so that waiting for it can end
         // the moment it is ready, or after the grace period.
@@ -663,6 +708,7 @@ fn supervise<'t>(
         kill: run.activity.kill(),
         drained,
         fed,
+        left_unread: run.activity.left_unread.load(Ordering::SeqCst),
         exit,
         shm: run.shm.map(|region| ShmFacts {
             attached: region.child_attached(),
@@ -686,17 +732,9 @@ fn feed_program(
         writer: BufWriter::with_capacity(PIPE_BUFFER, sink),
     };
     let fed = feed(&mut input);
-    // The last of the input goes to the program when the feed ends, and a program that has
-    // stopped reading by then (closed its input, exited) did not fail the task: Hadoop's
-    // streaming tasks ignore a failure of that last write (`PipeMapRed.mapRedFinished`). So
-    // an input that fits the buffer never fails the task this way, whenever the program
-    // stops reading it; only a write made while records remained does.
-    let flushed = match input.writer.flush().map_err(input_error) {
-        Err(e) if fed.is_ok() && matches!(program_error(&e), Some(ProgramError::InputClosed)) => {
-            Ok(())
-        }
-        flushed => flushed,
-    };
+    // Whether a program that stops reading early failed is decided from what it left unread
+    // (the `Witness` counts it), so this write fails only once the task has let the pipe go.
+    let flushed = input.writer.flush().map_err(input_error);
     // Before the close: a program that exits having seen the end of its input finds it set.
     activity.fed.store(true, Ordering::SeqCst);
     // Dropping the writer closes the pipe: the program sees the end of its input.
@@ -766,13 +804,19 @@ const LINGER_NOTICE: Duration = Duration::from_secs(10);
 /// counts as a sign of life, not stderr. Runs until `done` (the read end of a pipe) reports
 /// that the task is done with the program: the watchdog sleeps on it and on the program's
 /// exit, so it never delays the task.
-fn watch(
-    guard: &GroupGuard,
-    activity: &Activity,
-    done: &OwnedFd,
-    status: &JobStatus,
-    spec: &ProgramSpec,
-) {
+///
+/// It also holds the [`Witness`] and lets it go once nothing but the witness can read the
+/// program's input: when the program has failed or was killed, when the task is done with
+/// it, and, when it exited with success while its input was still being written, once the
+/// feeder has finished or more than [`UNREAD_ALLOWED`] was left unread.
+fn watch(run: Running<'_>, done: &OwnedFd, mut witness: Option<Witness>) {
+    let Running {
+        spec,
+        status,
+        guard,
+        activity,
+        ..
+    } = run;
     let timeout = spec.timeout;
     // When the program exited, once it has and its group is kept.
     let mut exited: Option<Instant> = None;
@@ -786,6 +830,9 @@ fn watch(
         if let Some(fd) = exit_fd {
             fds.push(PollFd::new(fd.as_fd(), PollFlags::POLLIN));
         }
+        if let Some(draining) = witness.as_ref().filter(|w| w.draining) {
+            fds.push(PollFd::new(draining.fd.as_fd(), PollFlags::POLLIN));
+        }
         // Without an exit descriptor the program's exit is noticed at the next look.
         let wait = if exit_fd.is_none() && !exit_seen {
             wait.min(Duration::from_millis(20))
@@ -794,20 +841,31 @@ fn watch(
         };
         let _ = nix::poll::poll(&mut fds, poll_timeout(Some(wait)));
         if fds[0].any().unwrap_or(true) {
-            // The write end was closed: the task is done with the program.
+            // The write end was closed: the task is done with the program, and its group
+            // is gone.
+            Witness::release(&mut witness, activity);
             return;
         }
         if !exit_seen {
             if let Some(clean) = guard.exited_cleanly() {
                 exit_seen = true;
                 let succeeded = clean || !spec.non_zero_is_failure;
-                if succeeded && activity.fed.load(Ordering::SeqCst) {
+                let fed = activity.fed.load(Ordering::SeqCst);
+                if succeeded && fed {
                     activity.exited.store(true, Ordering::SeqCst);
                     exited = Some(Instant::now());
                 } else {
                     guard.kill();
+                    match witness.as_mut() {
+                        // What the feeder still writes is counted as it comes.
+                        Some(w) if succeeded => w.start_draining(),
+                        _ => Witness::release(&mut witness, activity),
+                    }
                 }
             }
+        }
+        if witness.as_mut().is_some_and(|w| w.draining && w.drain()) {
+            Witness::release(&mut witness, activity);
         }
         let past_join_delay = |at: &Instant| spec.join_delay.is_some_and(|d| at.elapsed() >= d);
         if exited.as_ref().is_some_and(past_join_delay) && !activity.cut.load(Ordering::SeqCst) {
@@ -832,7 +890,73 @@ fn watch(
             guard.kill();
             activity.stopped.store(true, Ordering::SeqCst);
         }
+        // The feeder's writes fail from now on, instead of waiting for a reader.
+        Witness::release(&mut witness, activity);
         return;
+    }
+}
+
+/// A read end of the program's stdin pipe that the task keeps, to count what the program
+/// leaves unread: bytes still in the pipe once the program's group is gone were never read.
+/// Over a pipe, a program that exits early is otherwise seen only when a write fails, and a
+/// write fails only when the pipe is full — up to [`PIPE_CAPACITY`] plus the feeder's buffer
+/// of input would be lost without a word.
+///
+/// While the task holds it, writes to the pipe do not fail when the program stops reading:
+/// so the watchdog lets it go (after counting) as soon as nothing else will read the pipe.
+struct Witness {
+    fd: OwnedFd,
+    /// Whether the program has exited with success while its input was still being written:
+    /// the witness then reads what the feeder still writes, so that the feeder can finish.
+    draining: bool,
+    /// Bytes read while draining.
+    drained: u64,
+}
+
+impl Witness {
+    fn new(fd: OwnedFd) -> Witness {
+        Witness {
+            fd,
+            draining: false,
+            drained: 0,
+        }
+    }
+
+    fn start_draining(&mut self) {
+        // A read must never block the watchdog; if this fails, reading waits for `poll`.
+        let _ = rustix::io::ioctl_fionbio(&self.fd, true);
+        self.draining = true;
+    }
+
+    /// Reads and counts what is in the pipe. Returns whether draining is over: the feeder
+    /// closed the pipe (its count is then exact), or more than [`UNREAD_ALLOWED`] was unread
+    /// (the program failed then, and the rest of its input need not be written).
+    fn drain(&mut self) -> bool {
+        let mut buf = vec![0u8; 64 * 1024];
+        loop {
+            match rustix::io::read(&self.fd, &mut buf) {
+                Ok(0) => return true,
+                Ok(n) => {
+                    self.drained = self.drained.saturating_add(n as u64);
+                    if self.drained > UNREAD_ALLOWED {
+                        return true;
+                    }
+                }
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(rustix::io::Errno::AGAIN) => return false,
+                Err(_) => return true,
+            }
+        }
+    }
+
+    /// Counts what `witness` read and what is still in the pipe into `activity`, and closes
+    /// it (if it is still held).
+    fn release(witness: &mut Option<Witness>, activity: &Activity) {
+        if let Some(w) = witness.take() {
+            let in_pipe = rustix::io::ioctl_fionread(&w.fd).unwrap_or(0);
+            let unread = w.drained.saturating_add(in_pipe);
+            activity.left_unread.store(unread, Ordering::SeqCst);
+        }
     }
 }
 
