@@ -16,7 +16,7 @@ use crate::{compression, stores, CommonArgs};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum InputFormatArg {
     /// SequenceFiles if `-D mapreduce.job.inputformat.class` names SequenceFileInputFormat or
-    /// the first non-empty input file starts with `SEQ`, else text.
+    /// the first non-empty input file starts with `SEQ` and a version byte, else text.
     Auto,
     /// Text lines.
     Text,
@@ -30,7 +30,7 @@ pub(crate) struct TextInputArgs {
     /// What the input is: text lines; or SequenceFiles of Text values, each value read as a
     /// line (as Hadoop's mappers get them from SequenceFileInputFormat). auto: SequenceFiles if
     /// -D mapreduce.job.inputformat.class names SequenceFileInputFormat or the first non-empty,
-    /// uncompressed input file starts with `SEQ`.
+    /// uncompressed input file starts with `SEQ` and a version byte.
     #[arg(long, value_enum, default_value = "auto")]
     pub(crate) input_format: InputFormatArg,
 }
@@ -88,7 +88,7 @@ fn format_class(
 
 /// Whether the job reads SequenceFiles: `format` if it is not `auto`; else what `-D`'s input
 /// format class says; else whether the first non-empty uncompressed input file starts with
-/// SequenceFile's magic `SEQ`.
+/// SequenceFile's magic, `SEQ` and a version byte.
 pub(crate) fn reads_sequence_files(format: InputFormatArg, common: &CommonArgs) -> Result<bool> {
     match format {
         InputFormatArg::Text => return Ok(false),
@@ -149,7 +149,8 @@ pub(crate) fn text_output_only(job: &str, defines: &[(String, String)]) -> Resul
     Ok(())
 }
 
-/// Whether the first non-empty uncompressed file starts with SequenceFile's magic `SEQ`.
+/// Whether the first non-empty uncompressed file starts as a SequenceFile (`SEQ` and a
+/// version byte: `sluice_io::seqfile::starts_as_sequence_file`).
 pub(crate) fn starts_as_sequence_file(
     storage: &dyn Storage,
     files: &[StoredInput],
@@ -160,12 +161,13 @@ pub(crate) fn starts_as_sequence_file(
     else {
         return Ok(false);
     };
-    let mut magic = Vec::with_capacity(3);
+    const LEN: u64 = sluice_io::seqfile::SNIFF_LEN as u64;
+    let mut magic = Vec::with_capacity(sluice_io::seqfile::SNIFF_LEN);
     storage
-        .open_range(first.location(), 0, 3)
+        .open_range(first.location(), 0, LEN)
         .and_then(|input| {
             input
-                .take(3)
+                .take(LEN)
                 .read_to_end(&mut magic)
                 .map_err(|source| sluice_io::IoError::Read {
                     path: first.location().error_path(),
@@ -173,7 +175,7 @@ pub(crate) fn starts_as_sequence_file(
                 })
         })
         .with_context(|| format!("cannot read {}", first.location()))?;
-    Ok(magic == b"SEQ")
+    Ok(sluice_io::seqfile::starts_as_sequence_file(&magic))
 }
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ enum RunJob {
     Sort {
         /// What the input is: text lines or SequenceFiles. auto: SequenceFiles if -D
         /// mapreduce.job.inputformat.class names SequenceFileInputFormat or the first
-        /// non-empty, uncompressed input file starts with `SEQ`.
+        /// non-empty, uncompressed input file starts with `SEQ` and a version byte.
         #[arg(long, value_enum, default_value = "auto")]
         input_format: formats::InputFormatArg,
         #[command(flatten)]

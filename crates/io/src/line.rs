@@ -463,15 +463,28 @@ pub(crate) fn stream_error(
     }
 }
 
-/// A decoder of a compressed file's whole stream; an empty stream reads as empty (no lines)
-/// rather than as a truncated one.
+/// A decoder of a compressed file's whole stream. An empty file reads as empty (no lines), as
+/// Hadoop's readers of the block and bzip2 formats read it; but not an empty `.gz` or
+/// `.deflate` file: a gzip or zlib stream holds at least a header and a trailer (sluice writes
+/// them for an empty part file too), so an empty one is a truncated file, which Hadoop's
+/// readers fail on as well (`EOFException: Unexpected end of input stream`).
 fn decoder_of(
     compression: Compression,
     mut raw: Box<dyn Read + Send>,
 ) -> io::Result<Box<dyn Read + Send>> {
     let (head, got) = read_head(&mut raw)?;
     if got == 0 {
-        return Ok(Box::new(io::empty()));
+        return match compression {
+            Compression::Gzip | Compression::Deflate => Err(io::Error::new(
+                io::ErrorKind::UnexpectedEof,
+                format!(
+                    "the file is empty: a {} file holds at least a header, so this one was \
+                     cut short (Hadoop fails on it too)",
+                    compression.name()
+                ),
+            )),
+            _ => Ok(Box::new(io::empty())),
+        };
     }
     // The bytes already read go back in front of the rest (the stream may not be seekable).
     decoder(

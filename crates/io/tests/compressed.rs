@@ -306,13 +306,37 @@ fn garbage_and_truncated_streams_are_decompress_errors() {
     }
 }
 
+/// An empty file of a block or bzip2 format has no lines, as Hadoop reads it; the gzip of
+/// nothing has none either.
 #[test]
 fn empty_compressed_files_have_no_lines() {
     let dir = tempfile::tempdir().expect("tempdir");
-    for name in ["e.gz", "e.zst", "e.lz4", "e.bz2"] {
+    for name in ["e.zst", "e.lz4", "e.bz2", "e.snappy"] {
         let path = write(dir.path(), name, b"");
         assert_eq!(read_lines(&path).expect(name), Vec::new(), "{name}");
     }
     let path = write(dir.path(), "empty-content.gz", &gzip(b""));
     assert_eq!(read_lines(&path).expect("gzip of nothing"), Vec::new());
+}
+
+/// An empty `.gz` or `.deflate` file is a truncated stream (a gzip or zlib stream holds at
+/// least a header), and an error naming the file, as Hadoop's `EOFException` fails the task.
+#[test]
+fn an_empty_gzip_or_deflate_file_is_a_decompress_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (name, codec) in [("e.gz", "gzip"), ("e.deflate", "deflate")] {
+        let path = write(dir.path(), name, b"");
+        match read_lines(&path) {
+            Err(IoError::Decompress {
+                path: named,
+                codec: named_codec,
+                source,
+                ..
+            }) => {
+                assert_eq!((named, named_codec), (path, codec));
+                assert!(source.to_string().contains("the file is empty"), "{source}");
+            }
+            other => panic!("{name}: expected a decompress error, got {other:?}"),
+        }
+    }
 }

@@ -520,3 +520,33 @@ fn examples_jar_jobs_refused_at_submission_print_no_job_lines() {
     let done = run.stderr.find("completed successfully").unwrap();
     assert!(running < first && first < done, "{}", run.stderr);
 }
+
+/// A TSV file whose header starts with `SEQ` (`SEQ_ID<TAB>...`) is text: Hadoop's WordCount
+/// reads it as lines, and so do `sluice jar ... wordcount` and `sluice run wordcount`, which
+/// take a file for a SequenceFile only when `SEQ` is followed by a version byte.
+#[test]
+fn a_text_file_starting_with_seq_is_counted_as_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("samples.tsv");
+    let mut text = String::from("SEQ_ID\tsample\tread\n");
+    for i in 0..2000 {
+        text.push_str(&format!("seq{i}\tsample {}\tACGT{}\n", i % 7, i % 13));
+    }
+    fs::write(&input, text).unwrap();
+    let expected = dir.path().join("wc-ref");
+    Reference::new("wordcount", &expected).input(&input).run();
+    for (how, args) in [
+        ("jar", vec!["jar", EXAMPLES_JAR, "wordcount"]),
+        ("run", vec!["run", "wordcount", "-q", "--input"]),
+    ] {
+        let out = dir.path().join(format!("wc-{how}"));
+        let mut args = args;
+        if how == "run" {
+            args.extend([path(&input), "--output", path(&out)]);
+        } else {
+            args.extend([path(&input), path(&out)]);
+        }
+        sluice(&args, None).assert_code(0, how);
+        assert_same_output(&out, &expected, how);
+    }
+}

@@ -147,6 +147,18 @@ pub struct SeqHeader {
 /// The version byte this module writes and the oldest it reads (metadata came with 6).
 const VERSION: u8 = 6;
 
+/// The bytes [`starts_as_sequence_file`] needs.
+pub const SNIFF_LEN: usize = 4;
+
+/// Whether a file whose first bytes are `start` is a SequenceFile: `SEQ` then a version byte
+/// Hadoop has written (1 to 6). The version byte tells a SequenceFile from a text file that
+/// happens to start with `SEQ` (a header line `SEQ_ID<TAB>...`), which Hadoop's text jobs
+/// read as text; an old version is still taken for a SequenceFile, so that its reader says
+/// which versions it reads.
+pub fn starts_as_sequence_file(start: &[u8]) -> bool {
+    matches!(start, [b'S', b'E', b'Q', version, ..] if (1..=VERSION).contains(version))
+}
+
 impl SeqHeader {
     /// The header's bytes.
     ///

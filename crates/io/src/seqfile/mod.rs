@@ -38,7 +38,7 @@ mod header;
 mod reader;
 mod writer;
 
-pub use header::{SeqCodec, SeqHeader};
+pub use header::{starts_as_sequence_file, SeqCodec, SeqHeader, SNIFF_LEN};
 pub use reader::{SeqFileReader, SeqRecord};
 pub use writer::{SeqFileWriter, SeqWriteOptions};
 

@@ -294,3 +294,17 @@ proptest! {
         let _ = read_split(&path, bytes.len() as u64 / 2, u64::MAX);
     }
 }
+
+/// `SEQ` and a version byte Hadoop has written start a SequenceFile; a text line that starts
+/// with `SEQ` (a TSV header) does not, nor a file too short to hold the version.
+#[test]
+fn a_sequence_file_is_told_by_its_magic_and_version() {
+    let written = write(&records(1), SeqWriteOptions::new(TEXT, TEXT));
+    assert!(starts_as_sequence_file(&written[..SNIFF_LEN]));
+    assert!(starts_as_sequence_file(b"SEQ\x04"));
+    assert!(!starts_as_sequence_file(b"SEQ_ID\tname\n"));
+    assert!(!starts_as_sequence_file(b"SEQ\x00"));
+    assert!(!starts_as_sequence_file(b"SEQ\x07"));
+    assert!(!starts_as_sequence_file(b"SEQ"));
+    assert!(!starts_as_sequence_file(b"seq\x06"));
+}
