@@ -244,7 +244,8 @@ impl Job {
 /// numbers of a map-only job and the order in which equal keys of different tasks meet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum SplitOrder {
-    /// Input order: files sorted by path, each file's splits in file order.
+    /// Input order: files in the order of the inputs (each input's files sorted by path),
+    /// each file's splits in file order.
     #[default]
     Input,
     /// Largest split first, ties in input order: Hadoop's `JobSubmitter` order.

@@ -112,7 +112,7 @@ pub struct MapInput {
     /// Attempt number of this run of the task, from 0 (tasks are retried after a failure when
     /// the job allows it).
     pub attempt: usize,
-    /// Index of the input file among all input files (sorted by path). For a combined split
+    /// Index of the input file among all input files (in input order: `sluice_io::discover`). For a combined split
     /// (several files' ranges, read in order), this and the next three fields describe its
     /// first range, as Hadoop tells a `CombineFileSplit`'s task.
     pub file_index: usize,

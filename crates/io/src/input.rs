@@ -112,7 +112,8 @@ pub struct InputFile {
 /// inside directories, are skipped, as Hadoop's local file system does. Anything that is not a
 /// directory (a FIFO, a device) counts as a file. An empty directory contributes no files.
 ///
-/// The result is sorted by path bytes, without duplicates.
+/// The result follows the order of `args`, the files each names sorted by path bytes; a file
+/// named twice is kept once, where it is first named.
 ///
 /// This is [`discover`] on [`LocalStorage`], for the local paths the engine plans with today.
 ///
@@ -186,7 +187,10 @@ impl From<InputFile> for StoredInput {
 /// entries, glob matches with hidden names left out), through [`Storage::status`],
 /// [`Storage::walk_visible`] and [`Storage::glob_visible`].
 ///
-/// The result is sorted by location (a local path's bytes), without duplicates.
+/// The result follows the order of `inputs`, as Hadoop's input formats list them (so the
+/// first map tasks read the first inputs); the files each input names are sorted by location
+/// (a local path's bytes), as Hadoop's globs and HDFS's listings sort them. A file named
+/// twice is read once, where it is first named.
 ///
 /// # Errors
 /// [`IoError::InputNotFound`] for a missing location or a glob matching nothing (its `path`
@@ -197,7 +201,9 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
     let not_found = |input: &Location| IoError::InputNotFound {
         path: input.error_path(),
     };
+    let mut seen = std::collections::HashSet::new();
     for input in inputs {
+        let mut named = Vec::new();
         if let Some(alternatives) = brace_alternatives(input)? {
             // Hadoop's `{a,b}`: what any alternative names, hidden names left out as from a
             // glob; an error only if none names anything.
@@ -215,7 +221,7 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
                 };
                 for status in matches {
                     any = true;
-                    add(storage, status, &mut found)?;
+                    add(storage, status, &mut named)?;
                 }
             }
             if !any {
@@ -227,15 +233,19 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
                 return Err(not_found(input));
             }
             for status in matches {
-                add(storage, status, &mut found)?;
+                add(storage, status, &mut named)?;
             }
         } else {
             let status = storage.status(input)?.ok_or_else(|| not_found(input))?;
-            add(storage, status, &mut found)?;
+            add(storage, status, &mut named)?;
+        }
+        named.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
+        for status in named {
+            if seen.insert(status.location.sort_key().into_owned()) {
+                found.push(status);
+            }
         }
     }
-    found.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
-    found.dedup_by(|a, b| a.location.sort_key() == b.location.sort_key());
     Ok(found.into_iter().map(StoredInput::new).collect())
 }
 

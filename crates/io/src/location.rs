@@ -442,8 +442,8 @@ impl Location {
         }
     }
 
-    /// The bytes input discovery sorts by: a local path's bytes (as [`crate::discover_inputs`]
-    /// always has), else the canonical text.
+    /// The bytes input discovery sorts the files of one input by: a local path's bytes (as
+    /// [`crate::discover_inputs`] always has), else the canonical text.
     pub(crate) fn sort_key(&self) -> Cow<'_, [u8]> {
         match &self.repr {
             Repr::Local { path, .. } => Cow::Borrowed(path.as_os_str().as_bytes()),

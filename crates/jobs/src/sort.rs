@@ -26,7 +26,7 @@ impl Mapper for SortMapper {
 /// key), comparing unsigned bytes.
 ///
 /// Output: the input lines, unchanged, sorted by key; lines with equal keys keep their input
-/// order (files in path order, then by position). With several reducers each part file is sorted
+/// order (files in input order, then by position). With several reducers each part file is sorted
 /// and keys are spread by Hadoop's hash partitioner (as in Hadoop's `Sort` example).
 pub fn sort(reducers: usize) -> Job {
     Job::new("sort", |_| SortMapper { rest: Vec::new() })

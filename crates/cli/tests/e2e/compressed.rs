@@ -89,8 +89,8 @@ fn each_codec_matches_plain_content() {
     }
 }
 
-/// A directory mixing every codec, plain files, empty compressed files (zero bytes, and a
-/// compressed empty stream) and an upper-case `.GZ` (plain by Hadoop's case-sensitive rule):
+/// A directory mixing every codec, plain files, empty compressed files (zero bytes but for
+/// gzip, and a compressed empty stream) and an upper-case `.GZ` (plain by Hadoop's case-sensitive rule):
 /// the inverted index must list each file under its own name, as if read decompressed. The
 /// reference runs with `--raw` in a twin directory holding the plain contents under the same
 /// relative names.
@@ -104,7 +104,11 @@ fn mixed_codecs_in_one_directory() {
     for (i, (suffix, compress)) in CODECS.iter().enumerate() {
         let text = random_lines(&mut rng, 300 + 50 * i);
         files.push((format!("f{i}.txt.{suffix}"), compress(&text), text));
-        files.push((format!("empty{i}.{suffix}"), Vec::new(), Vec::new()));
+        // A zero-byte .gz is no gzip stream and fails the job, as in Hadoop (tested in
+        // `an_empty_gzip_file_fails_the_job_naming_it`); the gzip of nothing is empty.
+        if *suffix != "gz" {
+            files.push((format!("empty{i}.{suffix}"), Vec::new(), Vec::new()));
+        }
         files.push((format!("nothing{i}.{suffix}"), compress(b""), Vec::new()));
     }
     // The suffix's case does not matter, as in Hadoop's CompressionCodecFactory.
@@ -285,4 +289,35 @@ fn native_jobs_compress_their_part_files_as_hadoops_keys_ask() {
         out.stderr
     );
     assert!(!refused.exists());
+}
+
+/// A zero-byte `.gz` among good files fails the job (Hadoop's task fails on it with
+/// `EOFException`), naming the file, and leaves no output.
+#[test]
+fn an_empty_gzip_file_fails_the_job_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let corpus = dir.path().join("corpus");
+    fs::create_dir(&corpus).unwrap();
+    fs::write(corpus.join("good.txt.gz"), gzip(b"some words\n")).unwrap();
+    fs::write(corpus.join("cut.gz"), b"").unwrap();
+    let out = dir.path().join("out");
+    let run = crate::util::sluice(
+        &[
+            "run",
+            "wordcount",
+            "-q",
+            "--input",
+            corpus.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ],
+        None,
+    );
+    run.assert_code(1, "an empty .gz");
+    assert!(
+        run.stderr.contains("cut.gz") && run.stderr.contains("the file is empty"),
+        "{}",
+        run.stderr
+    );
+    assert!(!out.exists(), "output left behind");
 }

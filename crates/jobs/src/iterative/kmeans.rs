@@ -2,7 +2,7 @@
 //!
 //! The input is points, one per line: numbers separated by commas and/or spaces or tabs,
 //! every point with the same number of coordinates. The initial centres are the first `k`
-//! points of the input (files in path order, lines in file order), so a run is
+//! points of the input (files in input order, lines in file order), so a run is
 //! deterministic; an input of fewer than `k` points is refused. Every iteration assigns each
 //! point to its nearest centre (Euclidean distance; a tie goes to the lower-numbered centre)
 //! and moves each centre to the mean of its points; a centre no point chose stays where it
