@@ -1698,7 +1698,14 @@ impl Run {
                     self.shuffles[w] = shuffle;
                     waiting.remove(&w);
                 }
-                Ok(Some(ToCoordinator::Progress { .. })) => {}
+                Ok(Some(ToCoordinator::Progress { notes, .. })) => {
+                    // Its counters are the last try's; what its tasks said still reaches the
+                    // console.
+                    let label = self.workers[w].label();
+                    for note in notes {
+                        status.task_note(format!("worker {label}: {note}"));
+                    }
+                }
                 Ok(Some(ToCoordinator::JobFailed { error })) => {
                     let refusal = ClusterError::Worker {
                         worker: self.workers[w].label(),

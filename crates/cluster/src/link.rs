@@ -94,15 +94,23 @@ impl Link {
         Ok(sent.map_err(|_| stalled(peer))??)
     }
 
-    /// The next JSON message, within `timeout`.
-    pub(crate) fn recv_within<T: DeserializeOwned>(
+    /// [`Link::recv_within`], or `None` (as if the peer had closed the connection) once
+    /// `ended` completes first.
+    pub(crate) fn recv_within_unless<T: DeserializeOwned>(
         &mut self,
         timeout: Duration,
+        ended: impl std::future::Future<Output = ()>,
     ) -> Result<Option<T>, ClusterError> {
         let peer = self.peer();
         let frame = self
             .handle
-            .block_on(async { tokio::time::timeout(timeout, self.conn.recv()).await })
+            .block_on(async {
+                tokio::select! {
+                    biased;
+                    () = ended => Ok(Ok(None)),
+                    frame = tokio::time::timeout(timeout, self.conn.recv()) => frame,
+                }
+            })
             .map_err(|_| ClusterError::Protocol {
                 peer: peer.to_string(),
                 reason: format!("no answer within {} s", timeout.as_secs()),
@@ -111,6 +119,14 @@ impl Link {
             Some(frame) => from_json(&frame, peer).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// The next JSON message, within `timeout`.
+    pub(crate) fn recv_within<T: DeserializeOwned>(
+        &mut self,
+        timeout: Duration,
+    ) -> Result<Option<T>, ClusterError> {
+        self.recv_within_unless(timeout, std::future::pending())
     }
 
     /// The next frame as it came; `None` when the peer closed the connection.
@@ -243,4 +259,71 @@ fn from_json<T: DeserializeOwned>(frame: &[u8], peer: SocketAddr) -> Result<T, C
         peer: peer.to_string(),
         reason: format!("a message that does not parse: {e}"),
     })
+}
+
+/// Links for the tests of this crate.
+#[cfg(test)]
+pub(crate) mod testing {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// A connected pair of links on loopback: (the connecting end, the accepting end).
+    pub(crate) fn pair(net: &Net) -> (Link, Link) {
+        let secret = Secret::generate().unwrap();
+        let listener = net
+            .handle()
+            .block_on(sluice_net::Listener::bind(
+                SocketAddr::from(([127, 0, 0, 1], 0)),
+                secret.clone(),
+            ))
+            .unwrap();
+        let addr = listener.local_addr();
+        let handle = net.handle().clone();
+        let accept = std::thread::spawn(move || handle.block_on(listener.accept()).unwrap());
+        let sender = connect(net.handle(), addr, &secret, Duration::from_secs(5)).unwrap();
+        let receiver = Link::new(net.handle().clone(), accept.join().unwrap());
+        (sender, receiver)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use std::time::Instant;
+
+    use super::testing::pair;
+    use super::*;
+
+    /// A wait for a message ends, as if the connection had closed, as soon as `ended` does (a
+    /// job dropped while a connection to its shuffle was kept open), not at its timeout.
+    #[test]
+    fn a_wait_ends_when_its_job_does() {
+        let net = Net::new().unwrap();
+        let (_sender, mut receiver) = pair(&net);
+        let job = tokio::sync::watch::Sender::new(());
+        let mut ended = job.subscribe();
+        let dropper = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(100));
+            drop(job);
+        });
+        let started = Instant::now();
+        let got = receiver.recv_within_unless::<String>(Duration::from_secs(30), async {
+            let _ = ended.changed().await;
+        });
+        assert!(matches!(got, Ok(None)), "{got:?}");
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            started.elapsed()
+        );
+        dropper.join().unwrap();
+        // A message that comes first is received.
+        let (mut sender, mut receiver) = pair(&net);
+        sender.send(&"hello".to_string()).unwrap();
+        let got =
+            receiver.recv_within_unless::<String>(Duration::from_secs(30), std::future::pending());
+        assert_eq!(got.unwrap().as_deref(), Some("hello"));
+    }
 }

@@ -524,19 +524,19 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use std::collections::BTreeMap;
-    use std::net::SocketAddr;
     use std::sync::Arc;
     use std::time::Duration;
 
     use sluice_api::{Emit, ExecError, Job, JobStatus, Mapper, Reducer, Stage, Values};
     use sluice_exec::{HostSettings, TaskHost};
-    use sluice_net::{Listener, Secret};
+
     use sluice_shuffle::{MemRunBuilder, MemRunQuota, Run, RunSink};
     use sluice_sort::SortedCursor;
     use sluice_spill::MemoryPool;
 
     use super::*;
-    use crate::link::{connect, Link, Net};
+    use crate::link::testing::pair;
+    use crate::link::{Link, Net};
 
     struct Nothing;
     impl Mapper for Nothing {
@@ -594,24 +594,6 @@ mod tests {
             }
         }
         all
-    }
-
-    /// A connected pair of links on loopback: (sender, receiver).
-    fn pair(net: &Net) -> (Link, Link) {
-        let secret = Secret::generate().unwrap();
-        let listener = net
-            .handle()
-            .block_on(Listener::bind(
-                SocketAddr::from(([127, 0, 0, 1], 0)),
-                secret.clone(),
-            ))
-            .unwrap();
-        let addr = listener.local_addr();
-        let handle = net.handle().clone();
-        let accept = std::thread::spawn(move || handle.block_on(listener.accept()).unwrap());
-        let sender = connect(net.handle(), addr, &secret, Duration::from_secs(5)).unwrap();
-        let receiver = Link::new(net.handle().clone(), accept.join().unwrap());
-        (sender, receiver)
     }
 
     /// What a worker's sending side does: sends, then waits for the answer.

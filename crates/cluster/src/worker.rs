@@ -870,6 +870,9 @@ struct RunningJob {
     keep_logs: AtomicBool,
     /// Where the worker reports (that logs were kept).
     log: Arc<Log>,
+    /// Dropped with the job: connections kept open to its shuffle stop waiting for their next
+    /// request then, rather than wait on the network runtime as it shuts down.
+    ended: tokio::sync::watch::Sender<()>,
     /// The job's directory (the host's spill directory is inside): removed, then unlocked,
     /// when the job is dropped. Last, so that it goes after everything that writes in it.
     _dir: JobDir,
@@ -1065,6 +1068,7 @@ impl RunningJob {
             threads: worker.settings.threads.max(1),
             keep_logs: AtomicBool::new(keep_logs),
             log: Arc::clone(&worker.log),
+            ended: tokio::sync::watch::Sender::new(()),
             _dir: dir,
         });
         let accept = handle.spawn(accept_shuffles(
@@ -1854,9 +1858,16 @@ fn serve_connection(
 ) {
     let mut link = Link::new(handle.clone(), conn);
     let peer = link.peer();
+    let Some(mut ended) = job.upgrade().map(|job| job.ended.subscribe()) else {
+        return;
+    };
     let mut first = true;
     loop {
-        let request = match link.recv_within::<ShuffleRequest>(REQUEST_TIMEOUT) {
+        let job_ended = async {
+            // Only closed, when the job is dropped: nothing is ever sent.
+            let _ = ended.changed().await;
+        };
+        let request = match link.recv_within_unless::<ShuffleRequest>(REQUEST_TIMEOUT, job_ended) {
             Ok(Some(request)) => request,
             // Closed, or idle: a kept connection's end is no failure.
             Ok(None) => return,
