@@ -535,10 +535,24 @@ fn option_value<'a>(
         .ok_or_else(|| format!("{option} needs a value"))
 }
 
-/// `settings` (`key=value`) as `sluice run` options: `-D` before each.
+/// `settings` (`key=value`) as `sluice run` options: `-D` before each. One without a `=` or a
+/// name is left out with a warning, as Hadoop's `GenericOptionsParser` ignores it.
 fn defines(settings: Vec<String>) -> Vec<String> {
     settings
         .into_iter()
+        .filter(|setting| {
+            let named = setting
+                .split_once('=')
+                .is_some_and(|(name, _)| !name.trim().is_empty());
+            if !named {
+                crate::console::log(
+                    "WARN",
+                    crate::console::SLUICE,
+                    &format!("-D {setting}: not NAME=VALUE; ignored, as Hadoop ignores it"),
+                );
+            }
+            named
+        })
         .flat_map(|setting| ["-D".to_string(), setting])
         .collect()
 }
@@ -686,6 +700,23 @@ mod tests {
                 "10m",
                 "--output",
                 "gen"
+            ]))
+        );
+        // A setting without `=` or a name is ignored, as Hadoop ignores it.
+        assert_eq!(
+            run(
+                jar,
+                &["wordcount", "-D", "flag", "-D=x", "-Da=b", "in", "out"]
+            ),
+            Ok(runs_example(&[
+                "run",
+                "wordcount",
+                "-D",
+                "a=b",
+                "--input",
+                "in",
+                "--output",
+                "out"
             ]))
         );
         assert_eq!(

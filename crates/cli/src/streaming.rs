@@ -279,6 +279,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         built.cleanup(false);
         return Ok(launch_error(console, &e.to_string(), exit_status(&e)));
     }
+    for setting in &parsed.ignored_defines {
+        say(
+            console,
+            "WARN",
+            &format!("-D {setting}: not NAME=VALUE; ignored, as Hadoop ignores it"),
+        );
+    }
     warn_unbuffered_python(console, &parsed);
     warn_small_splits(console, &built);
     if parsed.verbose {

@@ -54,6 +54,8 @@ pub struct StreamingArgs {
     pub lazy_output: bool,
     /// `-verbose`.
     pub verbose: bool,
+    /// `-D` values without a `=`, which Hadoop's option parser ignores: for a warning.
+    pub ignored_defines: Vec<String>,
     /// Run, or print help.
     pub action: Action,
 }
@@ -192,11 +194,9 @@ pub fn parse_shipped_args(
         match arg {
             "-D" => {
                 let setting = value("-D")?;
-                set_property(&mut parsed.conf, &setting, "-D")?;
+                define(&mut parsed, &setting);
             }
-            _ if arg.starts_with("-D") && arg.len() > 2 => {
-                set_property(&mut parsed.conf, &arg[2..], "-D")?;
-            }
+            _ if arg.starts_with("-D") && arg.len() > 2 => define(&mut parsed, &arg[2..]),
             "-jobconf" => {
                 let setting = value("-jobconf")?;
                 set_property(&mut parsed.conf, &setting, "-jobconf")?;
@@ -335,6 +335,16 @@ pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, Str
 fn check_file_entry(option: &str, entry: &str) -> Result<(), StreamingError> {
     let path = entry.split_once('#').map_or(entry, |(path, _)| path);
     local_path(option, path).map(drop)
+}
+
+/// Applies a `-D` setting. One without a `=` is noted and ignored, as Hadoop's
+/// `GenericOptionsParser` ignores it (a wrapper that passes `-D flag` runs there); so is one
+/// with an empty name, which no job reads (Hadoop sets it).
+fn define(parsed: &mut StreamingArgs, setting: &str) {
+    match setting.split_once('=') {
+        Some((name, value)) if !name.trim().is_empty() => parsed.conf.set(name.trim(), value),
+        _ => parsed.ignored_defines.push(setting.to_string()),
+    }
 }
 
 /// Applies a `NAME=VALUE` setting.
@@ -632,6 +642,16 @@ mod tests {
         assert!(parse_args(&args(&["-numReduceTasks", "x"])).is_err());
     }
 
+    /// `-D flag` and `-D =x` are ignored, as Hadoop ignores them, and noted for a warning.
+    #[test]
+    fn defines_without_a_name_and_value_are_ignored() {
+        let parsed =
+            parse_args(&args(&["-D", "flag", "-Dother", "-D", "=x", "-D", "a=b"])).unwrap();
+        assert_eq!(parsed.ignored_defines, ["flag", "other", "=x"]);
+        assert_eq!(parsed.conf.get("a"), Some("b"));
+        assert_eq!(parsed.conf.get("flag"), None);
+    }
+
     #[test]
     fn bad_command_lines_say_what_is_wrong() {
         let message = |list: &[&str]| parse_args(&args(list)).unwrap_err().to_string();
@@ -639,7 +659,7 @@ mod tests {
         assert!(message(&["-input", "x", "-D", "a=b"]).contains("Unrecognized option: -D"));
         assert!(message(&["-mapper", "cat", "-files", "x"]).contains("before the streaming"));
         assert!(message(&["-input"]).contains("-input needs a value"));
-        assert!(message(&["-D", "novalue"]).contains("expected NAME=VALUE"));
+        assert!(message(&["-jobconf", "novalue"]).contains("expected NAME=VALUE"));
         assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
         assert!(message(&["-fs", "ftp://x"]).contains("sluice knows"));
         let pipeline = message(&["-mapper", "cut -f1 | sort"]);
