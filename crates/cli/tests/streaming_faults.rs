@@ -1038,6 +1038,63 @@ fn counters_add_up_across_tasks_and_ignore_failed_attempts() {
     );
 }
 
+/// A mapper that reports 120 counters (Hadoop's limit for one task) succeeds, each counted;
+/// one that reports 121 fails its attempt, as Hadoop's `LimitExceededException` fails it, and the
+/// message names the key that raises the limit, which lets the same mapper through. Groups: 50.
+#[test]
+fn counters_past_the_limit_fail_the_task() {
+    let s = Scratch::new();
+    let input = s.write("input.txt", ABC);
+    let mapper = |counters: usize, groups: usize| {
+        s.script(
+            &format!("count-{counters}-{groups}.sh"),
+            &format!(
+                "cat
+                 i=0; while [ $i -lt {counters} ]; do \
+                 echo reporter:counter:G$((i % {groups})),c$i,2 >&2; i=$((i+1)); done
+"
+            ),
+        )
+    };
+    let runs = std::cell::Cell::new(0);
+    let run_with = |mapper: &str, defines: &[&str]| {
+        runs.set(runs.get() + 1);
+        let out = s.arg(&format!("out-{}", runs.get()));
+        let mut args: Vec<&str> = vec!["-D", "mapreduce.map.maxattempts=1"];
+        for define in defines {
+            args.extend(["-D", define]);
+        }
+        args.extend([
+            "-input",
+            &input,
+            "-output",
+            &out,
+            "-mapper",
+            mapper,
+            "-numReduceTasks",
+            "0",
+        ]);
+        s.run(&args)
+    };
+    let at_the_limit = mapper(120, 10);
+    let run = run_with(&at_the_limit, &[]);
+    run.assert_success();
+    run.assert_says("\tG9\n");
+    run.assert_says("\t\tc119=2\n");
+
+    let past = mapper(121, 10);
+    let run = run_with(&past, &[]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    run.assert_says("reported more than 120 counters (mapreduce.job.counters.max)");
+    let run = run_with(&past, &["mapreduce.job.counters.max=121"]);
+    run.assert_success();
+
+    let groups = mapper(51, 51);
+    let run = run_with(&groups, &[]);
+    assert_eq!(run.code, Some(1), "{}", run.stderr);
+    run.assert_says("reported more than 50 counter groups (mapreduce.job.counters.groups.max)");
+}
+
 /// `stream.non.zero.exit.is.failure=false`: a mapper that writes its output and exits 1 makes a
 /// job that succeeds with that output. Without the setting, the same job fails.
 #[test]

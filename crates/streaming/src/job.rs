@@ -2,7 +2,7 @@
 //! separators, partitioner and comparator, the programs, the tasks' environment and working
 //! directory.
 
-use super::program::ShmSides;
+use super::program::{CounterLimits, ShmSides};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -1006,9 +1006,20 @@ fn make_context(
         reporter_prefix: conf
             .get_or("stream.stderr.reporter.prefix", "reporter:")
             .to_string(),
+        counter_limits: counter_limits(conf)?,
         status,
     };
     Ok((context, scratch))
+}
+
+/// The job's counter limits (`mapreduce.job.counters.max`, `mapreduce.job.counters.groups.max`,
+/// Hadoop's defaults otherwise).
+fn counter_limits(conf: &JobConf) -> Result<CounterLimits, StreamingError> {
+    let defaults = CounterLimits::default();
+    Ok(CounterLimits {
+        counters: conf.get_count("mapreduce.job.counters.max", defaults.counters, 1)?,
+        groups: conf.get_count("mapreduce.job.counters.groups.max", defaults.groups, 1)?,
+    })
 }
 
 /// `text` encoded as Java's `URLEncoder.encode(text, "UTF-8")` does: ASCII letters, digits and

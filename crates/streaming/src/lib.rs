@@ -161,6 +161,22 @@ pub enum ProgramError {
         /// The file with all of its stderr.
         log: PathBuf,
     },
+    /// The program reported more counters, or counter groups, than the job allows.
+    #[error(
+        "'{command}' reported {limit}; a counter for every key or value is usually a mistake, \
+         else raise the limit with -D{}",
+        tail_text(stderr_tail, log)
+    )]
+    TooManyCounters {
+        /// The command as given.
+        command: String,
+        /// The limit it went past, and its key.
+        limit: String,
+        /// Its last stderr lines.
+        stderr_tail: Vec<String>,
+        /// The file with all of its stderr.
+        log: PathBuf,
+    },
     /// The program neither read, wrote nor reported for `mapreduce.task.timeout`.
     #[error(
         "'{command}' was killed after {} s without reading input, writing output or reporting \

@@ -86,6 +86,8 @@ pub(super) struct RunFacts {
     pub(super) shm: Option<ShmFacts>,
     /// The last lines of its stderr, quoted in failures.
     pub(super) stderr_tail: Vec<String>,
+    /// The counter limit it went past, if it did.
+    pub(super) counters_exceeded: Option<String>,
 }
 
 /// The result of the task that ran `spec`, from what was observed of the run.
@@ -96,32 +98,34 @@ pub(super) struct RunFacts {
 ///    explains a broken output, a failed feed and the signal).
 /// 2. The watchdog killed the program for `mapreduce.task.timeout`:
 ///    [`ProgramError::TimedOut`] — not the SIGKILL it caused, nor what broke after it.
-/// 3. Reading the output failed: if the program had already exited by then and its exit is a
+/// 3. The program reported more counters than the job allows:
+///    [`ProgramError::TooManyCounters`], as Hadoop's task fails on its `LimitExceededException`.
+/// 4. Reading the output failed: if the program had already exited by then and its exit is a
 ///    failure (rule 7), [`ProgramError::Failed`] with `"STATUS (its output was cut short:
 ///    ERROR)"` — a dying program explains its broken output; otherwise the reader's error as
 ///    it is (the task then killed the program, so its status tells nothing).
-/// 4. Waiting for the program failed: [`ProgramError::Read`].
-/// 5. With shared memory, the program never attached: if its exit is a failure (rule 7),
+/// 5. Waiting for the program failed: [`ProgramError::Read`].
+/// 6. With shared memory, the program never attached: if its exit is a failure (rule 7),
 ///    [`ProgramError::Failed`] with `"STATUS, before it attached to the shared memory"`
 ///    (retried like any failure); otherwise [`ProgramError::NotShm`] (not retried) — even when
 ///    its non-zero status is forgiven by `stream.non.zero.exit.is.failure=false`.
-/// 6. Feeding failed other than by the program closing its input (unreadable input, a write
+/// 7. Feeding failed other than by the program closing its input (unreadable input, a write
 ///    error other than a broken pipe): that error.
-/// 7. The exit is a failure: [`ProgramError::Failed`] with `"exit status N"` or `"killed by
+/// 8. The exit is a failure: [`ProgramError::Failed`] with `"exit status N"` or `"killed by
 ///    signal N (SIGNAME)"`. A non-zero status or a signal is a failure unless
 ///    `stream.non.zero.exit.is.failure` is false (Hadoop sees a signal as status 128 + N, so
-///    that forgives signals too). This beats rule 8: a program that died while it was fed is
+///    that forgives signals too). This beats rule 9: a program that died while it was fed is
 ///    reported by its exit, not by the broken pipe that followed.
-/// 8. The program stopped reading its input — more than [`UNREAD_ALLOWED`] bytes of it left
+/// 9. The program stopped reading its input — more than [`UNREAD_ALLOWED`] bytes of it left
 ///    unread in its stdin pipe (or a broken pipe while it was fed), or records left unread in
 ///    its input ring: [`ProgramError::ExitedEarly`], even after a successful or forgiven exit
 ///    (Hadoop fails the task on the broken pipe too, as `stream.minRecWrittenToEnableSkip` is
 ///    unset by default).
-/// 9. The program exited with success, its output goes through a ring and it did not close
-///    it (its last writes may be lost): [`ProgramError::OutputNotClosed`].
-/// 10. Otherwise the task succeeded.
+/// 10. The program exited with success, its output goes through a ring and it did not close
+///     it (its last writes may be lost): [`ProgramError::OutputNotClosed`].
+/// 11. Otherwise the task succeeded.
 ///
-/// A kill by the task itself ([`Kill::ByTask`]) only follows a failed read, which rule 3
+/// A kill by the task itself ([`Kill::ByTask`]) only follows a failed read, which rule 4
 /// reports.
 pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecError> {
     let RunFacts {
@@ -132,6 +136,7 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
         exit,
         shm,
         stderr_tail,
+        counters_exceeded,
     } = facts;
     let culprit = Culprit { spec, stderr_tail };
     // 1, 2: a kill by the watchdog explains whatever broke after it.
@@ -140,7 +145,11 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
         Kill::Timeout => return Err(culprit.timed_out()),
         Kill::None | Kill::ByTask => {}
     }
-    // 3: a program that failed on its own is the cause; its output broke because of it.
+    // 3
+    if let Some(limit) = counters_exceeded {
+        return Err(culprit.too_many_counters(limit));
+    }
+    // 4: a program that failed on its own is the cause; its output broke because of it.
     if let Err(DrainFailure {
         error,
         exited_first,
@@ -154,9 +163,9 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
         }
         return Err(error);
     }
-    // 4
+    // 5
     let exit = exit.map_err(ProgramError::Read)?;
-    // 5: a program that failed before attaching (killed, a crash at start-up) failed like any
+    // 6: a program that failed before attaching (killed, a crash at start-up) failed like any
     // program, and another attempt may succeed.
     if shm.is_some_and(|s| !s.attached) {
         return Err(match failure(spec, exit) {
@@ -166,22 +175,22 @@ pub(super) fn outcome(spec: &ProgramSpec, facts: RunFacts) -> Result<(), ExecErr
             None => culprit.not_shm(exit),
         });
     }
-    // 6: a pipe tells of unread input by what was left in it (or a failed write); a ring, by
+    // 7: a pipe tells of unread input by what was left in it (or a failed write); a ring, by
     // what the program consumed.
     let input_closed = match fed {
         Ok(()) => left_unread > UNREAD_ALLOWED || shm.is_some_and(|s| s.unread_input),
         Err(e) if matches!(program_error(&e), Some(ProgramError::InputClosed)) => true,
         Err(e) => return Err(e),
     };
-    // 7
+    // 8
     if let Some(status) = failure(spec, exit) {
         return Err(culprit.failed(status));
     }
-    // 8
+    // 9
     if input_closed {
         return Err(culprit.exited_early(exit));
     }
-    // 9: over a pipe, an exit ends the output; over a ring, only closing it does.
+    // 10: over a pipe, an exit ends the output; over a ring, only closing it does.
     let ring_left_open = shm.is_some_and(|s| !s.output_closed);
     if exit.success() && spec.shm.output && ring_left_open {
         return Err(culprit.output_not_closed());
@@ -200,6 +209,16 @@ impl Culprit<'_> {
         ProgramError::Failed {
             command: self.spec.command.clone(),
             status,
+            stderr_tail: self.stderr_tail,
+            log: self.spec.log.clone(),
+        }
+        .into()
+    }
+
+    fn too_many_counters(self, limit: String) -> ExecError {
+        ProgramError::TooManyCounters {
+            command: self.spec.command.clone(),
+            limit,
             stderr_tail: self.stderr_tail,
             log: self.spec.log.clone(),
         }
@@ -271,7 +290,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::program::ShmSides;
+    use crate::program::{CounterLimits, ShmSides};
 
     /// A mapper `cmd` that fails on a non-zero exit, without shared memory or timeout.
     fn spec() -> ProgramSpec {
@@ -287,6 +306,7 @@ mod tests {
             non_zero_is_failure: true,
             log: PathBuf::from("/logs/stderr"),
             reporter_prefix: "reporter:".into(),
+            counter_limits: CounterLimits::default(),
             shm: ShmSides {
                 input: false,
                 output: false,
@@ -317,6 +337,7 @@ mod tests {
             exit: Ok(exited(0)),
             shm: None,
             stderr_tail: Vec::new(),
+            counters_exceeded: None,
         }
     }
 
@@ -634,6 +655,20 @@ mod tests {
         assert_eq!(
             message(&spec(), failed),
             format!("'cmd' failed with exit status 3{NOTHING}")
+        );
+    }
+
+    /// Counters past the limit fail the attempt whatever the program did, naming the limit.
+    #[test]
+    fn too_many_counters_fail_the_task() {
+        let facts = RunFacts {
+            counters_exceeded: Some("more than 120 counters (mapreduce.job.counters.max)".into()),
+            ..clean()
+        };
+        let text = message(&spec(), facts);
+        assert!(
+            text.starts_with("'cmd' reported more than 120 counters (mapreduce.job.counters.max)"),
+            "{text}"
         );
     }
 

@@ -20,7 +20,7 @@
 //! killed, so no grandchild is left behind. Should this process itself be killed first, its
 //! reaper kills the group (`orphans`).
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 use std::os::fd::{AsFd, OwnedFd};
@@ -38,7 +38,7 @@ use sluice_api::UserCounters;
 use sluice_api::{ExecError, JobStatus};
 
 use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts, UNREAD_ALLOWED};
-use super::program::ProgramSpec;
+use super::program::{CounterLimits, ProgramSpec};
 use super::{program_error, ProgramError};
 
 /// Buffer size of the pipes' readers and writers: records cross in large writes.
@@ -685,8 +685,7 @@ fn supervise<'t>(
         // the moment it is ready, or after the grace period.
         let (report_sender, report_receiver) = std::sync::mpsc::sync_channel(1);
         let errors = scope.spawn(move || {
-            let prefix = run.spec.reporter_prefix.as_str();
-            let report = read_stderr(stderr, log, run.activity, run.status, prefix);
+            let report = read_stderr(stderr, log, run.activity, run.status, run.spec);
             let _ = report_sender.send(report);
         });
 
@@ -716,6 +715,7 @@ fn supervise<'t>(
             output_closed: region.output_closed(),
         }),
         stderr_tail: report.tail.into(),
+        counters_exceeded: report.exceeded,
     };
     Ok((facts, report.counters))
 }
@@ -992,6 +992,46 @@ fn linger_note(spec: &ProgramSpec, since: Duration) -> String {
 struct StderrReport {
     counters: UserCounters,
     tail: VecDeque<String>,
+    /// The counter limit the program went past, if it did (its counters beyond are dropped).
+    exceeded: Option<String>,
+}
+
+impl StderrReport {
+    /// Adds `amount` to a counter, unless it is a new one past `limits`.
+    fn count(&mut self, group: String, name: String, amount: i64, limits: CounterLimits) {
+        let known = self
+            .counters
+            .get(&group)
+            .is_some_and(|g| g.contains_key(&name));
+        if !known {
+            if !self.counters.contains_key(&group) && self.counters.len() >= limits.groups {
+                self.exceed(format!(
+                    "more than {} counter groups (mapreduce.job.counters.groups.max)",
+                    limits.groups
+                ));
+                return;
+            }
+            let counters: usize = self.counters.values().map(BTreeMap::len).sum();
+            if counters >= limits.counters {
+                self.exceed(format!(
+                    "more than {} counters (mapreduce.job.counters.max)",
+                    limits.counters
+                ));
+                return;
+            }
+        }
+        let slot = self
+            .counters
+            .entry(group)
+            .or_default()
+            .entry(name)
+            .or_default();
+        *slot = slot.wrapping_add(amount);
+    }
+
+    fn exceed(&mut self, what: String) {
+        self.exceeded.get_or_insert(what);
+    }
 }
 
 /// Reads the program's stderr: `reporter:counter:GROUP,NAME,AMOUNT` and `reporter:status:MSG`
@@ -1002,9 +1042,9 @@ fn read_stderr(
     mut log: TaskLog,
     activity: &Arc<Activity>,
     status: &JobStatus,
-    prefix: &str,
+    spec: &ProgramSpec,
 ) -> StderrReport {
-    let reporter = Reporter::new(prefix);
+    let reporter = Reporter::new(&spec.reporter_prefix);
     let mut report = StderrReport::default();
     let mut reader = BufReader::new(PipeReader {
         inner: stderr,
@@ -1040,11 +1080,7 @@ fn read_stderr(
                 group,
                 name,
                 amount,
-            } => {
-                let counter = report.counters.entry(group).or_default();
-                let slot = counter.entry(name).or_default();
-                *slot = slot.wrapping_add(amount);
-            }
+            } => report.count(group, name, amount, spec.counter_limits),
             StderrLine::BadCounter(text) => {
                 let note = format!(
                     "sluice: cannot parse counter line (expected reporter:counter:GROUP,NAME,AMOUNT): {}\n",

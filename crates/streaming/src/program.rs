@@ -28,8 +28,31 @@ pub(super) struct ProgramSpec {
     pub(super) log: PathBuf,
     /// What starts a counter or status line on stderr (`stream.stderr.reporter.prefix`).
     pub(super) reporter_prefix: String,
+    /// How many counters it may report.
+    pub(super) counter_limits: CounterLimits,
     /// Which directions go through shared memory instead of pipes.
     pub(super) shm: ShmSides,
+}
+
+/// How many distinct counters, and counter groups, one run of a program may report, as Hadoop
+/// limits a task's (`mapreduce.job.counters.max`, 120; `mapreduce.job.counters.groups.max`,
+/// 50): a program that makes a counter of every key it sees fails, rather than fill the
+/// task's memory and the console.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct CounterLimits {
+    /// Counters, in all groups.
+    pub(super) counters: usize,
+    /// Groups.
+    pub(super) groups: usize,
+}
+
+impl Default for CounterLimits {
+    fn default() -> CounterLimits {
+        CounterLimits {
+            counters: 120,
+            groups: 50,
+        }
+    }
 }
 
 /// Which of a program's directions go through a shared-memory ring, and the rings' size.

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::command::{resolve_program, split_command};
 use super::conf::{env_var_name, JobConf};
 use super::process::{input_error, run_program};
-use super::program::{ProgramSpec, ShmSides};
+use super::program::{CounterLimits, ProgramSpec, ShmSides};
 use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
 use super::task_env;
 use super::{program_error, ProgramError};
@@ -56,6 +56,8 @@ pub(super) struct JobContext {
     pub(super) non_zero_is_failure: bool,
     /// What starts a counter or status line on a program's stderr.
     pub(super) reporter_prefix: String,
+    /// How many counters a program may report.
+    pub(super) counter_limits: CounterLimits,
     /// Live status: counters, task status lines, cancellation.
     pub(super) status: Arc<JobStatus>,
 }
@@ -308,6 +310,7 @@ impl Program {
                     | ProgramError::Failed { .. }
                     | ProgramError::ExitedEarly { .. }
                     | ProgramError::TimedOut { .. }
+                    | ProgramError::TooManyCounters { .. }
                     | ProgramError::NotShm { .. }
                     | ProgramError::OutputNotClosed { .. }
                     | ProgramError::Shm { .. }
@@ -415,6 +418,7 @@ impl Program {
             non_zero_is_failure: job.non_zero_is_failure,
             log: job.log_dir.join(log_name),
             reporter_prefix: job.reporter_prefix.clone(),
+            counter_limits: job.counter_limits,
             shm: self.shm,
         })
     }
