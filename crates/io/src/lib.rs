@@ -74,7 +74,7 @@ pub use line::{BufferBudget, LineReader};
 pub use local::{available_bytes, LocalStorage};
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};
-pub use output::OutputCommitter;
+pub use output::{staging_prefix, OutputCommitter};
 pub use owned_dir::{remove_abandoned, remove_if_unowned, OwnedDir};
 pub use readahead::ReadAhead;
 pub use split::{plan_block_splits, plan_input_splits, plan_splits, MapSplit, Split};

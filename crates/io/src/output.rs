@@ -8,7 +8,7 @@
 use std::ffi::{OsStr, OsString};
 use std::fs::{self, File};
 use std::io;
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Component, Path, PathBuf};
 
 use crate::{IoError, OwnedDir};
@@ -16,7 +16,8 @@ use crate::{IoError, OwnedDir};
 /// Writes a job's output atomically.
 ///
 /// Part files are created in a hidden sibling directory (`.NAME.sluice-tmp-PID` next to the output
-/// directory `NAME`). [`OutputCommitter::commit`] renames it to the output path and then writes an
+/// directory `NAME`; a name of over 200 bytes is cut there, see [`staging_prefix`]).
+/// [`OutputCommitter::commit`] renames it to the output path and then writes an
 /// empty `_SUCCESS` file. If the committer is dropped without a commit (an error, a panic), the
 /// temporary directory is removed, so a failed job leaves neither output nor `_SUCCESS`. One
 /// left by a job killed outright is removed by the next job writing the same output (see
@@ -194,10 +195,37 @@ impl Drop for OutputCommitter {
 /// The start of the temporary directory's name for output `name`: `.NAME.sluice-tmp-`, the
 /// creating process's id follows.
 fn temp_prefix(name: &OsStr) -> OsString {
-    let mut prefix = OsString::from(".");
-    prefix.push(name);
-    prefix.push(".sluice-tmp-");
+    OsString::from_vec(staging_prefix(name.as_bytes()))
+}
+
+/// Longest output name kept whole in its staging directory's name: file systems allow 255 bytes
+/// a name (so does HDFS by default), and the staging directory's name adds its marks, a process
+/// id and a nonce.
+const WHOLE_NAME_MAX: usize = 200;
+
+/// The start of the staging directory's name for an output named `name` (bytes of one path
+/// component): `.NAME.sluice-tmp-`. A longer name than [`WHOLE_NAME_MAX`] is cut to its first
+/// 150 bytes and a hash of the whole (`.NAME~HASH.sluice-tmp-`), so that the staging directory
+/// of an output whose name the file system takes has a name it takes too, and outputs whose
+/// long names share a start still get their own.
+pub fn staging_prefix(name: &[u8]) -> Vec<u8> {
+    let mut prefix = vec![b'.'];
+    if name.len() <= WHOLE_NAME_MAX {
+        prefix.extend_from_slice(name);
+    } else {
+        prefix.extend_from_slice(&name[..150]);
+        prefix.extend_from_slice(format!("~{:016x}", fnv1a(name)).as_bytes());
+    }
+    prefix.extend_from_slice(b".sluice-tmp-");
     prefix
+}
+
+/// The 64-bit FNV-1a hash of `bytes`: fixed, so that every process of a job (and every
+/// version of sluice) names the same output's staging directory alike.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, &b| {
+        (hash ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// The directory `path` is in: its parent, or `.` for a bare name.

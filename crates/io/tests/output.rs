@@ -193,3 +193,28 @@ fn an_output_of_many_files_commits_whole() {
         );
     }
 }
+
+/// An output whose name takes the 255 bytes a name may have commits: its staging directory's
+/// name is cut to fit, with a hash of the whole, so that two long names with the same start
+/// stage apart.
+#[test]
+fn an_output_of_the_longest_name_commits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    for last in ["a", "b"] {
+        let name = format!("{}{last}", "o".repeat(254));
+        let output = dir.path().join(&name);
+        let committer = OutputCommitter::create(&output).expect("create");
+        let staged = committer.temp_dir().file_name().expect("name").len();
+        assert!(staged <= 255, "a staging name of {staged} bytes");
+        let mut file = committer.create_file("part-00000").expect("create_file");
+        writeln!(file, "{last}").expect("write");
+        drop(file);
+        committer.commit().expect("commit");
+        assert_eq!(listing(&output), ["_SUCCESS", "part-00000"]);
+    }
+    let a = sluice_io::staging_prefix(format!("{}a", "o".repeat(254)).as_bytes());
+    let b = sluice_io::staging_prefix(format!("{}b", "o".repeat(254)).as_bytes());
+    assert_ne!(a, b);
+    // A name that fits is kept whole.
+    assert_eq!(sluice_io::staging_prefix(b"out"), b".out.sluice-tmp-");
+}

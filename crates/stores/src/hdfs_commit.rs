@@ -315,7 +315,8 @@ impl JobCommitter for HdfsRenameCommitter {
 /// The start of the staging directory's name for output `name`: `.NAME.sluice-tmp-`; the
 /// creating process's id and a nonce follow.
 fn staging_prefix(name: &std::ffi::OsStr) -> String {
-    format!(".{}.sluice-tmp-", name.to_string_lossy())
+    use std::os::unix::ffi::OsStrExt;
+    String::from_utf8_lossy(&sluice_io::staging_prefix(name.as_bytes())).into_owned()
 }
 
 /// Whether `staging` is a staging directory that [`HdfsRenameCommitter::new`] in some process
