@@ -795,6 +795,10 @@ fn is_program(spec: &str, files: &[String], submission: &Submission) -> bool {
     .is_some()
 }
 
+/// The number of leading key fields `KeyFieldBasedPartitioner` partitions on, by the name of
+/// Hadoop 0.20; it wins over `mapreduce.partition.keypartitioner.options` when set, as there.
+const OLD_PARTITION_FIELDS: &str = "num.key.fields.for.partition";
+
 /// The partitioner `-partitioner` names.
 fn partitioner(
     args: &StreamingArgs,
@@ -804,7 +808,19 @@ fn partitioner(
         None => Ok(Arc::new(HashPartitioner)),
         Some(name) if HASH_PARTITIONERS.contains(&name) => Ok(Arc::new(HashPartitioner)),
         Some(name) if KEY_FIELD_PARTITIONERS.contains(&name) => {
-            let spec = key_field_spec(conf, "mapreduce.partition.keypartitioner.options")?;
+            let (key, options) = if conf.get(OLD_PARTITION_FIELDS).is_some() {
+                // Hadoop's partitioner reads the old key first, when it is set: the first N
+                // fields (none: the whole key).
+                let options = match conf.get_count(OLD_PARTITION_FIELDS, 0, 0)? {
+                    0 => String::new(),
+                    fields => format!("-k1,{fields}"),
+                };
+                (OLD_PARTITION_FIELDS, options)
+            } else {
+                let key = "mapreduce.partition.keypartitioner.options";
+                (key, conf.get_or(key, "").to_string())
+            };
+            let spec = parse_field_spec(conf, key, &options)?;
             Ok(Arc::new(FieldPartitioner(KeyFieldPartitioner::new(spec))))
         }
         Some(name) => Err(usage(format!(
@@ -835,10 +851,18 @@ fn key_order(conf: &JobConf) -> Result<KeyOrder, StreamingError> {
 }
 
 fn key_field_spec(conf: &JobConf, options_key: &str) -> Result<KeyFieldSpec, StreamingError> {
-    let options = conf.get_or(options_key, "");
+    parse_field_spec(conf, options_key, conf.get_or(options_key, ""))
+}
+
+/// The key fields `options` (the value of `key`) name, cut at the job's key field separator.
+fn parse_field_spec(
+    conf: &JobConf,
+    key: &str,
+    options: &str,
+) -> Result<KeyFieldSpec, StreamingError> {
     let separator = conf.get_or("mapreduce.map.output.key.field.separator", "\t");
     KeyFieldSpec::parse(options, separator.as_bytes())
-        .map_err(|e| usage(format!("{options_key}={options}: {e}")))
+        .map_err(|e| usage(format!("{key}={options}: {e}")))
 }
 
 /// [`KeyFieldPartitioner`] as the engine's partitioner.

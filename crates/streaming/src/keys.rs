@@ -167,6 +167,7 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.job.output.key.comparator.class", &["mapred.output.key.comparator.class"], Honoured("KeyFieldBasedComparator sorts by key fields (other classes are refused)")),
     key("mapreduce.partition.keycomparator.options", &["mapred.text.key.comparator.options"], Honoured("-kPOS1[,POS2][n][r] options of KeyFieldBasedComparator")),
     key("mapreduce.partition.keypartitioner.options", &["mapred.text.key.partitioner.options"], Honoured("-kPOS1[,POS2] options of KeyFieldBasedPartitioner")),
+    key("num.key.fields.for.partition", &[], Honoured("KeyFieldBasedPartitioner partitions on the first N key fields (0: the whole key); wins over mapreduce.partition.keypartitioner.options when set, as in Hadoop")),
     key("mapreduce.map.output.key.field.separator", &["map.output.key.field.separator"], Honoured("field separator of the key-field options")),
     key("mapreduce.job.output.group.comparator.class", &["mapred.output.value.groupfn.class"], Refused(When(default_grouping), "grouping comparators are Java classes sluice cannot run; sluice groups the reduce input by equal keys")),
     key("mapreduce.job.partitioner.class", &[], Refused(Nothing, NEW_API)),
@@ -642,7 +643,7 @@ mod tests {
     fn key_literals(source: &str) -> Vec<&str> {
         let literal = regex::Regex::new(r#""([^"\\\n]*)""#).unwrap();
         let key = regex::Regex::new(
-            r"^(stream|mapreduce|mapred|sluice|fs|textinputformat|io|hadoop|map|reduce|dfs|yarn)\.[a-z][A-Za-z0-9_.\-]*$",
+            r"^(stream|mapreduce|mapred|sluice|fs|textinputformat|io|hadoop|map|reduce|dfs|yarn|num)\.[a-z][A-Za-z0-9_.\-]*$",
         )
         .unwrap();
         literal

@@ -175,6 +175,7 @@ pub fn parse_shipped_args(
     let mut resources = JobConf::new();
     // -fs: Hadoop sets it before any -D, so a -D fs.defaultFS wins wherever it stands.
     let mut fs_option = None;
+    let mut reduces_given = false;
     while i < args.len() {
         let arg = args[i].as_str();
         let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
@@ -240,13 +241,16 @@ pub fn parse_shipped_args(
                 let list = value("-input")?;
                 parsed.inputs.extend(split_input_list(&list));
             }
-            "-output" => parsed.output = Some(value("-output")?),
-            "-mapper" => parsed.mapper = Some(value("-mapper")?),
-            "-combiner" => parsed.combiner = Some(value("-combiner")?),
-            "-reducer" => parsed.reducer = Some(value("-reducer")?),
-            "-inputformat" => parsed.input_format = Some(value("-inputformat")?),
-            "-outputformat" => parsed.output_format = Some(value("-outputformat")?),
-            "-partitioner" => parsed.partitioner = Some(value("-partitioner")?),
+            // An option that takes one value keeps the first it is given, as Hadoop's parser
+            // does (a wrapper that appends a user's `-output` to its own writes where Hadoop
+            // writes).
+            "-output" => first(&mut parsed.output, value("-output")?),
+            "-mapper" => first(&mut parsed.mapper, value("-mapper")?),
+            "-combiner" => first(&mut parsed.combiner, value("-combiner")?),
+            "-reducer" => first(&mut parsed.reducer, value("-reducer")?),
+            "-inputformat" => first(&mut parsed.input_format, value("-inputformat")?),
+            "-outputformat" => first(&mut parsed.output_format, value("-outputformat")?),
+            "-partitioner" => first(&mut parsed.partitioner, value("-partitioner")?),
             "-numReduceTasks" => {
                 let n = value("-numReduceTasks")?;
                 if n.trim().parse::<u64>().is_err() {
@@ -254,12 +258,15 @@ pub fn parse_shipped_args(
                         "-numReduceTasks {n}: expected a whole number"
                     )));
                 }
-                parsed.conf.set("mapreduce.job.reduces", n.trim());
+                if !reduces_given {
+                    reduces_given = true;
+                    parsed.conf.set("mapreduce.job.reduces", n.trim());
+                }
             }
             "-cmdenv" => {
                 cmdenv.push(value("-cmdenv")?);
             }
-            "-io" => parsed.io = Some(value("-io")?),
+            "-io" => first(&mut parsed.io, value("-io")?),
             "-lazyOutput" => parsed.lazy_output = true,
             "-verbose" | "-debug" => parsed.verbose = true,
             "-background" => {}
@@ -335,6 +342,11 @@ pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, Str
 fn check_file_entry(option: &str, entry: &str) -> Result<(), StreamingError> {
     let path = entry.split_once('#').map_or(entry, |(path, _)| path);
     local_path(option, path).map(drop)
+}
+
+/// Sets `slot` to `value` unless an earlier occurrence of its option set it.
+fn first(slot: &mut Option<String>, value: String) {
+    slot.get_or_insert(value);
 }
 
 /// Applies a `-D` setting. One without a `=` is noted and ignored, as Hadoop's
@@ -633,6 +645,34 @@ mod tests {
         );
         assert!(parsed.lazy_output);
         assert_eq!(parsed.action, Action::Run);
+    }
+
+    /// An option given twice keeps its first value, as Hadoop's `getOptionValue` does.
+    #[test]
+    fn an_option_given_twice_keeps_its_first_value() {
+        let parsed = parse_args(&args(&[
+            "-output",
+            "first",
+            "-mapper",
+            "cat",
+            "-numReduceTasks",
+            "1",
+            "-output",
+            "second",
+            "-mapper",
+            "wc",
+            "-numReduceTasks",
+            "3",
+            "-reducer",
+            "a",
+            "-reducer",
+            "b",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.output.as_deref(), Some("first"));
+        assert_eq!(parsed.mapper.as_deref(), Some("cat"));
+        assert_eq!(parsed.reducer.as_deref(), Some("a"));
+        assert_eq!(parsed.conf.get("mapreduce.job.reduces"), Some("1"));
     }
 
     #[test]
