@@ -1031,6 +1031,18 @@ fn make_context(
             .get_or("stream.stderr.reporter.prefix", "reporter:")
             .to_string(),
         counter_limits: counter_limits(conf)?,
+        // Hadoop reads it as an int: -1 (or less) leaves values whole.
+        env_value_limit: match conf.get("stream.jobconf.truncate.limit") {
+            None => None,
+            Some(v) => {
+                let limit: i64 = v.trim().parse().map_err(|_| {
+                    usage(format!(
+                        "-D stream.jobconf.truncate.limit={v}: expected a whole number"
+                    ))
+                })?;
+                usize::try_from(limit).ok()
+            }
+        },
         status,
     };
     Ok((context, scratch))

@@ -44,8 +44,6 @@ pub enum Accept {
     Bool(bool),
     /// A whole number of at least this.
     AtLeast(i64),
-    /// A whole number below this.
-    Below(i64),
     /// Decided by the command line and the other settings.
     When(fn(&StreamingArgs, &JobConf, &str) -> bool),
 }
@@ -58,7 +56,6 @@ impl Accept {
             Accept::Values(values) => values.contains(&value),
             Accept::Bool(b) => value.eq_ignore_ascii_case(if b { "true" } else { "false" }),
             Accept::AtLeast(n) => value.parse::<i64>().is_ok_and(|v| v >= n),
-            Accept::Below(n) => value.parse::<i64>().is_ok_and(|v| v < n),
             Accept::When(f) => f(args, conf, value),
         }
     }
@@ -82,7 +79,7 @@ const fn key(name: &'static str, old: &'static [&'static str], status: Status) -
     Key { name, old, status }
 }
 
-use Accept::{AtLeast, Below, Bool, Nothing, Values, When};
+use Accept::{AtLeast, Bool, Nothing, Values, When};
 use Status::{Honoured, Ignored, Refused, Set};
 
 const TUNING: &str = "cluster or JVM tuning; it cannot change the output";
@@ -122,7 +119,7 @@ pub const KEYS: &[Key] = &[
     key("stream.reduce.output.reader.class", &[], Ignored("Hadoop's streaming job replaces it with the class -io or stream.reduce.output names")),
     key("stream.io.identifier.resolver.class", &[], Refused(Values(&["org.apache.hadoop.streaming.io.IdentifierResolver"]), "a Java class that maps -io identifiers to Java readers and writers; sluice knows text, rawbytes, typedbytes and keyonlytext")),
     key("stream.recordreader.class", &[], Ignored("only read with -inputreader, which sluice refuses")),
-    key("stream.jobconf.truncate.limit", &[], Refused(Below(0), "Hadoop cuts longer configuration values in the programs' environment to this many characters; sluice passes them whole")),
+    key("stream.jobconf.truncate.limit", &[], Honoured("configuration values in the programs' environment are cut to this many characters, as Hadoop cuts them (-1, the default: whole)")),
     key("stream.joindelay.milli", &[], Honoured("ms a task waits, after a program's successful exit, for a process it left to close its output; what comes later is not read (0, the default: no limit)")),
     key("stream.tmpdir", &[], Ignored("where Hadoop builds the job's jar")),
     // The number of tasks.
@@ -508,7 +505,6 @@ mod tests {
         assert!(refusal(&[("mapreduce.job.outputformat.class", "x.Y")]).is_some());
         assert!(refusal(&[("fs.default.name", "hdfs://nn:8020")]).is_none());
         assert!(refusal(&[("fs.default.name", "gs://bucket")]).is_some());
-        assert!(refusal(&[("stream.jobconf.truncate.limit", "20000")]).is_some());
         assert!(
             refusal(&[("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false")]).is_some()
         );
@@ -536,7 +532,6 @@ mod tests {
                 "mapreduce.input.linerecordreader.line.maxlength",
                 "2147483647",
             )][..],
-            &[("stream.jobconf.truncate.limit", "-1")][..],
             &[("mapreduce.fileoutputcommitter.marksuccessfuljobs", "TRUE")][..],
             &[("fs.defaultFS", "file:///")][..],
             &[("mapreduce.map.skip.maxrecords", "0")][..],

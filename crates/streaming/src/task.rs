@@ -58,6 +58,9 @@ pub(super) struct JobContext {
     pub(super) reporter_prefix: String,
     /// How many counters a program may report.
     pub(super) counter_limits: CounterLimits,
+    /// The most characters of a configuration value put in a program's environment
+    /// (`stream.jobconf.truncate.limit`; `None`: whole).
+    pub(super) env_value_limit: Option<usize>,
     /// Live status: counters, task status lines, cancellation.
     pub(super) status: Arc<JobStatus>,
 }
@@ -297,6 +300,23 @@ pub(super) fn task_ids(
     (id.task_id(), id.to_string())
 }
 
+/// `value` cut to `limit` characters as Hadoop's task cuts a configuration value for the
+/// environment (`stream.jobconf.truncate.limit`): Java counts UTF-16 units, so a character
+/// outside the Basic Multilingual Plane counts twice, and one that would be split is left out.
+fn cut_to(value: String, limit: Option<usize>) -> String {
+    let Some(limit) = limit else {
+        return value;
+    };
+    let mut units = 0;
+    for (at, c) in value.char_indices() {
+        units += c.len_utf16();
+        if units > limit {
+            return value[..at].to_string();
+        }
+    }
+    value
+}
+
 impl Program {
     /// `error` with the program as its context: the role and, unless the error names it
     /// already (the program's own failures do), the command.
@@ -381,7 +401,7 @@ impl Program {
                 .conf
                 .substitute(value, &per_task)
                 .unwrap_or_else(|_| value.clone());
-            (name.clone(), value)
+            (name.clone(), cut_to(value, job.env_value_limit))
         }));
         let mut add = |key: &str, value: String| {
             env.push((env_var_name(key), value.clone()));
