@@ -6,7 +6,9 @@
 //! ends. A worker killed outright removes nothing, but the kernel releases its locks: so a
 //! directory whose lock can be taken belongs to no running worker. A worker starting on a
 //! scratch directory removes those ([`remove_stale`]); a live worker's directory is never
-//! touched, since its lock is held.
+//! touched, since its lock is held. Only directories a worker made are removed: each holds a
+//! marker file, [`MARKER`], from the moment it is locked. The scratch directory may be a disk
+//! the user keeps other things on (`--scratch /data`), and those are never touched.
 //!
 //! The lock is taken just after the directory is made; a worker cleaning up in that instant
 //! could take it for stale and remove it. So the maker, once it holds the lock, checks that
@@ -28,6 +30,10 @@ const STREAMING_PREFIX: &str = "sluice-";
 /// Attempts at making a directory that a cleaner removes each time before it is locked.
 const MAX_RACES: usize = 10;
 
+/// The file in each job directory that marks it as a worker's (and so removable once no worker
+/// holds it).
+const MARKER: &str = ".sluice-worker-job";
+
 /// A job's directory, locked while this value lives.
 #[derive(Debug)]
 pub(crate) struct JobDir {
@@ -47,7 +53,10 @@ impl JobDir {
             // for as long as it takes to remove it, believing it stale.
             let lock = OwnedDir::lock_waiting(&path)?;
             if lock.is_at(&path)? {
-                return Ok(JobDir { path, _lock: lock });
+                let dir = JobDir { path, _lock: lock };
+                // Removed with the directory (`Drop`) should writing it fail.
+                fs::File::create(dir.path.join(MARKER))?;
+                return Ok(dir);
             }
             // Removed by a worker cleaning up before the lock was taken: make another.
         }
@@ -92,8 +101,9 @@ fn make_unique(scratch: &Path, job_id: &str) -> io::Result<PathBuf> {
 }
 
 /// Removes the job directories in `scratch` that no running worker holds (left by workers
-/// that were killed); returns those removed. Files, and directories whose names no job could
-/// have, are left alone.
+/// that were killed); returns those removed. Only directories holding the [`MARKER`] a worker
+/// writes in its job directories are taken: files, and every other directory, are left alone
+/// (a worker killed between making a directory and marking it leaves an empty directory).
 pub(crate) fn remove_stale(scratch: &Path) -> Vec<PathBuf> {
     let mut removed = Vec::new();
     let Ok(entries) = fs::read_dir(scratch) else {
@@ -111,6 +121,10 @@ pub(crate) fn remove_stale(scratch: &Path) -> Vec<PathBuf> {
             continue;
         }
         let path = entry.path();
+        let marked = fs::symlink_metadata(path.join(MARKER)).is_ok_and(|m| m.is_file());
+        if !marked {
+            continue;
+        }
         // A running worker holds its directory's lock; a worker making a directory of this
         // name now waits for the lock, then sees the directory gone and makes another.
         if remove_if_unowned(&path) {
@@ -138,12 +152,13 @@ mod tests {
     fn a_directory_whose_lock_is_free_is_removed_and_a_held_one_is_not() {
         let scratch = tempfile::tempdir().expect("temp dir");
         // Left by a worker that is gone: nobody holds its lock.
-        let stale = scratch.path().join("job_1_0001");
+        let stale = left_by_a_killed_worker(scratch.path(), "job_1_0001");
         fs::create_dir_all(stale.join("spill")).expect("stale dir");
         fs::write(stale.join("spill/run-0"), b"records").expect("stale file");
         // A running worker's (this process holds its lock).
         let live = JobDir::create(scratch.path(), "job_2_0001").expect("live dir");
         fs::write(live.path().join("run-0"), b"records").expect("live file");
+        assert!(live.path().join(MARKER).is_file(), "a job directory without its marker");
         // Not a job's: left alone.
         fs::write(scratch.path().join("notes.txt"), b"mine").expect("file");
         let odd = scratch.path().join("has space");
@@ -163,6 +178,33 @@ mod tests {
         assert!(!live_path.exists(), "a job's directory stays after the job");
     }
 
+    /// A job directory as a worker killed outright leaves it: marked, and not locked.
+    fn left_by_a_killed_worker(scratch: &Path, job_id: &str) -> PathBuf {
+        let path = scratch.join(job_id);
+        fs::create_dir(&path).expect("job dir");
+        fs::write(path.join(MARKER), b"").expect("marker");
+        path
+    }
+
+    /// A scratch directory on a disk that holds the user's own directories, named as jobs
+    /// could be: none of them is removed, only what a worker left.
+    #[test]
+    fn the_users_directories_in_a_scratch_directory_are_never_removed() {
+        let scratch = tempfile::tempdir().expect("temp dir");
+        let mut theirs = Vec::new();
+        for name in ["photos", "projects", "backup-2024", "job_5_0001", "job_5_0001.2"] {
+            let dir = scratch.path().join(name);
+            fs::create_dir(&dir).expect("dir");
+            fs::write(dir.join("f"), b"precious").expect("file");
+            theirs.push(dir);
+        }
+        let stale = left_by_a_killed_worker(scratch.path(), "job_6_0001");
+        assert_eq!(remove_stale(scratch.path()), vec![stale]);
+        for dir in theirs {
+            assert!(dir.join("f").exists(), "{} was removed", dir.display());
+        }
+    }
+
     /// Two workers sharing a scratch directory, running the same job, get a directory each.
     #[test]
     fn the_same_job_twice_in_one_scratch_gets_two_directories() {
@@ -180,8 +222,7 @@ mod tests {
     #[test]
     fn a_directory_locked_by_another_process_is_kept() {
         let scratch = tempfile::tempdir().expect("temp dir");
-        let dir = scratch.path().join("job_4_0001");
-        fs::create_dir(&dir).expect("dir");
+        let dir = left_by_a_killed_worker(scratch.path(), "job_4_0001");
         // `flock` the directory in a child process that then waits on its stdin.
         let mut holder = std::process::Command::new("flock")
             .arg(&dir)
