@@ -588,7 +588,8 @@ pub(crate) struct Interrupted(String);
 fn main() -> ExitCode {
     // `sluice help streaming` shows what `sluice streaming -help` shows: the streaming options
     // are Hadoop's, parsed by sluice itself rather than by clap.
-    let raw: Vec<String> = std::env::args().skip(1).collect();
+    // Not `args()`, which panics on an argument that is not UTF-8: clap refuses those itself.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
     if raw.len() == 2 && raw[0] == "help" && raw[1] == "streaming" {
         print!("{}", sluice_streaming::USAGE);
         return ExitCode::SUCCESS;

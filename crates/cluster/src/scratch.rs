@@ -158,7 +158,10 @@ mod tests {
         // A running worker's (this process holds its lock).
         let live = JobDir::create(scratch.path(), "job_2_0001").expect("live dir");
         fs::write(live.path().join("run-0"), b"records").expect("live file");
-        assert!(live.path().join(MARKER).is_file(), "a job directory without its marker");
+        assert!(
+            live.path().join(MARKER).is_file(),
+            "a job directory without its marker"
+        );
         // Not a job's: left alone.
         fs::write(scratch.path().join("notes.txt"), b"mine").expect("file");
         let odd = scratch.path().join("has space");
@@ -192,7 +195,13 @@ mod tests {
     fn the_users_directories_in_a_scratch_directory_are_never_removed() {
         let scratch = tempfile::tempdir().expect("temp dir");
         let mut theirs = Vec::new();
-        for name in ["photos", "projects", "backup-2024", "job_5_0001", "job_5_0001.2"] {
+        for name in [
+            "photos",
+            "projects",
+            "backup-2024",
+            "job_5_0001",
+            "job_5_0001.2",
+        ] {
             let dir = scratch.path().join(name);
             fs::create_dir(&dir).expect("dir");
             fs::write(dir.join("f"), b"precious").expect("file");

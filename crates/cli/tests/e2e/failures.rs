@@ -758,3 +758,34 @@ fn what_a_killed_job_left_is_removed_by_the_next() {
     };
     assert_eq!(counts(&out), counts(&other), "the rerun's counts");
 }
+
+/// An argument that is not UTF-8 (a path in another encoding) is a usage error, exit 2, never a
+/// panic, whichever command gets it.
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b\n").unwrap();
+    let output = dir.path().join(OsStr::from_bytes(b"out\xff"));
+    for (command, output_option) in [
+        (&["run", "wordcount", "--input"][..], "--output"),
+        (&["streaming", "-mapper", "cat", "-input"][..], "-output"),
+    ] {
+        let mut args: Vec<&OsStr> = command.iter().map(OsStr::new).collect();
+        args.extend([
+            input.as_os_str(),
+            OsStr::new(output_option),
+            output.as_os_str(),
+        ]);
+        let out = Command::new(crate::util::SLUICE)
+            .args(&args)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{command:?}: {stderr}");
+        assert!(stderr.contains("invalid UTF-8"), "{command:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{command:?}: {stderr}");
+    }
+}
