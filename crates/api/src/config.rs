@@ -35,7 +35,8 @@ pub struct JobConfig {
     /// parent directory if the output is local, else the system's temporary directory.
     pub spill_parents: Vec<PathBuf>,
     /// How many times a map task may run before its failure fails the job (default 1: no
-    /// retry, since a built-in job fails the same way every time).
+    /// retry, since a built-in job fails the same way every time on one machine; the command
+    /// line asks for more on a cluster, where a failure may be the worker's own).
     pub map_attempts: usize,
     /// The same for reduce tasks.
     pub reduce_attempts: usize,

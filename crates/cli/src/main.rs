@@ -332,6 +332,33 @@ impl CommonArgs {
         }
     }
 
+    /// How many times a map and a reduce task may run: `-D mapreduce.map.maxattempts` and
+    /// `mapreduce.reduce.maxattempts` (or their old names), else 4 on a cluster, as Hadoop's
+    /// default — a task that failed on one worker (a full disk, a lost connection) may succeed
+    /// on another — and 1 on this machine, where a built-in job's task fails the same way again.
+    fn attempts(&self) -> Result<(usize, usize)> {
+        let default = if self.cluster.is_some() { 4 } else { 1 };
+        let attempts = |key: &str, old: &str| -> Result<usize> {
+            let Some(text) = self.defined(key).or_else(|| self.defined(old)) else {
+                return Ok(default);
+            };
+            text.trim()
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n >= 1)
+                .ok_or_else(|| {
+                    UsageError(format!(
+                        "-D {key}={text}: expected a whole number of at least 1"
+                    ))
+                    .into()
+                })
+        };
+        Ok((
+            attempts("mapreduce.map.maxattempts", "mapred.map.max.attempts")?,
+            attempts("mapreduce.reduce.maxattempts", "mapred.reduce.max.attempts")?,
+        ))
+    }
+
     /// The last `-D key=VALUE`'s value, unless empty (`-D key=` unsets it).
     fn defined(&self, key: &str) -> Option<&str> {
         self.define
@@ -880,6 +907,8 @@ fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<Job
         .with_threads(args.threads()?)
         .with_spill_codec(args.spill_codec.unwrap_or(default_codec))
         .with_reduce_split_bytes(args.reduce_split.0);
+    let (map_attempts, reduce_attempts) = args.attempts()?;
+    config = config.with_attempts(map_attempts, reduce_attempts);
     if let Some(size) = args.split_size {
         config = config.with_fixed_split_size(size);
     }

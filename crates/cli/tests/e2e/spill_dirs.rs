@@ -225,3 +225,64 @@ fn a_built_in_job_uses_every_spill_dir_given() {
     assert!(out.stderr.contains("blocked/x"), "{}", out.stderr);
     assert!(!dir.path().join("refused").exists());
 }
+
+/// On a cluster, a built-in job's map task that fails on one worker (its only spill disk is
+/// full) is tried again, on another worker, as Hadoop tries a failed attempt again: the job
+/// succeeds with the output it has on one machine. (Built-in jobs are tried once on one
+/// machine, where they would fail the same way again.)
+#[test]
+#[cfg_attr(
+    not(feature = "test-root"),
+    ignore = "mounts a tmpfs: needs root (cargo test --features test-root)"
+)]
+fn a_task_failing_on_a_worker_with_a_full_disk_runs_again_on_another() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    crate::util::gen_text(&input, "12MiB", 1, 3);
+    let full = dir.path().join("full");
+    let _mount = crate::util::Mount::tmpfs(&full, "1m");
+    // Small budgets: every map task spills.
+    let mut workers =
+        sluice_testkit::Workers::start(Path::new(SLUICE), &dir.path().join("w"), 1, "8MiB", |_| {});
+    workers.add(&dir.path().join("w/scratch-full"), |c| {
+        c.arg("--spill-dirs").arg(&full);
+    });
+    let path = |p: &Path| p.to_str().unwrap().to_string();
+    let mut args = vec![
+        "run".to_string(),
+        "sort".into(),
+        "--split-size".into(),
+        "2MiB".into(),
+        "--input".into(),
+        path(&input),
+        "--output".into(),
+        path(&dir.path().join("cluster")),
+    ];
+    args.extend(workers.args());
+    let run = sluice(&args, None);
+    run.assert_code(0, "sort on two workers, one with a full disk");
+    assert!(
+        run.stderr.contains("No space left on device") && run.stderr.contains("trying again"),
+        "no attempt failed on the full disk: {}",
+        run.stderr
+    );
+    let local = dir.path().join("local");
+    sluice(
+        &[
+            "run",
+            "sort",
+            "-q",
+            "--input",
+            &path(&input),
+            "--output",
+            &path(&local),
+        ],
+        None,
+    )
+    .assert_code(0, "sort on one machine");
+    assert_eq!(
+        fs::read(local.join("part-r-00000")).unwrap(),
+        fs::read(dir.path().join("cluster/part-r-00000")).unwrap(),
+        "the outputs differ"
+    );
+}
