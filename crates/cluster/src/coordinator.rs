@@ -57,6 +57,12 @@ use crate::protocol::{
 use crate::shipping;
 use crate::ClusterError;
 
+/// Times in a row a stage's input may fail to be completed, with no worker lost, before the
+/// job fails with the worker's reason (a full disk fails the same way every time); tasks whose
+/// output could not be had run again between tries, as Hadoop reruns a map whose output
+/// cannot be fetched.
+const MAX_FAILED_SEALS: usize = 4;
+
 /// How long the coordinator waits to reach a worker.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a worker may take to set a job up (a streaming job's files, its stores).
@@ -979,6 +985,9 @@ impl Run {
         status: &Arc<JobStatus>,
     ) -> Result<bool, ClusterError> {
         let mut reopen = sealed_before;
+        // Rounds in which some worker could not have some task's output though no worker was
+        // lost: a worker whose disk is full fails the same way each time.
+        let mut failed_rounds = 0;
         loop {
             if reopen {
                 for w in self.alive() {
@@ -995,13 +1004,21 @@ impl Run {
                 .iter()
                 .map(|w| w.filter(|w| !self.gone[*w]))
                 .collect();
-            let (missing, lost) = self.seal(stage, holders, status)?;
+            let (missing, why, lost) = self.seal(stage, holders, status)?;
             let lost = lost || lost_flushing;
             if missing.is_empty() && !lost {
                 return Ok(true);
             }
             if missing.is_empty() {
                 continue;
+            }
+            if !lost {
+                failed_rounds += 1;
+                if failed_rounds >= MAX_FAILED_SEALS {
+                    return Err(why.unwrap_or_else(|| {
+                        ClusterError::Setup(format!("stage {stage}'s input cannot be completed"))
+                    }));
+                }
             }
             if stage > 1 {
                 return Ok(false);
@@ -1122,14 +1139,15 @@ impl Run {
     }
 
     /// Asks every worker still in the job to complete and seal stage `stage`'s input;
-    /// returns the tasks whose output some worker could not have, and whether a worker was
-    /// lost meanwhile (its partitions then have new owners, who must be asked again).
+    /// returns the tasks whose output some worker could not have (with the first worker that
+    /// could not and why), and whether a worker was lost meanwhile (its partitions then have
+    /// new owners, who must be asked again).
     fn seal(
         &mut self,
         stage: usize,
         holders: Vec<Option<usize>>,
         status: &JobStatus,
-    ) -> Result<(BTreeSet<usize>, bool), ClusterError> {
+    ) -> Result<(BTreeSet<usize>, Option<ClusterError>, bool), ClusterError> {
         let alive = self.alive();
         for &w in &alive {
             self.send(
@@ -1142,6 +1160,7 @@ impl Run {
         }
         let mut waiting: BTreeSet<usize> = alive.into_iter().collect();
         let mut missing = BTreeSet::new();
+        let mut first_why = None;
         let mut lost = false;
         while !waiting.is_empty() {
             match self.next_event(None)? {
@@ -1150,9 +1169,18 @@ impl Run {
                     ToCoordinator::Sealed {
                         stage: s,
                         missing: m,
+                        why,
                     },
                 ) if s == stage && waiting.contains(&w) => {
                     waiting.remove(&w);
+                    if !m.is_empty() && first_why.is_none() {
+                        first_why = Some(ClusterError::Worker {
+                            worker: self.workers[w].label(),
+                            error: why.unwrap_or_else(|| {
+                                format!("cannot have the output of task(s) {m:?}")
+                            }),
+                        });
+                    }
                     missing.extend(m);
                 }
                 Event::Message(w, other) => return Err(self.unexpected(w, &other)),
@@ -1164,7 +1192,7 @@ impl Run {
                 }
             }
         }
-        Ok((missing, lost))
+        Ok((missing, first_why, lost))
     }
 
     /// Runs `todo` of a phase's tasks, keeping every worker as busy as it has threads.

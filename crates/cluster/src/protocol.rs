@@ -202,6 +202,9 @@ pub enum ToCoordinator {
         stage: usize,
         /// Tasks whose output this worker lacks.
         missing: Vec<usize>,
+        /// Why the first of them could not be had (a pull that failed, a full disk).
+        #[serde(default)]
+        why: Option<String>,
     },
     /// A task attempt has computed its output and is delivering it (keeping it, pushing it
     /// to the owners of its partitions): its thread is free for another task. Its

@@ -669,11 +669,15 @@ impl Session<'_> {
                 ToWorker::Seal { stage, holders } => {
                     let job = self.job()?;
                     match job.seal(stage, &holders, &*self.worker.log) {
-                        Ok(missing) => {
+                        Ok((missing, why)) => {
                             if missing.is_empty() {
                                 (self.worker.log)(&format!("job {}: stage {stage} sealed", job.id));
                             }
-                            self.send(&ToCoordinator::Sealed { stage, missing })?;
+                            self.send(&ToCoordinator::Sealed {
+                                stage,
+                                missing,
+                                why,
+                            })?;
                         }
                         Err(e) => self.send(&ToCoordinator::JobFailed {
                             error: error_chain(&e),
@@ -1497,13 +1501,13 @@ impl RunningJob {
 
     /// Fetches what this worker lacks of its partitions of stage `stage` from the workers
     /// holding each task's output, then seals the stage. Returns the tasks whose output
-    /// could not be had (the stage is then not sealed).
+    /// could not be had (the stage is then not sealed), and why the first could not.
     fn seal(
         &self,
         stage: usize,
         holders: &[Option<usize>],
         log: &Log,
-    ) -> Result<Vec<usize>, ClusterError> {
+    ) -> Result<(Vec<usize>, Option<String>), ClusterError> {
         let index = stage
             .checked_sub(1)
             .ok_or_else(|| ClusterError::Setup("stages are numbered from 1".into()))?;
@@ -1513,6 +1517,7 @@ impl RunningJob {
             .filter(|p| owners[*p] == peers.me)
             .collect();
         let mut missing = Vec::new();
+        let mut why = None;
         for (task, holder) in holders.iter().enumerate() {
             let gaps: Vec<usize> = {
                 let received = lock(&self.received);
@@ -1543,10 +1548,12 @@ impl RunningJob {
                     self.accept(stage, task, &gaps, runs)?;
                 }
                 Err(e) => {
-                    log(&format!(
-                        "job {}: cannot have task {task}'s output for stage {stage}: {e}",
-                        self.id
-                    ));
+                    let reason = format!(
+                        "cannot have task {task}'s output for stage {stage}: {}",
+                        error_chain(&e)
+                    );
+                    log(&format!("job {}: {reason}", self.id));
+                    why.get_or_insert(reason);
                     missing.push(task);
                 }
             }
@@ -1554,7 +1561,7 @@ impl RunningJob {
         if missing.is_empty() {
             self.host.seal(index)?;
         }
-        Ok(missing)
+        Ok((missing, why))
     }
 
     /// Pulls `partitions` of task `task`'s output for stage `stage` from `addr`.

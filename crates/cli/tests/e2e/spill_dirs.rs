@@ -286,3 +286,64 @@ fn a_task_failing_on_a_worker_with_a_full_disk_runs_again_on_another() {
         "the outputs differ"
     );
 }
+
+/// On a cluster, a worker whose disk is full cannot take its partitions' input, however often
+/// the maps that made it run again: the job fails, with the worker's reason and no output,
+/// instead of trying for ever.
+#[test]
+#[cfg_attr(
+    not(feature = "test-root"),
+    ignore = "mounts a tmpfs: needs root (cargo test --features test-root)"
+)]
+fn a_worker_that_cannot_take_its_input_fails_the_job_instead_of_holding_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in");
+    crate::util::gen_text(&input, "20MiB", 4, 5);
+    let full = dir.path().join("full");
+    let _mount = crate::util::Mount::tmpfs(&full, "3m");
+    // Small budgets: received runs go to disk.
+    let mut workers =
+        sluice_testkit::Workers::start(Path::new(SLUICE), &dir.path().join("w"), 1, "8MiB", |_| {});
+    // Its job directory, spills and received runs all on the full disk.
+    workers.add(&full, |_| {});
+    let output = dir.path().join("out");
+    let mut args: Vec<String> = [
+        "streaming",
+        "-D",
+        "mapreduce.job.reduces=2",
+        "-input",
+        input.to_str().unwrap(),
+        "-output",
+        output.to_str().unwrap(),
+        "-mapper",
+        "cat",
+        "-reducer",
+        "cat",
+    ]
+    .iter()
+    .map(|s| (*s).to_string())
+    .collect();
+    args.splice(1..1, workers.args());
+    let mut job = Command::new(SLUICE)
+        .args(&args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let ended = wait_until(Duration::from_secs(180), || {
+        job.try_wait().unwrap().is_some()
+    });
+    if !ended {
+        let _ = job.kill();
+        let _ = job.wait();
+        panic!("the job was still running after 180 s");
+    }
+    let out = job.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("No space left on device") && stderr.contains("output for stage 1"),
+        "{stderr}"
+    );
+    assert!(!output.exists(), "output left behind");
+}
