@@ -113,7 +113,7 @@ pub struct InputFile {
 /// directory (a FIFO, a device) counts as a file. An empty directory contributes no files.
 ///
 /// The result follows the order of `args`, the files each names sorted by path bytes; a file
-/// named twice is kept once, where it is first named.
+/// that two arguments name is there twice, as Hadoop reads it twice.
 ///
 /// This is [`discover`] on [`LocalStorage`], for the local paths the engine plans with today.
 ///
@@ -189,8 +189,9 @@ impl From<InputFile> for StoredInput {
 ///
 /// The result follows the order of `inputs`, as Hadoop's input formats list them (so the
 /// first map tasks read the first inputs); the files each input names are sorted by location
-/// (a local path's bytes), as Hadoop's globs and HDFS's listings sort them. A file named
-/// twice is read once, where it is first named.
+/// (a local path's bytes), as Hadoop's globs and HDFS's listings sort them, each once. A file
+/// that two inputs name (`-input logs -input logs/a.txt`, overlapping globs) is there for each,
+/// as Hadoop's input formats list it for each and its job reads it twice.
 ///
 /// # Errors
 /// [`IoError::InputNotFound`] for a missing location or a glob matching nothing (its `path`
@@ -201,7 +202,6 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
     let not_found = |input: &Location| IoError::InputNotFound {
         path: input.error_path(),
     };
-    let mut seen = std::collections::HashSet::new();
     for input in inputs {
         let mut named = Vec::new();
         if let Some(alternatives) = brace_alternatives(input)? {
@@ -240,11 +240,9 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
             add(storage, status, &mut named)?;
         }
         named.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
-        for status in named {
-            if seen.insert(status.location.sort_key().into_owned()) {
-                found.push(status);
-            }
-        }
+        // `{a,a}` names a file once.
+        named.dedup_by(|a, b| a.location.sort_key() == b.location.sort_key());
+        found.append(&mut named);
     }
     Ok(found.into_iter().map(StoredInput::new).collect())
 }

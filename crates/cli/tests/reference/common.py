@@ -43,9 +43,12 @@ def walk(directory, out):
 
 
 def discover(args):
-    """Input arguments (bytes) -> sorted distinct file paths (bytes)."""
-    files = []
+    """Input arguments (bytes) -> file paths (bytes): in the order of the arguments, each
+    argument's files sorted and distinct; a file two arguments name comes for each (Hadoop
+    reads it twice)."""
+    result = []
     for arg in args:
+        files = []
         if any(c in arg for c in b"*?["):
             matches = sorted(glob.glob(arg))
             found = False
@@ -65,7 +68,8 @@ def discover(args):
             files.append(arg)  # a file named explicitly is read even if hidden
         else:
             fail("missing input %r" % arg)
-    return sorted(set(files))
+        result.extend(sorted(set(files)))
+    return result
 
 
 def read(path, raw=False):
