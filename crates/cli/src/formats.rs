@@ -137,6 +137,79 @@ pub(crate) fn sequence_file_output(
     })
 }
 
+/// Settings of Hadoop's that change what a job writes and that the built-in jobs do not do:
+/// each key (and its old name), the values that change nothing (compared without case), and
+/// what it does in Hadoop.
+const UNHONOURED: &[(&str, &str, &[&str], &str)] = &[
+    (
+        "mapreduce.output.textoutputformat.separator",
+        "mapred.textoutputformat.separator",
+        &["\t"],
+        "another separator between key and value",
+    ),
+    (
+        "textinputformat.record.delimiter",
+        "textinputformat.record.delimiter",
+        &[],
+        "records cut at another delimiter than line ends",
+    ),
+    (
+        "mapreduce.output.basename",
+        "mapreduce.output.basename",
+        &["part"],
+        "part files of another name",
+    ),
+    (
+        "mapreduce.fileoutputcommitter.marksuccessfuljobs",
+        "mapreduce.fileoutputcommitter.marksuccessfuljobs",
+        &["true"],
+        "no _SUCCESS file",
+    ),
+    (
+        "mapreduce.job.partitioner.class",
+        "mapred.partitioner.class",
+        &[
+            "org.apache.hadoop.mapreduce.lib.partition.HashPartitioner",
+            "org.apache.hadoop.mapred.lib.HashPartitioner",
+        ],
+        "keys spread over the part files by another partitioner",
+    ),
+    (
+        "mapreduce.job.output.key.comparator.class",
+        "mapred.output.key.comparator.class",
+        &[],
+        "keys sorted in another order",
+    ),
+    (
+        "mapreduce.job.output.group.comparator.class",
+        "mapred.output.value.groupfn.class",
+        &[],
+        "keys grouped for the reducer in another way",
+    ),
+];
+
+/// Refuses the `-D` settings the built-in jobs would otherwise ignore while Hadoop's job would
+/// write another output for them (a wrapper's `-D` meant for Hadoop's wordcount must not make
+/// a different output without a word). `sluice streaming` honours or refuses them itself.
+pub(crate) fn refuse_unhonoured(defines: &[(String, String)]) -> Result<()> {
+    for (key, old, harmless, what) in UNHONOURED {
+        let given = defines
+            .iter()
+            .rev()
+            .find(|(k, v)| (k == key || k == old) && !v.is_empty());
+        if let Some((k, v)) = given {
+            let changes_nothing = |h: &&str| v == h || h.eq_ignore_ascii_case(v.trim());
+            if !harmless.iter().any(changes_nothing) {
+                bail!(
+                    "-D {k}={v}: Hadoop's job would write {what}; sluice's built-in jobs do \
+                     not (leave it out, or run the job with sluice streaming)"
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Refuses `-D`'s output format class unless it is text: for the jobs that write text only.
 pub(crate) fn text_output_only(job: &str, defines: &[(String, String)]) -> Result<()> {
     if sequence_file_output(OutputFormatArg::Auto, defines)?.is_some() {
@@ -184,6 +257,43 @@ mod tests {
 
     fn d(key: &str, value: &str) -> Vec<(String, String)> {
         vec![(key.to_string(), value.to_string())]
+    }
+
+    /// Settings that would make Hadoop's job write another output are refused, naming the
+    /// key; their default values, and settings that change nothing, are not.
+    #[test]
+    fn settings_the_built_in_jobs_would_ignore_are_refused() {
+        for (key, value) in [
+            ("mapreduce.output.textoutputformat.separator", ","),
+            ("mapred.textoutputformat.separator", ";"),
+            ("textinputformat.record.delimiter", "-"),
+            ("mapreduce.output.basename", "result"),
+            ("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false"),
+            (
+                "mapreduce.job.partitioner.class",
+                "org.apache.hadoop.mapred.lib.KeyFieldBasedPartitioner",
+            ),
+            (
+                "mapreduce.job.output.key.comparator.class",
+                "org.apache.hadoop.mapred.lib.KeyFieldBasedComparator",
+            ),
+        ] {
+            let e = refuse_unhonoured(&d(key, value)).unwrap_err().to_string();
+            assert!(e.contains(key), "{e}");
+        }
+        for (key, value) in [
+            ("mapreduce.output.textoutputformat.separator", "\t"),
+            ("mapreduce.output.basename", "part"),
+            ("mapreduce.fileoutputcommitter.marksuccessfuljobs", "TRUE"),
+            (
+                "mapred.partitioner.class",
+                "org.apache.hadoop.mapred.lib.HashPartitioner",
+            ),
+            ("mapreduce.job.reduces", "3"),
+            ("mapreduce.output.basename", ""),
+        ] {
+            assert!(refuse_unhonoured(&d(key, value)).is_ok(), "{key}={value}");
+        }
     }
 
     #[test]

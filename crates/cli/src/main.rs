@@ -403,6 +403,7 @@ impl CommonArgs {
     /// allocated or created (terasort's sample and boundaries, say); the job's start checks
     /// the same.
     pub(crate) fn check(&self) -> Result<()> {
+        formats::refuse_unhonoured(&self.define).map_err(|e| UsageError(format!("{e}")))?;
         let memory = usize::try_from(self.memory()?).context("--memory is too large")?;
         let threads = self.threads()?;
         let reducers = self.reducers()?;

@@ -550,3 +550,36 @@ fn a_text_file_starting_with_seq_is_counted_as_text() {
         assert_same_output(&out, &expected, how);
     }
 }
+
+/// A `-D` setting that makes Hadoop's wordcount write another output (another separator, part
+/// file name, partitioner) is refused, naming it, instead of being ignored: a wrapper never
+/// gets an output that differs from Hadoop's without a word.
+#[test]
+fn settings_that_would_change_hadoops_output_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("in.txt");
+    fs::write(&input, "a b a\n").unwrap();
+    for setting in [
+        "mapreduce.output.textoutputformat.separator=,",
+        "mapreduce.output.basename=result",
+        "mapreduce.fileoutputcommitter.marksuccessfuljobs=false",
+    ] {
+        let out = dir.path().join("out");
+        let run = sluice(
+            &[
+                "jar",
+                EXAMPLES_JAR,
+                "wordcount",
+                "-D",
+                setting,
+                path(&input),
+                path(&out),
+            ],
+            None,
+        );
+        assert_ne!(run.code(), Some(0), "{setting}: {}", run.stderr);
+        let key = setting.split('=').next().unwrap();
+        assert!(run.stderr.contains(key), "{setting}: {}", run.stderr);
+        assert!(!out.exists(), "{setting}: output written");
+    }
+}
