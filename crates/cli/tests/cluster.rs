@@ -1655,6 +1655,8 @@ fn a_workers_default_scratch_is_named_by_its_port_and_removed_when_it_stops() {
     worker.kill().unwrap();
     worker.wait().unwrap();
     fs::create_dir(scratch.join("job_1_0001")).unwrap();
+    // The mark a worker puts in each job directory it makes.
+    fs::write(scratch.join("job_1_0001/.sluice-worker-job"), b"").unwrap();
     fs::write(scratch.join("job_1_0001/spill-0"), b"records").unwrap();
     // The next worker on the port takes the same directory and clears it.
     let mut worker = start();
