@@ -309,7 +309,7 @@ fn stop_on_signal(stop: &WorkerStop, log: Arc<sluice_cluster::Log>) -> Result<()
             }
             None => {
                 let _ = first.set(now);
-                log("stopping: ending the running job (its files are removed)");
+                log("stopping: a running job is ended and its files removed");
                 stop.stop();
             }
         }

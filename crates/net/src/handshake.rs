@@ -51,7 +51,7 @@ where
         .map_err(|_| {
             NetError::auth(
                 peer,
-                "the client's proof does not match: it does not know this job's secret",
+                "the client's proof does not match: it does not know the secret (the cluster's, or the job's for a shuffle)",
             )
         })?;
 
@@ -101,7 +101,7 @@ where
         .map_err(|_| {
             NetError::auth(
                 peer,
-                "the listener's proof does not match: it does not know this job's secret",
+                "the listener's proof does not match: it does not know the secret (the cluster's, or the job's for a shuffle)",
             )
         })
 }
