@@ -90,13 +90,34 @@ pub(crate) fn write_secret(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// `--listen`'s address: an IP address and port, or a host name and port, resolved to its
+/// first address (as `--cluster workers=` resolves names).
+fn listen_address(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    let mut addrs = text
+        .to_socket_addrs()
+        .map_err(|e| format!("{text}: expected ADDR:PORT or HOST:PORT: {e}"))?;
+    addrs
+        .next()
+        .ok_or_else(|| format!("{text}: the name resolves to no address"))
+}
+
 /// `sluice worker`'s options.
 #[derive(Args)]
 pub(crate) struct WorkerArgs {
-    /// The address to listen on for coordinators, e.g. 10.0.0.5:7070 (no default: a worker
-    /// listens only where it is told to). Each job's shuffle listens on the address the
-    /// coordinator reached, at a port of its own.
-    #[arg(long, required_unless_present = "connect", conflicts_with = "connect")]
+    /// The address to listen on for coordinators, e.g. 10.0.0.5:7070 or a host name that
+    /// resolves to this machine, localhost:7070 (no default: a worker listens only where it is
+    /// told to). Each job's shuffle listens on the address the coordinator reached, at a port
+    /// of its own.
+    #[arg(
+        long,
+        value_name = "ADDR:PORT",
+        value_parser = listen_address,
+        required_unless_present = "connect",
+        conflicts_with = "connect"
+    )]
     listen: Option<SocketAddr>,
     /// Instead of listening, connect to the coordinator at HOST:PORT, work for its job, and
     /// exit (how workers start in YARN containers).
@@ -640,5 +661,19 @@ mod tests {
         assert!(coordinator_address(Some("no such host.invalid")).is_err());
         // Unset: this host's name's address, never a wildcard.
         assert!(!coordinator_address(None).unwrap().ip().is_unspecified());
+    }
+
+    /// `--listen` takes an address or a host name, resolved (localhost to loopback), and says
+    /// what is wrong with anything else.
+    #[test]
+    fn a_worker_listens_at_an_address_or_a_host_name() {
+        assert_eq!(
+            listen_address("10.0.0.5:7070").unwrap(),
+            "10.0.0.5:7070".parse::<SocketAddr>().unwrap()
+        );
+        let local = listen_address("localhost:7070").unwrap();
+        assert!(local.ip().is_loopback() && local.port() == 7070, "{local}");
+        assert!(listen_address("localhost").is_err());
+        assert!(listen_address("no such host.invalid:1").is_err());
     }
 }
