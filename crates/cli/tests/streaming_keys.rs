@@ -41,7 +41,6 @@ const REFUSED: &[(&str, &str)] = &[
     ("mapreduce.input.fileinputformat.inputdir", "/elsewhere"),
     ("mapred.input.dir", "/elsewhere"),
     ("mapreduce.fileoutputcommitter.marksuccessfuljobs", "false"),
-    ("stream.jobconf.truncate.limit", "20000"),
     (
         "stream.io.identifier.resolver.class",
         "com.example.Resolver",
@@ -72,7 +71,6 @@ const DEFAULTS: &[(&str, &str)] = &[
         "2147483647",
     ),
     ("mapreduce.fileoutputcommitter.marksuccessfuljobs", "true"),
-    ("stream.jobconf.truncate.limit", "-1"),
     ("mapreduce.map.failures.maxpercent", "0"),
     ("mapreduce.map.skip.maxrecords", "0"),
     ("fs.defaultFS", "file:///"),
