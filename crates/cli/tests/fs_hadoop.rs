@@ -3,7 +3,9 @@
 //! same commands, one after another, each system in a directory of its own holding the same
 //! files. Every command must end with the same exit status, print the same standard output
 //! and the same messages, and leave the same files (Hadoop's hidden `.crc` checksum files
-//! aside).
+//! aside). Some of those files Hadoop wrote first, with their checksum files: sluice must hide
+//! those as Hadoop does and keep them in step, so that Hadoop can still read every file
+//! afterwards.
 // Helpers may unwrap, as `#[test]` functions may (see clippy.toml).
 #![allow(clippy::unwrap_used)]
 
@@ -21,8 +23,33 @@ fn root() -> PathBuf {
         .unwrap()
 }
 
+/// What Hadoop writes before either system starts, with its checksum files: a job's output
+/// (`made`), a file to merge over (`target.txt`), and a checksum file whose file is then
+/// deleted behind Hadoop's back (`made/orphan`).
+const SEED: &[&[&str]] = &[
+    &["-mkdir", "made"],
+    &["-put", "a.txt", "made/part-00000"],
+    &["-put", "b.txt", "made/part-00001"],
+    &["-put", "tree/sub/wide.dat", "made/part-00002"],
+    &["-touchz", "made/_SUCCESS"],
+    &["-put", "a.txt", "made/orphan"],
+    &["-put", "tree/one.txt", "target.txt"],
+];
+
 /// The commands, in order: what scripts run around their jobs, and the ways each fails.
 const COMMANDS: &[&[&str]] = &[
+    &["-ls", "made"],
+    &["-ls", "-C", "made/*"],
+    &["-ls", "-C", "made/.*"],
+    &["-du", "made"],
+    &["-du", "-s", "made"],
+    &["-cat", "made/*"],
+    &["-getmerge", "made", "target.txt"],
+    &["-put", "-f", "b.txt", "made/part-00000"],
+    &["-touchz", "made/orphan"],
+    &["-rm", "made/part-0000[1]"],
+    &["-put", "made", "copied"],
+    &["-get", "made", "got-made"],
     &["-mkdir", "d"],
     &["-mkdir", "d"],
     &["-mkdir", "x/y"],
@@ -103,6 +130,17 @@ const COMMANDS: &[&[&str]] = &[
     &["-mkdir"],
 ];
 
+/// What Hadoop reads afterwards in both directories, checking every checksum file it finds:
+/// a stale one fails the read (`ChecksumException`).
+const CHECK: &[&[&str]] = &[
+    &["-cat", "made/part-00000"],
+    &["-cat", "made/orphan"],
+    &["-cat", "target.txt"],
+    &["-cat", "copied/*"],
+    &["-cat", "got-made/*"],
+    &["-ls", "-C", "-R", "made"],
+];
+
 /// Lays out the files both systems start from in `dir`.
 fn prepare(dir: &Path) {
     fs::create_dir_all(dir).unwrap();
@@ -166,6 +204,14 @@ fn outcome(exit: String, out: String, err: &str) -> Outcome {
 
 /// Every file and directory below `dir` (`.crc` files left out) with a file's contents.
 fn tree(dir: &Path) -> BTreeMap<String, Option<String>> {
+    let mut found = tree_with_checksums(dir);
+    found.retain(|name, _| !name.ends_with(".crc"));
+    found
+}
+
+/// Every file and directory below `dir` with a file's contents (lossy: checksum files are
+/// binary).
+fn tree_with_checksums(dir: &Path) -> BTreeMap<String, Option<String>> {
     let mut found = BTreeMap::new();
     let mut pending = vec![dir.to_path_buf()];
     while let Some(d) = pending.pop() {
@@ -173,14 +219,12 @@ fn tree(dir: &Path) -> BTreeMap<String, Option<String>> {
             let entry = entry.unwrap();
             let path = entry.path();
             let name = path.strip_prefix(dir).unwrap().display().to_string();
-            if name.ends_with(".crc") {
-                continue;
-            }
             if path.is_dir() {
                 found.insert(name, None);
                 pending.push(path);
             } else {
-                found.insert(name, Some(fs::read_to_string(&path).unwrap()));
+                let bytes = fs::read(&path).unwrap();
+                found.insert(name, Some(String::from_utf8_lossy(&bytes).into_owned()));
             }
         }
     }
@@ -202,36 +246,22 @@ fn sluice_fs_does_what_hadoop_fs_does() {
     );
     let scratch = tempfile::tempdir().unwrap();
     let s = scratch.path();
-    let script = s.join("commands");
-    let lines: Vec<String> = COMMANDS.iter().map(|c| c.join("\t")).collect();
-    fs::write(&script, lines.join("\n") + "\n").unwrap();
 
+    let seed = s.join("seed");
+    prepare(&seed);
+    hadoop_fs(&root, &seed, SEED, &s.join("seeded"));
+    fs::remove_file(seed.join("made/orphan")).unwrap();
+    assert!(seed.join("made/.orphan.crc").exists());
     let hadoop_dir = s.join("hadoop");
-    prepare(&hadoop_dir);
-    let results = s.join("results");
-    fs::create_dir(&results).unwrap();
-    let status = Command::new("java")
-        .arg("-cp")
-        .arg(format!("{}/*", lib.display()))
-        .arg(format!(
-            "-Dlog4j.configuration=file:{}",
-            root.join("tests/hadoop/log4j.properties").display()
-        ))
-        .arg(root.join("tests/hadoop/FsBatch.java"))
-        .arg(&script)
-        .arg(&results)
-        .current_dir(&hadoop_dir)
-        .env_remove("HADOOP_CONF_DIR")
-        .status()
-        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
-    assert!(status.success(), "FsBatch.java failed");
-
     let sluice_dir = s.join("sluice");
-    prepare(&sluice_dir);
+    copy_tree(&seed, &hadoop_dir);
+    copy_tree(&seed, &sluice_dir);
+
+    let results = s.join("results");
+    hadoop_fs(&root, &hadoop_dir, COMMANDS, &results);
     let mut differences = Vec::new();
     for (i, command) in COMMANDS.iter().enumerate() {
-        let read = |ext: &str| fs::read_to_string(results.join(format!("{i}.{ext}"))).unwrap();
-        let hadoop = outcome(read("exit"), read("out"), &read("err"));
+        let hadoop = recorded(&results, i);
         let out = Command::new(SLUICE)
             .arg("fs")
             .args(*command)
@@ -241,7 +271,7 @@ fn sluice_fs_does_what_hadoop_fs_does() {
             .unwrap();
         let sluice = outcome(
             out.status.code().unwrap().to_string(),
-            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
             // Hadoop names a missing parent by its full path, which differs by directory.
             &String::from_utf8(out.stderr)
                 .unwrap()
@@ -264,6 +294,82 @@ fn sluice_fs_does_what_hadoop_fs_does() {
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
     assert_eq!(tree(&sluice_dir), tree(&hadoop_dir));
+
+    // Hadoop reads what each left as it reads its own: no stale checksum file fails it.
+    hadoop_fs(&root, &hadoop_dir, CHECK, &s.join("check-hadoop"));
+    hadoop_fs(&root, &sluice_dir, CHECK, &s.join("check-sluice"));
+    for (i, command) in CHECK.iter().enumerate() {
+        let (hadoop, sluice) = (
+            recorded(&s.join("check-hadoop"), i),
+            recorded(&s.join("check-sluice"), i),
+        );
+        assert_eq!(
+            hadoop.exit,
+            "0",
+            "Hadoop's fs {}: {hadoop:?}",
+            command.join(" ")
+        );
+        assert_eq!(
+            sluice,
+            hadoop,
+            "Hadoop's fs {} after sluice",
+            command.join(" ")
+        );
+    }
+    // And no checksum file is left without its file.
+    for (name, _) in tree_with_checksums(&sluice_dir) {
+        let path = Path::new(&name);
+        let file = path.file_name().unwrap().to_str().unwrap();
+        if let Some(of) = file.strip_prefix('.').and_then(|f| f.strip_suffix(".crc")) {
+            assert!(
+                sluice_dir.join(path.with_file_name(of)).exists(),
+                "{name} is left without its file"
+            );
+        }
+    }
+}
+
+/// Runs `commands` through Hadoop's `FsShell` in `dir`, recording each command's outcome in
+/// `results`.
+fn hadoop_fs(root: &Path, dir: &Path, commands: &[&[&str]], results: &Path) {
+    let script = results.with_extension("commands");
+    let lines: Vec<String> = commands.iter().map(|c| c.join("\t")).collect();
+    fs::write(&script, lines.join("\n") + "\n").unwrap();
+    fs::create_dir(results).unwrap();
+    let status = Command::new("java")
+        .arg("-cp")
+        .arg(format!("{}/*", root.join("target/hadoop/lib").display()))
+        .arg(format!(
+            "-Dlog4j.configuration=file:{}",
+            root.join("tests/hadoop/log4j.properties").display()
+        ))
+        .arg(root.join("tests/hadoop/FsBatch.java"))
+        .arg(&script)
+        .arg(results)
+        .current_dir(dir)
+        .env_remove("HADOOP_CONF_DIR")
+        .status()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(status.success(), "FsBatch.java failed");
+}
+
+/// The outcome of command `i` that [`hadoop_fs`] recorded.
+fn recorded(results: &Path, i: usize) -> Outcome {
+    let read = |ext: &str| fs::read_to_string(results.join(format!("{i}.{ext}"))).unwrap();
+    outcome(read("exit"), read("out"), &read("err"))
+}
+
+/// Copies directory `from`, everything in it, to a new directory `to`.
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir(to).unwrap();
+    for entry in fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &to.join(entry.file_name()));
+        } else {
+            fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+        }
+    }
 }
 
 /// `-put -` copies standard input, as scripts pipe generated input into place; `-help` lists

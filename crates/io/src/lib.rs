@@ -41,6 +41,7 @@
 #![forbid(unsafe_code)]
 
 mod braces;
+mod checksum_file;
 mod codec;
 mod combine;
 mod commit;
@@ -60,6 +61,7 @@ mod split;
 mod storage;
 mod stores;
 
+pub use checksum_file::is_checksum_file_name;
 pub use codec::{CompressedWriter, OutputCodec};
 pub use combine::{plan_combined_splits, CombineSizes};
 pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt};

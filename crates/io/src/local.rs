@@ -5,6 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
+use crate::checksum_file::{delete_checksum_of, follow_rename, listed};
 use crate::input::is_hidden;
 use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, StorageWriter};
 
@@ -24,6 +25,11 @@ use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, S
 /// which reads its own local files directly.) [`CachePolicy::DropBehind`] drops the pages read
 /// from the page cache every 8 MiB. Files are created with [`DirectWriter`] (past the page
 /// cache), never over an existing file.
+///
+/// Hadoop's checksum files (`.NAME.crc`) are kept in step as Hadoop's own local file system
+/// keeps them (see [`is_checksum_file_name`](crate::is_checksum_file_name)): listings leave
+/// them out, and deleting, renaming or creating a file deletes or moves the checksum file of
+/// its name.
 #[derive(Debug, Clone, Default)]
 pub struct LocalStorage {
     _private: (),
@@ -110,6 +116,9 @@ impl Storage for LocalStorage {
         let listing = fs::read_dir(dir_path(path)).map_err(|e| read_error(path, e))?;
         for entry in listing {
             let entry = entry.map_err(|e| read_error(path, e))?;
+            if !listed(&entry.file_name()) {
+                continue;
+            }
             let child = dir.join(entry.file_name());
             let meta = match fs::metadata(entry.path()) {
                 Ok(meta) => meta,
@@ -208,13 +217,18 @@ impl Storage for LocalStorage {
             fs::create_dir_all(parent).map_err(|e| write_error(parent, e))?;
         }
         let writer = DirectWriter::create_with(path, buffer).map_err(|e| write_error(path, e))?;
+        // Only once the file is ours: a create refused (the file exists) changes nothing.
+        delete_checksum_of(path).map_err(|e| write_error(path, e))?;
         Ok(StorageWriter::from(writer))
     }
 
     fn delete(&self, location: &Location) -> Result<bool, IoError> {
         let path = self.path(location)?;
         match fs::remove_file(path) {
-            Ok(()) => Ok(true),
+            Ok(()) => {
+                delete_checksum_of(path).map_err(|e| write_error(path, e))?;
+                Ok(true)
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(source) => Err(write_error(path, source)),
         }
@@ -222,7 +236,13 @@ impl Storage for LocalStorage {
 
     fn rename(&self, from: &Location, to: &Location) -> Result<(), IoError> {
         let (source, target) = (self.path(from)?, self.path(to)?);
-        fs::rename(source, target).map_err(|e| write_error(target, e))
+        let is_dir = fs::symlink_metadata(source).is_ok_and(|m| m.is_dir());
+        fs::rename(source, target).map_err(|e| write_error(target, e))?;
+        if is_dir {
+            // A directory's checksum files are inside it, and move with it.
+            return Ok(());
+        }
+        follow_rename(source, target).map_err(|e| write_error(target, e))
     }
 
     fn make_dirs(&self, location: &Location) -> Result<(), IoError> {
@@ -236,7 +256,7 @@ impl Storage for LocalStorage {
         // stays.
         let removed = match fs::symlink_metadata(path) {
             Ok(meta) if meta.is_dir() => fs::remove_dir_all(path),
-            Ok(_) => fs::remove_file(path),
+            Ok(_) => fs::remove_file(path).and_then(|()| delete_checksum_of(path)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(false),
             Err(e) => Err(e),
         };

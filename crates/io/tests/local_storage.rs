@@ -23,6 +23,7 @@ fn tree() -> tempfile::TempDir {
         ("a.txt", "a\n"),
         ("_SUCCESS", ""),
         (".a.txt.crc", "crc"),
+        (".hidden", "hidden"),
         ("sub/c.gz", "not really gzip"),
         ("sub/deeper/d.txt", "dddd\n"),
         ("sub/deeper/_x", "hidden"),
@@ -59,7 +60,7 @@ fn names(statuses: &[sluice_io::FileStatus], root: &Path) -> Vec<String> {
 }
 
 #[test]
-fn listing_shows_hidden_names_and_walking_skips_them() {
+fn listing_shows_hidden_names_but_not_checksum_files_and_walking_skips_them() {
     let dir = tree();
     let root = dir.path().join("in");
     let storage = storage();
@@ -68,15 +69,7 @@ fn listing_shows_hidden_names_and_walking_skips_them() {
     let listed = storage.list(&top).unwrap();
     assert_eq!(
         names(&listed, &root),
-        [
-            ".a.txt.crc",
-            "_SUCCESS",
-            "_logs",
-            "a.txt",
-            "b.txt",
-            "other",
-            "sub"
-        ]
+        [".hidden", "_SUCCESS", "_logs", "a.txt", "b.txt", "other", "sub"]
     );
     let a = listed
         .iter()
@@ -477,4 +470,64 @@ fn walkdir(dir: &Path) -> Vec<PathBuf> {
         }
     }
     found
+}
+
+/// Hadoop's checksum files follow their files, as Hadoop's local file system keeps them: a
+/// file deleted, renamed or created deletes or moves the `.NAME.crc` of its name, so that no
+/// stale checksum file is left to fail Hadoop's reads of a file sluice wrote.
+#[test]
+fn checksum_files_follow_their_files() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let storage = storage();
+    let at = |name: &str| Location::from_path(d.join(name));
+    for name in [
+        "a",
+        ".a.crc",
+        "b",
+        ".b.crc",
+        ".orphan.crc",
+        "keep",
+        ".keep.crc",
+    ] {
+        fs::write(d.join(name), name).expect("write");
+    }
+
+    // Deleted with its file, as a file or as a tree.
+    assert!(storage.delete(&at("a")).expect("delete"));
+    assert!(!d.join(".a.crc").exists());
+    assert!(storage.delete_tree(&at("b")).expect("delete tree"));
+    assert!(!d.join(".b.crc").exists());
+
+    // A new file under a name with a checksum file left beside it drops that file; a create
+    // refused (the file exists) keeps everything.
+    storage
+        .create(&at("orphan"))
+        .expect("create")
+        .finish()
+        .expect("finish");
+    assert!(!d.join(".orphan.crc").exists());
+    assert!(storage.create(&at("keep")).is_err());
+    assert!(d.join(".keep.crc").exists());
+
+    // A file renamed over one with a checksum file, having none itself, drops it; renamed
+    // with one, moves it along.
+    fs::write(d.join("new"), "new").expect("write");
+    storage.rename(&at("new"), &at("keep")).expect("rename");
+    assert!(!d.join(".keep.crc").exists());
+    fs::write(d.join(".keep.crc"), "keep's").expect("write");
+    storage.rename(&at("keep"), &at("moved")).expect("rename");
+    assert_eq!(
+        fs::read_to_string(d.join(".moved.crc")).expect("read"),
+        "keep's"
+    );
+    assert!(!d.join(".keep.crc").exists());
+
+    // Only files left: no checksum file without its file.
+    let mut left: Vec<String> = fs::read_dir(d)
+        .expect("list")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    left.sort();
+    assert_eq!(left, [".moved.crc", "moved", "orphan"]);
 }
