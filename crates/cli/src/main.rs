@@ -25,7 +25,7 @@ mod streaming;
 mod tasks;
 mod tera;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -40,6 +40,9 @@ use sluice_spec::JobSpec;
 use crate::size::{human_bytes, parse_size};
 
 /// A native MapReduce engine: runs Hadoop-style jobs on one machine, fast, within a memory budget.
+///
+/// `sluice --config DIR COMMAND ...` reads the site's configuration from DIR, as
+/// `HADOOP_CONF_DIR` names it (and as `hadoop --config DIR` takes it).
 #[derive(Parser)]
 #[command(name = "sluice", version, propagate_version = true)]
 struct Cli {
@@ -84,16 +87,20 @@ enum Command {
         args: Vec<String>,
     },
     /// Run a command of Hadoop's `hadoop fs` shell on any store sluice knows (`sluice fs
-    /// -help`): -rm, -mkdir, -put, -get, -getmerge, -cat, -ls, -du, -test, -touchz.
+    /// -help`): -rm, -mkdir, -put, -get, -getmerge, -cat, -text, -tail, -ls, -du, -count,
+    /// -stat, -cp, -mv, -test, -touchz.
     ///
     /// For scripts and wrappers that run `$HADOOP_CMD fs ...` around their jobs (clearing an
     /// output, staging input, reading results): Hadoop's options, messages and exit statuses.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, visible_alias = "dfs")]
     Fs {
         /// Generic options (-D, -fs), then the command and its arguments.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// Print the version of Hadoop whose command lines and outputs sluice follows, as `hadoop
+    /// version` prints its own (wrappers read the first line), then sluice's own version.
+    Version,
     /// Run a suite of workloads (wordcount, grep, sort, terasort, pagerank, ...) at a chosen
     /// size, check every output against an independent reference, and write a JSON report and
     /// an HTML page with plots of where the time went.
@@ -467,6 +474,7 @@ impl Command {
             }
             Command::Streaming { .. }
             | Command::Fs { .. }
+            | Command::Version
             | Command::Jar { .. }
             | Command::Bench(_)
             | Command::Worker(_)
@@ -613,16 +621,50 @@ pub(crate) struct UsageError(String);
 #[error("job {0} was interrupted")]
 pub(crate) struct Interrupted(String);
 
+/// The version of Apache Hadoop whose command lines, formats and console sluice follows (its
+/// tests compare against this release).
+const HADOOP_VERSION: &str = "3.4.2";
+
+/// What `sluice version` prints: a first line as `hadoop version` begins (`Hadoop 3.4.2`),
+/// which wrappers such as mrjob read to know what they talk to, then what this really is.
+fn hadoop_version() -> String {
+    format!(
+        "Hadoop {HADOOP_VERSION}\n\
+         This is sluice {}, a native MapReduce engine that runs Apache Hadoop {HADOOP_VERSION}'s \
+         jobs and follows its command lines; it is not Apache Hadoop.\n",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
 fn main() -> ExitCode {
     // `sluice help streaming` shows what `sluice streaming -help` shows: the streaming options
     // are Hadoop's, parsed by sluice itself rather than by clap.
     // Not `args()`, which panics on an argument that is not UTF-8: clap refuses those itself.
-    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    let mut raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    // `hadoop --config DIR COMMAND ...`, as wrappers run it: DIR is the site's configuration
+    // directory, read as HADOOP_CONF_DIR is.
+    if raw.first().is_some_and(|a| a == "--config") {
+        let Some(dir) = raw.get(1).cloned() else {
+            eprintln!("sluice: --config needs a directory: sluice --config DIR COMMAND ...");
+            return ExitCode::from(2);
+        };
+        if !Path::new(&dir).is_dir() {
+            // As Hadoop's scripts refuse it.
+            eprintln!(
+                "sluice: cannot find configuration directory \"{}\" (--config)",
+                Path::new(&dir).display()
+            );
+            return ExitCode::from(1);
+        }
+        // Still one thread: nothing else reads the environment yet.
+        std::env::set_var("HADOOP_CONF_DIR", &dir);
+        raw.drain(..2);
+    }
     if raw.len() == 2 && raw[0] == "help" && raw[1] == "streaming" {
         print!("{}", sluice_streaming::USAGE);
         return ExitCode::SUCCESS;
     }
-    let mut cli = Cli::parse();
+    let mut cli = Cli::parse_from(std::iter::once(std::ffi::OsString::from("sluice")).chain(raw));
     let mut hadoop_program: Option<jar::HadoopProgram> = None;
     if let Command::Jar { jar, args } = cli.command {
         cli = match jar::command(&jar, &args) {
@@ -658,6 +700,10 @@ fn main() -> ExitCode {
     }
     if let Command::Fs { args } = &cli.command {
         return ExitCode::from(fs::run(args));
+    }
+    if let Command::Version = cli.command {
+        print!("{}", hadoop_version());
+        return ExitCode::SUCCESS;
     }
     if matches!(cli.command, Command::Streaming { .. } | Command::Worker(_)) {
         start_reaper();
@@ -749,7 +795,9 @@ fn run(mut cli: Cli) -> Result<()> {
     }
     match cli.command {
         Command::Run(job) => run_builtin(job),
-        Command::Streaming { .. } | Command::Jar { .. } | Command::Fs { .. } => Ok(()),
+        Command::Streaming { .. } | Command::Jar { .. } | Command::Fs { .. } | Command::Version => {
+            Ok(())
+        }
         Command::Worker(args) => cluster::run_worker(&args),
         Command::Bench(args) => bench::run(&args),
         Command::Secret { file } => cluster::write_secret(&file),

@@ -11,6 +11,8 @@
 
 #[path = "clients/console.rs"]
 mod console;
+#[path = "clients/fs_clients.rs"]
+mod fs_clients;
 #[path = "clients/harness.rs"]
 mod harness;
 #[path = "clients/uris.rs"]

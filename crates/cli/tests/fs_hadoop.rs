@@ -14,6 +14,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use sluice_io::seqfile::{SeqFileWriter, SeqWriteOptions};
+
 const SLUICE: &str = env!("CARGO_BIN_EXE_sluice");
 
 fn root() -> PathBuf {
@@ -50,6 +52,50 @@ const COMMANDS: &[&[&str]] = &[
     &["-rm", "made/part-0000[1]"],
     &["-put", "made", "copied"],
     &["-get", "made", "got-made"],
+    &[
+        "-stat",
+        "%n %b %F %a %A %u %g %r %o",
+        "a.txt",
+        "tree",
+        "missing",
+    ],
+    &["-stat", "-R", "%n %F %b", "tree"],
+    &["-stat"],
+    &["-count", "tree", "a.txt", "missing"],
+    &["-count", "-v", "-h", "tree"],
+    &["-count", "-q", "-v", "tree"],
+    &["-count", "-u", "tree"],
+    &["-du", "-h", "-v", "tree"],
+    &["-du", "-s", "-h", "tree", "tree/sub/wide.dat"],
+    &["-ls", "-h", "tree/sub"],
+    &["-ls", "-S", "tree/sub"],
+    &["-ls", "-S", "-r", "tree/sub"],
+    &["-ls", "-r", "-C", "tree"],
+    &["-tail", "tree/sub/wide.dat"],
+    &["-tail", "tree"],
+    &["-tail", "missing"],
+    &["-tail", "a.txt", "b.txt"],
+    &["-text", "seq.seq", "a.txt", "zipped.txt", "missing", "tree"],
+    &["-text", "zipped.txt.gz"],
+    &["-cp", "a.txt", "c.txt"],
+    &["-cp", "a.txt", "c.txt"],
+    &["-cp", "-f", "b.txt", "c.txt"],
+    &["-cp", "tree", "tree-copy"],
+    &["-cp", "tree", "tree-copy"],
+    &["-cp", "tree", "tree/sub"],
+    &["-cp", "*.txt", "nodir"],
+    &["-cp", "missing", "x"],
+    &["-cp", "a.txt"],
+    &["-mv", "c.txt", "m.txt"],
+    &["-mv", "m.txt", "a.txt"],
+    &["-mv", "missing", "x"],
+    &["-mv", "m.txt", "tree-copy"],
+    &["-mv", "tree-copy", "tree-moved"],
+    &["-mv", "tree-moved", "tree-moved/sub"],
+    &["-mv", "tree-moved", "nodir/deep"],
+    &["-mv", "a.txt", "b.txt", "nodir"],
+    &["-mv", "made/part-00002", "moved-part"],
+    &["-mv", "a.txt"],
     &["-mkdir", "d"],
     &["-mkdir", "d"],
     &["-mkdir", "x/y"],
@@ -136,6 +182,7 @@ const CHECK: &[&[&str]] = &[
     &["-cat", "made/part-00000"],
     &["-cat", "made/orphan"],
     &["-cat", "target.txt"],
+    &["-cat", "moved-part"],
     &["-cat", "copied/*"],
     &["-cat", "got-made/*"],
     &["-ls", "-C", "-R", "made"],
@@ -152,6 +199,29 @@ fn prepare(dir: &Path) {
     fs::write(dir.join("tree/sub/three.dat"), "three\n").unwrap();
     // Lengths of several widths, for the columns of -ls and -du.
     fs::write(dir.join("tree/sub/wide.dat"), "w".repeat(12_345)).unwrap();
+    // For -text: a SequenceFile of Text keys and IntWritable values, and gzip files, one
+    // named as such and one not.
+    let options = SeqWriteOptions::new(
+        "org.apache.hadoop.io.Text",
+        "org.apache.hadoop.io.IntWritable",
+    );
+    let mut seq =
+        SeqFileWriter::new(fs::File::create(dir.join("seq.seq")).unwrap(), options).unwrap();
+    for (word, count) in [("tab\tand space", 3), ("ünïcode", -7), ("", 0)] {
+        let mut key = vec![u8::try_from(word.len()).unwrap()];
+        key.extend_from_slice(word.as_bytes());
+        seq.append(&key, &i32::to_be_bytes(count)).unwrap();
+    }
+    seq.finish().unwrap();
+    for name in ["zipped.txt", "zipped.txt.gz"] {
+        use std::io::Write as _;
+        let mut gz = flate2::write::GzEncoder::new(
+            fs::File::create(dir.join(name)).unwrap(),
+            flate2::Compression::default(),
+        );
+        gz.write_all(b"zipped\n").unwrap();
+        gz.finish().unwrap();
+    }
 }
 
 /// What a command did: exit status, standard output, and the message lines of its standard
@@ -403,12 +473,12 @@ fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     ] {
         assert!(text.contains(command), "{command} missing from:\n{text}");
     }
-    let stat = Command::new(SLUICE)
-        .args(["fs", "-stat", "."])
+    let unknown = Command::new(SLUICE)
+        .args(["fs", "-checksum", "."])
         .output()
         .unwrap();
-    assert_eq!(stat.status.code(), Some(255));
-    assert!(String::from_utf8_lossy(&stat.stderr).starts_with("-stat: Unknown command"));
+    assert_eq!(unknown.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&unknown.stderr).starts_with("-checksum: Unknown command"));
 }
 
 /// What `sluice fs` never loses: a link is removed, not what it names; a file merged into is

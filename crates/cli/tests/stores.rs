@@ -1327,6 +1327,47 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
         }
         assert_eq!(status(&["-test", "-f", &format!("{copy}/a.txt")]).0, 0);
         assert_eq!(status(&["-test", "-e", &format!("{dir}/nothing")]).0, 1);
+        // Copied, then moved (on S3, object by object), within the store.
+        let (copied, moved) = (format!("{dir}/copied"), format!("{dir}/moved"));
+        let cp = status(&["-cp", &copy, &copied]);
+        assert_eq!(cp.0, 0, "cp {copy} {copied}: {}", cp.2);
+        let mv = status(&["-mv", &copied, &moved]);
+        assert_eq!(mv.0, 0, "mv {copied} {moved}: {}", mv.2);
+        assert_eq!(status(&["-test", "-e", &copied]).0, 1, "{copied} is gone");
+        assert_eq!(
+            status(&["-text", &format!("{moved}/sub/b.txt")]).1,
+            "beta\n",
+            "{base}"
+        );
+        let counted = status(&["-count", &moved]).1;
+        assert_eq!(
+            counted.split_whitespace().collect::<Vec<_>>(),
+            ["2", "2", "11", moved.as_str()],
+            "{base}"
+        );
+        if base.starts_with("hdfs:") {
+            // As Hadoop's own shell prints them.
+            for info in [
+                &["-count", "-v", &moved][..],
+                &[
+                    "-stat",
+                    "%n %b %F %a %u %g %r %o",
+                    &moved,
+                    &format!("{moved}/a.txt"),
+                ],
+                &["-du", "-h", "-v", &moved],
+                &["-ls", "-h", "-S", &moved],
+            ] {
+                let hadoop = dfs().fs(info);
+                assert!(hadoop.status.success(), "hadoop fs {info:?}");
+                let said = status(info);
+                assert_eq!(
+                    (said.0, said.1.as_str()),
+                    (0, String::from_utf8_lossy(&hadoop.stdout).as_ref()),
+                    "fs {info:?}: sluice's, then Hadoop's"
+                );
+            }
+        }
         // A file put again: refused, as it is there; -f replaces it.
         let file = tree.join("a.txt");
         let (file, target) = (file.to_str().unwrap(), format!("{copy}/a.txt"));

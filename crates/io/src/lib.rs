@@ -72,7 +72,7 @@ pub use input::{
     brace_alternatives, discover, discover_inputs, is_hidden_name, Compression, InputFile,
     StoredInput,
 };
-pub use line::{BufferBudget, LineReader};
+pub use line::{open_decompressed, BufferBudget, LineReader};
 pub use local::{available_bytes, LocalStorage};
 pub use location::{local_path, Location, Scheme};
 pub use nline::{plan_line_splits, plan_line_splits_in};

@@ -441,6 +441,40 @@ pub(crate) fn open_stream_in(
     Ok((reader, Some(codec)))
 }
 
+/// The decoded bytes of the whole file at `location`, decompressed by its name's codec
+/// (`.gz`, `.bz2`, `.zst`, `.lz4`, `.snappy`, `.deflate`) as a job reads its input; a file
+/// whose name gives none but which starts with gzip's magic number as gzip; else as it is.
+/// What `sluice fs -text` prints (Hadoop's `-text` tells gzip by its first bytes too).
+///
+/// # Errors
+/// As for [`Storage::open_range`]; [`IoError::Decompress`] if a decoder cannot be set up (an
+/// empty `.gz` file).
+pub fn open_decompressed(
+    storage: &dyn Storage,
+    location: &Location,
+) -> Result<Box<dyn Read + Send>, IoError> {
+    let mut compression = Compression::from_location(location);
+    if compression == Compression::None {
+        let mut magic = Vec::with_capacity(2);
+        storage
+            .open_range(location, 0, 2)?
+            .read_to_end(&mut magic)
+            .map_err(|source| stream_error(&location.error_path(), None, 0, source))?;
+        if magic == [0x1f, 0x8b] {
+            compression = Compression::Gzip;
+        }
+    }
+    open_stream_in(
+        storage,
+        location,
+        compression,
+        0,
+        u64::MAX,
+        CachePolicy::Keep,
+    )
+    .map(|(r, _)| r)
+}
+
 /// The error of a stream from [`open_stream`]: [`IoError::Decompress`] (with the uncompressed
 /// `offset`) for a compressed file, else [`IoError::Read`].
 pub(crate) fn stream_error(

@@ -84,8 +84,12 @@ fn status_of(location: Location, meta: &fs::Metadata) -> FileStatus {
     } else {
         FileStatus::file(location, meta.len())
     };
-    match meta.modified() {
+    let status = match meta.modified() {
         Ok(time) => status.with_modified(time),
+        Err(_) => status,
+    };
+    match meta.accessed() {
+        Ok(time) => status.with_accessed(time),
         Err(_) => status,
     }
 }

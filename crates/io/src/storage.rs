@@ -31,6 +31,8 @@ pub struct FileStatus {
     pub is_dir: bool,
     /// Last modification, where the store reports it without extra cost.
     pub modified: Option<SystemTime>,
+    /// Last access, where the store reports it without extra cost (local files, HDFS).
+    pub accessed: Option<SystemTime>,
     /// The store's block size (HDFS's `dfs.blocksize` for the file), for planning splits along
     /// blocks; `None` where the store has no blocks.
     pub block_size: Option<u64>,
@@ -64,6 +66,7 @@ impl FileStatus {
             len,
             is_dir: false,
             modified: None,
+            accessed: None,
             block_size: None,
             blocks: Vec::new(),
             ownership: None,
@@ -89,6 +92,13 @@ impl FileStatus {
     #[must_use]
     pub fn with_modified(mut self, modified: SystemTime) -> FileStatus {
         self.modified = Some(modified);
+        self
+    }
+
+    /// The same status with its last access time.
+    #[must_use]
+    pub fn with_accessed(mut self, accessed: SystemTime) -> FileStatus {
+        self.accessed = Some(accessed);
         self
     }
 

@@ -162,6 +162,7 @@ impl HdfsStorage {
             replication: status.replication.unwrap_or(0),
         })
         .with_modified(UNIX_EPOCH + Duration::from_millis(status.modification_time))
+        .with_accessed(UNIX_EPOCH + Duration::from_millis(status.access_time))
     }
 
     /// Creates the directory `location` and its missing parents.

@@ -12,20 +12,29 @@ use std::path::PathBuf;
 
 use sluice_io::{FileStatus, IoError, Location, Storage, Stores};
 
+mod info;
+mod moving;
+
 /// The commands, as `-help` lists them.
 const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-cat <src> ...]
 \t[-copyFromLocal [-f] <localsrc> ... <dst>]
 \t[-copyToLocal [-f] <src> ... <localdst>]
-\t[-du [-s] <path> ...]
+\t[-count [-q] [-u] [-h] [-v] <path> ...]
+\t[-cp [-f] <src> ... <dst>]
+\t[-du [-s] [-h] [-v] <path> ...]
 \t[-get [-f] <src> ... <localdst>]
 \t[-getmerge [-nl] [-skip-empty-file] <src> <localdst>]
 \t[-help]
-\t[-ls [-C] [-d] [-R] [<path> ...]]
+\t[-ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]]
 \t[-mkdir [-p] <path> ...]
+\t[-mv <src> ... <dst>]
 \t[-put [-f] <localsrc> ... <dst>]
 \t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
+\t[-stat [-R] [format] <path> ...]
+\t[-tail [-f] <file>]
 \t[-test -[defsz] <path>]
+\t[-text <src> ...]
 \t[-touchz <path> ...]
 
 Generic options: -D <property=value>, -fs <file:///|hdfs://namenode:port|s3://bucket>.
@@ -92,6 +101,12 @@ pub(crate) fn run(args: &[String]) -> u8 {
         "-put" | "-copyFromLocal" => shell.put(name, operands),
         "-get" | "-copyToLocal" => shell.get(name, operands),
         "-touchz" => shell.touchz(operands),
+        "-stat" => shell.stat(operands),
+        "-count" => shell.count(operands),
+        "-tail" => shell.tail(operands),
+        "-text" => shell.text(operands),
+        "-cp" => shell.cp(operands),
+        "-mv" => shell.mv(operands),
         _ => return usage(&format!("{command}: Unknown command")),
     };
     match result {
@@ -241,8 +256,24 @@ impl Shell {
     /// `-ls`: a directory's entries (a file itself), one line each as Hadoop prints them:
     /// permissions, replication, owner, group, length, modification time and path.
     fn ls(&self, operands: &[String]) -> Result<u8, Usage> {
-        let (flags, paths) = options(operands, &["-C", "-d", "-R"])?;
-        let paths_only = flags.contains(&"-C");
+        let (flags, paths) = options(
+            operands,
+            &["-C", "-d", "-h", "-q", "-R", "-t", "-S", "-r", "-u"],
+        )?;
+        let style = Style {
+            paths_only: flags.contains(&"-C"),
+            human: flags.contains(&"-h"),
+            printable: flags.contains(&"-q"),
+            access_time: flags.contains(&"-u"),
+            order: if flags.contains(&"-t") {
+                Order::Time
+            } else if flags.contains(&"-S") {
+                Order::Size
+            } else {
+                Order::Name
+            },
+            reverse: flags.contains(&"-r"),
+        };
         let itself = flags.contains(&"-d");
         let recursive = flags.contains(&"-R") && !itself;
         let current = [".".to_string()];
@@ -262,12 +293,12 @@ impl Shell {
             for status in found {
                 let name = shown(text, &status);
                 if status.is_dir && !itself {
-                    if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, paths_only) {
+                    if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, &style) {
                         say("ls", &name, &reason(&e));
                         failed = true;
                     }
                 } else {
-                    let line = Listing::of(&[(status, name)], paths_only);
+                    let line = Listing::of(&[(status, name)], &style);
                     let _ = out.write_all(line.as_bytes());
                 }
             }
@@ -277,21 +308,21 @@ impl Shell {
     }
 
     /// Lists directory `dir` (shown as `name`) into `out`: "Found N items" unless recursive
-    /// (or only paths are printed), then its entries by name; with `recursive`, each
-    /// directory's own entries follow its line.
+    /// (or only paths are printed), then its entries in `style`'s order; with `recursive`,
+    /// each directory's own entries follow its line.
     fn list_dir(
         &self,
         out: &mut dyn Write,
         dir: &FileStatus,
         name: &str,
         recursive: bool,
-        paths_only: bool,
+        style: &Style,
     ) -> Result<(), IoError> {
         let mut entries = self.stores.list(&dir.location)?;
-        // Hadoop sorts a directory's entries by name, but lists recursively in the store's
-        // own order (a local directory's, HDFS's by name).
+        // Hadoop sorts a directory's entries (by name, time or size, each stably), but lists
+        // recursively in the store's own order (a local directory's, HDFS's by name).
         if !recursive {
-            entries.sort_by_key(|e| e.location.to_string());
+            style.sort(&mut entries);
         }
         let named: Vec<(FileStatus, String)> = entries
             .into_iter()
@@ -305,19 +336,19 @@ impl Shell {
                 (e, shown)
             })
             .collect();
-        if !recursive && !paths_only && !named.is_empty() {
+        if !recursive && !style.paths_only && !named.is_empty() {
             let _ = writeln!(out, "Found {} items", named.len());
         }
         if !recursive {
-            let _ = out.write_all(Listing::of(&named, paths_only).as_bytes());
+            let _ = out.write_all(Listing::of(&named, style).as_bytes());
             return Ok(());
         }
         // Widths over the whole directory, as Hadoop sets them per listing.
-        let widths = Listing::widths(&named);
+        let widths = Listing::widths(&named, style);
         for (entry, shown) in &named {
-            let _ = out.write_all(widths.line(entry, shown, paths_only).as_bytes());
+            let _ = out.write_all(widths.line(entry, shown, style).as_bytes());
             if entry.is_dir {
-                self.list_dir(out, entry, shown, true, paths_only)?;
+                self.list_dir(out, entry, shown, true, style)?;
             }
         }
         Ok(())
@@ -327,8 +358,17 @@ impl Shell {
     /// the space they take on the store (times their replication on HDFS), as Hadoop prints
     /// them: columns left-aligned, two spaces apart.
     fn du(&self, operands: &[String]) -> Result<u8, Usage> {
-        let (flags, paths) = options(operands, &["-s"])?;
+        // (`-x`, leaving out HDFS snapshots, changes nothing: sluice's listings never show
+        // them.)
+        let (flags, paths) = options(operands, &["-s", "-h", "-v", "-x"])?;
         let summary = flags.contains(&"-s");
+        let size = |bytes: u64| {
+            if flags.contains(&"-h") {
+                info::human_size(bytes)
+            } else {
+                bytes.to_string()
+            }
+        };
         let current = [".".to_string()];
         let paths = if paths.is_empty() {
             &current[..]
@@ -337,6 +377,14 @@ impl Shell {
         };
         let mut failed = false;
         let mut rows: Vec<[String; 3]> = Vec::new();
+        if flags.contains(&"-v") {
+            // The header counts in the columns' widths, as a row does.
+            rows.push([
+                "SIZE".into(),
+                "DISK_SPACE_CONSUMED_WITH_ALL_REPLICAS".into(),
+                "FULL_PATH_NAME".into(),
+            ]);
+        }
         for text in paths {
             let Some(found) = self.matches("du", text) else {
                 failed = true;
@@ -370,7 +418,7 @@ impl Shell {
                 };
                 for (entry, shown) in entries {
                     match self.usage(&entry) {
-                        Ok((len, space)) => rows.push([len.to_string(), space.to_string(), shown]),
+                        Ok((len, space)) => rows.push([size(len), size(space), shown]),
                         Err(e) => {
                             say("du", &shown, &reason(&e));
                             failed = true;
@@ -722,33 +770,8 @@ impl Shell {
         let Some((dst_text, sources)) = operands.split_last().filter(|(_, s)| !s.is_empty()) else {
             return Err(Usage("Not enough arguments: expected 2".into()));
         };
-        let mut failed = false;
-        // Globs first: two matches need a directory to go into, as two operands do.
-        let mut found: Vec<(String, FileStatus)> = Vec::new();
-        for text in sources {
-            match self.matches(cmd, text) {
-                Some(matches) => {
-                    found.extend(matches.into_iter().map(|s| (shown(text, &s), s)));
-                }
-                None => failed = true,
-            }
-        }
-        let local = Stores::local();
         let dst = local_location(dst_text);
-        let count = found.len().max(sources.len());
-        let Some(dst_is_dir) = self.destination(cmd, &local, &dst, dst_text, count) else {
-            return Ok(1);
-        };
-        for (name, status) in found {
-            let (target, target_text) = into(&dst, dst_text, dst_is_dir, &status.location);
-            failed |= self.copy_top(
-                cmd,
-                (&self.stores, &status, &name),
-                (&local, &target, &target_text),
-                overwrite,
-            );
-        }
-        Ok(u8::from(failed))
+        Ok(self.copy_matches(cmd, sources, (&Stores::local(), &dst, dst_text), overwrite))
     }
 
     /// Whether `dst` (given as `dst_text`) on `to` is a directory to copy `count` sources
@@ -1053,17 +1076,116 @@ struct Owned {
     len: u64,
 }
 
+/// How `-ls` lists: its options.
+struct Style {
+    /// `-C`: paths only.
+    paths_only: bool,
+    /// `-h`: lengths as `12.1 K`.
+    human: bool,
+    /// `-q`: `?` for each character of a path that cannot be printed.
+    printable: bool,
+    /// `-u`: the last access shown (and, with `-t`, sorted by) instead of the modification.
+    access_time: bool,
+    /// The order of a directory's entries.
+    order: Order,
+    /// `-r`: that order reversed.
+    reverse: bool,
+}
+
+/// The order of a directory's entries in `-ls`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Order {
+    /// By path.
+    Name,
+    /// `-t`: newest first.
+    Time,
+    /// `-S`: largest first.
+    Size,
+}
+
+impl Style {
+    /// Sorts a directory's entries as Hadoop's `Ls` does: stably, times compared to the
+    /// millisecond, and each order reversed whole by `-r`.
+    fn sort(&self, entries: &mut [FileStatus]) {
+        match self.order {
+            Order::Name => entries.sort_by_key(|e| e.location.to_string()),
+            Order::Time => entries.sort_by_key(|e| std::cmp::Reverse(self.millis(e))),
+            Order::Size => entries.sort_by_key(|e| std::cmp::Reverse(owned(e).len)),
+        }
+        if self.reverse {
+            // Hadoop reverses the comparison, so entries that compare equal keep their
+            // order: reversed runs of equals put back.
+            entries.reverse();
+            let mut start = 0;
+            while start < entries.len() {
+                let mut end = start + 1;
+                while end < entries.len() && self.same_place(&entries[start], &entries[end]) {
+                    end += 1;
+                }
+                entries[start..end].reverse();
+                start = end;
+            }
+        }
+    }
+
+    /// Whether two entries compare equal in this order.
+    fn same_place(&self, a: &FileStatus, b: &FileStatus) -> bool {
+        match self.order {
+            Order::Name => a.location == b.location,
+            Order::Time => self.millis(a) == self.millis(b),
+            Order::Size => owned(a).len == owned(b).len,
+        }
+    }
+
+    /// The time an entry is shown with (and sorted by), if the store has one.
+    fn time(&self, entry: &FileStatus) -> Option<std::time::SystemTime> {
+        if self.access_time {
+            entry.accessed
+        } else {
+            entry.modified
+        }
+    }
+
+    /// That time in milliseconds, as Hadoop compares times (0 where there is none).
+    fn millis(&self, entry: &FileStatus) -> u128 {
+        self.time(entry)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_millis())
+    }
+
+    /// A length as this listing shows it.
+    fn length(&self, len: u64) -> String {
+        if self.human {
+            info::human_size(len)
+        } else {
+            len.to_string()
+        }
+    }
+
+    /// A path as this listing shows it.
+    fn path(&self, shown: &str) -> String {
+        if self.printable {
+            shown
+                .chars()
+                .map(|c| if c.is_control() { '?' } else { c })
+                .collect()
+        } else {
+            shown.to_string()
+        }
+    }
+}
+
 impl Listing {
     /// The lines of `entries` (each with the path it is shown as).
-    fn of(entries: &[(FileStatus, String)], paths_only: bool) -> String {
-        let widths = Listing::widths(entries);
+    fn of(entries: &[(FileStatus, String)], style: &Style) -> String {
+        let widths = Listing::widths(entries, style);
         entries
             .iter()
-            .map(|(entry, shown)| widths.line(entry, shown, paths_only))
+            .map(|(entry, shown)| widths.line(entry, shown, style))
             .collect()
     }
 
-    fn widths(entries: &[(FileStatus, String)]) -> Listing {
+    fn widths(entries: &[(FileStatus, String)], style: &Style) -> Listing {
         let mut widths = Listing {
             replication: 3,
             owner: 0,
@@ -1075,13 +1197,14 @@ impl Listing {
             widths.replication = widths.replication.max(owned.replication.to_string().len());
             widths.owner = widths.owner.max(owned.owner.chars().count());
             widths.group = widths.group.max(owned.group.chars().count());
-            widths.len = widths.len.max(owned.len.to_string().len());
+            widths.len = widths.len.max(style.length(owned.len).len());
         }
         widths
     }
 
-    fn line(&self, entry: &FileStatus, shown: &str, paths_only: bool) -> String {
-        if paths_only {
+    fn line(&self, entry: &FileStatus, shown: &str, style: &Style) -> String {
+        let shown = style.path(shown);
+        if style.paths_only {
             return format!("{shown}\n");
         }
         let owned = owned(entry);
@@ -1091,17 +1214,17 @@ impl Listing {
         } else {
             owned.replication.to_string()
         };
-        let modified = entry.modified.map_or_else(String::new, |time| {
+        let time = style.time(entry).map_or_else(String::new, |time| {
             chrono::DateTime::<chrono::Local>::from(time)
                 .format("%Y-%m-%d %H:%M")
                 .to_string()
         });
         format!(
-            "{kind}{} {replication:>rw$} {:<ow$} {:<gw$} {:>lw$} {modified} {shown}\n",
+            "{kind}{} {replication:>rw$} {:<ow$} {:<gw$} {:>lw$} {time} {shown}\n",
             permissions(owned.permission),
             owned.owner,
             owned.group,
-            owned.len,
+            style.length(owned.len),
             rw = self.replication,
             ow = self.owner,
             gw = self.group,
@@ -1296,6 +1419,55 @@ mod tests {
         );
         assert!(deletable(&Location::parse("hdfs://nn:8020/out").unwrap()).is_some());
         assert!(deletable(&Location::parse("s3://bucket/out").unwrap()).is_some());
+    }
+
+    #[test]
+    fn listings_sort_as_hadoops_ls_sorts() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let entry = |name: &str, len: u64, millis: u64| {
+            FileStatus::file(
+                Location::parse(&format!("hdfs://nn/d/{name}")).unwrap(),
+                len,
+            )
+            .with_modified(UNIX_EPOCH + Duration::from_millis(millis))
+        };
+        // In the store's order; b and c tie on time (to the millisecond), a and c on size.
+        let listed = || {
+            vec![
+                entry("c", 5, 2000),
+                entry("a", 5, 1000),
+                entry("b", 9, 2000),
+            ]
+        };
+        let sorted = |order: Order, reverse: bool| {
+            let style = Style {
+                paths_only: true,
+                human: false,
+                printable: false,
+                access_time: false,
+                order,
+                reverse,
+            };
+            let mut entries = listed();
+            style.sort(&mut entries);
+            entries
+                .iter()
+                .map(|e| {
+                    e.location
+                        .file_name()
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(sorted(Order::Name, false), ["a", "b", "c"]);
+        assert_eq!(sorted(Order::Name, true), ["c", "b", "a"]);
+        // Newest first; equals keep the store's order, reversed or not.
+        assert_eq!(sorted(Order::Time, false), ["c", "b", "a"]);
+        assert_eq!(sorted(Order::Time, true), ["a", "c", "b"]);
+        assert_eq!(sorted(Order::Size, false), ["b", "c", "a"]);
+        assert_eq!(sorted(Order::Size, true), ["c", "a", "b"]);
     }
 
     #[test]
