@@ -4,7 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use sluice_format::Codec;
-use sluice_io::{Location, MapSplit, StoredInput, Stores};
+use sluice_io::{Location, MapSplit, NestedDirectories, StoredInput, Stores};
 
 /// How a job runs: resources, parallelism, spill format. Built with [`JobConfig::new`] and the
 /// `with_*` methods; every field has a sensible default.
@@ -12,6 +12,9 @@ use sluice_io::{Location, MapSplit, StoredInput, Stores};
 pub struct JobConfig {
     /// Inputs (files, directories, globs), on any store the job can read.
     pub inputs: Vec<Location>,
+    /// Whether the files of directories inside input directories are read (the default), or
+    /// those directories left out.
+    pub nested_directories: NestedDirectories,
     /// Output directory; must not exist.
     pub output: Location,
     /// Memory budget in bytes for all buffers of all tasks together.
@@ -88,6 +91,7 @@ impl JobConfig {
     {
         JobConfig {
             inputs: inputs.into_iter().map(Into::into).collect(),
+            nested_directories: NestedDirectories::Read,
             output: output.into(),
             memory: DEFAULT_MEMORY,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -107,6 +111,12 @@ impl JobConfig {
     /// Sets the stores the job's locations are served by.
     pub fn with_stores(mut self, stores: Stores) -> Self {
         self.stores = stores;
+        self
+    }
+
+    /// Sets whether directories inside input directories are read or left out.
+    pub fn with_nested_directories(mut self, nested: NestedDirectories) -> Self {
+        self.nested_directories = nested;
         self
     }
 

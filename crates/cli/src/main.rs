@@ -366,6 +366,29 @@ impl CommonArgs {
         ))
     }
 
+    /// What the job does with directories inside input directories: reads their files
+    /// (sluice's default, and Hadoop's with `...input.dir.recursive=true`), or, with
+    /// `-D mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs=true`,
+    /// leaves them out as Hadoop does.
+    fn nested_directories(&self) -> Result<sluice_io::NestedDirectories> {
+        let flag = |key: &str| -> Result<bool> {
+            match self.defined(key).map(str::trim) {
+                None => Ok(false),
+                Some(v) if v.eq_ignore_ascii_case("true") => Ok(true),
+                Some(v) if v.eq_ignore_ascii_case("false") => Ok(false),
+                Some(v) => Err(UsageError(format!("-D {key}={v}: expected true or false")).into()),
+            }
+        };
+        let recursive = flag("mapreduce.input.fileinputformat.input.dir.recursive")?
+            || flag("mapred.input.dir.recursive")?;
+        let ignore = flag("mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs")?;
+        Ok(if ignore && !recursive {
+            sluice_io::NestedDirectories::Skip
+        } else {
+            sluice_io::NestedDirectories::Read
+        })
+    }
+
     /// The last `-D key=VALUE`'s value, unless empty (`-D key=` unsets it).
     fn defined(&self, key: &str) -> Option<&str> {
         self.define
@@ -951,6 +974,7 @@ fn job_config(name: &str, args: &CommonArgs, default_codec: Codec) -> Result<Job
     let inputs = stores::resolve_all("--input", &args.inputs(), &store_config)?;
     let output = stores::resolve("--output", &args.output, &store_config)?;
     let mut config = JobConfig::new(inputs, output)
+        .with_nested_directories(args.nested_directories()?)
         .with_stores(stores::stores(&store_config, name))
         .with_memory(memory)
         .with_threads(args.threads()?)

@@ -1390,3 +1390,71 @@ fn the_examples_read_the_sites_mapred_site_xml_beneath_their_settings() {
     assert!(stderr.contains("mapred-site.xml"), "{stderr}");
     assert!(!d.join("never").exists());
 }
+
+/// The examples jar's wordcount on an input directory holding a directory: with
+/// `...input.dir.nonrecursive.ignore.subdirs=true` Hadoop counts the files directly in it
+/// only, and so does sluice; with `...input.dir.recursive=true` both count every file.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn wordcount_leaves_out_or_reads_nested_directories_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("in");
+    fs::create_dir_all(input.join("sub/deeper")).unwrap();
+    fs::write(input.join("top.txt"), "top a\n").unwrap();
+    fs::write(input.join("sub/b.txt"), "sub b\n").unwrap();
+    fs::write(input.join("sub/deeper/c.txt"), "deep c\n").unwrap();
+    let counts = |out: &Path| -> Vec<String> {
+        let mut lines: Vec<String> = parts(out)
+            .iter()
+            .flat_map(|p| {
+                fs::read_to_string(p)
+                    .unwrap()
+                    .lines()
+                    .map(String::from)
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        lines.sort();
+        lines
+    };
+    for (key, expected) in [
+        (
+            "mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs=true",
+            &["a\t1", "top\t1"][..],
+        ),
+        (
+            "mapreduce.input.fileinputformat.input.dir.recursive=true",
+            &["a\t1", "b\t1", "c\t1", "deep\t1", "sub\t1", "top\t1"],
+        ),
+    ] {
+        let name = key.split('.').next_back().unwrap();
+        let (by_hadoop, by_sluice) = (
+            d.join(format!("hadoop-{name}")),
+            d.join(format!("sluice-{name}")),
+        );
+        hadoop(d, "wordcount", &["-D", key, path(&input), path(&by_hadoop)]);
+        let out = Command::new(SLUICE)
+            .args([
+                "jar",
+                "hadoop-mapreduce-examples-3.4.2.jar",
+                "wordcount",
+                "-D",
+                key,
+            ])
+            .args([path(&input), path(&by_sluice)])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(counts(&by_hadoop), expected, "Hadoop with {key}");
+        assert_eq!(counts(&by_sluice), expected, "sluice with {key}");
+    }
+}

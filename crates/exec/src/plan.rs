@@ -22,8 +22,8 @@ use std::path::{Path, PathBuf};
 
 use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
 use sluice_io::{
-    discover, plan_block_splits, plan_combined_splits, plan_input_splits, CombineSizes, MapSplit,
-    Storage, StoredInput,
+    discover_with, plan_block_splits, plan_combined_splits, plan_input_splits, CombineSizes,
+    MapSplit, Storage, StoredInput,
 };
 use sluice_shuffle::SORT_BLOCK;
 
@@ -180,7 +180,7 @@ impl InputPlan {
         let (files, mut splits) = match config.planned.as_deref() {
             Some(plan) => (plan.files.clone(), plan.splits.clone()),
             None => {
-                let mut files = discover(storage, &config.inputs)?;
+                let mut files = discover_with(storage, &config.inputs, config.nested_directories)?;
                 if locate {
                     locate_blocks(storage, &mut files);
                 }

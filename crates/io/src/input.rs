@@ -198,6 +198,31 @@ impl From<InputFile> for StoredInput {
 /// is [`Location::error_path`]); the storage's errors ([`IoError::BadPattern`],
 /// [`IoError::Read`], [`IoError::UnsupportedScheme`]).
 pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<StoredInput>, IoError> {
+    discover_with(storage, inputs, NestedDirectories::Read)
+}
+
+/// What discovery does with a directory inside an input directory.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum NestedDirectories {
+    /// Its files are read, at any depth (Hadoop's
+    /// `mapreduce.input.fileinputformat.input.dir.recursive=true`).
+    #[default]
+    Read,
+    /// It is left out with everything in it: an input directory gives its own files only
+    /// (Hadoop's `mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs=true`).
+    Skip,
+}
+
+/// [`discover`], with directories inside input directories read or left out as `nested`
+/// says.
+///
+/// # Errors
+/// As for [`discover`].
+pub fn discover_with(
+    storage: &dyn Storage,
+    inputs: &[Location],
+    nested: NestedDirectories,
+) -> Result<Vec<StoredInput>, IoError> {
     let mut found = Vec::new();
     let not_found = |input: &Location| IoError::InputNotFound {
         path: input.error_path(),
@@ -221,7 +246,7 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
                 };
                 for status in matches {
                     any = true;
-                    add(storage, status, &mut named)?;
+                    add(storage, status, nested, &mut named)?;
                 }
             }
             if !any {
@@ -233,11 +258,11 @@ pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<Stored
                 return Err(not_found(input));
             }
             for status in matches {
-                add(storage, status, &mut named)?;
+                add(storage, status, nested, &mut named)?;
             }
         } else {
             let status = storage.status(input)?.ok_or_else(|| not_found(input))?;
-            add(storage, status, &mut named)?;
+            add(storage, status, nested, &mut named)?;
         }
         named.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
         // `{a,a}` names a file once.
@@ -266,16 +291,24 @@ pub fn brace_alternatives(input: &Location) -> Result<Option<Vec<Location>>, IoE
     ))
 }
 
-/// Adds a file, or every visible file below a directory.
+/// Adds a file, or every visible file below a directory (only those directly in it when
+/// `nested` directories are skipped).
 fn add(
     storage: &dyn Storage,
     status: FileStatus,
+    nested: NestedDirectories,
     found: &mut Vec<FileStatus>,
 ) -> Result<(), IoError> {
-    if status.is_dir {
+    if !status.is_dir {
+        found.push(status);
+    } else if nested == NestedDirectories::Read {
         found.extend(storage.walk_visible(&status.location)?);
     } else {
-        found.push(status);
+        found.extend(
+            storage.list(&status.location)?.into_iter().filter(|entry| {
+                !entry.is_dir && !entry.location.file_name().is_some_and(is_hidden)
+            }),
+        );
     }
     Ok(())
 }

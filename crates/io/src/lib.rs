@@ -69,8 +69,8 @@ pub use direct::{DirectWriter, DIRECT_CHUNK};
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
 pub use input::{
-    brace_alternatives, discover, discover_inputs, is_hidden_name, Compression, InputFile,
-    StoredInput,
+    brace_alternatives, discover, discover_inputs, discover_with, is_hidden_name, Compression,
+    InputFile, NestedDirectories, StoredInput,
 };
 pub use line::{open_decompressed, BufferBudget, LineReader};
 pub use local::{available_bytes, LocalStorage};

@@ -8,10 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sluice_io::{
-    delete_files_by_listing, discover, discover_inputs, glob_by_listing, plan_input_splits,
-    plan_line_splits, plan_line_splits_in, plan_splits, walk_by_listing, CachePolicy,
-    CompressedWriter, FixedRecordReader, InputFile, IoError, LineReader, LocalStorage, Location,
-    OutputCodec, Storage, StoredInput,
+    delete_files_by_listing, discover, discover_inputs, discover_with, glob_by_listing,
+    plan_input_splits, plan_line_splits, plan_line_splits_in, plan_splits, walk_by_listing,
+    CachePolicy, CompressedWriter, FixedRecordReader, InputFile, IoError, LineReader, LocalStorage,
+    Location, NestedDirectories, OutputCodec, Storage, StoredInput,
 };
 
 /// A tree with visible and hidden entries at several depths.
@@ -188,6 +188,29 @@ fn discovery_through_the_trait_is_discover_inputs() {
         discover(storage().as_ref(), &[only_hidden]),
         Err(IoError::InputNotFound { .. })
     ));
+}
+
+/// With nested directories skipped, an input directory (named, or matched by a glob) gives
+/// the visible files directly in it; a file named is kept.
+#[test]
+fn discovery_can_leave_out_nested_directories() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    let found = |inputs: &[Location]| {
+        let files = discover_with(storage().as_ref(), inputs, NestedDirectories::Skip).unwrap();
+        let statuses: Vec<_> = files.into_iter().map(|f| f.status).collect();
+        names(&statuses, &root)
+    };
+    assert_eq!(found(&[Location::from_path(&root)]), ["a.txt", "b.txt"]);
+    assert_eq!(
+        found(&[Location::from_path(root.join("s*"))]),
+        ["sub/c.gz"],
+        "a directory matched by a glob"
+    );
+    assert_eq!(
+        found(&[Location::from_path(root.join("sub/deeper/d.txt"))]),
+        ["sub/deeper/d.txt"]
+    );
 }
 
 #[test]

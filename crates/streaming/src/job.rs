@@ -206,7 +206,8 @@ pub fn build_with(
     // be listed, the job fails when it starts, with the reason.
     let mut planned = None;
     let mut small_splits = None;
-    if let Ok(files) = sluice_io::discover(stores, &inputs) {
+    let nested = super::keys::nested_directories(&conf)?.unwrap_or_default();
+    if let Ok(files) = sluice_io::discover_with(stores, &inputs, nested) {
         let bytes = files
             .iter()
             .fold(0u64, |sum, f| sum.saturating_add(f.status.len));
@@ -310,6 +311,7 @@ pub fn build_with(
     job.map_output_types = map_output_types(map_kind);
 
     let mut config = JobConfig::new(inputs, output)
+        .with_nested_directories(nested)
         .with_stores(stores.clone())
         .with_split_size(split_size)
         .with_min_split_size(min_split)

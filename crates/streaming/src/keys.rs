@@ -15,7 +15,7 @@
 use super::conf::JobConf;
 use super::options::{local_path, StreamingArgs};
 use super::StreamingError;
-use sluice_io::{is_hidden_name, Location, Storage as _, Stores};
+use sluice_io::{is_hidden_name, Location, NestedDirectories, Storage as _, Stores};
 
 /// What sluice does with a key.
 #[derive(Debug, Clone, Copy)]
@@ -75,6 +75,27 @@ pub struct Key {
 /// Whether directories inside input directories are read (default false: they fail the job).
 pub const RECURSIVE: &str = "mapreduce.input.fileinputformat.input.dir.recursive";
 
+/// Whether directories inside input directories are left out, when they are not read
+/// (default false: they fail the job).
+pub const IGNORE_SUBDIRS: &str =
+    "mapreduce.input.fileinputformat.input.dir.nonrecursive.ignore.subdirs";
+
+/// What the job does with directories inside input directories: reads them with
+/// [`RECURSIVE`], leaves them out with [`IGNORE_SUBDIRS`] (and not [`RECURSIVE`]); `None` when
+/// neither is set, where such a directory fails the job.
+///
+/// # Errors
+/// A value that is not a boolean.
+pub fn nested_directories(conf: &JobConf) -> Result<Option<NestedDirectories>, StreamingError> {
+    if conf.get_bool(RECURSIVE, false)? {
+        Ok(Some(NestedDirectories::Read))
+    } else if conf.get_bool(IGNORE_SUBDIRS, false)? {
+        Ok(Some(NestedDirectories::Skip))
+    } else {
+        Ok(None)
+    }
+}
+
 const fn key(name: &'static str, old: &'static [&'static str], status: Status) -> Key {
     Key { name, old, status }
 }
@@ -128,6 +149,7 @@ pub const KEYS: &[Key] = &[
     // Input.
     key("mapreduce.input.fileinputformat.inputdir", &["mapred.input.dir"], Refused(Nothing, "Hadoop adds these paths to the -input paths; give them with -input")),
     key(RECURSIVE, &[], Honoured("true: files in directories inside input directories are read too; false (the default): such a directory fails the job (\"Not a file\"), as in Hadoop")),
+    key(IGNORE_SUBDIRS, &[], Honoured("true, and not recursive: directories inside input directories are left out, with everything in them, as in Hadoop")),
     key("mapreduce.input.fileinputformat.split.minsize", &["mapred.min.split.size"], Honoured("smallest split size")),
     key("mapreduce.input.fileinputformat.split.maxsize", &["mapred.max.split.size"], Honoured("CombineTextInputFormat's largest split (0: one split per node); the other input formats do not read it, as Hadoop's old-API FileInputFormat does not")),
     key("mapreduce.input.fileinputformat.split.minsize.per.node", &["mapred.min.split.size.per.node"], Honoured("CombineTextInputFormat: the bytes a node's leftover chunks need to make a split of their own")),
@@ -309,7 +331,7 @@ pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<()
             }));
         }
     }
-    if !conf.get_bool(RECURSIVE, false)? {
+    if nested_directories(conf)?.is_none() {
         refuse_nested_directories(args, stores)?;
     }
     Ok(())
@@ -674,6 +696,7 @@ mod tests {
         for key in KEYS {
             if let Status::Honoured(_) = key.status {
                 let read = key.name == RECURSIVE
+                    || key.name == IGNORE_SUBDIRS
                     || used.iter().any(|u| *u == key.name || key.old.contains(u));
                 assert!(
                     read,
