@@ -70,7 +70,7 @@ impl HdfsStorage {
         let timeout = config
             .timeout()
             .map_err(|e| unavailable(location, e.to_string()))?;
-        probe_name_node(&url, timeout).map_err(|e| unavailable(location, e))?;
+        probe_name_node(&url, config, timeout).map_err(|e| unavailable(location, e))?;
         let handle = runtime()
             .map_err(|e| unavailable(location, e.to_string()))?
             .handle()
@@ -360,9 +360,10 @@ fn parse_hadoop_size(text: &str) -> Option<u64> {
 
 /// Connects once to the name node of `url` (`hdfs://host[:port]`, port 8020 by default), so
 /// that a name node that refuses connections is reported at once with the reason: the client
-/// itself retries such connections for a long time. A host name that does not resolve may be
-/// an HA name service of the configuration, which the client resolves itself: not probed.
-fn probe_name_node(url: &str, timeout: Duration) -> Result<(), String> {
+/// itself retries such connections for a long time. A host name that does not resolve is an
+/// error too, unless it is an HA name service of the configuration (`dfs.ha.namenodes.NAME`),
+/// which the client resolves itself: not probed.
+fn probe_name_node(url: &str, config: &StoreConfig, timeout: Duration) -> Result<(), String> {
     use std::net::{TcpStream, ToSocketAddrs};
     let authority = url
         .trim_start_matches("hdfs://")
@@ -377,8 +378,22 @@ fn probe_name_node(url: &str, timeout: Duration) -> Result<(), String> {
     } else {
         format!("{authority}:8020")
     };
-    let Some(address) = with_port.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
-        return Ok(());
+    let resolved = with_port.to_socket_addrs().map(|mut a| a.next());
+    let Ok(Some(address)) = resolved else {
+        let host = with_port
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host);
+        if config.get(&format!("dfs.ha.namenodes.{host}")).is_some() {
+            return Ok(());
+        }
+        let why = match resolved {
+            Err(e) => e.to_string(),
+            Ok(_) => "no address".to_string(),
+        };
+        return Err(format!(
+            "cannot resolve the name node's host {host}: {why} (is the name right? an HA name \
+             service needs dfs.nameservices and dfs.ha.namenodes.{host} in hdfs-site.xml)"
+        ));
     };
     match TcpStream::connect_timeout(&address, timeout.min(Duration::from_secs(10))) {
         Ok(_) => Ok(()),
@@ -512,6 +527,23 @@ pub(crate) fn hdfs_io_error(error: &HdfsError) -> io::Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A name node host that does not resolve fails at once, naming it, unless the
+    /// configuration makes it an HA name service (which the client resolves itself).
+    #[test]
+    fn an_unknown_name_node_host_is_reported_at_once() {
+        let mut config = StoreConfig::from_parts(std::iter::empty(), std::iter::empty());
+        let timeout = Duration::from_secs(30);
+        let started = std::time::Instant::now();
+        let error = probe_name_node("hdfs://nn.invalid:8020", &config, timeout).unwrap_err();
+        assert!(
+            error.contains("cannot resolve the name node's host nn.invalid"),
+            "{error}"
+        );
+        assert!(started.elapsed() < timeout);
+        config.set("dfs.ha.namenodes.nn.invalid", "nn1,nn2");
+        assert!(probe_name_node("hdfs://nn.invalid", &config, timeout).is_ok());
+    }
 
     #[test]
     fn block_sizes_parse_as_hadoop_writes_them() {
