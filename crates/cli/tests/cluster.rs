@@ -246,6 +246,32 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
     );
 }
 
+/// Input files whose names are not UTF-8 (Latin-1 names from an old system) are read on the
+/// workers as on one machine: their paths reach the workers byte for byte.
+#[test]
+fn input_files_named_in_other_encodings_are_read_on_workers() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 2);
+    let input = dir.path().join("latin");
+    fs::create_dir_all(&input).unwrap();
+    fs::write(
+        input.join(std::ffi::OsStr::from_bytes(b"caf\xe9.txt")),
+        "café au lait\n",
+    )
+    .unwrap();
+    fs::write(input.join("plain.txt"), "au revoir\n").unwrap();
+    let args = strings(&["run", "wordcount", "--quiet", "--input", "latin"]);
+    let (local, cluster, _) = both(dir.path(), &workers, &args, "latin");
+    assert_same(&local, &cluster, "wordcount over a Latin-1 file name");
+    let counted: String = files(&cluster)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("part-"))
+        .map(|(_, bytes)| String::from_utf8(bytes).unwrap())
+        .collect();
+    assert!(counted.contains("lait\t1"), "{counted}");
+}
+
 /// A worker given a relative scratch directory keeps using the one under the directory it
 /// started in, though each job moves it into the directory the job was submitted from.
 #[test]

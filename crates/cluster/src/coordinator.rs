@@ -282,10 +282,7 @@ pub(crate) fn run_linked(
         inputs: input
             .files
             .iter()
-            .map(|f| InputFile {
-                location: f.location().to_string(),
-                len: f.status.len,
-            })
+            .map(|f| InputFile::new(f.location(), f.status.len))
             .collect(),
         output: absolute(&location, &working_dir),
         staging: absolute(&staging, &working_dir),

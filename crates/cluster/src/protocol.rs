@@ -13,22 +13,60 @@
 //!   after another: a pushing worker keeps it for its next push to the same worker (one per
 //!   task thread), and the listener closes it after 30 s without a request.
 
+use std::ffi::OsString;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::PathBuf;
+
 use serde::{Deserialize, Serialize};
 use sluice_api::{CounterValues, UserCounters};
+use sluice_io::{IoError, Location};
 use sluice_spec::JobSpec;
 
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 6;
+pub const PROTOCOL_VERSION: u32 = 7;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct InputFile {
-    /// Its location (a URI or a local path).
+    /// Its location (a URI or a local path), as text.
     pub location: String,
+    /// A local path's bytes, when they are not UTF-8 (a file name in Latin-1, say), which
+    /// [`InputFile::location`] cannot carry whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub local_path: Option<Vec<u8>>,
     /// Its length in bytes.
     pub len: u64,
+}
+
+impl InputFile {
+    /// The file at `location`, of `len` bytes.
+    pub fn new(location: &Location, len: u64) -> InputFile {
+        let local_path = location
+            .as_local_path()
+            .filter(|path| path.to_str().is_none())
+            .map(|path| path.as_os_str().as_bytes().to_vec());
+        InputFile {
+            location: location.to_string(),
+            local_path,
+            len,
+        }
+    }
+
+    /// Its location.
+    ///
+    /// # Errors
+    /// [`IoError`] for a location that does not parse.
+    pub fn location(&self) -> Result<Location, IoError> {
+        let location = Location::parse(&self.location)?;
+        Ok(match &self.local_path {
+            Some(bytes) => {
+                location.with_local_path(PathBuf::from(OsString::from_vec(bytes.clone())))
+            }
+            None => location,
+        })
+    }
 }
 
 /// A byte range of an input file that a map task reads.

@@ -1031,7 +1031,7 @@ impl RunningJob {
             .inputs
             .iter()
             .map(|f| {
-                Location::parse(&f.location)
+                f.location()
                     .map(|location| StoredInput::new(FileStatus::file(location, f.len)))
                     .map_err(|e| setup("bad input", &e))
             })

@@ -426,7 +426,7 @@ impl Location {
     }
 
     /// The same kind of local location (plain path or `file:` URI) with another path.
-    pub(crate) fn with_local_path(&self, path: PathBuf) -> Location {
+    pub fn with_local_path(&self, path: PathBuf) -> Location {
         let uri = matches!(self.repr, Repr::Local { uri: true, .. });
         Location {
             repr: Repr::Local { path, uri },
