@@ -1167,9 +1167,19 @@ impl Run {
                         stage: s,
                         missing: m,
                         why,
+                        out_of_room,
                     },
                 ) if s == stage && waiting.contains(&w) => {
                     waiting.remove(&w);
+                    if out_of_room && self.alive().len() > 1 {
+                        // Its disk is full: no use asking it again. Its partitions go to the
+                        // others, as a lost worker's do.
+                        let reason = why.unwrap_or_else(|| "its disk is full".into());
+                        status.note(self.retire(w, &format!("it has no room: {reason}")));
+                        lost = true;
+                        self.reassign(w)?;
+                        continue;
+                    }
                     if !m.is_empty() && first_why.is_none() {
                         first_why = Some(ClusterError::Worker {
                             worker: self.workers[w].label(),
@@ -1530,6 +1540,19 @@ impl Run {
     fn silent_worker(&self) -> Option<usize> {
         (0..self.workers.len())
             .find(|&w| !self.gone[w] && self.heard[w].elapsed() > self.worker_timeout)
+    }
+
+    /// Leaves worker `w`, still running, out of the job for `reason`, as if lost: its
+    /// connection is shut, so that it ends the job and cleans up after it. Returns the note
+    /// for the console.
+    fn retire(&mut self, w: usize, reason: &str) -> String {
+        self.gone[w] = true;
+        self.last_lost = Some(w);
+        let _ = self.writers[w].shutdown();
+        format!(
+            "worker {} left out: {reason}; its work is done again on the others",
+            self.workers[w].label()
+        )
     }
 
     /// Takes silent worker `w` for lost: its connection is shut, so that should it wake, it

@@ -25,7 +25,7 @@ use sluice_spec::JobSpec;
 pub use crate::shipping::ShippedEntry;
 
 /// Version of these messages; a worker refuses a coordinator of another.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// An input file of a job, as the coordinator found it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,6 +243,10 @@ pub enum ToCoordinator {
         /// Why the first of them could not be had (a pull that failed, a full disk).
         #[serde(default)]
         why: Option<String>,
+        /// Whether this worker itself has no room for them (its disk is full): it is then
+        /// left out of the job, and its partitions go to the others.
+        #[serde(default)]
+        out_of_room: bool,
     },
     /// A task attempt has computed its output and is delivering it (keeping it, pushing it
     /// to the owners of its partitions): its thread is free for another task. Its

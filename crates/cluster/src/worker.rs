@@ -669,7 +669,11 @@ impl Session<'_> {
                 ToWorker::Seal { stage, holders } => {
                     let job = self.job()?;
                     match job.seal(stage, &holders, &*self.worker.log) {
-                        Ok((missing, why)) => {
+                        Ok(Sealing {
+                            missing,
+                            why,
+                            out_of_room,
+                        }) => {
                             if missing.is_empty() {
                                 (self.worker.log)(&format!("job {}: stage {stage} sealed", job.id));
                             }
@@ -677,6 +681,7 @@ impl Session<'_> {
                                 stage,
                                 missing,
                                 why,
+                                out_of_room,
                             })?;
                         }
                         Err(e) => self.send(&ToCoordinator::JobFailed {
@@ -1507,7 +1512,7 @@ impl RunningJob {
         stage: usize,
         holders: &[Option<usize>],
         log: &Log,
-    ) -> Result<(Vec<usize>, Option<String>), ClusterError> {
+    ) -> Result<Sealing, ClusterError> {
         let index = stage
             .checked_sub(1)
             .ok_or_else(|| ClusterError::Setup("stages are numbered from 1".into()))?;
@@ -1518,6 +1523,7 @@ impl RunningJob {
             .collect();
         let mut missing = Vec::new();
         let mut why = None;
+        let mut out_of_room = false;
         for (task, holder) in holders.iter().enumerate() {
             let gaps: Vec<usize> = {
                 let received = lock(&self.received);
@@ -1555,13 +1561,18 @@ impl RunningJob {
                     log(&format!("job {}: {reason}", self.id));
                     why.get_or_insert(reason);
                     missing.push(task);
+                    out_of_room |= is_out_of_room(&e);
                 }
             }
         }
         if missing.is_empty() {
             self.host.seal(index)?;
         }
-        Ok((missing, why))
+        Ok(Sealing {
+            missing,
+            why,
+            out_of_room,
+        })
     }
 
     /// Pulls `partitions` of task `task`'s output for stage `stage` from `addr`.
@@ -1625,6 +1636,34 @@ impl RunningJob {
             disk_write_bytes: write.saturating_sub(self.io_start.1),
         }
     }
+}
+
+/// What a worker's seal of a stage's input found.
+struct Sealing {
+    /// Tasks whose output it lacks.
+    missing: Vec<usize>,
+    /// Why the first of them could not be had.
+    why: Option<String>,
+    /// Whether some could not be had for want of room on this worker's own disk.
+    out_of_room: bool,
+}
+
+/// Whether `error` comes from a full disk (or quota) here: no other worker's fault, and no
+/// use trying again on this one.
+fn is_out_of_room(error: &ClusterError) -> bool {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(e) = cause {
+        if let Some(io) = e.downcast_ref::<std::io::Error>() {
+            if matches!(
+                io.kind(),
+                std::io::ErrorKind::StorageFull | std::io::ErrorKind::QuotaExceeded
+            ) {
+                return true;
+            }
+        }
+        cause = e.source();
+    }
+    false
 }
 
 /// `duration` in whole microseconds (saturating: a worker would have to run for 500,000

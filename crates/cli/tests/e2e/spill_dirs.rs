@@ -288,14 +288,15 @@ fn a_task_failing_on_a_worker_with_a_full_disk_runs_again_on_another() {
 }
 
 /// On a cluster, a worker whose disk is full cannot take its partitions' input, however often
-/// the maps that made it run again: the job fails, with the worker's reason and no output,
-/// instead of trying for ever.
+/// the maps that made it run again: it is left out of the job, its partitions go to the
+/// other worker, and the job writes what it writes on one machine. With no other worker, the
+/// job fails with the worker's reason and no output, instead of trying for ever.
 #[test]
 #[cfg_attr(
     not(feature = "test-root"),
     ignore = "mounts a tmpfs: needs root (cargo test --features test-root)"
 )]
-fn a_worker_that_cannot_take_its_input_fails_the_job_instead_of_holding_it() {
+fn a_worker_whose_disk_is_full_is_left_out_and_its_partitions_go_to_the_others() {
     let dir = tempfile::tempdir().unwrap();
     let input = dir.path().join("in");
     crate::util::gen_text(&input, "20MiB", 4, 5);
@@ -305,45 +306,70 @@ fn a_worker_that_cannot_take_its_input_fails_the_job_instead_of_holding_it() {
     let mut workers =
         sluice_testkit::Workers::start(Path::new(SLUICE), &dir.path().join("w"), 1, "8MiB", |_| {});
     // Its job directory, spills and received runs all on the full disk.
-    workers.add(&full, |_| {});
-    let output = dir.path().join("out");
-    let mut args: Vec<String> = [
-        "streaming",
-        "-D",
-        "mapreduce.job.reduces=2",
-        "-input",
-        input.to_str().unwrap(),
-        "-output",
-        output.to_str().unwrap(),
-        "-mapper",
-        "cat",
-        "-reducer",
-        "cat",
-    ]
-    .iter()
-    .map(|s| (*s).to_string())
-    .collect();
-    args.splice(1..1, workers.args());
-    let mut job = Command::new(SLUICE)
-        .args(&args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ended = wait_until(Duration::from_secs(180), || {
-        job.try_wait().unwrap().is_some()
-    });
-    if !ended {
-        let _ = job.kill();
-        let _ = job.wait();
-        panic!("the job was still running after 180 s");
-    }
-    let out = job.wait_with_output().unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    let on_full = workers.add(&full, |_| {});
+    let job = |name: &str, cluster: &[String]| {
+        let output = dir.path().join(name);
+        let mut args: Vec<String> = [
+            "streaming",
+            "-D",
+            "mapreduce.job.reduces=2",
+            "-input",
+            input.to_str().unwrap(),
+            "-output",
+            output.to_str().unwrap(),
+            "-mapper",
+            "cat",
+            "-reducer",
+            "cat",
+        ]
+        .iter()
+        .map(|s| (*s).to_string())
+        .collect();
+        args.splice(1..1, cluster.iter().cloned());
+        let mut job = Command::new(SLUICE)
+            .args(&args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let ended = wait_until(Duration::from_secs(180), || {
+            job.try_wait().unwrap().is_some()
+        });
+        if !ended {
+            let _ = job.kill();
+            let _ = job.wait();
+            panic!("the job was still running after 180 s");
+        }
+        let out = job.wait_with_output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+            output,
+        )
+    };
+    let (code, stderr, output) = job("out", &workers.args());
+    assert_eq!(code, Some(0), "{stderr}");
     assert!(
-        stderr.contains("No space left on device") && stderr.contains("output for stage 1"),
+        stderr.contains("left out: it has no room") && stderr.contains("No space left on device"),
         "{stderr}"
     );
+    let (code, stderr, local) = job("local", &[]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        output_lines(&output),
+        output_lines(&local),
+        "the outputs differ"
+    );
+
+    // The full worker alone: nowhere to go.
+    let alone = vec![
+        "--cluster".to_string(),
+        format!("workers={}", workers.addrs()[on_full]),
+        "--secret-file".to_string(),
+        workers.secret().display().to_string(),
+    ];
+    let (code, stderr, output) = job("alone", &alone);
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(stderr.contains("No space left on device"), "{stderr}");
     assert!(!output.exists(), "output left behind");
 }
