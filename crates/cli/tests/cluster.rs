@@ -246,6 +246,29 @@ fn built_in_jobs_write_on_workers_what_they_write_on_one_machine() {
     );
 }
 
+/// One worker under two names (its address and `localhost`) is one worker of the job: the
+/// job says so and runs, rather than finding the worker busy with itself.
+#[test]
+fn a_worker_named_twice_is_used_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let workers = start_workers(dir.path(), 1);
+    write_input(dir.path());
+    let addr = &workers.addrs()[0];
+    let port = addr.rsplit_once(':').unwrap().1;
+    let mut args = strings(&["run", "wordcount", "--input", "in", "--output", "out"]);
+    args.extend([
+        "--cluster".to_string(),
+        format!("workers={addr},localhost:{port}"),
+        "--secret-file".to_string(),
+        workers.secret().display().to_string(),
+    ]);
+    let out = sluice(&args, dir.path());
+    ok(&out, "a job on one worker named twice");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("named again"), "{stderr}");
+    assert!(!stderr.contains("busy"), "{stderr}");
+}
+
 /// Input files whose names are not UTF-8 (Latin-1 names from an old system) are read on the
 /// workers as on one machine: their paths reach the workers byte for byte.
 #[test]

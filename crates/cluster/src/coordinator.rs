@@ -212,9 +212,25 @@ pub fn run_on_workers(
     // them). All are greeted at once, so that one that does not answer delays the job by
     // one timeout, not one per such worker.
     let mut unreachable = Vec::new();
+    // Two names of one worker (`localhost:7070,127.0.0.1:7070`) are greeted once: the second
+    // hello would find the worker busy with this very job.
+    let mut seen: Vec<(SocketAddr, &str)> = Vec::new();
+    let mut names = Vec::new();
+    for name in &workers.workers {
+        let addr = resolve(name).ok();
+        if let Some((addr, first)) = addr.and_then(|a| seen.iter().find(|(s, _)| *s == a)) {
+            status.note(format!(
+                "worker {name} is {first} named again (both are {addr}); it is used once"
+            ));
+            continue;
+        }
+        if let Some(addr) = addr {
+            seen.push((addr, name));
+        }
+        names.push(name);
+    }
     let greeted: Vec<Result<(Link, WorkerState), ClusterError>> = std::thread::scope(|scope| {
-        let greeting: Vec<_> = workers
-            .workers
+        let greeting: Vec<_> = names
             .iter()
             .map(|name| scope.spawn(|| hello(&net, name, secret)))
             .collect();
