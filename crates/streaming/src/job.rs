@@ -1051,12 +1051,23 @@ fn make_context(
 }
 
 /// The job's counter limits (`mapreduce.job.counters.max`, `mapreduce.job.counters.groups.max`,
-/// Hadoop's defaults otherwise).
+/// `mapreduce.job.counters.group.name.max`, `mapreduce.job.counters.counter.name.max`; Hadoop's
+/// defaults otherwise).
 fn counter_limits(conf: &JobConf) -> Result<CounterLimits, StreamingError> {
     let defaults = CounterLimits::default();
     Ok(CounterLimits {
         counters: conf.get_count("mapreduce.job.counters.max", defaults.counters, 1)?,
         groups: conf.get_count("mapreduce.job.counters.groups.max", defaults.groups, 1)?,
+        group_name: conf.get_count(
+            "mapreduce.job.counters.group.name.max",
+            defaults.group_name,
+            1,
+        )?,
+        counter_name: conf.get_count(
+            "mapreduce.job.counters.counter.name.max",
+            defaults.counter_name,
+            1,
+        )?,
     })
 }
 

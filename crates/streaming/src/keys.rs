@@ -202,6 +202,8 @@ pub const KEYS: &[Key] = &[
     key("mapreduce.map.maxattempts", &["mapred.map.max.attempts"], Honoured("runs of a failing map task before the job fails")),
     key("mapreduce.reduce.maxattempts", &["mapred.reduce.max.attempts"], Honoured("runs of a failing reduce task before the job fails")),
     key("mapreduce.task.timeout", &["mapred.task.timeout"], Honoured("ms a program may go without reading, writing or reporting before it is killed")),
+    key("mapreduce.job.counters.group.name.max", &[], Honoured("a counter group's name is longer than this many characters (128) is cut to one fewer, as in Hadoop")),
+    key("mapreduce.job.counters.counter.name.max", &[], Honoured("a counter's name is longer than this many characters (64) is cut to one fewer, as in Hadoop; names equal once cut are one counter")),
     key("mapreduce.job.counters.max", &["mapreduce.job.counters.limit"], Honoured("counters a program may report in one task attempt (120); one more fails the attempt, as in Hadoop")),
     key("mapreduce.job.counters.groups.max", &[], Honoured("counter groups a program may report in one task attempt (50); one more fails the attempt, as in Hadoop")),
     key("mapreduce.map.failures.maxpercent", &["mapred.max.map.failures.percent"], Refused(Values(&["0"]), FAILURES)),

@@ -38,7 +38,7 @@ use sluice_api::UserCounters;
 use sluice_api::{ExecError, JobStatus};
 
 use super::outcome::{outcome, DrainFailure, Kill, RunFacts, ShmFacts, UNREAD_ALLOWED};
-use super::program::{CounterLimits, ProgramSpec};
+use super::program::{cut_name, CounterLimits, ProgramSpec};
 use super::{program_error, ProgramError};
 
 /// Buffer size of the pipes' readers and writers: records cross in large writes.
@@ -999,6 +999,9 @@ struct StderrReport {
 impl StderrReport {
     /// Adds `amount` to a counter, unless it is a new one past `limits`.
     fn count(&mut self, group: String, name: String, amount: i64, limits: CounterLimits) {
+        // Long names are cut as Hadoop cuts them, and names equal once cut are one counter.
+        let group = cut_name(group, limits.group_name);
+        let name = cut_name(name, limits.counter_name);
         let known = self
             .counters
             .get(&group)

@@ -44,6 +44,10 @@ pub(super) struct CounterLimits {
     pub(super) counters: usize,
     /// Groups.
     pub(super) groups: usize,
+    /// A group name's length (in Java's UTF-16 units): a longer one is cut to it.
+    pub(super) group_name: usize,
+    /// A counter name's length, the same way.
+    pub(super) counter_name: usize,
 }
 
 impl Default for CounterLimits {
@@ -51,8 +55,30 @@ impl Default for CounterLimits {
         CounterLimits {
             counters: 120,
             groups: 50,
+            group_name: 128,
+            counter_name: 64,
         }
     }
+}
+
+/// `name` as Hadoop's `Limits.filterName` keeps a counter's or group's name: whole up to
+/// `limit` UTF-16 units, else cut to its first `limit - 1` (`name.substring(0, limit - 1)`,
+/// one fewer than the limit, as Hadoop cuts it); a character that would be cut in half (one
+/// outside the Basic Multilingual Plane) is left out whole.
+pub(super) fn cut_name(name: String, limit: usize) -> String {
+    let units: usize = name.chars().map(char::len_utf16).sum();
+    if units <= limit {
+        return name;
+    }
+    let keep = limit.saturating_sub(1);
+    let mut kept = 0;
+    for (at, c) in name.char_indices() {
+        kept += c.len_utf16();
+        if kept > keep {
+            return name[..at].to_string();
+        }
+    }
+    name
 }
 
 /// Which of a program's directions go through a shared-memory ring, and the rings' size.
@@ -74,5 +100,22 @@ impl ShmSides {
     /// Bytes of shared memory a running program holds: one ring per shared direction.
     pub(super) fn ring_bytes(&self) -> u64 {
         (u64::from(self.input) + u64::from(self.output)) * self.capacity
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_cut_in_java_characters() {
+        // Up to the limit, whole; past it, one fewer than the limit (Hadoop's substring).
+        assert_eq!(cut_name("abcd".into(), 4), "abcd");
+        assert_eq!(cut_name("abcdef".into(), 4), "abc");
+        assert_eq!(cut_name("abc".into(), 4), "abc");
+        // é is one UTF-16 unit, as in Java; 😀 two, never cut in half.
+        assert_eq!(cut_name("ééééé".into(), 4), "ééé");
+        assert_eq!(cut_name("ab😀cd".into(), 4), "ab");
+        assert_eq!(cut_name("ab😀cd".into(), 5), "ab😀");
     }
 }
