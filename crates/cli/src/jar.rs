@@ -393,9 +393,18 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
             flag(&mut run, "--output", output);
         }
         ("grep", [input, output, regex, group @ ..]) if group.len() <= 1 => {
+            // Hadoop compiles the pattern as Java's: what sluice cannot match as Java does is
+            // refused here, before the job, in Hadoop's words.
+            if let Err(e) = sluice_hadoop::java_regex::translate(regex) {
+                return Err(Refusal {
+                    message: format!("java.util.regex.PatternSyntaxException: {e}\n{regex}"),
+                    code: DRIVER_ERROR,
+                });
+            }
             flag(&mut run, "--input", input);
             flag(&mut run, "--output", output);
             flag(&mut run, "--pattern", regex);
+            flag(&mut run, "--regex-syntax", "java");
             if let [group] = group {
                 flag(&mut run, "--group", group);
             }
@@ -685,6 +694,8 @@ mod tests {
                 "out",
                 "--pattern",
                 "dfs[a-z.]+",
+                "--regex-syntax",
+                "java",
                 "--group",
                 "0"
             ]))

@@ -156,9 +156,17 @@ enum RunJob {
     /// Count every match of a regular expression, like Hadoop's Grep example. Output: one file of
     /// `count<TAB>match` lines by decreasing count, ties by match bytes.
     Grep {
-        /// The regular expression (Rust regex syntax, matched against the bytes of each line).
-        #[arg(long, short = 'e', value_parser = parse_regex)]
-        pattern: regex::bytes::Regex,
+        /// The regular expression (Rust regex syntax, matched against the bytes of each line,
+        /// unless --regex-syntax java).
+        #[arg(long, short = 'e')]
+        pattern: String,
+        /// The pattern's syntax: rust (Rust's regex crate, matched against bytes), or java
+        /// (Java's java.util.regex, as Hadoop's grep example takes it: \w, \d, \s and the POSIX
+        /// classes are ASCII, `.` stops at Java's line terminators, lines that are not UTF-8
+        /// are matched as Java decodes them; possessive quantifiers, lookaround and back
+        /// references are refused).
+        #[arg(long, value_enum, default_value = "rust")]
+        regex_syntax: RegexSyntax,
         /// Count this capture group instead of the whole match.
         #[arg(long, default_value_t = 0)]
         group: usize,
@@ -629,6 +637,15 @@ pub(crate) fn thread_count(text: &str) -> Result<usize, String> {
     }
 }
 
+/// The syntax of grep's pattern.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum RegexSyntax {
+    /// Rust's regex crate.
+    Rust,
+    /// Java's java.util.regex, with its meaning (Hadoop's grep example).
+    Java,
+}
+
 fn parse_regex(text: &str) -> Result<regex::bytes::Regex, String> {
     regex::bytes::Regex::new(text).map_err(|e| e.to_string())
 }
@@ -909,12 +926,22 @@ fn run_builtin(job: RunJob) -> Result<()> {
             (spec, common)
         }
         RunJob::Grep {
-            pattern: regex,
+            pattern,
+            regex_syntax,
             group,
             text_input,
             common,
         } => {
             formats::text_output_only("grep", &common.define)?;
+            let java = regex_syntax == RegexSyntax::Java;
+            let rust_pattern = if java {
+                sluice_hadoop::java_regex::translate(&pattern)
+                    .map_err(|e| UsageError(format!("--pattern {pattern}: {e}")))?
+            } else {
+                pattern.clone()
+            };
+            let regex = parse_regex(&rust_pattern)
+                .map_err(|e| UsageError(format!("--pattern {pattern}: {e}")))?;
             if group > regex.captures_len() - 1 {
                 anyhow::bail!(
                     "--group {group} but the pattern has only {} capture group(s)",
@@ -923,6 +950,7 @@ fn run_builtin(job: RunJob) -> Result<()> {
             }
             let spec = JobSpec::Grep {
                 pattern: regex.as_str().to_string(),
+                java_lines: java,
                 group,
                 reducers: common.reducers()?,
                 output_codec: compression::text(&common.define)?,

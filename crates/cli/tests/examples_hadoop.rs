@@ -21,6 +21,7 @@
 //! sequence of keys and, within each run of equal keys, as a multiset.
 #![allow(clippy::unwrap_used)]
 
+use std::collections::BTreeMap;
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -1457,4 +1458,111 @@ fn wordcount_leaves_out_or_reads_nested_directories_as_hadoop_does() {
         assert_eq!(counts(&by_hadoop), expected, "Hadoop with {key}");
         assert_eq!(counts(&by_sluice), expected, "sluice with {key}");
     }
+}
+
+/// The examples jar's grep takes Java's regular expressions, and matches lines as Java
+/// strings: for each pattern, sluice counts the matches Java's `Matcher.find` finds
+/// (`tests/hadoop/RegexFind.java`, Hadoop's `RegexMapper` loop) in lines of many scripts, odd
+/// white space and bytes that are not UTF-8.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Java 17 (and the Hadoop jars): make hadoop; cargo test --features test-hadoop"
+)]
+fn grep_matches_java_regular_expressions_as_hadoop_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let mut input: Vec<u8> = Vec::new();
+    input.extend_from_slice("café naïve ٣٤ 123 １２ ABC abc ÉCOLE école K k\n".as_bytes());
+    input.extend_from_slice("foo\u{a0}bar x\u{3000}y mid\u{2028}line nel\u{85}after\n".as_bytes());
+    input.extend_from_slice("ß SS ss ẞ a_b a-b aa aaa tab\there\x0bvt\x0cff\n".as_bytes());
+    input.extend_from_slice(b"caf\xe9 na\xefve caf\xe9\n\xff\xfe word\n");
+    let in_dir = d.join("in");
+    fs::create_dir(&in_dir).unwrap();
+    fs::write(in_dir.join("lines.txt"), &input).unwrap();
+    let patterns = [
+        "\\w+",
+        "\\p{Alpha}+",
+        "\\d+",
+        "\\s",
+        "\\S+",
+        "\\b\\w",
+        "\\p{Upper}",
+        "mid.line",
+        "nel.after",
+        "\\v",
+        "\\h+",
+        "[[:alpha:]]+",
+        "[^ ]+",
+        "caf.",
+        "\\p{L}+",
+        "\\p{IsLatin}+",
+        "[a-z&&[^aeiou]]+",
+        "(?<w>[a-z]+)-",
+        "a*",
+        "\\Qa-\\E.",
+        "\\u00e9",
+        "(?i)ecole",
+        "[\\w-]+",
+        "\\p{Punct}",
+        "(?s)mid.line",
+    ];
+    let list = d.join("patterns");
+    fs::write(&list, patterns.join("\n") + "\n").unwrap();
+    let java = Command::new("java")
+        .arg(root().join("tests/hadoop/RegexFind.java"))
+        .arg(&list)
+        .arg(in_dir.join("lines.txt"))
+        .output()
+        .unwrap_or_else(|e| panic!("cannot start java (Java 17 is required): {e}"));
+    assert!(
+        java.status.success(),
+        "{}",
+        String::from_utf8_lossy(&java.stderr)
+    );
+    let mut expected: Vec<BTreeMap<String, u64>> = vec![BTreeMap::new(); patterns.len()];
+    for line in String::from_utf8(java.stdout).unwrap().lines() {
+        let (n, found) = line.split_once('\t').unwrap();
+        *expected[n.parse::<usize>().unwrap()]
+            .entry(found.to_string())
+            .or_default() += 1;
+    }
+    let mut differences = Vec::new();
+    for (n, pattern) in patterns.iter().enumerate() {
+        let out = d.join(format!("out-{n}"));
+        let run = Command::new(SLUICE)
+            .args(["jar", "hadoop-mapreduce-examples-3.4.2.jar", "grep"])
+            .args([path(&in_dir), path(&out), pattern])
+            .output()
+            .unwrap();
+        assert!(
+            run.status.success(),
+            "grep {pattern}: {}",
+            String::from_utf8_lossy(&run.stderr)
+        );
+        let mut counted: BTreeMap<String, u64> = BTreeMap::new();
+        for line in fs::read_to_string(out.join("part-r-00000"))
+            .unwrap()
+            .lines()
+        {
+            let (count, found) = line.split_once('\t').unwrap();
+            counted.insert(found.to_string(), count.parse().unwrap());
+        }
+        if counted != expected[n] {
+            differences.push(format!(
+                "{pattern}:\n  sluice: {counted:?}\n  Java:   {:?}",
+                expected[n]
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // What sluice cannot match as Java does is refused before the job, as a bad argument.
+    let refused = Command::new(SLUICE)
+        .args(["jar", "hadoop-mapreduce-examples-3.4.2.jar", "grep"])
+        .args([path(&in_dir), path(&d.join("never")), "a++a"])
+        .output()
+        .unwrap();
+    assert_eq!(refused.status.code(), Some(255));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("possessive quantifier"));
+    assert!(!d.join("never").exists());
 }

@@ -22,6 +22,8 @@
 //!   `Configuration` does.
 //! * [`java`]: Java's string order, string hash, lossy UTF-8 decoding and `Double.toString`,
 //!   which the modules below need to print and order values as Hadoop does.
+//! * [`java_regex`]: Java's regular expressions (Hadoop's `grep` example) written in the syntax
+//!   of Rust's `regex` crate, with Java's meaning.
 //! * [`keyfield`]: Hadoop's `KeyFieldBasedComparator` and `KeyFieldBasedPartitioner`
 //!   (`-k2,2nr`-style key options), reproducing Hadoop's exact order and partition numbers.
 //! * [`typedbytes`]: Hadoop Streaming's typed bytes (`-io typedbytes`): cutting a child's
@@ -53,6 +55,7 @@
 
 pub mod conf_vars;
 pub mod java;
+pub mod java_regex;
 pub mod keyfield;
 pub mod partition;
 pub mod random_text;

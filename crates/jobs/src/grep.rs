@@ -9,10 +9,32 @@ use sluice_api::{Combine, Emit, ExecError, Job, Mapper, Reducer, Stage, Values, 
 struct GrepMapper {
     regex: Regex,
     group: usize,
+    lines: GrepLines,
+}
+
+/// What a grep job matches its pattern against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum GrepLines {
+    /// Each line's bytes as they are (bytes that are not UTF-8 match no `.` and no class).
+    #[default]
+    Bytes,
+    /// Each line as Java decodes it, as Hadoop's `grep` example matches it (`Text.toString()`):
+    /// bytes that are not UTF-8 become U+FFFD, in the line and in the matches counted.
+    JavaStrings,
 }
 
 impl Mapper for GrepMapper {
-    fn map(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+    fn map(&mut self, offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
+        if self.lines == GrepLines::JavaStrings && std::str::from_utf8(line).is_err() {
+            let decoded = sluice_hadoop::java::decode_utf8_lossy(line).into_owned();
+            return self.find_all(offset, decoded.as_bytes(), out);
+        }
+        self.find_all(offset, line, out)
+    }
+}
+
+impl GrepMapper {
+    fn find_all(&mut self, _offset: u64, line: &[u8], out: &mut dyn Emit) -> Result<(), ExecError> {
         // The matches Java's `Matcher.find` finds one after another, as Hadoop's `RegexMapper`
         // loops over them: each search starts where the last match ended, and one char later
         // only after an empty match. (Rust's `find_iter` also skips an empty match right after
@@ -115,9 +137,15 @@ impl Reducer for ByCountReducer {
 /// bytes. `reducers` sets the parallelism of the counting stage only (as Hadoop's Grep, whose
 /// sorting job has one reducer). Lines are matched as bytes; a match cannot span lines.
 pub fn grep(regex: Regex, group: usize, reducers: usize) -> Job {
+    grep_lines(regex, group, reducers, GrepLines::Bytes)
+}
+
+/// [`grep`], matching `lines` as they say.
+pub fn grep_lines(regex: Regex, group: usize, reducers: usize, lines: GrepLines) -> Job {
     Job::new("grep", move |_| GrepMapper {
         regex: regex.clone(),
         group,
+        lines,
     })
     .with_stage(
         Stage::new(reducers, |_| CountReducer { key: Vec::new() }).with_combine(Combine::SumCounts),
@@ -150,6 +178,7 @@ mod tests {
         let mut mapper = GrepMapper {
             regex: Regex::new(pattern).unwrap(),
             group,
+            lines: GrepLines::Bytes,
         };
         let mut out = Matches::default();
         mapper.map(0, line.as_bytes(), &mut out).unwrap();

@@ -35,7 +35,7 @@ mod tera;
 mod terasort;
 mod wordcount;
 
-pub use grep::grep;
+pub use grep::{grep, grep_lines, GrepLines};
 pub use index::inverted_index;
 pub use iterative::{
     connected_components, kmeans, pagerank, rmat_edges, GraphShape, IterationStep, IterativeConfig,

@@ -69,6 +69,10 @@ pub enum JobSpec {
     Grep {
         /// The regular expression (Rust regex syntax, matched against bytes).
         pattern: String,
+        /// Whether lines are matched as Java strings (bytes that are not UTF-8 become U+FFFD),
+        /// as Hadoop's `grep` example matches them; else as bytes.
+        #[serde(default, skip_serializing_if = "is_false")]
+        java_lines: bool,
         /// The capture group counted; 0 for the whole match.
         group: usize,
         /// Partitions of the counting stage; at least 1.
@@ -411,6 +415,7 @@ impl JobSpec {
             }
             JobSpec::Grep {
                 pattern,
+                java_lines,
                 group,
                 reducers: r,
                 output_codec,
@@ -430,7 +435,19 @@ impl JobSpec {
                     });
                 }
                 BuiltJob::Job(reading(
-                    compressed(sluice_jobs::grep(regex, *group, r), output_codec)?,
+                    compressed(
+                        sluice_jobs::grep_lines(
+                            regex,
+                            *group,
+                            r,
+                            if *java_lines {
+                                sluice_jobs::GrepLines::JavaStrings
+                            } else {
+                                sluice_jobs::GrepLines::Bytes
+                            },
+                        ),
+                        output_codec,
+                    )?,
                     *sequence_file_input,
                 ))
             }

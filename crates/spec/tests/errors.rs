@@ -44,6 +44,7 @@ fn a_job_needs_a_reducer() {
             sequence_file_input: false,
         },
         JobSpec::Grep {
+            java_lines: false,
             pattern: "a".into(),
             group: 0,
             reducers: 0,
@@ -66,6 +67,7 @@ fn a_job_needs_a_reducer() {
 #[test]
 fn grep_needs_a_pattern_with_its_group() {
     let bad = error(&JobSpec::Grep {
+        java_lines: false,
         pattern: "a(".into(),
         group: 0,
         reducers: 1,
@@ -75,6 +77,7 @@ fn grep_needs_a_pattern_with_its_group() {
     assert!(matches!(bad, SpecError::Pattern { .. }), "{bad:?}");
     assert!(bad.to_string().contains("\"a(\""), "{bad}");
     let group = error(&JobSpec::Grep {
+        java_lines: false,
         pattern: "(a)(b)".into(),
         group: 3,
         reducers: 1,

@@ -32,6 +32,7 @@ fn every_variant_survives_a_round_trip() {
             sequence_file_output: None,
         },
         JobSpec::Grep {
+            java_lines: false,
             pattern: r"(\w+)é\t[^\x00-\x1f]*".to_string(),
             group: 1,
             reducers: 2,
@@ -139,6 +140,7 @@ fn the_json_is_plain() {
     );
     assert_eq!(
         json(&JobSpec::Grep {
+            java_lines: false,
             pattern: "a(b)".into(),
             group: 1,
             reducers: 1,

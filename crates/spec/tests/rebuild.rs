@@ -163,12 +163,23 @@ fn grep_rebuilds_the_same() {
     let regex = regex::bytes::Regex::new(pattern).unwrap();
     let spec = JobSpec::Grep {
         pattern: pattern.to_string(),
+        java_lines: false,
         group: 1,
         reducers: 3,
         output_codec: None,
         sequence_file_input: false,
     };
-    assert_same_output(&sluice_jobs::grep(regex, 1, 3), &spec, &input);
+    assert_same_output(&sluice_jobs::grep(regex.clone(), 1, 3), &spec, &input);
+    let spec = JobSpec::Grep {
+        pattern: pattern.to_string(),
+        java_lines: true,
+        group: 1,
+        reducers: 3,
+        output_codec: None,
+        sequence_file_input: false,
+    };
+    let java = sluice_jobs::grep_lines(regex, 1, 3, sluice_jobs::GrepLines::JavaStrings);
+    assert_same_output(&java, &spec, &input);
 }
 
 #[test]
