@@ -52,6 +52,21 @@ const COMMANDS: &[&[&str]] = &[
     &["-rm", "made/part-0000[1]"],
     &["-put", "made", "copied"],
     &["-get", "made", "got-made"],
+    &["-ls", "loop"],
+    &["-ls", "-R", "loop"],
+    &["-du", "loop"],
+    &["-count", "loop"],
+    &["-cat", "loop/*"],
+    &["-cat", "loop/l1"],
+    &["-cp", "loop", "loop-copy"],
+    &["-ls", "-t", "ties"],
+    &["-ls", "-t", "-r", "ties"],
+    &["-ls", "-S", "ties"],
+    &["-ls", "-S", "-r", "ties"],
+    &["-ls", ""],
+    &["-cat", "a.txt", ""],
+    &["-get", "made/part-00001"],
+    &["-text", "empty.gz"],
     &[
         "-stat",
         "%n %b %F %a %A %u %g %r %o",
@@ -289,7 +304,10 @@ fn tree_with_checksums(dir: &Path) -> BTreeMap<String, Option<String>> {
             let entry = entry.unwrap();
             let path = entry.path();
             let name = path.strip_prefix(dir).unwrap().display().to_string();
-            if path.is_dir() {
+            if entry.file_type().unwrap().is_symlink() {
+                let target = fs::read_link(&path).unwrap();
+                found.insert(name, Some(format!("-> {}", target.display())));
+            } else if path.is_dir() {
                 found.insert(name, None);
                 pending.push(path);
             } else {
@@ -326,6 +344,8 @@ fn sluice_fs_does_what_hadoop_fs_does() {
     let sluice_dir = s.join("sluice");
     copy_tree(&seed, &hadoop_dir);
     copy_tree(&seed, &sluice_dir);
+    finish(&hadoop_dir);
+    finish(&sluice_dir);
 
     let results = s.join("results");
     hadoop_fs(&root, &hadoop_dir, COMMANDS, &results);
@@ -397,6 +417,35 @@ fn sluice_fs_does_what_hadoop_fs_does() {
             );
         }
     }
+}
+
+/// What [`copy_tree`] would not copy as it is: links in a loop (`loop/l1` and `loop/l2` name
+/// each other) beside a file, and files whose times tie (`ties`, made the same second, sizes
+/// apart or equal).
+fn finish(dir: &Path) {
+    fs::create_dir(dir.join("loop")).unwrap();
+    fs::write(dir.join("loop/b"), "b\n").unwrap();
+    std::os::unix::fs::symlink("l1", dir.join("loop/l2")).unwrap();
+    std::os::unix::fs::symlink("l2", dir.join("loop/l1")).unwrap();
+    fs::create_dir(dir.join("ties")).unwrap();
+    for (name, text) in [
+        ("10", "x"),
+        ("9", "xx"),
+        ("_u", "x"),
+        ("a b", "xxx"),
+        ("é", "x"),
+    ] {
+        fs::write(dir.join("ties").join(name), text).unwrap();
+    }
+    fs::create_dir(dir.join("ties/sub")).unwrap();
+    let touched = Command::new("touch")
+        .args(["-d", "2026-01-01 00:00:00"])
+        .args(["10", "9", "_u", "a b", "é", "sub"])
+        .current_dir(dir.join("ties"))
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    fs::write(dir.join("empty.gz"), "").unwrap();
 }
 
 /// Runs `commands` through Hadoop's `FsShell` in `dir`, recording each command's outcome in

@@ -13,7 +13,9 @@ use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, S
 ///
 /// It keeps exactly the semantics sluice had before the [`Storage`] trait: listings follow
 /// symbolic links (a directory reached twice through a link cycle is walked once per chain,
-/// never forever) and skip entries that vanish meanwhile and dangling links; globs are
+/// never forever) and skip entries that vanish meanwhile and dangling links ([`Storage::list`]
+/// also links in a loop, and entries of a directory that cannot be searched, as Hadoop's
+/// listings do); globs are
 /// expanded by the `glob` crate in one pass (not by listings); anything that is not a
 /// directory (a FIFO, a device) counts as a file.
 ///
@@ -109,7 +111,8 @@ impl Storage for LocalStorage {
         let path = self.path(location)?;
         match fs::metadata(path) {
             Ok(meta) => Ok(Some(status_of(location.clone(), &meta))),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            // A link in a loop names nothing, as for Hadoop.
+            Err(e) if e.kind() == io::ErrorKind::NotFound || is_link_loop(&e) => Ok(None),
             Err(source) => Err(read_error(path, source)),
         }
     }
@@ -126,7 +129,17 @@ impl Storage for LocalStorage {
             let child = dir.join(entry.file_name());
             let meta = match fs::metadata(entry.path()) {
                 Ok(meta) => meta,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                // Gone since the directory was read, a link in a loop, or in a directory
+                // whose entries cannot be looked at: left out, as Hadoop's listings leave
+                // out what Java cannot see.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        io::ErrorKind::NotFound | io::ErrorKind::PermissionDenied
+                    ) || is_link_loop(&e) =>
+                {
+                    continue
+                }
                 Err(source) => return Err(read_error(&entry.path(), source)),
             };
             entries.push(status_of(child, &meta));
@@ -270,6 +283,11 @@ impl Storage for LocalStorage {
             Err(source) => Err(write_error(path, source)),
         }
     }
+}
+
+/// Whether `error` says a symbolic link is in a loop (or too deep a chain of them).
+fn is_link_loop(error: &io::Error) -> bool {
+    error.raw_os_error() == Some(nix::libc::ELOOP)
 }
 
 /// `path` opened and positioned at `start`.

@@ -127,12 +127,8 @@ impl Shell {
                             continue;
                         }
                     };
-                    let bytes = if human {
-                        human_size(bytes)
-                    } else {
-                        bytes.to_string()
-                    };
-                    line += &count_columns([dirs.to_string(), files.to_string(), bytes]);
+                    let number = |n: u64| if human { human_size(n) } else { n.to_string() };
+                    line += &count_columns([number(dirs), number(files), number(bytes)]);
                 }
                 let _ = writeln!(out, "{line}{name}");
             }
@@ -229,6 +225,10 @@ impl Shell {
 
     /// Prints one file as `-text` does.
     fn print_text(&self, status: &FileStatus) -> Result<(), String> {
+        if status.len == 0 {
+            // Nothing to print, whatever its name says (an empty `.gz` too, as in Hadoop).
+            return Ok(());
+        }
         let location = &status.location;
         let mut head = Vec::with_capacity(sluice_io::seqfile::SNIFF_LEN);
         self.stores

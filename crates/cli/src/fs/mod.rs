@@ -23,7 +23,7 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-count [-q] [-u] [-h] [-v] <path> ...]
 \t[-cp [-f] <src> ... <dst>]
 \t[-du [-s] [-h] [-v] <path> ...]
-\t[-get [-f] <src> ... <localdst>]
+\t[-get [-f] <src> ... [<localdst>]]
 \t[-getmerge [-nl] [-skip-empty-file] <src> <localdst>]
 \t[-help]
 \t[-ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]]
@@ -90,6 +90,12 @@ pub(crate) fn run(args: &[String]) -> u8 {
         }
     };
     let name = command.trim_start_matches('-');
+    if operands.iter().any(String::is_empty) {
+        // Hadoop refuses the whole command line before doing anything.
+        return usage(&format!(
+            "{command}: Can not create a Path from an empty string"
+        ));
+    }
     let result = match command.as_str() {
         "-cat" => shell.cat(operands),
         "-ls" => shell.ls(operands),
@@ -345,13 +351,19 @@ impl Shell {
         }
         // Widths over the whole directory, as Hadoop sets them per listing.
         let widths = Listing::widths(&named, style);
+        let mut failed = None;
         for (entry, shown) in &named {
             let _ = out.write_all(widths.line(entry, shown, style).as_bytes());
             if entry.is_dir {
-                self.list_dir(out, entry, shown, true, style)?;
+                // A directory that cannot be listed is said, and the listing goes on.
+                if let Err(e) = self.list_dir(out, entry, shown, true, style) {
+                    let _ = out.flush();
+                    say("ls", shown, &reason(&e));
+                    failed = Some(e);
+                }
             }
         }
-        Ok(())
+        failed.map_or(Ok(()), Err)
     }
 
     /// `-du`: the bytes of each entry of a directory (with `-s`, of the directory itself) and
@@ -767,8 +779,12 @@ impl Shell {
     fn get(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
         let (flags, operands) = options(operands, &["-f", "-ignoreCrc", "-crc"])?;
         let overwrite = flags.contains(&"-f");
-        let Some((dst_text, sources)) = operands.split_last().filter(|(_, s)| !s.is_empty()) else {
-            return Err(Usage("Not enough arguments: expected 2".into()));
+        let here = [".".to_string()];
+        let (dst_text, sources) = match operands {
+            [] => return Err(Usage("Not enough arguments: expected 1 but got 0".into())),
+            // One source: into the current directory, as Hadoop copies it.
+            [source] => (&here[0], std::slice::from_ref(source)),
+            [sources @ .., dst] => (dst, sources),
         };
         let dst = local_location(dst_text);
         Ok(self.copy_matches(cmd, sources, (&Stores::local(), &dst, dst_text), overwrite))
@@ -1107,33 +1123,16 @@ impl Style {
     /// Sorts a directory's entries as Hadoop's `Ls` does: stably, times compared to the
     /// millisecond, and each order reversed whole by `-r`.
     fn sort(&self, entries: &mut [FileStatus]) {
-        match self.order {
-            Order::Name => entries.sort_by_key(|e| e.location.to_string()),
-            Order::Time => entries.sort_by_key(|e| std::cmp::Reverse(self.millis(e))),
-            Order::Size => entries.sort_by_key(|e| std::cmp::Reverse(owned(e).len)),
-        }
-        if self.reverse {
-            // Hadoop reverses the comparison, so entries that compare equal keep their
-            // order: reversed runs of equals put back.
-            entries.reverse();
-            let mut start = 0;
-            while start < entries.len() {
-                let mut end = start + 1;
-                while end < entries.len() && self.same_place(&entries[start], &entries[end]) {
-                    end += 1;
-                }
-                entries[start..end].reverse();
-                start = end;
-            }
-        }
-    }
-
-    /// Whether two entries compare equal in this order.
-    fn same_place(&self, a: &FileStatus, b: &FileStatus) -> bool {
-        match self.order {
-            Order::Name => a.location == b.location,
-            Order::Time => self.millis(a) == self.millis(b),
-            Order::Size => owned(a).len == owned(b).len,
+        // By name first: entries equal in time or size keep that order, reversed or not (-r
+        // turns Hadoop's comparison around, and equals stay equal).
+        entries.sort_by_key(|e| e.location.to_string());
+        match (self.order, self.reverse) {
+            (Order::Name, false) => {}
+            (Order::Name, true) => entries.reverse(),
+            (Order::Time, false) => entries.sort_by_key(|e| std::cmp::Reverse(self.millis(e))),
+            (Order::Time, true) => entries.sort_by_key(|e| self.millis(e)),
+            (Order::Size, false) => entries.sort_by_key(|e| std::cmp::Reverse(owned(e).len)),
+            (Order::Size, true) => entries.sort_by_key(|e| owned(e).len),
         }
     }
 
@@ -1431,7 +1430,8 @@ mod tests {
             )
             .with_modified(UNIX_EPOCH + Duration::from_millis(millis))
         };
-        // In the store's order; b and c tie on time (to the millisecond), a and c on size.
+        // In the store's order; b and c tie on time (to the millisecond), a and c on size:
+        // equals are in name order, reversed or not.
         let listed = || {
             vec![
                 entry("c", 5, 2000),
@@ -1463,11 +1463,11 @@ mod tests {
         };
         assert_eq!(sorted(Order::Name, false), ["a", "b", "c"]);
         assert_eq!(sorted(Order::Name, true), ["c", "b", "a"]);
-        // Newest first; equals keep the store's order, reversed or not.
-        assert_eq!(sorted(Order::Time, false), ["c", "b", "a"]);
-        assert_eq!(sorted(Order::Time, true), ["a", "c", "b"]);
-        assert_eq!(sorted(Order::Size, false), ["b", "c", "a"]);
-        assert_eq!(sorted(Order::Size, true), ["c", "a", "b"]);
+        // Newest first.
+        assert_eq!(sorted(Order::Time, false), ["b", "c", "a"]);
+        assert_eq!(sorted(Order::Time, true), ["a", "b", "c"]);
+        assert_eq!(sorted(Order::Size, false), ["b", "a", "c"]);
+        assert_eq!(sorted(Order::Size, true), ["a", "c", "b"]);
     }
 
     #[test]
