@@ -334,11 +334,7 @@ impl Shell {
             .into_iter()
             .map(|e| {
                 let child = e.location.file_name().unwrap_or_default().to_string_lossy();
-                let shown = if name == "." {
-                    child.into_owned()
-                } else {
-                    format!("{}/{child}", name.trim_end_matches('/'))
-                };
+                let shown = child_shown(name, &child);
                 (e, shown)
             })
             .collect();
@@ -411,11 +407,7 @@ impl Shell {
                             .into_iter()
                             .map(|e| {
                                 let child = e.location.file_name().unwrap_or_default();
-                                let shown = format!(
-                                    "{}/{}",
-                                    name.trim_end_matches('/'),
-                                    child.to_string_lossy()
-                                );
+                                let shown = child_shown(&name, &child.to_string_lossy());
                                 (e, shown)
                             })
                             .collect(),
@@ -1298,13 +1290,9 @@ fn into(dst: &Location, dst_text: &str, dst_is_dir: bool, source: &Location) -> 
     match source.file_name().filter(|_| dst_is_dir) {
         Some(name) => (
             dst.join(name),
-            format!(
-                "{}/{}",
-                dst_text.trim_end_matches('/'),
-                name.to_string_lossy()
-            ),
+            child_shown(&normal(dst_text), &name.to_string_lossy()),
         ),
-        None => (dst.clone(), dst_text.to_string()),
+        None => (dst.clone(), normal(dst_text)),
     }
 }
 
@@ -1333,9 +1321,54 @@ fn shown(text: &str, status: &FileStatus) -> String {
     let is_pattern = Location::parse(text)
         .is_ok_and(|l| l.is_glob() || sluice_io::brace_alternatives(&l).is_ok_and(|a| a.is_some()));
     if is_pattern {
-        status.location.to_string()
+        normal(&status.location.to_string())
     } else {
-        text.to_string()
+        normal(text)
+    }
+}
+
+/// A path as Hadoop's `Path` writes it (`URI.normalize`): `.` segments and doubled slashes
+/// gone, `a/..` resolved, no slash at the end; a scheme and authority (`hdfs://nn:8020`,
+/// `file:`) kept as they are. `./d` is `d`, `d//e/../f/` is `d/f`, `./` is `.`.
+fn normal(text: &str) -> String {
+    let (prefix, path) = match text.find("://") {
+        Some(at) => {
+            let rest = &text[at + 3..];
+            let path_at = at + 3 + rest.find('/').unwrap_or(rest.len());
+            text.split_at(path_at)
+        }
+        None if text.starts_with("file:") => text.split_at("file:".len()),
+        None => ("", text),
+    };
+    if path.is_empty() || text == "-" {
+        return text.to_string();
+    }
+    let absolute = path.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for segment in path.split('/') {
+        match segment {
+            "" | "." => {}
+            ".." if parts.last().is_some_and(|p| *p != "..") => {
+                parts.pop();
+            }
+            other => parts.push(other),
+        }
+    }
+    let joined = parts.join("/");
+    match (absolute, joined.is_empty()) {
+        (true, _) => format!("{prefix}/{joined}"),
+        (false, true) => format!("{prefix}."),
+        (false, false) => format!("{prefix}{joined}"),
+    }
+}
+
+/// How a directory's entry `child` is shown under the directory shown as `parent`: `child`
+/// alone under `.`, as Hadoop shows the entries of the current directory.
+fn child_shown(parent: &str, child: &str) -> String {
+    if parent == "." {
+        child.to_string()
+    } else {
+        format!("{}/{child}", parent.trim_end_matches('/'))
     }
 }
 
@@ -1418,6 +1451,30 @@ mod tests {
         );
         assert!(deletable(&Location::parse("hdfs://nn:8020/out").unwrap()).is_some());
         assert!(deletable(&Location::parse("s3://bucket/out").unwrap()).is_some());
+    }
+
+    #[test]
+    fn paths_are_written_as_hadoops_path_writes_them() {
+        for (given, written) in [
+            ("d", "d"),
+            ("./d", "d"),
+            ("d/", "d"),
+            ("d//sub/", "d/sub"),
+            ("d/../d/x", "d/x"),
+            ("./", "."),
+            (".", "."),
+            ("..", ".."),
+            ("../x/./y", "../x/y"),
+            ("/a//b/../c", "/a/c"),
+            ("/", "/"),
+            ("file:///tmp//x/./y", "file:///tmp/x/y"),
+            ("file:/tmp/x/", "file:/tmp/x"),
+            ("hdfs://nn:8020/a/../b", "hdfs://nn:8020/b"),
+            ("hdfs://nn:8020", "hdfs://nn:8020"),
+            ("-", "-"),
+        ] {
+            assert_eq!(normal(given), written, "{given}");
+        }
     }
 
     #[test]
