@@ -62,6 +62,10 @@ const COMMANDS: &[&[&str]] = &[
     &["-cp", "a.txt", "./c2.txt"],
     &["-rm", "tree/../c2.txt"],
     &["-mv", "b.txt", "."],
+    &["-cat", "globs/a\\[1\\].txt"],
+    &["-cat", "globs/a[1].txt"],
+    &["-cat", "globs/[^x]ne"],
+    &["-ls", "-C", "globs/[!x]ne"],
     &["-ls", "loop"],
     &["-ls", "-R", "loop"],
     &["-du", "loop"],
@@ -456,6 +460,10 @@ fn finish(dir: &Path) {
         .unwrap();
     assert!(touched.success());
     fs::write(dir.join("empty.gz"), "").unwrap();
+    fs::create_dir(dir.join("globs")).unwrap();
+    for name in ["a[1].txt", "a1.txt", "one", "xne"] {
+        fs::write(dir.join("globs").join(name), format!("{name}\n")).unwrap();
+    }
 }
 
 /// Runs `commands` through Hadoop's `FsShell` in `dir`, recording each command's outcome in

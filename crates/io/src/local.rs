@@ -7,6 +7,7 @@ use std::path::Path;
 
 use crate::checksum_file::{delete_checksum_of, follow_rename, listed};
 use crate::input::is_hidden;
+use crate::storage::glob_syntax;
 use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, StorageWriter};
 
 /// The local file system: plain paths and `file:` URIs.
@@ -169,10 +170,11 @@ impl Storage for LocalStorage {
             require_literal_separator: true,
             require_literal_leading_dot: false,
         };
-        let paths = glob::glob_with(text, options).map_err(|e| IoError::BadPattern {
-            pattern: text.to_owned(),
-            detail: format!("{} at character {}", e.msg, e.pos),
-        })?;
+        let paths =
+            glob::glob_with(&glob_syntax(text), options).map_err(|e| IoError::BadPattern {
+                pattern: text.to_owned(),
+                detail: format!("{} at character {}", e.msg, e.pos),
+            })?;
         let mut found = Vec::new();
         for entry in paths {
             let path = entry.map_err(|e| IoError::Read {

@@ -530,7 +530,7 @@ fn glob_listing<S: Storage + ?Sized>(
             continue;
         }
         if has_glob_chars(part) {
-            let matcher = glob::Pattern::new(part)
+            let matcher = glob::Pattern::new(&glob_syntax(part))
                 .map_err(|e| bad(format!("{} at character {} of '{part}'", e.msg, e.pos)))?;
             steps.push(Step::Match(matcher));
         } else {
@@ -585,6 +585,65 @@ enum Step<'a> {
     Name(&'a str),
 }
 
+/// A glob as Hadoop's `GlobPattern` reads it, written in the `glob` crate's syntax: Hadoop's
+/// `\` makes the next character itself (`a\[1\].txt` names `a[1].txt`), which the `glob`
+/// crate writes as a class of one (`[[]`); Hadoop's `[^...]` is the `glob` crate's `[!...]`.
+pub(crate) fn glob_syntax(hadoop: &str) -> String {
+    let mut out = String::with_capacity(hadoop.len() + 4);
+    let mut chars = hadoop.chars().peekable();
+    let mut in_class = false;
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some(e @ ('*' | '?' | '[' | ']')) if !in_class => {
+                    out.push('[');
+                    out.push(e);
+                    out.push(']');
+                }
+                Some(e) => out.push(e),
+                None => out.push('\\'),
+            },
+            '[' if !in_class => {
+                in_class = true;
+                out.push('[');
+                if chars.peek() == Some(&'^') {
+                    chars.next();
+                    out.push('!');
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(']');
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 fn has_glob_chars(text: &str) -> bool {
     text.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
+}
+
+#[cfg(test)]
+mod glob_tests {
+    use super::glob_syntax;
+
+    #[test]
+    fn hadoop_globs_are_written_for_the_glob_crate() {
+        assert_eq!(glob_syntax("a\\[1\\].txt"), "a[[]1[]].txt");
+        assert_eq!(glob_syntax("x\\*y\\?"), "x[*]y[?]");
+        assert_eq!(glob_syntax("[^x]ne"), "[!x]ne");
+        assert_eq!(glob_syntax("[!x]ne"), "[!x]ne");
+        assert_eq!(glob_syntax("a^b[a^]"), "a^b[a^]");
+        assert_eq!(glob_syntax("\\a"), "a");
+        let matches = |pattern: &str, name: &str| {
+            glob::Pattern::new(&glob_syntax(pattern))
+                .unwrap()
+                .matches(name)
+        };
+        assert!(matches("a\\[1\\].txt", "a[1].txt"));
+        assert!(!matches("a\\[1\\].txt", "a1.txt"));
+        assert!(matches("[^x]ne", "one") && !matches("[^x]ne", "xne"));
+    }
 }
