@@ -36,6 +36,7 @@ const SEED: &[&[&str]] = &[
     &["-touchz", "made/_SUCCESS"],
     &["-put", "a.txt", "made/orphan"],
     &["-put", "tree/one.txt", "target.txt"],
+    &["-put", "a.txt", "tampered.txt"],
 ];
 
 /// The commands, in order: what scripts run around their jobs, and the ways each fails.
@@ -66,6 +67,11 @@ const COMMANDS: &[&[&str]] = &[
     &["-cat", "globs/a[1].txt"],
     &["-cat", "globs/[^x]ne"],
     &["-ls", "-C", "globs/[!x]ne"],
+    &["-cat", "tampered.txt"],
+    &["-tail", "tampered.txt"],
+    &["-text", "tampered.txt"],
+    &["-cp", "tampered.txt", "tampered-copy.txt"],
+    &["-get", "tampered.txt", "tampered-got.txt"],
     &["-ls", "loop"],
     &["-ls", "-R", "loop"],
     &["-du", "loop"],
@@ -460,6 +466,8 @@ fn finish(dir: &Path) {
         .unwrap();
     assert!(touched.success());
     fs::write(dir.join("empty.gz"), "").unwrap();
+    // Changed behind Hadoop's back: its checksums no longer hold.
+    fs::write(dir.join("tampered.txt"), "alpha, changed\n").unwrap();
     fs::create_dir(dir.join("globs")).unwrap();
     for name in ["a[1].txt", "a1.txt", "one", "xne"] {
         fs::write(dir.join("globs").join(name), format!("{name}\n")).unwrap();

@@ -15,12 +15,22 @@
 //! The last two matter most: a file sluice writes over one Hadoop wrote, under Hadoop's old
 //! `.NAME.crc`, would make every later read by Hadoop fail with a `ChecksumException`. sluice
 //! writes no checksum files itself; Hadoop reads a file without one unchecked.
+//!
+//! Reads check what a checksum file covers, as Hadoop's do ([`verified`]): a file changed
+//! behind Hadoop's back (edited, cut short, damaged on disk) fails to read with Hadoop's
+//! `Checksum error: file:/path at OFFSET exp: N got: M` instead of serving what is there.
+//! A checksum file with another header is not one (Hadoop ignores it too).
 
 use std::ffi::OsString;
-use std::fs;
-use std::io;
+use std::fs::{self, File};
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+
+/// How a checksum file starts: `crc\0`, then the bytes each checksum covers (big-endian).
+const MAGIC: &[u8; 4] = b"crc\0";
+/// The length of that header.
+const HEADER_LEN: u64 = 8;
 
 /// Whether a file of this name (one path component) is a checksum file as Hadoop tells them:
 /// it starts with `.` and ends with `.crc`.
@@ -71,6 +81,170 @@ pub(crate) fn follow_rename(from: &Path, to: &Path) -> io::Result<()> {
     }
 }
 
+/// A reader of the bytes `start..start + len` of the file at `path` (to its end for a `len`
+/// of `u64::MAX`) that checks every chunk it reads against the file's checksum file; `None`
+/// when the file has none (or one with another header), to be read as it is.
+///
+/// # Errors
+/// The file or its checksum file cannot be opened or positioned. A chunk whose checksum
+/// differs fails the read itself, with [`io::ErrorKind::InvalidData`].
+pub(crate) fn verified(
+    path: &Path,
+    start: u64,
+    len: u64,
+) -> io::Result<Option<Box<dyn Read + Send>>> {
+    let Some(checksum_path) = checksum_file_of(path) else {
+        return Ok(None);
+    };
+    let mut sums = match File::open(&checksum_path) {
+        Ok(file) => BufReader::new(file),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let mut header = [0u8; 8];
+    if sums.read_exact(&mut header).is_err() || &header[..4] != MAGIC {
+        return Ok(None);
+    }
+    let chunk = u64::from(u32::from_be_bytes([
+        header[4], header[5], header[6], header[7],
+    ]));
+    if chunk == 0 || chunk > 1 << 30 {
+        return Ok(None);
+    }
+    let first = start / chunk;
+    let mut data = File::open(path)?;
+    data.seek(SeekFrom::Start(first * chunk))?;
+    sums.seek(SeekFrom::Start(HEADER_LEN + first * 4))?;
+    Ok(Some(Box::new(Verified {
+        name: format!(
+            "file:{}",
+            std::path::absolute(path)
+                .unwrap_or_else(|_| path.to_path_buf())
+                .display()
+        ),
+        data: BufReader::with_capacity(1 << 16, data),
+        sums,
+        chunk: usize::try_from(chunk).unwrap_or(usize::MAX),
+        at: first * chunk,
+        skip: usize::try_from(start - first * chunk).unwrap_or(0),
+        left: len,
+        buffer: Vec::new(),
+        used: 0,
+        stored: Vec::new(),
+        checking: true,
+    })))
+}
+
+/// The reader [`verified`] gives.
+struct Verified {
+    /// The file, as Hadoop names it in the error.
+    name: String,
+    data: BufReader<File>,
+    sums: BufReader<File>,
+    /// Bytes per checksum.
+    chunk: usize,
+    /// Where the next chunk starts in the file.
+    at: u64,
+    /// Bytes of the first chunk before the range.
+    skip: usize,
+    /// Bytes of the range not yet given.
+    left: u64,
+    /// The chunks being given out, and how much of them is.
+    buffer: Vec<u8>,
+    used: usize,
+    /// Their checksums, as the checksum file holds them.
+    stored: Vec<u8>,
+    /// Whether checksums are left to check against (a checksum file cut short checks no
+    /// further).
+    checking: bool,
+}
+
+/// Chunks read and checked at a time: 64 KiB of 512-byte chunks, so that a checked read
+/// costs a CRC and a copy, not a call per chunk.
+const CHUNKS_AT_ONCE: usize = 128;
+
+impl Verified {
+    /// Reads and checks the next chunks; false at the end of the file.
+    fn next_chunk(&mut self) -> io::Result<bool> {
+        self.buffer.clear();
+        self.used = 0;
+        // As many chunks at once as the range still needs, up to the batch: a chunk past the
+        // range is not read, and so not checked.
+        let chunk = self.chunk as u64;
+        let needed = (self.skip as u64).saturating_add(self.left);
+        let chunks = needed.div_ceil(chunk).min(CHUNKS_AT_ONCE as u64);
+        (&mut self.data)
+            .take(chunks * chunk)
+            .read_to_end(&mut self.buffer)?;
+        if self.buffer.is_empty() {
+            return Ok(false);
+        }
+        if self.checking {
+            let count = self.buffer.len().div_ceil(self.chunk);
+            self.stored.resize(count * 4, 0);
+            let got = read_full(&mut self.sums, &mut self.stored)?;
+            let checked = got / 4;
+            for (i, piece) in self.buffer.chunks(self.chunk).enumerate().take(checked) {
+                let stored: [u8; 4] = self.stored[i * 4..i * 4 + 4].try_into().unwrap_or_default();
+                let computed = crc32fast::hash(piece).to_be_bytes();
+                if computed != stored {
+                    let at = self.at + (i * self.chunk) as u64;
+                    return Err(io::Error::new(
+                        io::ErrorKind::InvalidData,
+                        format!(
+                            "Checksum error: {} at {at} exp: {} got: {}",
+                            self.name,
+                            i32::from_be_bytes(stored),
+                            i32::from_be_bytes(computed)
+                        ),
+                    ));
+                }
+            }
+            // A checksum file cut short checks no further.
+            self.checking = checked == count;
+        }
+        self.at += self.buffer.len() as u64;
+        self.used = std::mem::take(&mut self.skip).min(self.buffer.len());
+        Ok(true)
+    }
+}
+
+/// Reads into all of `buf` unless the end comes first; how many bytes were read.
+fn read_full(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
+    let mut got = 0;
+    while got < buf.len() {
+        match reader.read(&mut buf[got..]) {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(got)
+}
+
+impl Read for Verified {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if self.left == 0 || out.is_empty() {
+            return Ok(0);
+        }
+        while self.used == self.buffer.len() {
+            if !self.next_chunk()? {
+                return Ok(0);
+            }
+        }
+        let available = &self.buffer[self.used..];
+        let wanted = usize::try_from(self.left)
+            .unwrap_or(usize::MAX)
+            .min(out.len());
+        let n = available.len().min(wanted);
+        out[..n].copy_from_slice(&available[..n]);
+        self.used += n;
+        self.left -= n as u64;
+        Ok(n)
+    }
+}
+
 /// Whether the entry named `name` in a listing is one a listing shows (not a checksum file).
 pub(crate) fn listed(name: &std::ffi::OsStr) -> bool {
     !is_checksum_file_name(name.as_bytes())
@@ -96,6 +270,54 @@ mod tests {
             Some(PathBuf::from(".a.txt.crc"))
         );
         assert_eq!(checksum_file_of(Path::new("/")), None);
+    }
+
+    /// A checksum file as Hadoop writes one: the header, then a CRC-32 per 512 bytes.
+    fn hadoop_checksums(data: &[u8]) -> Vec<u8> {
+        let mut out = b"crc\0".to_vec();
+        out.extend_from_slice(&512u32.to_be_bytes());
+        for chunk in data.chunks(512) {
+            out.extend_from_slice(&crc32fast::hash(chunk).to_be_bytes());
+        }
+        out
+    }
+
+    #[test]
+    fn reads_are_checked_chunk_by_chunk_and_ranges_stay_ranges() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let data: Vec<u8> = (0..1300u32).map(|i| (i % 251) as u8).collect();
+        fs::write(&path, &data).unwrap();
+        assert!(
+            verified(&path, 0, u64::MAX).unwrap().is_none(),
+            "no checksum file"
+        );
+        fs::write(dir.path().join(".f.crc"), hadoop_checksums(&data)).unwrap();
+        let read = |start: u64, len: u64| -> io::Result<Vec<u8>> {
+            let mut out = Vec::new();
+            verified(&path, start, len)?
+                .unwrap()
+                .read_to_end(&mut out)?;
+            Ok(out)
+        };
+        assert_eq!(read(0, u64::MAX).unwrap(), data);
+        assert_eq!(read(700, 300).unwrap(), &data[700..1000]);
+        assert_eq!(read(1299, 10).unwrap(), &data[1299..]);
+        // A byte changed in the last chunk: what does not reach it still reads.
+        let mut changed = data.clone();
+        changed[1100] ^= 1;
+        fs::write(&path, &changed).unwrap();
+        assert_eq!(read(0, 600).unwrap(), &data[..600]);
+        let error = read(0, u64::MAX).unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        assert!(
+            error.to_string().starts_with("Checksum error: file:/"),
+            "{error}"
+        );
+        assert!(error.to_string().contains(" at 1024 exp: "), "{error}");
+        // Not a checksum file: read as it is.
+        fs::write(dir.path().join(".f.crc"), b"nope").unwrap();
+        assert!(verified(&path, 0, u64::MAX).unwrap().is_none());
     }
 
     #[test]

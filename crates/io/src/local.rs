@@ -5,7 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::checksum_file::{delete_checksum_of, follow_rename, listed};
+use crate::checksum_file::{delete_checksum_of, follow_rename, listed, verified};
 use crate::input::is_hidden;
 use crate::storage::glob_syntax;
 use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, StorageWriter};
@@ -31,8 +31,8 @@ use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, S
 ///
 /// Hadoop's checksum files (`.NAME.crc`) are kept in step as Hadoop's own local file system
 /// keeps them (see [`is_checksum_file_name`](crate::is_checksum_file_name)): listings leave
-/// them out, and deleting, renaming or creating a file deletes or moves the checksum file of
-/// its name.
+/// them out, deleting, renaming or creating a file deletes or moves the checksum file of its
+/// name, and a file that has one is read through it, each chunk checked.
 #[derive(Debug, Clone, Default)]
 pub struct LocalStorage {
     _private: (),
@@ -201,7 +201,11 @@ impl Storage for LocalStorage {
         start: u64,
         len: u64,
     ) -> Result<Box<dyn Read + Send>, IoError> {
-        let file = open_at(self.path(location)?, start)?;
+        let path = self.path(location)?;
+        if let Some(checked) = verified(path, start, len).map_err(|e| read_error(path, e))? {
+            return Ok(checked);
+        }
+        let file = open_at(path, start)?;
         Ok(if len == u64::MAX {
             Box::new(file)
         } else {
@@ -218,7 +222,13 @@ impl Storage for LocalStorage {
     ) -> Result<Box<dyn Read + Send>, IoError> {
         match cache {
             CachePolicy::DropBehind => {
-                let file = open_at(self.path(location)?, start)?;
+                let path = self.path(location)?;
+                if let Some(checked) =
+                    verified(path, start, len).map_err(|e| read_error(path, e))?
+                {
+                    return Ok(checked);
+                }
+                let file = open_at(path, start)?;
                 Ok(Box::new(DropBehind {
                     file,
                     pos: start,

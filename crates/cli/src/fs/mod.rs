@@ -1418,7 +1418,12 @@ fn io_reason(error: &io::Error) -> String {
 
 /// Prints Hadoop's message for an operand: `cmd: `path': why`.
 fn say(cmd: &str, path: &str, why: &str) {
-    eprintln!("{cmd}: `{path}': {why}");
+    if why.starts_with("Checksum error: ") {
+        // Hadoop's checksum error names the file itself.
+        eprintln!("{cmd}: {why}");
+    } else {
+        eprintln!("{cmd}: `{path}': {why}");
+    }
 }
 
 #[cfg(test)]
