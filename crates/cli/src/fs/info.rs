@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use sluice_io::{FileStatus, IoError, Location, Scheme, Storage};
 
-use super::{options, owned, permissions, reason, say, shown, Shell, Usage};
+use super::{options, owned, permissions, reason, say, Shell, Usage};
 
 /// `-stat`'s format when none is given: the modification time.
 const DEFAULT_STAT_FORMAT: &str = "%y";
@@ -35,24 +35,18 @@ impl Shell {
         if paths.is_empty() {
             return Err(Usage("Not enough arguments: expected 1 but got 0".into()));
         }
-        let mut failed = false;
         let stdout = io::stdout();
         let mut out = stdout.lock();
-        for text in paths {
-            let Some(found) = self.matches("stat", text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                let _ = writeln!(out, "{}", stat_line(format, &status));
-                if recursive && status.is_dir {
-                    if let Err(e) = self.stat_below(&mut out, format, &status) {
-                        say("stat", &shown(text, &status), &reason(&e));
-                        failed = true;
-                    }
+        let failed = self.each_match("stat", paths, |status, name| {
+            let _ = writeln!(out, "{}", stat_line(format, &status));
+            if recursive && status.is_dir {
+                if let Err(e) = self.stat_below(&mut out, format, &status) {
+                    say("stat", &name, &reason(&e));
+                    return true;
                 }
             }
-        }
+            false
+        });
         let _ = out.flush();
         Ok(u8::from(failed))
     }
@@ -97,59 +91,39 @@ impl Shell {
             }
             let _ = writeln!(out, "{header}PATHNAME");
         }
-        let mut failed = false;
-        for text in paths {
-            let Some(found) = self.matches("count", text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                let name = shown(text, &status);
-                if (quotas || quotas_only) && status.location.scheme() == Scheme::Hdfs {
-                    say(
-                        "count",
-                        &name,
-                        "sluice fs does not read HDFS quotas (-q, -u)",
-                    );
-                    failed = true;
-                    continue;
-                }
-                let mut line = String::new();
-                if quotas || quotas_only {
-                    line += &quota_columns(["none", "inf", "none", "inf"]);
-                }
-                if !quotas_only {
-                    let (dirs, files, bytes) = match self.content(&status) {
-                        Ok(content) => content,
-                        Err(e) => {
-                            say("count", &name, &reason(&e));
-                            failed = true;
-                            continue;
-                        }
-                    };
-                    let number = |n: u64| if human { human_size(n) } else { n.to_string() };
-                    line += &count_columns([number(dirs), number(files), number(bytes)]);
-                }
-                let _ = writeln!(out, "{line}{name}");
+        let failed = self.each_match("count", paths, |status, name| {
+            if (quotas || quotas_only) && status.location.scheme() == Scheme::Hdfs {
+                say(
+                    "count",
+                    &name,
+                    "sluice fs does not read HDFS quotas (-q, -u)",
+                );
+                return true;
             }
-        }
+            let mut line = String::new();
+            if quotas || quotas_only {
+                line += &quota_columns(["none", "inf", "none", "inf"]);
+            }
+            if !quotas_only {
+                let content = match self.content(&status) {
+                    Ok(content) => content,
+                    Err(e) => {
+                        say("count", &name, &reason(&e));
+                        return true;
+                    }
+                };
+                let number = |n: u64| if human { human_size(n) } else { n.to_string() };
+                line += &count_columns([
+                    number(content.dirs),
+                    number(content.files),
+                    number(content.bytes),
+                ]);
+            }
+            let _ = writeln!(out, "{line}{name}");
+            false
+        });
         let _ = out.flush();
         Ok(u8::from(failed))
-    }
-
-    /// Directories (`status` itself if one), files and bytes of the tree `status` describes.
-    fn content(&self, status: &FileStatus) -> Result<(u64, u64, u64), IoError> {
-        if !status.is_dir {
-            return Ok((0, 1, status.len));
-        }
-        let (mut dirs, mut files, mut bytes) = (1u64, 0u64, 0u64);
-        for entry in self.stores.list(&status.location)? {
-            let (d, f, b) = self.content(&entry)?;
-            dirs = dirs.saturating_add(d);
-            files = files.saturating_add(f);
-            bytes = bytes.saturating_add(b);
-        }
-        Ok((dirs, files, bytes))
     }
 
     /// `-tail [-f] FILE`: the file's last kilobyte; with `-f`, then what is added to it, as
@@ -201,25 +175,17 @@ impl Shell {
         if paths.is_empty() {
             return Err(Usage("Not enough arguments: expected 1 but got 0".into()));
         }
-        let mut failed = false;
-        for text in paths {
-            let Some(found) = self.matches("text", text) else {
-                failed = true;
-                continue;
+        let failed = self.each_match("text", paths, |status, name| {
+            let printed = if status.is_dir {
+                Err("Is a directory".to_string())
+            } else {
+                self.print_text(&status)
             };
-            for status in found {
-                let name = shown(text, &status);
-                if status.is_dir {
-                    say("text", &name, "Is a directory");
-                    failed = true;
-                    continue;
-                }
-                if let Err(why) = self.print_text(&status) {
-                    say("text", &name, &why);
-                    failed = true;
-                }
+            if let Err(why) = &printed {
+                say("text", &name, why);
             }
-        }
+            printed.is_err()
+        });
         Ok(u8::from(failed))
     }
 

@@ -152,6 +152,19 @@ fn options<'a>(
     Ok((flags, rest))
 }
 
+/// What a file or tree holds ([`Shell::content`]).
+#[derive(Debug, Default, Clone, Copy)]
+struct Content {
+    /// Directories, the tree's own included.
+    dirs: u64,
+    /// Files.
+    files: u64,
+    /// Their bytes.
+    bytes: u64,
+    /// The space those take on the store (times the replication on HDFS).
+    space: u64,
+}
+
 /// The stores of the shell's paths, and how plain paths are resolved.
 struct Shell {
     stores: Stores,
@@ -223,38 +236,51 @@ impl Shell {
         }
     }
 
+    /// Visits what each of `paths` names (saying so, as `cmd`, for one that names nothing)
+    /// with the name it is shown by; `visit` says whether the entry failed. Whether anything
+    /// did.
+    fn each_match(
+        &self,
+        cmd: &str,
+        paths: &[String],
+        mut visit: impl FnMut(FileStatus, String) -> bool,
+    ) -> bool {
+        let mut failed = false;
+        for text in paths {
+            let Some(found) = self.matches(cmd, text) else {
+                failed = true;
+                continue;
+            };
+            for status in found {
+                let name = shown(text, &status);
+                failed |= visit(status, name);
+            }
+        }
+        failed
+    }
+
     fn cat(&self, operands: &[String]) -> Result<u8, Usage> {
         let (_, paths) = options(operands, &["-ignoreCrc"])?;
         if paths.is_empty() {
             return Err(Usage("Not enough arguments: expected 1 but got 0".into()));
         }
-        let mut failed = false;
         let stdout = io::stdout();
         let mut out = stdout.lock();
-        for text in paths {
-            let Some(found) = self.matches("cat", text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                if status.is_dir {
-                    say("cat", &shown(text, &status), "Is a directory");
-                    failed = true;
-                    continue;
-                }
-                let copied = self
-                    .stores
-                    .open_range(&status.location, 0, u64::MAX)
-                    .map_err(|e| reason(&e))
-                    .and_then(|mut reader| {
-                        io::copy(&mut reader, &mut out).map_err(|e| e.to_string())
-                    });
-                if let Err(why) = copied {
-                    say("cat", &shown(text, &status), &why);
-                    failed = true;
-                }
+        let failed = self.each_match("cat", paths, |status, name| {
+            if status.is_dir {
+                say("cat", &name, "Is a directory");
+                return true;
             }
-        }
+            let copied = self
+                .stores
+                .open_range(&status.location, 0, u64::MAX)
+                .map_err(|e| reason(&e))
+                .and_then(|mut reader| io::copy(&mut reader, &mut out).map_err(|e| e.to_string()));
+            if let Err(why) = &copied {
+                say("cat", &name, why);
+            }
+            copied.is_err()
+        });
         let _ = out.flush();
         Ok(u8::from(failed))
     }
@@ -288,27 +314,20 @@ impl Shell {
         } else {
             paths
         };
-        let mut failed = false;
         let stdout = io::stdout();
         let mut out = stdout.lock();
-        for text in paths {
-            let Some(found) = self.matches("ls", text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                let name = shown(text, &status);
-                if status.is_dir && !itself {
-                    if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, &style) {
-                        say("ls", &name, &reason(&e));
-                        failed = true;
-                    }
-                } else {
-                    let line = Listing::of(&[(status, name)], &style);
-                    let _ = out.write_all(line.as_bytes());
+        let failed = self.each_match("ls", paths, |status, name| {
+            if status.is_dir && !itself {
+                if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, &style) {
+                    say("ls", &name, &reason(&e));
+                    return true;
                 }
+            } else {
+                let line = Listing::of(&[(status, name)], &style);
+                let _ = out.write_all(line.as_bytes());
             }
-        }
+            false
+        });
         let _ = out.flush();
         Ok(u8::from(failed))
     }
@@ -383,7 +402,6 @@ impl Shell {
         } else {
             paths
         };
-        let mut failed = false;
         let mut rows: Vec<[String; 3]> = Vec::new();
         if flags.contains(&"-v") {
             // The header counts in the columns' widths, as a row does.
@@ -393,44 +411,38 @@ impl Shell {
                 "FULL_PATH_NAME".into(),
             ]);
         }
-        for text in paths {
-            let Some(found) = self.matches("du", text) else {
-                failed = true;
-                continue;
-            };
-            for status in found {
-                let name = shown(text, &status);
-                // The store's own order, as Hadoop lists a directory's entries here.
-                let entries = if status.is_dir && !summary {
-                    match self.stores.list(&status.location) {
-                        Ok(entries) => entries
-                            .into_iter()
-                            .map(|e| {
-                                let child = e.location.file_name().unwrap_or_default();
-                                let shown = child_shown(&name, &child.to_string_lossy());
-                                (e, shown)
-                            })
-                            .collect(),
-                        Err(e) => {
-                            say("du", &name, &reason(&e));
-                            failed = true;
-                            continue;
-                        }
+        let failed = self.each_match("du", paths, |status, name| {
+            // The store's own order, as Hadoop lists a directory's entries here.
+            let entries = if status.is_dir && !summary {
+                match self.stores.list(&status.location) {
+                    Ok(entries) => entries
+                        .into_iter()
+                        .map(|e| {
+                            let child = e.location.file_name().unwrap_or_default();
+                            let shown = child_shown(&name, &child.to_string_lossy());
+                            (e, shown)
+                        })
+                        .collect(),
+                    Err(e) => {
+                        say("du", &name, &reason(&e));
+                        return true;
                     }
-                } else {
-                    vec![(status, name)]
-                };
-                for (entry, shown) in entries {
-                    match self.usage(&entry) {
-                        Ok((len, space)) => rows.push([size(len), size(space), shown]),
-                        Err(e) => {
-                            say("du", &shown, &reason(&e));
-                            failed = true;
-                        }
+                }
+            } else {
+                vec![(status, name)]
+            };
+            let mut failed = false;
+            for (entry, shown) in entries {
+                match self.content(&entry) {
+                    Ok(c) => rows.push([size(c.bytes), size(c.space), shown]),
+                    Err(e) => {
+                        say("du", &shown, &reason(&e));
+                        failed = true;
                     }
                 }
             }
-        }
+            failed
+        });
         let width = |column: usize| rows.iter().map(|r| r[column].len()).max().unwrap_or(0);
         let (w0, w1) = (width(0), width(1));
         let stdout = io::stdout();
@@ -442,19 +454,31 @@ impl Shell {
         Ok(u8::from(failed))
     }
 
-    /// The bytes of the file or tree `status` describes, and the space they take on the store.
-    fn usage(&self, status: &FileStatus) -> Result<(u64, u64), IoError> {
+    /// What the file or tree `status` describes holds: `-du`'s bytes and space, `-count`'s
+    /// directories, files and bytes.
+    fn content(&self, status: &FileStatus) -> Result<Content, IoError> {
         if !status.is_dir {
             let copies = status
                 .ownership
                 .as_ref()
                 .map_or(1, |o| u64::from(o.replication.max(1)));
-            return Ok((status.len, status.len.saturating_mul(copies)));
+            return Ok(Content {
+                dirs: 0,
+                files: 1,
+                bytes: status.len,
+                space: status.len.saturating_mul(copies),
+            });
         }
-        let mut total = (0u64, 0u64);
+        let mut total = Content {
+            dirs: 1,
+            ..Content::default()
+        };
         for entry in self.stores.list(&status.location)? {
-            let (len, space) = self.usage(&entry)?;
-            total = (total.0.saturating_add(len), total.1.saturating_add(space));
+            let part = self.content(&entry)?;
+            total.dirs = total.dirs.saturating_add(part.dirs);
+            total.files = total.files.saturating_add(part.files);
+            total.bytes = total.bytes.saturating_add(part.bytes);
+            total.space = total.space.saturating_add(part.space);
         }
         Ok(total)
     }
