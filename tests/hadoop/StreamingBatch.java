@@ -84,9 +84,10 @@ public class StreamingBatch {
           log.println("StreamingBatch: the job called System.exit(" + e.status + ")");
           code = e.status;
         } catch (Throwable t) {
+          // `hadoop jar` lets the exception out of main, and the JVM exits with status 1.
           log.println("StreamingBatch: the job threw");
           t.printStackTrace(log);
-          code = 255;
+          code = 1;
         } finally {
           System.out.flush();
           System.err.flush();

@@ -12,6 +12,7 @@ use sluice_io::{Location, Stores};
 use sluice_sort::{KeyComparator, KeyOrder};
 
 use super::aggregate::AggregateReducer;
+use super::archive::{self, ArchiveKind};
 use super::command::looks_like_java_class;
 use super::conf::{env_var_name, JobConf};
 use super::options::StreamingArgs;
@@ -782,6 +783,65 @@ fn copy_executable(source: &Path, target: &Path) -> std::io::Result<()> {
     std::fs::set_permissions(target, std::fs::Permissions::from_mode(0o755))
 }
 
+/// Unpacks the `-archives` entry `entry` (the job's `index`th) into the job's scratch directory
+/// and links it into the tasks' working directory under its name: the `#name` given, else the
+/// archive's file name (as on a YARN cluster). A file Hadoop does not unpack (by its name, see
+/// [`ArchiveKind`]) is copied as it is.
+fn place_archive(
+    entry: &str,
+    index: usize,
+    scratch: &Scratch,
+    submission: &Submission,
+) -> Result<(), StreamingError> {
+    let setup = |context: String| move |source| StreamingError::Setup { context, source };
+    let (path, name) = entry_name(entry);
+    let source = std::path::absolute(submission.shipped.locate("-archives", path)?)
+        .map_err(setup(format!("-archives {entry}: bad path")))?;
+    if !source.is_file() {
+        let why = if source.exists() {
+            "is not a file"
+        } else {
+            "does not exist"
+        };
+        return Err(usage(format!(
+            "-archives {entry}: {} {why}",
+            source.display()
+        )));
+    }
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(usage(format!(
+            "-archives {entry}: cannot tell the archive's name"
+        )));
+    }
+    let link = scratch.work_dir().join(&name);
+    if link.symlink_metadata().is_ok() {
+        return Err(usage(format!(
+            "-archives {entry}: another entry is already named '{name}'"
+        )));
+    }
+    // Hadoop tells the kind by the archive's own file name, not by the name it is given.
+    let file_name = source
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    // One directory per entry: two archives may share a file name.
+    let dir = scratch.archive_dir().join(index.to_string());
+    std::fs::create_dir_all(&dir).map_err(setup(format!("cannot create {}", dir.display())))?;
+    let target = dir.join(&file_name);
+    let verb = match ArchiveKind::of(&file_name) {
+        ArchiveKind::Other => "copy",
+        _ => "unpack",
+    };
+    archive::unpack(&source, ArchiveKind::of(&file_name), &target).map_err(setup(format!(
+        "-archives {entry}: cannot {verb} {}",
+        source.display()
+    )))?;
+    std::os::unix::fs::symlink(&target, &link).map_err(setup(format!(
+        "cannot link {} into the task directory",
+        target.display()
+    )))
+}
+
 /// Whether a `-mapper`/`-reducer`/`-combiner` value that looks like a Java class name is a
 /// program after all: Hadoop only takes it as a class if it can load one, and runs it as a
 /// command otherwise (`-reducer MyReducer` with a shipped script of that name).
@@ -955,6 +1015,10 @@ fn make_context(
                 source.display()
             )))?;
         }
+    }
+
+    for (index, entry) in args.archives.iter().enumerate() {
+        place_archive(entry, index, &scratch, submission)?;
     }
 
     // Hadoop's local mode runs programs in the directory it was started in, so scripts and

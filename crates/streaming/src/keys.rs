@@ -219,7 +219,7 @@ pub const KEYS: &[Key] = &[
     key("mapred.child.env", &[], Honoured("the variables of map and reduce tasks whose own key (mapreduce.map.env, mapreduce.reduce.env) is not set")),
     key("mapreduce.admin.user.env", &[], Honoured("variables set before the task's own ones (a name set by both gets both values, joined by :); unlike Hadoop, no default")),
     key("mapreduce.job.cache.files", &[], Refused(Nothing, "files for the tasks' working directory: use -files")),
-    key("mapreduce.job.cache.archives", &[], Refused(Nothing, "archives are not unpacked by sluice; unpack them and pass the files with -files")),
+    key("mapreduce.job.cache.archives", &[], Refused(Nothing, "archives for the tasks' working directory: use -archives")),
     key("mapreduce.job.working.dir", &["mapred.working.dir"], Refused(When(working_dir_default), "relative -input and -output paths would be resolved against it; sluice resolves them against its own working directory")),
     key("fs.defaultFS", &["fs.default.name"], Refused(When(known_fs), "sluice knows the local file system (file:///), HDFS (hdfs://namenode:port) and S3 (s3://bucket)")),
     key("mapreduce.job.id", &["mapred.job.id"], Set("the job's id")),

@@ -29,6 +29,7 @@
 //!   job id), explicit so that another process can rebuild the same job.
 
 mod aggregate;
+mod archive;
 mod combine;
 pub mod command;
 pub mod compress;

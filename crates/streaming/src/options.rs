@@ -38,6 +38,9 @@ pub struct StreamingArgs {
     /// `-file` and `-files` entries: a path, optionally `#name` for the name it gets in the
     /// task's working directory.
     pub files: Vec<String>,
+    /// `-archives` and `-cacheArchive` entries: a path, optionally `#name` for the name its
+    /// unpacked directory gets in the task's working directory.
+    pub archives: Vec<String>,
     /// `-conf` files, as given (their settings are in `conf`).
     pub conf_files: Vec<String>,
     /// `-inputformat` class.
@@ -62,11 +65,11 @@ pub struct StreamingArgs {
 
 impl StreamingArgs {
     /// The local files and directories the job reads from the machine it is submitted from,
-    /// as the command line names them: `-conf` files, then `-files`/`-file` paths (without
-    /// their `#name`), each once. A job whose tasks run elsewhere ships them there (see
-    /// [`ShippedFiles`]).
+    /// as the command line names them: `-conf` files, then `-files`/`-file` paths, then
+    /// `-archives` paths (without their `#name`), each once. A job whose tasks run elsewhere
+    /// ships them there (see [`ShippedFiles`]).
     pub fn local_files(&self) -> Vec<String> {
-        let entries = self.files.iter().map(|entry| {
+        let entries = self.files.iter().chain(&self.archives).map(|entry| {
             entry
                 .split_once('#')
                 .map_or(entry.as_str(), |(path, _)| path)
@@ -135,8 +138,6 @@ const GENERIC: &[&str] = &[
 /// Options that only make sense with a Hadoop cluster or a JVM; refused with the reason.
 const REFUSED: &[(&str, &str)] = &[
     ("-libjars", "Java code cannot run in sluice; the job's programs must be commands"),
-    ("-archives", "archives are not unpacked by sluice yet; unpack them and pass the files with -files"),
-    ("-cacheArchive", "archives are not unpacked by sluice yet; unpack them and pass the files with -files"),
     ("-cacheFile", "use -files with a local path"),
     ("-tokenCacheFile", "sluice does not use security tokens"),
     ("-inputreader", "record readers are Java classes; only line input is supported"),
@@ -230,6 +231,14 @@ pub fn parse_shipped_args(
                 for entry in list.split(',').filter(|s| !s.is_empty()) {
                     check_file_entry("-files", entry)?;
                     parsed.files.push(entry.to_string());
+                }
+            }
+            // Hadoop's -cacheArchive (deprecated) takes a list as -archives does.
+            "-archives" | "-cacheArchive" => {
+                let list = value(arg)?;
+                for entry in list.split(',').filter(|s| !s.is_empty()) {
+                    check_file_entry(arg, entry)?;
+                    parsed.archives.push(entry.to_string());
                 }
             }
             "-file" => {
@@ -338,7 +347,8 @@ pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, Str
         .map(|(name, value)| (name.to_string(), value.to_string()))
 }
 
-/// Refuses a `-files`/`-file` entry (`path` or `path#name`) whose path is not local.
+/// Refuses a `-files`/`-file`/`-archives` entry (`path` or `path#name`) whose path is not
+/// local.
 fn check_file_entry(option: &str, entry: &str) -> Result<(), StreamingError> {
     let path = entry.split_once('#').map_or(entry, |(path, _)| path);
     local_path(option, path).map(drop)
@@ -442,6 +452,9 @@ Generic options (before the streaming options):
   -D <name=value>           set a job configuration property
   -conf <file.xml>          read properties from a Hadoop configuration file
   -files <f1,f2,...>        files placed in each task's working directory (path#name renames)
+  -archives <a1,a2,...>     archives (.zip, .jar, .tar, .tar.gz, .tgz) unpacked into a
+                            directory of each task's working directory, named as the
+                            archive or by path#name
   -fs <uri>                 the default file system (file:///, hdfs://nn:8020, s3a://bucket)
 
 Streaming options:
@@ -570,15 +583,29 @@ mod tests {
             &conf,
             "-files",
             "lib/map.py#m,dict.txt",
+            "-archives",
+            "env.tgz#env,dict.txt",
             "-file",
             "lib/map.py",
             "-mapper",
             "m",
+            "-cacheArchive",
+            "file:///abs/more.zip#more",
         ]))
         .unwrap();
         assert_eq!(
             parsed.local_files(),
-            [conf.as_str(), "lib/map.py", "dict.txt"]
+            [
+                conf.as_str(),
+                "lib/map.py",
+                "dict.txt",
+                "env.tgz",
+                "file:///abs/more.zip"
+            ]
+        );
+        assert_eq!(
+            parsed.archives,
+            ["env.tgz#env", "dict.txt", "file:///abs/more.zip#more"]
         );
         assert_eq!(parsed.conf.get("a.b"), Some("1"));
 
@@ -702,6 +729,13 @@ mod tests {
         assert!(message(&["-jobconf", "novalue"]).contains("expected NAME=VALUE"));
         assert!(message(&["-libjars", "x.jar"]).contains("Java code"));
         assert!(message(&["-fs", "ftp://x"]).contains("sluice knows"));
+        assert!(message(&["-mapper", "cat", "-archives", "x.tgz"]).contains("before the streaming"));
+        assert!(message(&["-archives"]).contains("-archives needs a value"));
+        let remote = message(&["-archives", "hdfs://nn/env.tgz#env"]);
+        assert!(
+            remote.starts_with("-archives hdfs://nn/env.tgz"),
+            "{remote}"
+        );
         let pipeline = message(&["-mapper", "cut -f1 | sort"]);
         assert!(pipeline.contains("there is no shell"), "{pipeline}");
         assert!(pipeline.contains("bash -c"), "{pipeline}");

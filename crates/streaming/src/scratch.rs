@@ -116,6 +116,11 @@ impl Scratch {
         self.path.join("work")
     }
 
+    /// Where the job's `-archives` are unpacked.
+    pub(super) fn archive_dir(&self) -> PathBuf {
+        self.path.join("archives")
+    }
+
     /// Where the programs' stderr logs go.
     pub(super) fn log_dir(&self) -> PathBuf {
         match &self.logs_elsewhere {
