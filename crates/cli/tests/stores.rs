@@ -1446,3 +1446,132 @@ fn directory_markers_on_s3_are_directories_not_files() {
     counts.sort();
     assert_eq!(counts, ["a\t2", "b\t1", "c\t1"]);
 }
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-stores"),
+    ignore = "needs HDFS and S3 servers: make stores, moto; cargo test --features test-stores"
+)]
+fn a_streaming_jobs_files_and_archives_come_from_hdfs_and_s3() {
+    // What the job ships, made here and put on the stores as mrjob and Oozie put them.
+    let made = tempfile::tempdir().expect("a temporary directory");
+    let dir = made.path();
+    fs::write(
+        dir.join("tag.sh"),
+        "#!/bin/sh\n# Not executable where it was made: a downloaded file is r-xr-xr-x.\n\
+         while read -r line; do echo \"$line $(cat lookup/suffix.txt) $(cat env/bin/name.txt)\"; done\n\
+         ./lib.zip/run.sh\nls -d lookup/inner/deep.txt\n",
+    )
+    .expect("the mapper");
+    fs::create_dir_all(dir.join("lookup/inner")).expect("a directory");
+    fs::write(dir.join("lookup/suffix.txt"), "from-hdfs-dir").expect("a file");
+    fs::write(dir.join("lookup/inner/deep.txt"), "deep").expect("a file");
+    let made_archives = Command::new("python3")
+        .arg("-c")
+        .arg(
+            "import io, tarfile, zipfile\n\
+             with tarfile.open('env.tgz', 'w:gz') as t:\n\
+             \x20   data = b'tar-on-hdfs'\n\
+             \x20   info = tarfile.TarInfo('bin/name.txt'); info.size = len(data)\n\
+             \x20   t.addfile(info, io.BytesIO(data))\n\
+             with zipfile.ZipFile('lib.zip', 'w') as z:\n\
+             \x20   z.writestr('run.sh', '#!/bin/sh\\necho zip-on-s3\\n')\n",
+        )
+        .current_dir(dir)
+        .status()
+        .expect("python3 runs");
+    assert!(made_archives.success());
+    for (local, remote) in [
+        ("tag.sh", "/apps/streaming/tag.sh"),
+        ("lookup", "/apps/streaming/lookup"),
+        ("env.tgz", "/apps/streaming/env.tgz"),
+    ] {
+        let _ = dfs().fs(&["-mkdir", "-p", "/apps/streaming"]);
+        let put = dfs().fs(&["-put", dir.join(local).to_str().expect("UTF-8"), remote]);
+        assert!(
+            put.status.success(),
+            "{}",
+            String::from_utf8_lossy(&put.stderr)
+        );
+    }
+    let zip = fs::read(dir.join("lib.zip")).expect("the zip file");
+    s3().put_object(BUCKET, "apps/lib.zip", &zip);
+
+    let input = tempfile::tempdir().expect("a temporary directory");
+    fs::write(input.path().join("in.txt"), "one\ntwo\n").expect("the input");
+    let scratch = tempfile::tempdir().expect("a temporary directory");
+    let workers =
+        sluice_testkit::Workers::start(Path::new(SLUICE), scratch.path(), 2, "256MiB", |cmd| {
+            let configured = sluice(&[]);
+            for (key, value) in configured.get_envs() {
+                match value {
+                    Some(value) => cmd.env(key, value),
+                    None => cmd.env_remove(key),
+                };
+            }
+        });
+    for on_workers in [false, true] {
+        let output = input.path().join(format!("out-{on_workers}"));
+        let mut args: Vec<String> = vec!["streaming".into()];
+        if on_workers {
+            args.extend(workers.args());
+        }
+        args.extend(
+            [
+                "-files",
+                &format!(
+                    "{}#tagger,{}",
+                    hdfs("/apps/streaming/tag.sh"),
+                    hdfs("/apps/streaming/lookup")
+                ),
+                "-archives",
+                &format!(
+                    "{}#env,{}",
+                    hdfs("/apps/streaming/env.tgz"),
+                    s3_url("apps/lib.zip")
+                ),
+                "-input",
+                input.path().join("in.txt").to_str().expect("UTF-8"),
+                "-output",
+                output.to_str().expect("UTF-8"),
+                "-mapper",
+                "tagger",
+                "-numReduceTasks",
+                "0",
+            ]
+            .map(String::from),
+        );
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        // Started elsewhere than where the files were made: they can only come from the stores.
+        let elsewhere = tempfile::tempdir().expect("a temporary directory");
+        let done = run(sluice(&args).current_dir(elsewhere.path()));
+        assert_ok(
+            &done,
+            &format!("streaming with remote files (workers: {on_workers})"),
+        );
+        let text = fs::read_to_string(output.join("part-00000")).expect("the part file");
+        assert_eq!(
+            text,
+            "one from-hdfs-dir tar-on-hdfs\t\ntwo from-hdfs-dir tar-on-hdfs\t\nzip-on-s3\t\n\
+             lookup/inner/deep.txt\t\n",
+            "workers: {on_workers}"
+        );
+    }
+    // A remote entry that is not there fails the job before it starts, naming it.
+    let missing = hdfs("/apps/streaming/nowhere.tgz");
+    let out = input.path().join("out-missing");
+    let done = run(&mut sluice(&[
+        "streaming",
+        "-archives",
+        &format!("{missing}#env"),
+        "-input",
+        input.path().join("in.txt").to_str().expect("UTF-8"),
+        "-output",
+        out.to_str().expect("UTF-8"),
+        "-mapper",
+        "cat",
+    ]));
+    assert_eq!(done.status.code(), Some(1), "{}", stderr(&done));
+    assert!(stderr(&done).contains(&missing), "{}", stderr(&done));
+    assert!(!out.exists());
+}

@@ -15,6 +15,7 @@ use super::aggregate::AggregateReducer;
 use super::archive::{self, ArchiveKind};
 use super::command::looks_like_java_class;
 use super::conf::{env_var_name, JobConf};
+use super::localise;
 use super::options::StreamingArgs;
 use super::protocol::{Framing, Kind, RecordReader, RecordWriter};
 use super::scratch::Scratch;
@@ -257,7 +258,7 @@ pub fn build_with(
     };
 
     // From here on the job has a scratch directory, removed again if building fails.
-    let (context, scratch) = make_context(args, &conf, &output, submission, status)?;
+    let (context, scratch) = make_context(args, &conf, &output, submission, stores, status)?;
     let context = Arc::new(context);
     let map_rings = map_program.as_ref().map_or(0, |p| p.shm.ring_bytes());
     let mapper = mapper_factory(map_program, &input_format, &context);
@@ -792,11 +793,22 @@ fn place_archive(
     index: usize,
     scratch: &Scratch,
     submission: &Submission,
+    stores: &Stores,
 ) -> Result<(), StreamingError> {
     let setup = |context: String| move |source| StreamingError::Setup { context, source };
     let (path, name) = entry_name(entry);
-    let source = std::path::absolute(submission.shipped.locate("-archives", path)?)
-        .map_err(setup(format!("-archives {entry}: bad path")))?;
+    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
+        return Err(usage(format!(
+            "-archives {entry}: cannot tell the archive's name"
+        )));
+    }
+    let source = localise::locate(
+        "-archives",
+        path,
+        stores,
+        submission,
+        &scratch.download_dir(),
+    )?;
     if !source.is_file() {
         let why = if source.exists() {
             "is not a file"
@@ -806,11 +818,6 @@ fn place_archive(
         return Err(usage(format!(
             "-archives {entry}: {} {why}",
             source.display()
-        )));
-    }
-    if name.is_empty() || name.contains('/') || name == "." || name == ".." {
-        return Err(usage(format!(
-            "-archives {entry}: cannot tell the archive's name"
         )));
     }
     let link = scratch.work_dir().join(&name);
@@ -959,6 +966,7 @@ fn make_context(
     conf: &JobConf,
     output: &Location,
     submission: &Submission,
+    stores: &Stores,
     status: Arc<JobStatus>,
 ) -> Result<(JobContext, Scratch), StreamingError> {
     let job_id = submission.job_id.clone();
@@ -984,17 +992,16 @@ fn make_context(
         .collect();
     for entry in &args.files {
         let (path, name) = entry_name(entry);
-        let source = std::path::absolute(submission.shipped.locate("-files", path)?)
-            .map_err(setup(format!("-files {entry}: bad path")))?;
+        if name.is_empty() || name.contains('/') {
+            return Err(usage(format!(
+                "-files {entry}: cannot tell the file's name"
+            )));
+        }
+        let source = localise::locate("-files", path, stores, submission, &scratch.download_dir())?;
         if !source.exists() {
             return Err(usage(format!(
                 "-files {entry}: {} does not exist",
                 source.display()
-            )));
-        }
-        if name.is_empty() || name.contains('/') {
-            return Err(usage(format!(
-                "-files {entry}: cannot tell the file's name"
             )));
         }
         let link = work_dir.join(&name);
@@ -1018,7 +1025,7 @@ fn make_context(
     }
 
     for (index, entry) in args.archives.iter().enumerate() {
-        place_archive(entry, index, &scratch, submission)?;
+        place_archive(entry, index, &scratch, submission, stores)?;
     }
 
     // Hadoop's local mode runs programs in the directory it was started in, so scripts and

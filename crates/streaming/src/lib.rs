@@ -37,6 +37,7 @@ pub mod conf;
 pub mod deprecated;
 pub mod job;
 pub mod keys;
+mod localise;
 mod nline;
 pub mod options;
 pub mod orphans;

@@ -66,14 +66,20 @@ pub struct StreamingArgs {
 impl StreamingArgs {
     /// The local files and directories the job reads from the machine it is submitted from,
     /// as the command line names them: `-conf` files, then `-files`/`-file` paths, then
-    /// `-archives` paths (without their `#name`), each once. A job whose tasks run elsewhere
-    /// ships them there (see [`ShippedFiles`]).
+    /// `-archives` paths (without their `#name`), each once; not those on HDFS or S3, which
+    /// each machine downloads. A job whose tasks run elsewhere ships them there (see
+    /// [`ShippedFiles`]).
     pub fn local_files(&self) -> Vec<String> {
-        let entries = self.files.iter().chain(&self.archives).map(|entry| {
-            entry
-                .split_once('#')
-                .map_or(entry.as_str(), |(path, _)| path)
-        });
+        let entries = self
+            .files
+            .iter()
+            .chain(&self.archives)
+            .map(|entry| {
+                entry
+                    .split_once('#')
+                    .map_or(entry.as_str(), |(path, _)| path)
+            })
+            .filter(|path| !crate::localise::is_remote(path));
         let mut files: Vec<String> = Vec::new();
         for file in self.conf_files.iter().map(String::as_str).chain(entries) {
             if !files.iter().any(|f| f == file) {
@@ -347,10 +353,13 @@ pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, Str
         .map(|(name, value)| (name.to_string(), value.to_string()))
 }
 
-/// Refuses a `-files`/`-file`/`-archives` entry (`path` or `path#name`) whose path is not
-/// local.
+/// Refuses a `-files`/`-file`/`-archives` entry (`path` or `path#name`) whose path is
+/// neither local nor on a remote store sluice serves (HDFS, S3).
 fn check_file_entry(option: &str, entry: &str) -> Result<(), StreamingError> {
     let path = entry.split_once('#').map_or(entry, |(path, _)| path);
+    if crate::localise::is_remote(path) {
+        return Ok(());
+    }
     local_path(option, path).map(drop)
 }
 
@@ -451,10 +460,11 @@ Cluster options (sluice's own, first; without them the job runs on this machine)
 Generic options (before the streaming options):
   -D <name=value>           set a job configuration property
   -conf <file.xml>          read properties from a Hadoop configuration file
-  -files <f1,f2,...>        files placed in each task's working directory (path#name renames)
+  -files <f1,f2,...>        files placed in each task's working directory (path#name renames;
+                            local paths, or hdfs:// and s3:// URIs, downloaded)
   -archives <a1,a2,...>     archives (.zip, .jar, .tar, .tar.gz, .tgz) unpacked into a
                             directory of each task's working directory, named as the
-                            archive or by path#name
+                            archive or by path#name (local, hdfs:// or s3://)
   -fs <uri>                 the default file system (file:///, hdfs://nn:8020, s3a://bucket)
 
 Streaming options:
@@ -590,7 +600,7 @@ mod tests {
             "-mapper",
             "m",
             "-cacheArchive",
-            "file:///abs/more.zip#more",
+            "file:///abs/more.zip#more,hdfs:///apps/remote.tgz#remote",
         ]))
         .unwrap();
         assert_eq!(
@@ -605,7 +615,12 @@ mod tests {
         );
         assert_eq!(
             parsed.archives,
-            ["env.tgz#env", "dict.txt", "file:///abs/more.zip#more"]
+            [
+                "env.tgz#env",
+                "dict.txt",
+                "file:///abs/more.zip#more",
+                "hdfs:///apps/remote.tgz#remote"
+            ]
         );
         assert_eq!(parsed.conf.get("a.b"), Some("1"));
 
@@ -731,10 +746,10 @@ mod tests {
         assert!(message(&["-fs", "ftp://x"]).contains("sluice knows"));
         assert!(message(&["-mapper", "cat", "-archives", "x.tgz"]).contains("before the streaming"));
         assert!(message(&["-archives"]).contains("-archives needs a value"));
-        let remote = message(&["-archives", "hdfs://nn/env.tgz#env"]);
+        let unknown = message(&["-archives", "gs://bucket/env.tgz#env"]);
         assert!(
-            remote.starts_with("-archives hdfs://nn/env.tgz"),
-            "{remote}"
+            unknown.starts_with("-archives gs://bucket/env.tgz"),
+            "{unknown}"
         );
         let pipeline = message(&["-mapper", "cut -f1 | sort"]);
         assert!(pipeline.contains("there is no shell"), "{pipeline}");

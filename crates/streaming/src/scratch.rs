@@ -121,6 +121,11 @@ impl Scratch {
         self.path.join("archives")
     }
 
+    /// Where the job's `-files` and `-archives` on remote stores are downloaded.
+    pub(super) fn download_dir(&self) -> PathBuf {
+        self.path.join("downloads")
+    }
+
     /// Where the programs' stderr logs go.
     pub(super) fn log_dir(&self) -> PathBuf {
         match &self.logs_elsewhere {
