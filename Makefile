@@ -86,7 +86,7 @@ miri:
 # The tests that need Hadoop, HDFS and S3 servers, YARN, or root are ignored (listed, with the reason)
 # unless these features are on; here they are, so every test runs. The plugin's crate
 # (sluice-jni) is tested on its own, with its own features, beside everything else.
-TEST_FEATURES := sluice-cli/test-browser,sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
+TEST_FEATURES := sluice-cli/test-browser,sluice-cli/test-clients,sluice-cli/test-hadoop,sluice-cli/test-root,sluice-cli/test-stores,sluice-cli/test-yarn,$\
 	sluice-stores/test-stores,sluice-testkit/test-stores,sluice-testkit/test-yarn,sluice-io/test-hadoop
 PLUGIN_TEST_FEATURES := sluice-jni/test-hadoop,sluice-jni/test-root,sluice-jni/test-yarn
 # Release's optimisation without its link-time optimisation (Cargo.toml says why).

@@ -19,6 +19,8 @@ if command -v python3 >/dev/null 2>&1; then
         || missing+=("pytest (the Python shm client's tests): python3 -m pip install pytest")
     python3 -c 'import moto.server' >/dev/null 2>&1 \
         || missing+=("moto (the S3 server of the storage tests): python3 -m pip install 'moto[server]'")
+    python3 -c 'import mrjob' >/dev/null 2>&1 \
+        || missing+=("mrjob (a client the tests drive sluice with): python3 -m pip install mrjob==0.7.4")
 fi
 need cc "a C compiler (the C shm client)" "apt-get install gcc make"
 need java "Java 17 or later (Apache Hadoop, the reference the tests compare with)" \

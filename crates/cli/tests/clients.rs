@@ -15,6 +15,8 @@ mod console;
 mod fs_clients;
 #[path = "clients/harness.rs"]
 mod harness;
+#[path = "clients/mrjob.rs"]
+mod mrjob;
 #[path = "clients/uris.rs"]
 mod uris;
 #[path = "clients/wrapper.rs"]
