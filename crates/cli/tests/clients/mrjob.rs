@@ -2,7 +2,8 @@
 //! mrjob asks `sluice version`, uploads the job's script and archives with `sluice fs`, runs
 //! `sluice jar hadoop-streaming.jar` with `-files`/`-archives` URIs and a setup wrapper, reads
 //! the counters from the console, streams the output back with `sluice fs -cat` and removes
-//! its directory. The word counts are checked against a count made here.
+//! its directory. The word counts are checked against a count made here, a two-step job with
+//! sorted values against mrjob's own in-process runner (`-r inline`).
 //!
 //! Without the `test-clients` feature (mrjob installed: `python3 -m pip install
 //! mrjob==0.7.4`) these tests are ignored, with the reason; the HDFS one also needs
@@ -52,6 +53,36 @@ if __name__ == "__main__":
     MRShout.run()
 "#;
 
+/// Two steps, the second one's values sorted (`SORT_VALUES`: mrjob's KeyFieldBasedPartitioner
+/// and two key fields).
+const TOP: &str = r#"
+from mrjob.job import MRJob
+from mrjob.step import MRStep
+
+class MRTop(MRJob):
+    SORT_VALUES = True
+
+    def steps(self):
+        return [MRStep(mapper=self.words, combiner=self.add, reducer=self.count),
+                MRStep(reducer=self.order)]
+
+    def words(self, _, line):
+        for word in line.split():
+            yield word.lower(), 1
+
+    def add(self, word, counts):
+        yield word, sum(counts)
+
+    def count(self, word, counts):
+        yield len(word) % 3, (sum(counts), word)
+
+    def order(self, bucket, pairs):
+        yield bucket, list(pairs)
+
+if __name__ == "__main__":
+    MRTop.run()
+"#;
+
 /// Runs a job class through mrjob's runner and prints its output lines and counters as JSON.
 const DRIVER: &str = r#"
 import importlib, json, sys
@@ -89,6 +120,7 @@ fn reference(inputs: &[&str], shout: bool) -> Vec<String> {
 fn prepare(scratch: &Scratch) {
     scratch.write("mr_word_count.py", WORD_COUNT);
     scratch.write("mr_shout.py", SHOUT);
+    scratch.write("mr_top.py", TOP);
     scratch.write("driver.py", DRIVER);
     scratch.write("in/one.txt", INPUT_ONE);
     scratch.write("in/two.txt", INPUT_TWO);
@@ -113,15 +145,30 @@ fn run_mrjob(
     extra: &[&str],
     hadoop_conf_dir: Option<&Path>,
 ) -> (Vec<String>, serde_json::Value) {
+    let streaming_jar = scratch.arg("hadoop-streaming-3.4.2.jar");
+    let mut args = vec!["-r", "hadoop", "--hadoop-bin", SLUICE];
+    args.extend(["--hadoop-streaming-jar", &streaming_jar]);
+    args.extend(extra);
+    drive(scratch, job, &args, hadoop_conf_dir)
+}
+
+/// Runs `job` in mrjob's own process (`-r inline`, no Hadoop): the reference for jobs whose
+/// output is more than a word count.
+fn run_inline(scratch: &Scratch, job: (&str, &str)) -> Vec<String> {
+    drive(scratch, job, &["-r", "inline"], None).0
+}
+
+fn drive(
+    scratch: &Scratch,
+    job: (&str, &str),
+    args: &[&str],
+    hadoop_conf_dir: Option<&Path>,
+) -> (Vec<String>, serde_json::Value) {
     let mut command = Command::new("python3");
     command
         .arg("driver.py")
-        .args([job.0, job.1, "-r", "hadoop", "--hadoop-bin", SLUICE])
-        .args([
-            "--hadoop-streaming-jar",
-            &scratch.arg("hadoop-streaming-3.4.2.jar"),
-        ])
-        .args(extra)
+        .args([job.0, job.1])
+        .args(args)
         .args([scratch.arg("in/one.txt"), scratch.arg("in/two.txt")])
         .current_dir(scratch.dir.path())
         .env("TMPDIR", scratch.dir.path())
@@ -193,6 +240,14 @@ fn mrjob_runs_jobs_on_sluice_as_its_hadoop_over_local_files() {
         None,
     );
     assert_eq!(lines, reference(&[INPUT_ONE, INPUT_TWO], true));
+
+    let (lines, _) = run_mrjob(
+        &scratch,
+        ("mr_top", "MRTop"),
+        &["--hadoop-tmp-dir", &tmp],
+        None,
+    );
+    assert_eq!(lines, run_inline(&scratch, ("mr_top", "MRTop")));
     // mrjob removed its directory with `sluice fs -rm -r`.
     let left: Vec<_> = std::fs::read_dir(scratch.path("mrjob-tmp"))
         .map(|entries| entries.map(|e| e.unwrap().file_name()).collect())
