@@ -35,8 +35,8 @@ pub struct StreamingArgs {
     pub combiner: Option<String>,
     /// `-reducer` command, class, `NONE` or `aggregate`.
     pub reducer: Option<String>,
-    /// `-file` and `-files` entries: a path, optionally `#name` for the name it gets in the
-    /// task's working directory.
+    /// `-file`, `-files` and `-cacheFile` entries: a path, optionally `#name` for the name it
+    /// gets in the task's working directory.
     pub files: Vec<String>,
     /// `-archives` and `-cacheArchive` entries: a path, optionally `#name` for the name its
     /// unpacked directory gets in the task's working directory.
@@ -144,7 +144,6 @@ const GENERIC: &[&str] = &[
 /// Options that only make sense with a Hadoop cluster or a JVM; refused with the reason.
 const REFUSED: &[(&str, &str)] = &[
     ("-libjars", "Java code cannot run in sluice; the job's programs must be commands"),
-    ("-cacheFile", "use -files with a local path"),
     ("-tokenCacheFile", "sluice does not use security tokens"),
     ("-inputreader", "record readers are Java classes; only line input is supported"),
     ("-mapdebug", "debug scripts are not supported; the failing program's stderr is in the error and the task log"),
@@ -183,6 +182,8 @@ pub fn parse_shipped_args(
     // -fs: Hadoop sets it before any -D, so a -D fs.defaultFS wins wherever it stands.
     let mut fs_option = None;
     let mut reduces_given = false;
+    // -cacheFile and -cacheArchive entries (whether an archive, the entry), in order.
+    let mut cached: Vec<(bool, String)> = Vec::new();
     while i < args.len() {
         let arg = args[i].as_str();
         let generic = GENERIC.contains(&arg) || (arg.starts_with("-D") && arg.len() > 2);
@@ -239,12 +240,29 @@ pub fn parse_shipped_args(
                     parsed.files.push(entry.to_string());
                 }
             }
-            // Hadoop's -cacheArchive (deprecated) takes a list as -archives does.
-            "-archives" | "-cacheArchive" => {
+            "-archives" => {
+                let list = value("-archives")?;
+                for entry in list.split(',').filter(|s| !s.is_empty()) {
+                    check_file_entry("-archives", entry)?;
+                    parsed.archives.push(entry.to_string());
+                }
+            }
+            // Streaming's deprecated forms of -files and -archives: URIs on the default file
+            // system, each with its link name; resolved once the settings are all read.
+            "-cacheFile" | "-cacheArchive" => {
                 let list = value(arg)?;
                 for entry in list.split(',').filter(|s| !s.is_empty()) {
-                    check_file_entry(arg, entry)?;
-                    parsed.archives.push(entry.to_string());
+                    if entry
+                        .split_once('#')
+                        .is_none_or(|(_, name)| name.is_empty())
+                    {
+                        return Err(usage(format!(
+                            "{arg} {entry}: You need to specify the uris as \
+                             scheme://path#linkname, Please specify a different link name for \
+                             all of your caching URIs (as Hadoop)"
+                        )));
+                    }
+                    cached.push((arg == "-cacheArchive", entry.to_string()));
                 }
             }
             "-file" => {
@@ -341,6 +359,22 @@ pub fn parse_shipped_args(
         parsed.conf.remove(name);
     }
     parsed.cmdenv = split_environment(&joined).collect();
+    for (archive, entry) in cached {
+        let option = if archive {
+            "-cacheArchive"
+        } else {
+            "-cacheFile"
+        };
+        let (path, name) = entry.split_once('#').unwrap_or((&entry, ""));
+        let location = parsed.location(option, path)?;
+        let resolved = format!("{location}#{name}");
+        check_file_entry(option, &resolved)?;
+        if archive {
+            parsed.archives.push(resolved);
+        } else {
+            parsed.files.push(resolved);
+        }
+    }
     Ok(parsed)
 }
 
@@ -475,6 +509,8 @@ Streaming options:
   -reducer <cmd|class>      the reduce program; NONE for a map-only job; aggregate for
                             Hadoop's value aggregators (LongValueSum:key, ...)
   -file <path>              a file for the tasks' working directory (same as -files)
+  -cacheFile <uri#name>     deprecated -files: URIs on the default file system, each #name
+  -cacheArchive <uri#name>  deprecated -archives, likewise
   -inputformat <class>      TextInputFormat (default), KeyValueTextInputFormat, or
                             org.apache.hadoop.mapred.lib.NLineInputFormat: a map task per
                             N lines, the mapper gets offset<TAB>line;
@@ -600,7 +636,7 @@ mod tests {
             "-mapper",
             "m",
             "-cacheArchive",
-            "file:///abs/more.zip#more,hdfs:///apps/remote.tgz#remote",
+            "/abs/more.zip#more,hdfs://nn:8020/apps/remote.tgz#remote",
         ]))
         .unwrap();
         assert_eq!(
@@ -610,7 +646,7 @@ mod tests {
                 "lib/map.py",
                 "dict.txt",
                 "env.tgz",
-                "file:///abs/more.zip"
+                "/abs/more.zip"
             ]
         );
         assert_eq!(
@@ -618,8 +654,8 @@ mod tests {
             [
                 "env.tgz#env",
                 "dict.txt",
-                "file:///abs/more.zip#more",
-                "hdfs:///apps/remote.tgz#remote"
+                "/abs/more.zip#more",
+                "hdfs://nn:8020/apps/remote.tgz#remote"
             ]
         );
         assert_eq!(parsed.conf.get("a.b"), Some("1"));
@@ -754,6 +790,41 @@ mod tests {
         let pipeline = message(&["-mapper", "cut -f1 | sort"]);
         assert!(pipeline.contains("there is no shell"), "{pipeline}");
         assert!(pipeline.contains("bash -c"), "{pipeline}");
+    }
+
+    /// Streaming's deprecated `-cacheFile`/`-cacheArchive` take URIs on the default file
+    /// system, each with a link name.
+    #[test]
+    fn cache_options_name_links_on_the_default_file_system() {
+        let parsed = parse_args(&args(&[
+            "-fs",
+            "hdfs://nn:8020",
+            "-mapper",
+            "cat",
+            "-cacheFile",
+            "/apps/table.tsv#table,file:///local/x.txt#x",
+            "-cacheArchive",
+            "env.tgz#env",
+        ]))
+        .unwrap();
+        assert_eq!(
+            parsed.files,
+            [
+                "hdfs://nn:8020/apps/table.tsv#table",
+                "file:///local/x.txt#x"
+            ]
+        );
+        assert_eq!(
+            parsed.archives,
+            ["hdfs://nn:8020/user/root/env.tgz#env"].map(|a| a.replace("root", &user_name()))
+        );
+        assert_eq!(parsed.local_files(), ["file:///local/x.txt"]);
+        for bad in ["/apps/table.tsv", "/apps/table.tsv#"] {
+            let error = parse_args(&args(&["-cacheFile", bad]))
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains("scheme://path#linkname"), "{error}");
+        }
     }
 
     #[test]
