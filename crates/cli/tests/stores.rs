@@ -214,6 +214,20 @@ fn remote_corpus() -> (String, String) {
     (hdfs("/corpus"), s3_url("corpus"))
 }
 
+/// Two workers with scratch directories in `scratch` and the stores' settings in their
+/// environment, as a site's workers have them.
+fn workers_with_the_stores(scratch: &Path) -> sluice_testkit::Workers {
+    sluice_testkit::Workers::start(Path::new(SLUICE), scratch, 2, "256MiB", |cmd| {
+        let configured = sluice(&[]);
+        for (key, value) in configured.get_envs() {
+            match value {
+                Some(value) => cmd.env(key, value),
+                None => cmd.env_remove(key),
+            };
+        }
+    })
+}
+
 /// Runs `job` (a `sluice run` job with its extra arguments) on local files and returns the
 /// output's files: the reference.
 fn local_reference(name: &str, args: &[&str], input: &Path) -> BTreeMap<String, Vec<u8>> {
@@ -1186,16 +1200,7 @@ fn cluster_jobs_read_hdfs_and_s3_and_commit_to_hdfs_and_s3_from_their_workers() 
     let (hdfs_in, s3_in) = remote_corpus();
     // Workers with the stores' settings in their environment, as a site's workers have them.
     let scratch = tempfile::tempdir().expect("a temporary directory");
-    let workers =
-        sluice_testkit::Workers::start(Path::new(SLUICE), scratch.path(), 2, "256MiB", |cmd| {
-            let configured = sluice(&[]);
-            for (key, value) in configured.get_envs() {
-                match value {
-                    Some(value) => cmd.env(key, value),
-                    None => cmd.env_remove(key),
-                };
-            }
-        });
+    let workers = workers_with_the_stores(scratch.path());
     for (job, args, input) in [
         ("wordcount", &["-r", "3"][..], &hdfs_in),
         ("sort", &["-r", "2"][..], &s3_in),
@@ -1500,16 +1505,7 @@ fn a_streaming_jobs_files_and_archives_come_from_hdfs_and_s3() {
     let input = tempfile::tempdir().expect("a temporary directory");
     fs::write(input.path().join("in.txt"), "one\ntwo\n").expect("the input");
     let scratch = tempfile::tempdir().expect("a temporary directory");
-    let workers =
-        sluice_testkit::Workers::start(Path::new(SLUICE), scratch.path(), 2, "256MiB", |cmd| {
-            let configured = sluice(&[]);
-            for (key, value) in configured.get_envs() {
-                match value {
-                    Some(value) => cmd.env(key, value),
-                    None => cmd.env_remove(key),
-                };
-            }
-        });
+    let workers = workers_with_the_stores(scratch.path());
     for on_workers in [false, true] {
         let output = input.path().join(format!("out-{on_workers}"));
         let mut args: Vec<String> = vec!["streaming".into()];

@@ -92,6 +92,28 @@ pub(crate) fn unpack(archive: &Path, kind: ArchiveKind, into: &Path) -> io::Resu
     set_permissions(into)
 }
 
+/// Copies the directory `from` to `into` (new), as Hadoop copies a directory given as an
+/// archive: files and directories with Hadoop's permissions, links as links.
+pub(crate) fn copy_directory(from: &Path, into: &Path) -> io::Result<u64> {
+    let mut pending = vec![(from.to_path_buf(), into.to_path_buf())];
+    while let Some((from, into)) = pending.pop() {
+        fs::create_dir(&into)?;
+        for entry in fs::read_dir(&from)? {
+            let entry = entry?;
+            let target = into.join(entry.file_name());
+            let kind = entry.file_type()?;
+            if kind.is_dir() {
+                pending.push((entry.path(), target));
+            } else if kind.is_symlink() {
+                std::os::unix::fs::symlink(fs::read_link(entry.path())?, &target)?;
+            } else {
+                fs::copy(entry.path(), &target)?;
+            }
+        }
+    }
+    set_permissions(into)
+}
+
 /// Writes the files of a zip file as Hadoop's `FileUtil.unZip` and `RunJar.unJar` do: each file
 /// entry's bytes (a link entry's too: the link's target as text), with the directories above
 /// it; entries for directories alone make nothing. A jar file's manifest, when it opens the
@@ -418,6 +440,26 @@ with zipfile.ZipFile("dots.zip", "w") as z:
             let error = unpack(&path, ArchiveKind::of(name), &into).unwrap_err();
             assert!(!error.to_string().is_empty(), "{name}");
         }
+    }
+
+    #[test]
+    fn directories_are_copied_with_hadoops_permissions() {
+        let dir = tempfile::tempdir().unwrap();
+        python(dir.path(), MAKE);
+        let into = dir.path().join("copy");
+        assert_eq!(copy_directory(&dir.path().join("src"), &into).unwrap(), 30);
+        assert_eq!(
+            tree(&into),
+            [
+                "a.txt 555 \"hello\\n\"",
+                "link -> a.txt",
+                "sub/ 755",
+                "sub/deeper/ 755",
+                "sub/deeper/d.txt 555 \"deep\\n\"",
+                "sub/run.sh 555 \"#!/bin/sh\\necho run\\n\"",
+            ]
+        );
+        assert_eq!(mode(&dir.path().join("src/a.txt")), 0o600);
     }
 
     #[test]

@@ -809,14 +809,9 @@ fn place_archive(
         submission,
         &scratch.download_dir(),
     )?;
-    if !source.is_file() {
-        let why = if source.exists() {
-            "is not a file"
-        } else {
-            "does not exist"
-        };
+    if !source.exists() {
         return Err(usage(format!(
-            "-archives {entry}: {} {why}",
+            "-archives {entry}: {} does not exist",
             source.display()
         )));
     }
@@ -835,11 +830,19 @@ fn place_archive(
     let dir = scratch.archive_dir().join(index.to_string());
     std::fs::create_dir_all(&dir).map_err(setup(format!("cannot create {}", dir.display())))?;
     let target = dir.join(&file_name);
-    let verb = match ArchiveKind::of(&file_name) {
-        ArchiveKind::Other => "copy",
-        _ => "unpack",
+    let kind = ArchiveKind::of(&file_name);
+    let placed = if source.is_dir() {
+        // Hadoop copies a directory given as an archive as it is.
+        archive::copy_directory(&source, &target)
+    } else {
+        archive::unpack(&source, kind, &target)
     };
-    archive::unpack(&source, ArchiveKind::of(&file_name), &target).map_err(setup(format!(
+    let verb = if source.is_dir() || kind == ArchiveKind::Other {
+        "copy"
+    } else {
+        "unpack"
+    };
+    placed.map_err(setup(format!(
         "-archives {entry}: cannot {verb} {}",
         source.display()
     )))?;

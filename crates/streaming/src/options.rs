@@ -266,8 +266,12 @@ pub fn parse_shipped_args(
                 }
             }
             "-file" => {
+                // Streaming's own option ships a file of the submitting machine only.
                 let entry = value("-file")?;
-                check_file_entry("-file", &entry)?;
+                let path = entry
+                    .split_once('#')
+                    .map_or(entry.as_str(), |(path, _)| path);
+                local_path("-file", path)?;
                 parsed.files.push(entry);
             }
             "-input" => {

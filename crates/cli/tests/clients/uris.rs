@@ -185,9 +185,9 @@ fn other_schemes_and_hosts_are_refused_by_every_option() {
         args
     };
     for option in ["-input", "-output", "-conf", "-files", "-file"] {
-        // -input and -output may be on HDFS or S3 (tested against real servers in `stores`);
-        // the local files of -conf and -files may not.
-        let remote_ok = matches!(option, "-input" | "-output");
+        // -input, -output and -files may be on HDFS or S3 (tested against real servers in
+        // `stores`); -conf and -file may not.
+        let remote_ok = matches!(option, "-input" | "-output" | "-files");
         for value in [
             remote,
             "s3a://bucket/key",
