@@ -61,14 +61,14 @@ pub(crate) fn locate(
         .to_owned();
     // A directory per download: two entries may share a file name.
     fs::create_dir_all(downloads).map_err(failed)?;
-    let slot = tempfile_dir(downloads).map_err(failed)?;
+    let slot = new_numbered_dir(downloads).map_err(failed)?;
     let target = slot.join(name);
     download(&*storage, &location, status.is_dir, &target).map_err(failed)?;
     Ok(target)
 }
 
 /// A new, empty numbered directory in `parent`.
-fn tempfile_dir(parent: &Path) -> io::Result<PathBuf> {
+fn new_numbered_dir(parent: &Path) -> io::Result<PathBuf> {
     for n in 0u32.. {
         let dir = parent.join(n.to_string());
         match fs::create_dir(&dir) {
@@ -107,8 +107,8 @@ fn download(
                 .write(true)
                 .create_new(true)
                 .open(&to)?;
+            // No sync: the copy lives in the job's scratch directory and dies with it.
             io::copy(&mut reader, &mut file)?;
-            file.sync_all()?;
             fs::set_permissions(&to, fs::Permissions::from_mode(0o555))?;
         }
     }
