@@ -21,6 +21,11 @@ pub enum OutputFormat {
     /// `SequenceFileAsBinaryOutputFormat`): each pair becomes one record, its key and value
     /// serialised as [`SequenceOutput`] says. The file names get no codec extension.
     SequenceFile(SequenceOutput),
+    /// Nothing: the records are dropped, as Hadoop's `NullOutputFormat` drops them, for jobs
+    /// run for what they do elsewhere. The output directory is made if it is missing and gets
+    /// only `_SUCCESS`; one that exists already is kept with what it holds (Hadoop checks
+    /// nothing of a `NullOutputFormat` output).
+    Discard,
 }
 
 /// How the part files of [`OutputFormat::SequenceFile`] are written.

@@ -801,7 +801,9 @@ fn refused_at_submission(error: &anyhow::Error) -> bool {
     let refusal = |e: &sluice_io::IoError| {
         matches!(
             e,
-            sluice_io::IoError::InputNotFound { .. } | sluice_io::IoError::OutputExists { .. }
+            sluice_io::IoError::InputNotFound { .. }
+                | sluice_io::IoError::HiddenInput { .. }
+                | sluice_io::IoError::OutputExists { .. }
         )
     };
     error.chain().any(|cause| {

@@ -275,7 +275,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         }
     };
     // Hadoop refuses these before the job starts ("Error Launching job"), with exit status 5.
-    if let Err(e) = check_launch(&config) {
+    let discards = built.job.output == sluice_api::OutputFormat::Discard;
+    if let Err(e) = check_launch(&config, discards) {
         built.cleanup(false);
         return Ok(launch_error(console, &e.to_string(), exit_status(&e)));
     }
@@ -497,9 +498,10 @@ fn usable_local_dirs(key: &str, list: &str) -> Result<(Vec<PathBuf>, Vec<String>
     Ok((usable, problems))
 }
 
-/// What Hadoop checks before it submits a job: the output must not exist and every input must.
-fn check_launch(config: &JobConfig) -> Result<(), ExecError> {
-    if config.stores.status(&config.output)?.is_some() {
+/// What Hadoop checks before it submits a job: the output must not exist (unless the job
+/// `discards` its records: `NullOutputFormat` checks nothing) and every input must.
+fn check_launch(config: &JobConfig, discards: bool) -> Result<(), ExecError> {
+    if !discards && config.stores.status(&config.output)?.is_some() {
         return Err(ExecError::Io(IoError::OutputExists {
             path: config.output.error_path(),
         }));
@@ -587,7 +589,11 @@ fn warn_small_splits(console: Console, built: &StreamingJob) {
 /// submitted because an input is missing or the output exists, 1 otherwise.
 fn exit_status(e: &ExecError) -> u8 {
     match e {
-        ExecError::Io(IoError::InputNotFound { .. } | IoError::OutputExists { .. }) => 5,
+        ExecError::Io(
+            IoError::InputNotFound { .. }
+            | IoError::HiddenInput { .. }
+            | IoError::OutputExists { .. },
+        ) => 5,
         _ => 1,
     }
 }

@@ -540,6 +540,20 @@ fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
         fs::read_to_string(dir.path().join("piped.txt")).unwrap(),
         "from a pipe\n"
     );
+    // Missing parents are made, as Hadoop's `-put -` makes them (Luigi's directory targets
+    // pipe into `dir-temp/data` without making `dir-temp` first).
+    let mut child = Command::new(SLUICE)
+        .args(["fs", "-put", "-", "new/deeper/data"])
+        .current_dir(dir.path())
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"deep\n").unwrap();
+    assert!(child.wait().unwrap().success());
+    assert_eq!(
+        fs::read_to_string(dir.path().join("new/deeper/data")).unwrap(),
+        "deep\n"
+    );
     let help = Command::new(SLUICE).args(["fs", "-help"]).output().unwrap();
     assert!(help.status.success());
     let text = String::from_utf8(help.stdout).unwrap();

@@ -161,7 +161,12 @@ fn corpus() -> &'static Path {
     static CORPUS: OnceLock<tempfile::TempDir> = OnceLock::new();
     CORPUS
         .get_or_init(|| {
-            let dir = tempfile::tempdir().expect("a temporary directory");
+            // A visible name: the directory itself is the jobs' input, and Hadoop refuses an
+            // input named `.tmp…` as hidden.
+            let dir = tempfile::Builder::new()
+                .prefix("corpus-")
+                .tempdir()
+                .expect("a temporary directory");
             let words = [
                 "alpha", "beta", "gamma", "delta", "eps", "zeta", "a", "bb", "ccc",
             ];

@@ -453,7 +453,10 @@ pub(crate) fn run_linked(
 
 /// The job's output, set up: its committer, with a staging area of its own.
 fn set_up_output(job: &ClusterJob<'_>) -> Result<JobOutput, ClusterError> {
-    Ok(JobOutput::set_up(&job.config.stores, &job.config.output).map_err(ExecError::from)?)
+    Ok(
+        JobOutput::set_up_for(job.job, &job.config.stores, &job.config.output)
+            .map_err(ExecError::from)?,
+    )
 }
 
 /// `location` as workers get it: a relative local path made absolute from `working_dir` (a

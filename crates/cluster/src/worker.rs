@@ -18,10 +18,12 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use sluice_api::{AttemptCounters, ExecError, JobStatus, TaskContext};
+use sluice_api::{AttemptCounters, ExecError, JobStatus, OutputFormat, TaskContext};
 use sluice_exec::{HostSettings, MapAttempt, TaskHost};
 use sluice_format::Codec;
-use sluice_io::{FileStatus, JobCommitter, Location, MapSplit, Split, StoredInput, Stores};
+use sluice_io::{
+    DiscardingCommitter, FileStatus, JobCommitter, Location, MapSplit, Split, StoredInput, Stores,
+};
 use sluice_net::{Listener, NetError, Secret};
 use sluice_shuffle::{Reclaim, Run, RunKind};
 use sluice_spec::{BuiltJob, JobSpec};
@@ -1029,9 +1031,15 @@ impl RunningJob {
         let host = TaskHost::new(built.job(), &settings, status)?;
         let output = Location::parse(&start.output).map_err(|e| setup("bad output", &e))?;
         let staging = Location::parse(&start.staging).map_err(|e| setup("bad staging", &e))?;
-        let committer = stores
-            .attach_committer(&output, &staging)
-            .map_err(|e| setup("cannot attach to the job's output", &e))?;
+        let committer: Box<dyn JobCommitter> = if built.job().output == OutputFormat::Discard {
+            // The records go nowhere: nothing to attach to, and the coordinator writes
+            // `_SUCCESS` (the task side refuses nothing the tasks ask of it).
+            Box::new(DiscardingCommitter::for_tasks(output))
+        } else {
+            stores
+                .attach_committer(&output, &staging)
+                .map_err(|e| setup("cannot attach to the job's output", &e))?
+        };
         let inputs = start
             .inputs
             .iter()

@@ -1,6 +1,7 @@
 //! The job's output: its committer, set up before any task and aborted unless the job commits.
 
-use sluice_io::{IoError, JobCommitter, Location, Stores};
+use sluice_api::{Job, OutputFormat};
+use sluice_io::{DiscardingCommitter, IoError, JobCommitter, Location, Stores};
 
 /// A job's output committer, set up, and aborted unless the job commits: a failed job leaves
 /// no output.
@@ -25,6 +26,26 @@ impl JobOutput {
         committer.setup_job()?;
         Ok(JobOutput {
             committer,
+            committed: false,
+        })
+    }
+
+    /// The committer of `job`'s output at `output`, set up: [`JobOutput::set_up`], except that
+    /// a job whose records go nowhere ([`OutputFormat::Discard`]) takes an existing output
+    /// directory as it is and leaves only `_SUCCESS` in it, as Hadoop's `NullOutputFormat`
+    /// does.
+    ///
+    /// # Errors
+    /// As for [`JobOutput::set_up`]; a discarding job's output is refused only when it cannot
+    /// be a directory ([`IoError::CreateOutput`]).
+    pub fn set_up_for(job: &Job, stores: &Stores, output: &Location) -> Result<JobOutput, IoError> {
+        if job.output != OutputFormat::Discard {
+            return JobOutput::set_up(stores, output);
+        }
+        let mut committer = DiscardingCommitter::new(Box::new(stores.clone()), output.clone());
+        committer.setup_job()?;
+        Ok(JobOutput {
+            committer: Box::new(committer),
             committed: false,
         })
     }

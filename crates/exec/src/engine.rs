@@ -76,7 +76,7 @@ pub fn run_job(
     // comes after the output's set-up, which makes the output's parent (where spills go by
     // default).
     TaskHost::check(job, &settings)?;
-    let output = JobOutput::set_up(&config.stores, &config.output)?;
+    let output = JobOutput::set_up_for(job, &config.stores, &config.output)?;
     let host = TaskHost::new(job, &settings, Arc::clone(&status))?;
     let storage = &config.stores;
     let input = InputPlan::new(job, config, storage)?;

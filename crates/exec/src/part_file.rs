@@ -100,6 +100,9 @@ pub(crate) struct TextOutput<'c> {
     format: Records,
     pub(crate) records: u64,
     pub(crate) bytes: u64,
+    /// The records go nowhere ([`OutputFormat::Discard`]): none of their bytes count as
+    /// written, as Hadoop's `Bytes Written` is 0 for `NullOutputFormat`.
+    discard: bool,
 }
 
 impl<'c> TextOutput<'c> {
@@ -118,10 +121,11 @@ impl<'c> TextOutput<'c> {
         lazy: bool,
         chunk: usize,
     ) -> Result<TextOutput<'c>, ExecError> {
-        let (format, codec) = match format {
+        let (records, codec) = match format {
             OutputFormat::SequenceFile(sequence) => {
                 (Records::Sequence(sequence.clone()), OutputCodec::None)
             }
+            OutputFormat::Discard => (Records::Lines(LineFormat::of(format)), OutputCodec::None),
             lines => (Records::Lines(LineFormat::of(lines)), codec),
         };
         let name = format!("{name}{}", codec.extension());
@@ -136,9 +140,10 @@ impl<'c> TextOutput<'c> {
             path,
             chunk,
             codec,
-            format,
+            format: records,
             records: 0,
             bytes: 0,
+            discard: *format == OutputFormat::Discard,
         };
         if !lazy {
             output.writer = Some(output.open()?);
@@ -174,6 +179,9 @@ impl<'c> TextOutput<'c> {
             }
             let part = PartAttempt::new(&self.name, self.attempt);
             self.committer.commit_task(part)?;
+        }
+        if self.discard {
+            self.bytes = 0;
         }
         Ok((self.records, self.bytes))
     }
@@ -248,7 +256,9 @@ impl LineFormat {
             OutputFormat::KeyValue => Some(b"\t".to_vec()),
             OutputFormat::KeyValueWith(separator) => Some(separator.clone()),
             OutputFormat::ValueOnly => None,
-            OutputFormat::Raw | OutputFormat::SequenceFile(_) => Some(Vec::new()),
+            OutputFormat::Raw | OutputFormat::SequenceFile(_) | OutputFormat::Discard => {
+                Some(Vec::new())
+            }
         };
         let terminator: &[u8] = if *format == OutputFormat::Raw {
             b""

@@ -442,7 +442,8 @@ mod tests {
 
     #[test]
     fn thousands_of_small_files_are_combined_only_for_jobs_that_allow_it() {
-        let dir = tempfile::tempdir().unwrap();
+        // A visible name: the directory itself is the input (`.tmp…` would be hidden).
+        let dir = tempfile::Builder::new().prefix("in-").tempdir().unwrap();
         for i in 0..COMBINE_FROM_FILES {
             std::fs::write(dir.path().join(format!("f{i:04}")), "0123456789\n").unwrap();
         }

@@ -13,6 +13,17 @@ pub enum IoError {
         /// The path or pattern as the user gave it.
         path: PathBuf,
     },
+    /// An input named outright whose last name starts with `_` or `.`: Hadoop's input formats
+    /// hide such a file or directory from jobs even when it is named, and refuse the input as
+    /// missing.
+    #[error(
+        "input path does not exist: {path} (a name starting with '_' or '.' is hidden from jobs, \
+         as in Hadoop, even when named; rename it, or name what is inside it)"
+    )]
+    HiddenInput {
+        /// The path as the user gave it.
+        path: PathBuf,
+    },
     /// A glob pattern is malformed.
     #[error("invalid input pattern {pattern:?}: {detail}")]
     BadPattern {
@@ -138,7 +149,7 @@ impl IoError {
     /// operating system or store answered "not found").
     pub fn is_not_found(&self) -> bool {
         match self {
-            IoError::InputNotFound { .. } => true,
+            IoError::InputNotFound { .. } | IoError::HiddenInput { .. } => true,
             IoError::Read { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
             _ => false,
         }
@@ -162,6 +173,7 @@ impl IoError {
                     | std::io::ErrorKind::UnexpectedEof
             ),
             IoError::InputNotFound { .. }
+            | IoError::HiddenInput { .. }
             | IoError::BadPattern { .. }
             | IoError::SequenceFile { .. }
             | IoError::UnsupportedLocation { .. }

@@ -98,8 +98,10 @@ pub struct InputFile {
 
 /// Expands input arguments into files.
 ///
-/// * A file is taken as it is (even if its name starts with `_` or `.`).
-/// * A directory is walked recursively; entries whose names start with `_` or `.` are skipped.
+/// * A file is taken as it is, and a directory is walked recursively; entries whose names start
+///   with `_` or `.` are skipped. A file or directory whose own last name starts with `_` or `.`
+///   is refused even when named outright, as Hadoop's input formats refuse it (the names above
+///   it do not count: `.cache/a.txt` is read).
 /// * An argument containing `*`, `?` or `[` is a glob; each match is treated as above, except that
 ///   a match whose own name starts with `_` or `.` is skipped (Hadoop applies its hidden-file
 ///   filter to glob results). `*` and `?` do not match `/`; `[[]` matches a literal `[`.
@@ -118,7 +120,8 @@ pub struct InputFile {
 /// This is [`discover`] on [`LocalStorage`], for the local paths the engine plans with today.
 ///
 /// # Errors
-/// [`IoError::InputNotFound`] for a missing path or a glob matching nothing, [`IoError::BadPattern`],
+/// [`IoError::InputNotFound`] for a missing path or a glob matching nothing,
+/// [`IoError::HiddenInput`] for a hidden path named outright, [`IoError::BadPattern`],
 /// [`IoError::Read`] when a directory cannot be listed or a file's metadata cannot be read.
 pub fn discover_inputs(args: &[PathBuf]) -> Result<Vec<InputFile>, IoError> {
     let locations: Vec<Location> = args.iter().cloned().map(Location::from_path).collect();
@@ -183,8 +186,8 @@ impl From<InputFile> for StoredInput {
 }
 
 /// Expands input locations into the files a job reads, on any [`Storage`]: the rules of
-/// [`discover_inputs`] (named files taken as they are, directories walked without hidden
-/// entries, glob matches with hidden names left out), through [`Storage::status`],
+/// [`discover_inputs`] (named files taken as they are unless hidden, directories walked
+/// without hidden entries, glob matches with hidden names left out), through [`Storage::status`],
 /// [`Storage::walk_visible`] and [`Storage::glob_visible`].
 ///
 /// The result follows the order of `inputs`, as Hadoop's input formats list them (so the
@@ -195,7 +198,8 @@ impl From<InputFile> for StoredInput {
 ///
 /// # Errors
 /// [`IoError::InputNotFound`] for a missing location or a glob matching nothing (its `path`
-/// is [`Location::error_path`]); the storage's errors ([`IoError::BadPattern`],
+/// is [`Location::error_path`]); [`IoError::HiddenInput`] for a location named outright whose
+/// last name starts with `_` or `.`; the storage's errors ([`IoError::BadPattern`],
 /// [`IoError::Read`], [`IoError::UnsupportedScheme`]).
 pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<StoredInput>, IoError> {
     discover_with(storage, inputs, NestedDirectories::Read)
@@ -262,6 +266,13 @@ pub fn discover_with(
             }
         } else {
             let status = storage.status(input)?.ok_or_else(|| not_found(input))?;
+            // Hadoop's input formats filter even a path named outright: `-input _x`, or a
+            // directory `/tmp/.cache`, is refused as missing (only its last name counts).
+            if last_name(input).is_some_and(|name| is_hidden(&name)) {
+                return Err(IoError::HiddenInput {
+                    path: input.error_path(),
+                });
+            }
             add(storage, status, nested, &mut named)?;
         }
         named.sort_by(|a, b| a.location.sort_key().cmp(&b.location.sort_key()));
@@ -314,6 +325,19 @@ fn add(
 }
 
 /// Whether Hadoop's hidden-file filter drops this name.
+/// The last name of `input`, as Hadoop sees it: a relative local path is taken from the
+/// current directory (so `.` is the current directory's own name).
+fn last_name(input: &Location) -> Option<std::ffi::OsString> {
+    if let Some(name) = input.file_name() {
+        return Some(name.to_owned());
+    }
+    let path = input.as_local_path()?;
+    std::path::absolute(path)
+        .ok()?
+        .file_name()
+        .map(OsStr::to_owned)
+}
+
 pub(crate) fn is_hidden(name: &OsStr) -> bool {
     is_hidden_name(name.as_bytes())
 }

@@ -34,7 +34,8 @@
 //!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
 //! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).
 //! * [`OutputCommitter`] writes part files into a hidden temporary directory and renames it into
-//!   place only when the job succeeds, then writes `_SUCCESS`.
+//!   place only when the job succeeds, then writes `_SUCCESS`; [`DiscardingCommitter`] commits
+//!   a job whose records go nowhere (Hadoop's `NullOutputFormat`).
 //! * [`seqfile`] reads and writes Hadoop's SequenceFiles, splits included.
 //! * [`DirectWriter`] writes files past the page cache; [`ReadAhead`] reads a range of a file
 //!   with read-ahead hints (the spill merge's many streams).
@@ -46,6 +47,7 @@ mod codec;
 mod combine;
 mod commit;
 mod direct;
+mod discard;
 mod error;
 mod fixed;
 mod input;
@@ -66,6 +68,7 @@ pub use codec::{CompressedWriter, OutputCodec};
 pub use combine::{plan_combined_splits, CombineSizes};
 pub use commit::{committer_for, JobCommitter, LocalRenameCommitter, PartAttempt};
 pub use direct::{DirectWriter, DIRECT_CHUNK};
+pub use discard::DiscardingCommitter;
 pub use error::IoError;
 pub use fixed::FixedRecordReader;
 pub use input::{

@@ -112,8 +112,16 @@ impl Storage for LocalStorage {
         let path = self.path(location)?;
         match fs::metadata(path) {
             Ok(meta) => Ok(Some(status_of(location.clone(), &meta))),
-            // A link in a loop names nothing, as for Hadoop.
-            Err(e) if e.kind() == io::ErrorKind::NotFound || is_link_loop(&e) => Ok(None),
+            // A link in a loop names nothing, as for Hadoop; nor does a path below a file
+            // (`f.txt/x`), which Hadoop's local file system reports as not found.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::NotFound | io::ErrorKind::NotADirectory
+                ) || is_link_loop(&e) =>
+            {
+                Ok(None)
+            }
             Err(source) => Err(read_error(path, source)),
         }
     }

@@ -480,8 +480,7 @@ pub fn walk_by_listing<S: Storage + ?Sized>(
 /// The pattern's leading components without glob characters name the directory to start
 /// from; each component with glob characters lists the directories matched so far and keeps
 /// the entries whose name matches it; each later plain component is looked up by name. The
-/// result is sorted by location. (Unlike the local fast path, which uses the `glob` crate,
-/// `**` matches one component, as in Hadoop.)
+/// result is sorted by location. (`**` matches within one component, as in Hadoop.)
 ///
 /// # Errors
 /// [`IoError::BadPattern`] for a malformed pattern or one that is not UTF-8; errors of
@@ -615,6 +614,9 @@ pub(crate) fn glob_syntax(hadoop: &str) -> String {
                 in_class = false;
                 out.push(']');
             }
+            // Hadoop's `**` is two `*`s, each within one component; the glob crate's would
+            // match across directories.
+            '*' if !in_class && out.ends_with('*') && !out.ends_with("[*]") => {}
             other => out.push(other),
         }
     }
@@ -637,6 +639,10 @@ mod glob_tests {
         assert_eq!(glob_syntax("[!x]ne"), "[!x]ne");
         assert_eq!(glob_syntax("a^b[a^]"), "a^b[a^]");
         assert_eq!(glob_syntax("\\a"), "a");
+        assert_eq!(glob_syntax("in/**/m"), "in/*/m");
+        assert_eq!(glob_syntax("a***b"), "a*b");
+        assert_eq!(glob_syntax("a\\**"), "a[*]*");
+        assert_eq!(glob_syntax("[*]*"), "[*]*");
         let matches = |pattern: &str, name: &str| {
             glob::Pattern::new(&glob_syntax(pattern))
                 .unwrap()

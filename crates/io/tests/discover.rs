@@ -69,19 +69,62 @@ fn paths_keep_the_spelling_of_the_argument() {
 }
 
 #[test]
-fn named_hidden_files_are_taken() {
+fn named_hidden_paths_are_refused_as_hadoop_refuses_them() {
     let dir = tree();
     let root = dir.path().join("in");
-    let found = paths(&[root.join("_SUCCESS"), root.join("sub/.git/inner.txt")]);
+    for hidden in [
+        root.join("_SUCCESS"),
+        root.join(".a.txt.crc"),
+        root.join("_logs"),
+        root.join("sub/_tmp"),
+        root.join("sub/.git"),
+    ] {
+        match discover_inputs(std::slice::from_ref(&hidden)) {
+            Err(IoError::HiddenInput { path }) => assert_eq!(path, hidden),
+            other => panic!("{}: expected HiddenInput, got {other:?}", hidden.display()),
+        }
+    }
+    // Only the last name counts: a visible file below a hidden directory is read when named,
+    // and so is what a glob finds inside a hidden directory.
     assert_eq!(
-        found,
-        vec![root.join("_SUCCESS"), root.join("sub/.git/inner.txt")]
+        paths(&[root.join("sub/.git/inner.txt")]),
+        vec![root.join("sub/.git/inner.txt")]
     );
-    // A hidden directory named explicitly is walked (its own hidden entries are still skipped).
     assert_eq!(
-        paths(&[root.join("_logs")]),
+        paths(&[root.join("_logs/*")]),
         vec![root.join("_logs/history.txt")]
     );
+}
+
+/// `.` is the current directory, which is refused when its own name is hidden.
+#[test]
+fn the_current_directory_counts_by_its_own_name() {
+    let dir = tree();
+    let hidden = dir.path().join("in/sub/_tmp");
+    let child = std::process::Command::new(std::env::current_exe().expect("test binary"))
+        .args(["--exact", "current_directory_probe", "--nocapture"])
+        .env("SLUICE_PROBE_DIR", &hidden)
+        .output()
+        .expect("run the probe");
+    assert!(
+        child.status.success(),
+        "{}",
+        String::from_utf8_lossy(&child.stdout)
+    );
+}
+
+/// Run by [`the_current_directory_counts_by_its_own_name`] in a process of its own, since it
+/// changes the current directory.
+#[test]
+fn current_directory_probe() {
+    let Some(dir) = std::env::var_os("SLUICE_PROBE_DIR") else {
+        return;
+    };
+    std::env::set_current_dir(&dir).expect("cd");
+    assert!(matches!(
+        discover_inputs(&[PathBuf::from(".")]),
+        Err(IoError::HiddenInput { .. })
+    ));
 }
 
 /// Files come in the order of the inputs (as Hadoop lists them, so map tasks and map-only part
@@ -218,10 +261,9 @@ fn missing_path_is_not_found() {
 #[test]
 fn empty_directory_gives_no_files() {
     let dir = tempfile::tempdir().expect("tempdir");
-    assert_eq!(
-        discover_inputs(&[dir.path().to_path_buf()]).expect("discover"),
-        vec![]
-    );
+    let empty = dir.path().join("empty");
+    fs::create_dir(&empty).expect("mkdir");
+    assert_eq!(discover_inputs(&[empty]).expect("discover"), vec![]);
     assert_eq!(discover_inputs(&[]).expect("discover"), vec![]);
 }
 
@@ -254,4 +296,21 @@ fn unreadable_directory_is_a_read_error() {
         Err(IoError::Read { path, .. }) => assert_eq!(path, locked),
         other => panic!("expected a read error, got {other:?}"),
     }
+}
+
+/// Hadoop's `**` is two `*`s: it matches within one directory level, never across levels
+/// (the `glob` crate's recursive `**` would read every depth).
+#[test]
+fn a_double_star_matches_one_level_as_in_hadoop() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    assert_eq!(paths(&[root.join("**/c.gz")]), vec![root.join("sub/c.gz")]);
+    assert_eq!(
+        paths(&[root.join("s**b/c.gz")]),
+        vec![root.join("sub/c.gz")]
+    );
+    assert!(matches!(
+        discover_inputs(&[root.join("**/d.txt")]),
+        Err(IoError::InputNotFound { .. })
+    ));
 }

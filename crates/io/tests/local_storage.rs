@@ -168,7 +168,7 @@ fn discovery_through_the_trait_is_discover_inputs() {
     let args: Vec<Vec<PathBuf>> = vec![
         vec![root.clone()],
         vec![root.join("*.txt"), root.join("sub")],
-        vec![root.join("_SUCCESS"), root.join("a.txt"), root.clone()],
+        vec![root.join("sub/c.gz"), root.join("a.txt"), root.clone()],
         vec![root.join("*/*")],
     ];
     for args in args {
@@ -347,7 +347,8 @@ fn drain(mut reader: LineReader) -> Vec<(u64, Vec<u8>)> {
 
 #[test]
 fn readers_and_planners_through_the_trait_agree_with_the_path_entry_points() {
-    let dir = tempfile::tempdir().unwrap();
+    // A visible name: the directory itself is the input, and `.tmp…` would be hidden.
+    let dir = tempfile::Builder::new().prefix("in-").tempdir().unwrap();
     let plain = dir.path().join("sample.txt");
     fs::write(&plain, sample()).unwrap();
     let gz = dir.path().join("sample.gz");
@@ -553,4 +554,19 @@ fn checksum_files_follow_their_files() {
         .collect();
     left.sort();
     assert_eq!(left, [".moved.crc", "moved", "orphan"]);
+}
+
+/// A path below a file names nothing, as Hadoop's local file system says ("No such file or
+/// directory", which `hadoop fs -stat` and the tools that parse it expect), not an error.
+#[test]
+fn a_path_below_a_file_is_not_found() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("f.txt");
+    fs::write(&file, b"x").unwrap();
+    let below = Location::from_path(file.join("child"));
+    assert!(storage().status(&below).unwrap().is_none());
+    assert!(matches!(
+        discover(storage().as_ref(), &[below]),
+        Err(IoError::InputNotFound { .. })
+    ));
 }

@@ -271,9 +271,22 @@ fn discovery_lists_visible_files_and_expands_globs() {
     )
     .unwrap();
     assert_eq!(shown(&braced), shown(&found));
-    // A named hidden file is taken; a glob's hidden matches are not.
-    let named = discover(storage.as_ref(), &[at("s3://mem/in/_SUCCESS")]).unwrap();
-    assert_eq!(shown(&named), ["s3://mem/in/_SUCCESS"]);
+    // A named hidden file or directory is refused, as Hadoop refuses it; a glob's hidden
+    // matches are left out; a glob finds what is inside a hidden directory.
+    for hidden in [
+        "s3://mem/in/_SUCCESS",
+        "s3://mem/in/_logs",
+        "s3://mem/in/_logs/",
+    ] {
+        match discover(storage.as_ref(), &[at(hidden)]) {
+            Err(IoError::HiddenInput { path }) => {
+                assert_eq!(path.to_str(), Some(hidden));
+            }
+            other => panic!("{hidden}: expected HiddenInput, got {other:?}"),
+        }
+    }
+    let inside = discover(storage.as_ref(), &[at("s3://mem/in/_logs/*")]).unwrap();
+    assert_eq!(shown(&inside), ["s3://mem/in/_logs/history"]);
     match discover(storage.as_ref(), &[at("s3://mem/in/_*")]) {
         Err(IoError::InputNotFound { path }) => {
             assert_eq!(path.to_str(), Some("s3://mem/in/_*"));

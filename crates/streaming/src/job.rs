@@ -27,6 +27,7 @@ use super::task::{
     Destination, IdentityMapper, IdentityReducer, InputFormat, JobContext, Program, Role, SeqView,
     StreamMapper, StreamReducer,
 };
+use super::work_dirs::WorkDirs;
 use super::{combine, nline, StreamingError};
 use sluice_api::{
     Combine, HashPartitioner, Job, JobConfig, JobStatus, MapInput, MapOutputTypes, Mapper,
@@ -129,6 +130,8 @@ const SEQUENCE_BINARY_INPUT: &[&str] =
 /// Hadoop's streaming job knows output formats by their full names only (a short name is looked
 /// up in its own package, where there are none).
 const TEXT_OUTPUT: &[&str] = &["org.apache.hadoop.mapred.TextOutputFormat"];
+/// Hadoop's output format that drops every record (the old API's, which streaming runs).
+pub(crate) const NULL_OUTPUT: &str = "org.apache.hadoop.mapred.lib.NullOutputFormat";
 const HASH_PARTITIONERS: &[&str] = &[
     "org.apache.hadoop.mapred.lib.HashPartitioner",
     "org.apache.hadoop.mapreduce.lib.partition.HashPartitioner",
@@ -235,7 +238,11 @@ pub fn build_with(
         }
     }
 
-    let sequence_format = part_file_format(args)?;
+    let part_files = part_file_format(args)?;
+    let sequence_format = match part_files {
+        PartFiles::Sequence(format) => Some(format),
+        PartFiles::Text | PartFiles::Nothing => None,
+    };
     let output_codec = super::compress::output_codec(&conf)?;
     let sides = Sides::read(args, &conf)?;
     let destination = if sequence_format.is_some() {
@@ -289,7 +296,9 @@ pub fn build_with(
     };
     let final_kind = final_writer.emits;
 
-    let output_format = if let Some(format) = sequence_format {
+    let output_format = if part_files == PartFiles::Nothing {
+        OutputFormat::Discard
+    } else if let Some(format) = sequence_format {
         OutputFormat::SequenceFile(sequence_output(&conf, format, final_writer)?)
     } else if final_kind == Kind::KeyOnly {
         OutputFormat::ValueOnly
@@ -388,20 +397,34 @@ fn input_format(args: &StreamingArgs, conf: &mut JobConf) -> Result<InputFormat,
     }
 }
 
-/// The `-outputformat` of the job: `None` for text part files, or the SequenceFile format.
-fn part_file_format(args: &StreamingArgs) -> Result<Option<SequenceFormat>, StreamingError> {
+/// What the job's `-outputformat` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PartFiles {
+    /// Text part files (`TextOutputFormat`, the default).
+    Text,
+    /// SequenceFiles, in this format.
+    Sequence(SequenceFormat),
+    /// Nothing: the records are dropped (`NullOutputFormat`).
+    Nothing,
+}
+
+/// The `-outputformat` of the job.
+fn part_file_format(args: &StreamingArgs) -> Result<PartFiles, StreamingError> {
     let Some(name) = args.output_format.as_deref() else {
-        return Ok(None);
+        return Ok(PartFiles::Text);
     };
     if TEXT_OUTPUT.contains(&name) {
-        return Ok(None);
+        return Ok(PartFiles::Text);
+    }
+    if name == NULL_OUTPUT {
+        return Ok(PartFiles::Nothing);
     }
     if let Some(format) = SequenceFormat::of(name) {
-        return Ok(Some(format));
+        return Ok(PartFiles::Sequence(format));
     }
     let known = format!(
         "sluice writes org.apache.hadoop.mapred.TextOutputFormat, {SEQUENCE_OUTPUT} and \
-         {SEQUENCE_BINARY_OUTPUT}"
+         {SEQUENCE_BINARY_OUTPUT}, and drops records with {NULL_OUTPUT}"
     );
     if !name.contains('.') {
         // Hadoop looks a short -outputformat name up in its streaming package only.
@@ -1046,6 +1069,12 @@ fn make_context(
         }
     }
 
+    // Each program run works in a directory of its own, linking to these entries.
+    let work_dirs = WorkDirs::new(&work_dir, scratch.runs_dir()).map_err(setup(format!(
+        "cannot lay out the programs' working directories in {}",
+        scratch.runs_dir().display()
+    )))?;
+
     let mut exported = conf.clone();
     // Hadoop names a local directory `file:/absolute/path`, others by their URI.
     let output_dir = match output.as_local_path() {
@@ -1097,6 +1126,7 @@ fn make_context(
             .unwrap_or_default()
             .to_string(),
         work_dir,
+        work_dirs: Arc::new(work_dirs),
         start_dir,
         path_var: submission.path.clone(),
         log_dir,

@@ -342,13 +342,16 @@ pub fn check(args: &StreamingArgs, conf: &JobConf, stores: &Stores) -> Result<()
 /// Hadoop's old-API `FileInputFormat` lists each input directory one level deep when it is not
 /// recursive, and a directory among the entries fails the job at submission ("Not a file").
 /// Hidden entries (`_x`, `.x`) are skipped first. Inputs that cannot be listed, or an existing
-/// output, are left to the checks that report them (Hadoop reports those first).
+/// output, are left to the checks that report them (Hadoop reports those first; an existing
+/// output is no error for `NullOutputFormat`, which checks nothing).
 fn refuse_nested_directories(args: &StreamingArgs, stores: &Stores) -> Result<(), StreamingError> {
-    let output_exists = args
-        .output_location()
-        .ok()
-        .and_then(|output| stores.status(&output).ok().flatten())
-        .is_some();
+    let discards = args.output_format.as_deref() == Some(crate::job::NULL_OUTPUT);
+    let output_exists = !discards
+        && args
+            .output_location()
+            .ok()
+            .and_then(|output| stores.status(&output).ok().flatten())
+            .is_some();
     let Ok(inputs) = args.input_locations() else {
         return Ok(());
     };

@@ -50,6 +50,7 @@ pub mod seqout;
 pub mod submission;
 mod task;
 mod task_env;
+mod work_dirs;
 
 use std::io;
 use std::path::PathBuf;

@@ -1,7 +1,8 @@
 //! A streaming job's scratch directory, `sluice-<job id>` in the system's temporary directory,
 //! or in a worker's scratch directory (`sluice-<job id>.2`, `.3`, ... when another process
-//! that built the same job has the name): `work/` (where the programs run) and `logs/` (their
-//! stderr), and a `lock` file marking it a job's. The job holds the directory itself locked
+//! that built the same job has the name): `work/` (the job's entries, which every program's
+//! own directory in `runs/` links to), `logs/` (the programs' stderr), and a `lock` file
+//! marking it a job's. The job holds the directory itself locked
 //! (`flock`) for as long as it runs.
 //!
 //! A job removes its directory when it ends, keeping only the logs of a failed job (or all
@@ -116,6 +117,11 @@ impl Scratch {
         self.path.join("work")
     }
 
+    /// Where each program run gets a working directory of its own (see `work_dirs`).
+    pub(super) fn runs_dir(&self) -> PathBuf {
+        self.path.join("runs")
+    }
+
     /// Where the job's `-archives` are unpacked.
     pub(super) fn archive_dir(&self) -> PathBuf {
         self.path.join("archives")
@@ -142,7 +148,14 @@ impl Scratch {
         if self.lock.is_none() {
             return self.kept_logs.clone();
         }
-        let _ = fs::remove_dir_all(self.work_dir());
+        for dir in [
+            self.work_dir(),
+            self.runs_dir(),
+            self.archive_dir(),
+            self.download_dir(),
+        ] {
+            let _ = fs::remove_dir_all(dir);
+        }
         let log_dir = self.log_dir();
         let prefix = self.logs_elsewhere.as_ref().map(|(_, prefix)| prefix);
         let mut kept = 0;

@@ -4,7 +4,7 @@
 
 use std::io::Write as _;
 use std::num::NonZeroU64;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,6 +14,7 @@ use super::process::{input_error, run_program};
 use super::program::{CounterLimits, ProgramSpec, ShmSides};
 use super::protocol::{render, Framing, Kind, RecordReader, RecordWriter};
 use super::task_env;
+use super::work_dirs::{WorkDir, WorkDirs};
 use super::{program_error, ProgramError};
 use sluice_api::{
     AttemptId, Emit, ExecError, JobStatus, LineSource, MapInput, Mapper, Reducer, SortedInput,
@@ -40,8 +41,11 @@ pub(super) struct JobContext {
     /// `-cmdenv` variables as Hadoop keeps them (`stream.addenvironment`: `NAME=VALUE`
     /// words joined by spaces); they come after (and override) the configuration.
     pub(super) cmdenv: String,
-    /// The programs' working directory: holds the `-files` entries.
+    /// The job's entries (`-files`, `-archives`, the start directory's links): what every
+    /// program run's own working directory links to.
     pub(super) work_dir: PathBuf,
+    /// The working directories of the program runs, one each.
+    pub(super) work_dirs: Arc<WorkDirs>,
     /// The directory the job was submitted from: programs are looked for there too.
     pub(super) start_dir: PathBuf,
     /// `PATH` at submission: where programs are looked for last.
@@ -63,6 +67,18 @@ pub(super) struct JobContext {
     pub(super) env_value_limit: Option<usize>,
     /// Live status: counters, task status lines, cancellation.
     pub(super) status: Arc<JobStatus>,
+}
+
+impl JobContext {
+    /// A working directory for one program run, of its own for as long as the value lives.
+    fn take_work_dir(&self) -> Result<WorkDir, ExecError> {
+        self.work_dirs.take().map_err(|source| {
+            ExecError::Io(sluice_io::IoError::Write {
+                path: self.work_dir.with_file_name("runs"),
+                source,
+            })
+        })
+    }
 }
 
 /// How a line of input becomes the key and value given to the mapper.
@@ -344,14 +360,16 @@ impl Program {
         }
     }
 
-    /// Everything needed to start the program for one task attempt; `extra` are the task's own
-    /// configuration keys (`mapreduce.task.id`, `mapreduce.map.input.file`, ...).
+    /// Everything needed to start the program for one task attempt in `work_dir`, the run's
+    /// own directory; `extra` are the task's own configuration keys (`mapreduce.task.id`,
+    /// `mapreduce.map.input.file`, ...).
     fn spec(
         &self,
         job: &JobContext,
         ctx: &TaskContext,
         extra: &[(&str, String)],
         run: usize,
+        work_dir: &Path,
     ) -> Result<ProgramSpec, ExecError> {
         let words = split_command(&self.command);
         let Some((program, args)) = words.split_first() else {
@@ -385,6 +403,14 @@ impl Program {
         } else {
             job.reduce_env.clone()
         };
+        // Those variables were made once for the job, naming its entries' directory where a
+        // task's own is meant (`LD_LIBRARY_PATH` starts with it, `$PWD` is it): this run's.
+        let (template, own) = (job.work_dir.to_string_lossy(), work_dir.to_string_lossy());
+        for (_, value) in &mut env {
+            if value.contains(template.as_ref()) {
+                *value = value.replace(template.as_ref(), &own);
+            }
+        }
         let task_path = task_env::path(&env, &job.work_dir);
         let path_var = task_path.as_deref().or(job.path_var.as_deref());
         let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
@@ -431,7 +457,7 @@ impl Program {
             command: self.command.clone(),
             program: program_path,
             args: args.to_vec(),
-            work_dir: job.work_dir.clone(),
+            work_dir: work_dir.to_path_buf(),
             env,
             timeout: job.timeout,
             join_delay: job.join_delay,
@@ -515,7 +541,10 @@ impl Mapper for StreamMapper {
             ("mapreduce.map.input.start", self.input.start.to_string()),
             ("mapreduce.map.input.length", self.input.length.to_string()),
         ];
-        let spec = self.program.spec(&self.job, &ctx, &extra, 0)?;
+        let work_dir = self.job.take_work_dir()?;
+        let spec = self
+            .program
+            .spec(&self.job, &ctx, &extra, 0, work_dir.path())?;
         let writer = &self.program.writer;
         let format = &self.input_format;
         let seq = match format {
@@ -583,7 +612,10 @@ impl Reducer for StreamReducer {
     }
 
     fn run(&mut self, input: &mut dyn SortedInput, out: &mut dyn Emit) -> Result<(), ExecError> {
-        let spec = self.program.spec(&self.job, &self.ctx, &[], self.runs)?;
+        let work_dir = self.job.take_work_dir()?;
+        let spec = self
+            .program
+            .spec(&self.job, &self.ctx, &[], self.runs, work_dir.path())?;
         self.runs += 1;
         let writer = &self.program.writer;
         // Hadoop reads a reduce program's output from its first record on: without input, the

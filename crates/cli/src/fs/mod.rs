@@ -886,11 +886,15 @@ impl Shell {
             Some(_) if !overwrite => return Err("File exists".into()),
             _ => {}
         }
-        if missing_parent(&self.stores, target)
-            .map_err(|e| reason(&e))?
-            .is_some()
-        {
-            return Err("No such file or directory".into());
+        // Unlike a copy of a file, Hadoop's copy of standard input makes the missing parents
+        // (its stream goes through `FileSystem.create`, which makes them).
+        if let Some(parent) = target.parent() {
+            if missing_parent(&self.stores, target)
+                .map_err(|e| reason(&e))?
+                .is_some()
+            {
+                self.stores.make_dirs(&parent).map_err(|e| reason(&e))?;
+            }
         }
         write_whole(&self.stores, reader, target)
     }
