@@ -387,8 +387,10 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
     };
     match (program.as_str(), positional.as_slice()) {
         ("wordcount", [inputs @ .., output]) if !inputs.is_empty() => {
+            // Each argument is one path (`addInputPath`), commas and all, unlike grep's and
+            // sort's, which Hadoop splits at commas.
             for input in inputs {
-                flag(&mut run, "--input", input);
+                flag(&mut run, "--input-path", input);
             }
             flag(&mut run, "--output", output);
         }
@@ -410,7 +412,7 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
             }
         }
         ("terasort" | "teravalidate", [input, output]) => {
-            flag(&mut run, "--input", input);
+            flag(&mut run, "--input-path", input);
             flag(&mut run, "--output", output);
         }
         ("teragen", [rows, output]) => {
@@ -673,9 +675,9 @@ mod tests {
                 "wordcount",
                 "-D",
                 "mapreduce.job.reduces=3",
-                "--input",
+                "--input-path",
                 "in1",
-                "--input",
+                "--input-path",
                 "in2",
                 "--output",
                 "out"
@@ -724,7 +726,7 @@ mod tests {
                 "wordcount",
                 "-D",
                 "a=b",
-                "--input",
+                "--input-path",
                 "in",
                 "--output",
                 "out"
@@ -735,7 +737,7 @@ mod tests {
             Ok(runs_example(&[
                 "run",
                 "teravalidate",
-                "--input",
+                "--input-path",
                 "sorted",
                 "--output",
                 "report"

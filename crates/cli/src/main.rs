@@ -247,8 +247,18 @@ pub(crate) struct CommonArgs {
     /// or glob patterns: local paths, file:// URIs, hdfs://namenode:port/path or
     /// s3://bucket/prefix; `{a,b}` stands for each alternative, as in Hadoop. Repeat or
     /// separate with commas (outside `{}`).
-    #[arg(long, short = 'i', required = true, num_args = 1.., value_parser = parse_input_list)]
+    #[arg(
+        long,
+        short = 'i',
+        required_unless_present = "input_path",
+        num_args = 1..,
+        value_parser = parse_input_list
+    )]
     input: Vec<InputList>,
+    /// One input location, never split at commas: what `sluice jar` gives for the examples
+    /// jar's programs that take each argument as one path (Hadoop's `addInputPath`).
+    #[arg(long, hide = true, value_parser = parse_any_location)]
+    input_path: Vec<String>,
     /// Output directory (local, file://, hdfs:// or s3://); must not exist. Written
     /// atomically: it appears, with `_SUCCESS`, only if the job succeeds.
     #[arg(long, short = 'o', value_parser = parse_any_location)]
@@ -312,9 +322,13 @@ pub(crate) struct CommonArgs {
 const DEFAULT_MEMORY: u64 = 1 << 30;
 
 impl CommonArgs {
-    /// The `--input` locations, in order, comma lists split.
+    /// The `--input` locations, in order, comma lists split, then the `--input-path` ones.
     pub(crate) fn inputs(&self) -> Vec<String> {
-        self.input.iter().flat_map(|list| list.0.clone()).collect()
+        self.input
+            .iter()
+            .flat_map(|list| list.0.clone())
+            .chain(self.input_path.iter().cloned())
+            .collect()
     }
 
     /// The memory budget: `--memory`, else `-D sluice.memory` (as `sluice streaming` takes

@@ -1566,3 +1566,52 @@ fn grep_matches_java_regular_expressions_as_hadoop_does() {
     assert!(String::from_utf8_lossy(&refused.stderr).contains("possessive quantifier"));
     assert!(!d.join("never").exists());
 }
+
+/// The examples jar's wordcount and terasort take each argument as one path
+/// (`FileInputFormat.addInputPath`): a directory named `a,b` is read, not `a` and `b`. (Its
+/// grep and sort split at commas; that is compared with the other cases.)
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn wordcount_and_terasort_take_a_comma_in_a_path_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    for (name, text) in [("a,b", "comma\n"), ("a", "alpha\n"), ("b", "beta\n")] {
+        fs::create_dir(d.join(name)).unwrap();
+        fs::write(d.join(name).join("in.txt"), text).unwrap();
+    }
+    let input = d.join("a,b");
+    let (h_out, s_out) = (d.join("h-wc"), d.join("s-wc"));
+    hadoop(d, "wordcount", &[path(&input), path(&h_out)]);
+    let jar = "hadoop-mapreduce-examples.jar";
+    sluice(&["jar", jar, "wordcount", path(&input), path(&s_out)]);
+    let h = fs::read_to_string(h_out.join("part-r-00000")).unwrap();
+    assert_eq!(h, "comma\t1\n");
+    assert_eq!(fs::read_to_string(s_out.join("part-r-00000")).unwrap(), h);
+
+    // TeraSort: 100-byte rows, ten of them in `x,y`, one in `x`.
+    let rows = |n: u8| -> Vec<u8> {
+        (0..n)
+            .flat_map(|i| {
+                let mut row = vec![b'A' + (9 - i % 10); 10];
+                row.extend(std::iter::repeat_n(b'.', 88));
+                row.extend(b"\r\n");
+                row
+            })
+            .collect()
+    };
+    for (name, n) in [("x,y", 10), ("x", 1)] {
+        fs::create_dir(d.join(name)).unwrap();
+        fs::write(d.join(name).join("rows"), rows(n)).unwrap();
+    }
+    let input = d.join("x,y");
+    let (h_out, s_out) = (d.join("h-ts"), d.join("s-ts"));
+    hadoop(d, "terasort", &[path(&input), path(&h_out)]);
+    sluice(&["jar", jar, "terasort", path(&input), path(&s_out)]);
+    let h = fs::read(h_out.join("part-r-00000")).unwrap();
+    assert_eq!(h.len(), 1000, "Hadoop sorted the ten rows of x,y");
+    assert_eq!(fs::read(s_out.join("part-r-00000")).unwrap(), h);
+}
