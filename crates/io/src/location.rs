@@ -34,7 +34,7 @@ pub fn local_path(location: &str) -> Result<PathBuf, IoError> {
         reason: reason.to_string(),
     };
     let Some(scheme) = uri_scheme(location) else {
-        return Ok(PathBuf::from(location));
+        return Ok(without_dot_dot(Path::new(location)));
     };
     if !scheme.eq_ignore_ascii_case("file") {
         return Err(refuse(&format!(
@@ -43,8 +43,48 @@ pub fn local_path(location: &str) -> Result<PathBuf, IoError> {
         )));
     }
     file_uri_path(&location[scheme.len() + 1..])
-        .map(PathBuf::from)
+        .map(|path| without_dot_dot(Path::new(path)))
         .map_err(|reason| refuse(&reason))
+}
+
+/// `path` with each `..` that follows a name taken away with the name, by the text alone, as
+/// Hadoop's `Path` normalises it: `link/../d` is `d`, wherever `link` leads (the system would
+/// go to the parent of the link's target). A path without such a `..` is kept as it is
+/// spelled; one with it loses its `.` components and a trailing `/` too. A leading `..` stays,
+/// and `/..` is `/`.
+fn without_dot_dot(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut after_name = false;
+    let resolvable = path.components().any(|c| match c {
+        Component::Normal(_) => {
+            after_name = true;
+            false
+        }
+        Component::ParentDir => after_name,
+        _ => false,
+    });
+    let at_root = path.has_root() && path.components().any(|c| c == Component::ParentDir);
+    if !resolvable && !at_root {
+        return path.to_path_buf();
+    }
+    let mut kept: Vec<Component<'_>> = Vec::new();
+    for component in path.components() {
+        match component {
+            Component::ParentDir => match kept.last() {
+                Some(Component::Normal(_)) => {
+                    kept.pop();
+                }
+                Some(Component::RootDir | Component::Prefix(_)) => {}
+                _ => kept.push(component),
+            },
+            Component::CurDir if !kept.is_empty() => {}
+            other => kept.push(other),
+        }
+    }
+    if kept.is_empty() || kept == [Component::CurDir] {
+        return PathBuf::from(".");
+    }
+    kept.iter().collect()
 }
 
 /// The path of a `file:` URI, given what follows `file:`; or why it names no local file.
@@ -175,7 +215,7 @@ impl Location {
                     "a {known}: location needs '//' after the scheme ({known}://...)"
                 )));
             }
-            return Ok(Location::from_path(location));
+            return Ok(Location::from_path(without_dot_dot(Path::new(location))));
         };
         let lower = scheme.to_ascii_lowercase();
         let rest = &location[scheme.len() + 1..];
@@ -183,7 +223,7 @@ impl Location {
             let path = file_uri_path(rest).map_err(bad)?;
             return Ok(Location {
                 repr: Repr::Local {
-                    path: PathBuf::from(path),
+                    path: without_dot_dot(Path::new(path)),
                     uri: true,
                 },
             });
@@ -590,6 +630,35 @@ mod tests {
 
     /// As Hadoop's `Path` normalises them (`new Path("hdfs://nn//a/./b/../c/")` is
     /// `hdfs://nn/a/c`), so that the name node is asked for what the user meant.
+    /// A `..` after a name takes the name away by the text, as Hadoop's `Path` does, so that
+    /// `link/../d` is `d` and not the parent of wherever `link` leads; other spellings stay.
+    #[test]
+    fn local_dot_dots_are_resolved_by_the_text_as_hadoop_resolves_them() {
+        let path = |text: &str| {
+            Location::parse(text)
+                .unwrap()
+                .as_local_path()
+                .unwrap()
+                .display()
+                .to_string()
+        };
+        assert_eq!(path("link/../d"), "d");
+        assert_eq!(path("a/b/../../c/"), "c");
+        assert_eq!(path("./a/../b"), "./b");
+        assert_eq!(path("a/.."), ".");
+        assert_eq!(path("../x"), "../x");
+        assert_eq!(path("../x/../y"), "../y");
+        assert_eq!(path("/../x"), "/x");
+        assert_eq!(path("/a/./b/../c"), "/a/c");
+        assert_eq!(path("file:///t/link/../d"), "/t/d");
+        assert_eq!(path("in/./x/"), "in/./x/");
+        assert_eq!(path("in//x"), "in//x");
+        assert_eq!(
+            crate::local_path("l/../o").unwrap(),
+            std::path::PathBuf::from("o")
+        );
+    }
+
     #[test]
     fn hdfs_paths_are_normalised_as_hadoop_normalises_them() {
         let path = |text: &str| Location::parse(text).unwrap().to_string();

@@ -13,12 +13,15 @@
 //! kept for reuse: when a run ends, what it left is removed (anything that is not one of the
 //! links made: a link of that name to that target, so a link the program replaced is replaced
 //! back) and missing links are made again; the next run finds the directory as new. Resetting
-//! reads the directory and each link once; only what the run changed costs more.
+//! a directory the run did not change costs one listing and one `stat`: the links are known by
+//! their inode numbers, and each is read again only when the directory's times say something
+//! in it changed (a link replaced under its own name may get the old one's inode number).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fs;
 use std::io;
+use std::os::unix::fs::{DirEntryExt, MetadataExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -32,16 +35,38 @@ pub(super) struct WorkDirs {
     /// Where the directories are made (`runs/` in the job's scratch directory).
     root: PathBuf,
     /// Directories whose run ended, reset and ready for another.
-    free: Mutex<Vec<PathBuf>>,
+    free: Mutex<Vec<Prepared>>,
     /// Directories made so far (each named by its number).
     made: AtomicUsize,
+}
+
+/// A directory of links as it was left ready: the inode number of each link, and the
+/// directory's own times then.
+#[derive(Debug)]
+struct Prepared {
+    path: PathBuf,
+    links: HashMap<OsString, u64>,
+    times: Times,
+}
+
+/// A directory's modification and change times, to the nanosecond.
+type Times = (i64, i64, i64, i64);
+
+fn times_of(path: &Path) -> io::Result<Times> {
+    let meta = fs::symlink_metadata(path)?;
+    Ok((
+        meta.mtime(),
+        meta.mtime_nsec(),
+        meta.ctime(),
+        meta.ctime_nsec(),
+    ))
 }
 
 /// A run's working directory, returned to its [`WorkDirs`] (reset) when dropped.
 #[derive(Debug)]
 pub(super) struct WorkDir {
     dirs: Arc<WorkDirs>,
-    dir: Option<PathBuf>,
+    dir: Option<Prepared>,
 }
 
 impl WorkDirs {
@@ -88,54 +113,70 @@ impl WorkDirs {
         })
     }
 
-    fn make(&self) -> io::Result<PathBuf> {
+    fn make(&self) -> io::Result<Prepared> {
         let number = self.made.fetch_add(1, Ordering::Relaxed);
         let path = self.root.join(number.to_string());
         fs::create_dir(&path)?;
+        let mut links = HashMap::with_capacity(self.entries.len());
         for (name, target) in &self.entries {
-            std::os::unix::fs::symlink(target, path.join(name))?;
+            links.insert(name.clone(), link(&path, name, target)?);
         }
-        Ok(path)
+        let times = times_of(&path)?;
+        Ok(Prepared { path, links, times })
     }
 
-    /// Makes the directory at `path` as new: removes what is not one of its links, makes the
-    /// missing ones.
-    fn reset(&self, path: &Path) -> io::Result<()> {
+    /// Makes `dir` as new: removes what is not one of its links, makes the missing ones.
+    fn reset(&self, dir: &mut Prepared) -> io::Result<()> {
+        // Changed since it was left ready: every link is read again, not only known by its
+        // inode number.
+        let changed = times_of(&dir.path)? != dir.times;
         let mut intact = HashSet::with_capacity(self.entries.len());
-        for entry in fs::read_dir(path)? {
+        for entry in fs::read_dir(&dir.path)? {
             let entry = entry?;
             let name = entry.file_name();
             let kind = entry.file_type()?;
-            if kind.is_symlink() {
-                if let Some(target) = self.entries.get(&name) {
-                    if fs::read_link(entry.path())? == *target {
-                        intact.insert(name);
-                        continue;
-                    }
+            if kind.is_symlink() && dir.links.get(&name) == Some(&entry.ino()) {
+                let same = !changed
+                    || self.entries.get(&name).is_some_and(|target| {
+                        fs::read_link(entry.path()).ok().as_ref() == Some(target)
+                    });
+                if same {
+                    intact.insert(name);
+                    continue;
                 }
             }
+            dir.links.remove(&name);
             if kind.is_dir() {
                 fs::remove_dir_all(entry.path())?;
             } else {
                 fs::remove_file(entry.path())?;
             }
         }
-        if intact.len() < self.entries.len() {
-            for (name, target) in &self.entries {
-                if !intact.contains(name) {
-                    std::os::unix::fs::symlink(target, path.join(name))?;
-                }
+        for (name, target) in &self.entries {
+            if !intact.contains(name) {
+                dir.links
+                    .insert(name.clone(), link(&dir.path, name, target)?);
             }
+        }
+        if changed || intact.len() < self.entries.len() {
+            dir.times = times_of(&dir.path)?;
         }
         Ok(())
     }
+}
+
+/// Makes the link `name` to `target` in `dir`; returns its inode number.
+fn link(dir: &Path, name: &OsString, target: &Path) -> io::Result<u64> {
+    let path = dir.join(name);
+    std::os::unix::fs::symlink(target, &path)?;
+    Ok(fs::symlink_metadata(&path)?.ino())
 }
 
 impl WorkDir {
     /// The directory.
     pub(super) fn path(&self) -> &Path {
         match &self.dir {
-            Some(dir) => dir,
+            Some(dir) => &dir.path,
             None => Path::new("."),
         }
     }
@@ -143,10 +184,10 @@ impl WorkDir {
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
-        let Some(dir) = self.dir.take() else {
+        let Some(mut dir) = self.dir.take() else {
             return;
         };
-        match self.dirs.reset(&dir) {
+        match self.dirs.reset(&mut dir) {
             Ok(()) => self
                 .dirs
                 .free
@@ -156,7 +197,7 @@ impl Drop for WorkDir {
             // What the run left cannot be removed now (a directory it made unreadable): the
             // directory is not used again, and goes with the job's scratch directory.
             Err(_) => {
-                let _ = fs::remove_dir_all(&dir);
+                let _ = fs::remove_dir_all(&dir.path);
             }
         }
     }
