@@ -98,11 +98,27 @@ pub(crate) fn run(args: &[String]) -> u8 {
     }
     let result = match command.as_str() {
         "-cat" => shell.cat(operands),
-        "-ls" => shell.ls(operands),
+        "-ls" => shell.ls("ls", operands),
+        // Hadoop 3 still runs its old recursive commands, with a warning; some workflow
+        // tools' clients for old Hadoop releases use them.
+        "-lsr" => {
+            eprintln!("lsr: DEPRECATED: Please use 'ls -R' instead.");
+            let recursive: Vec<String> = std::iter::once("-R".to_string())
+                .chain(operands.iter().cloned())
+                .collect();
+            shell.ls("lsr", &recursive)
+        }
+        "-rmr" => {
+            eprintln!("rmr: DEPRECATED: Please use '-rm -r' instead.");
+            let recursive: Vec<String> = std::iter::once("-r".to_string())
+                .chain(operands.iter().cloned())
+                .collect();
+            shell.rm("rmr", &recursive)
+        }
         "-du" => shell.du(operands),
         "-getmerge" => shell.getmerge(operands),
         "-mkdir" => shell.mkdir(operands),
-        "-rm" => shell.rm(operands),
+        "-rm" => shell.rm("rm", operands),
         "-test" => shell.test(operands),
         "-put" | "-copyFromLocal" => shell.put(name, operands),
         "-get" | "-copyToLocal" => shell.get(name, operands),
@@ -287,7 +303,8 @@ impl Shell {
 
     /// `-ls`: a directory's entries (a file itself), one line each as Hadoop prints them:
     /// permissions, replication, owner, group, length, modification time and path.
-    fn ls(&self, operands: &[String]) -> Result<u8, Usage> {
+    /// `-ls`, or the deprecated `-lsr` (`cmd` names the command in messages).
+    fn ls(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
         let (flags, paths) = options(
             operands,
             &["-C", "-d", "-h", "-q", "-R", "-t", "-S", "-r", "-u"],
@@ -316,10 +333,10 @@ impl Shell {
         };
         let stdout = io::stdout();
         let mut out = stdout.lock();
-        let failed = self.each_match("ls", paths, |status, name| {
+        let failed = self.each_match(cmd, paths, |status, name| {
             if status.is_dir && !itself {
                 if let Err(e) = self.list_dir(&mut out, &status, &name, recursive, &style) {
-                    say("ls", &name, &reason(&e));
+                    say(cmd, &name, &reason(&e));
                     return true;
                 }
             } else {
@@ -607,7 +624,8 @@ impl Shell {
         Ok(u8::from(failed))
     }
 
-    fn rm(&self, operands: &[String]) -> Result<u8, Usage> {
+    /// `-rm`, or the deprecated `-rmr` (`cmd` names the command in messages).
+    fn rm(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
         // Options one by one, as Hadoop takes them (`-rf` is refused there too).
         // (`-safely` is refused: Hadoop's asks before deleting many files, sluice cannot.)
         let (flags, paths) = options(operands, &["-f", "-r", "-R", "-skipTrash"])?;
@@ -623,13 +641,13 @@ impl Shell {
                 match self.find(text) {
                     Ok(found) => found,
                     Err(e) => {
-                        say("rm", text, &reason(&e));
+                        say(cmd, text, &reason(&e));
                         failed = true;
                         continue;
                     }
                 }
             } else {
-                let Some(found) = self.matches("rm", text) else {
+                let Some(found) = self.matches(cmd, text) else {
                     failed = true;
                     continue;
                 };
@@ -638,12 +656,12 @@ impl Shell {
             for status in found {
                 let name = shown(text, &status);
                 let Some(target) = deletable(&status.location) else {
-                    say("rm", &name, "Cannot delete the root of a file system");
+                    say(cmd, &name, "Cannot delete the root of a file system");
                     failed = true;
                     continue;
                 };
                 if status.is_dir && !recursive {
-                    say("rm", &name, "Is a directory");
+                    say(cmd, &name, "Is a directory");
                     failed = true;
                     continue;
                 }
@@ -655,11 +673,11 @@ impl Shell {
                 match deleted {
                     Ok(true) => println!("Deleted {name}"),
                     Ok(false) => {
-                        say("rm", &name, "Input/output error");
+                        say(cmd, &name, "Input/output error");
                         failed = true;
                     }
                     Err(e) => {
-                        say("rm", &name, &reason(&e));
+                        say(cmd, &name, &reason(&e));
                         failed = true;
                     }
                 }
