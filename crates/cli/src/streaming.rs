@@ -278,7 +278,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let discards = built.job.output == sluice_api::OutputFormat::Discard;
     if let Err(e) = check_launch(&config, discards) {
         built.cleanup(false);
-        return Ok(launch_error(console, &e.to_string(), exit_status(&e)));
+        let status = exit_status(&e);
+        // With its causes: "cannot read in/f/: Not a directory", not only what it was doing.
+        let message = format!("{:#}", anyhow::Error::new(e));
+        return Ok(launch_error(console, &message, status));
     }
     for setting in &parsed.ignored_defines {
         say(

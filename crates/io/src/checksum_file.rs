@@ -39,10 +39,17 @@ pub fn is_checksum_file_name(name: impl AsRef<[u8]>) -> bool {
     name.starts_with(b".") && name.ends_with(b".crc")
 }
 
+/// The longest file name the system takes (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+
 /// The checksum file Hadoop keeps for the file at `path`: `.NAME.crc` beside it; `None` for a
-/// path without a file name (`/`, `..`).
+/// path without a file name (`/`, `..`), and for a name too long to have one (over 250 bytes:
+/// `.NAME.crc` could not exist, and asking for it fails with "file name too long").
 pub(crate) fn checksum_file_of(path: &Path) -> Option<PathBuf> {
     let name = path.file_name()?;
+    if name.len() + 5 > NAME_MAX {
+        return None;
+    }
     let mut checksum = OsString::with_capacity(name.len() + 5);
     checksum.push(".");
     checksum.push(name);
@@ -270,6 +277,27 @@ mod tests {
             Some(PathBuf::from(".a.txt.crc"))
         );
         assert_eq!(checksum_file_of(Path::new("/")), None);
+        // `.NAME.crc` of a 250-byte name is 255 bytes; of a longer one, it cannot exist.
+        let longest = "n".repeat(250);
+        assert!(checksum_file_of(Path::new(&longest)).is_some());
+        assert_eq!(checksum_file_of(Path::new(&format!("{longest}x"))), None);
+    }
+
+    /// Files of the longest names the system takes are read, renamed and deleted: no
+    /// checksum file is looked for (asking fails with "file name too long").
+    #[test]
+    fn the_longest_names_have_no_checksum_file_to_look_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("n".repeat(255));
+        fs::write(&file, b"long").unwrap();
+        let mut read = Vec::new();
+        assert!(verified(&file, 0, u64::MAX).unwrap().is_none());
+        fs::File::open(&file).unwrap().read_to_end(&mut read).unwrap();
+        assert_eq!(read, b"long");
+        let moved = dir.path().join("m".repeat(255));
+        fs::rename(&file, &moved).unwrap();
+        follow_rename(&file, &moved).unwrap();
+        delete_checksum_of(&moved).unwrap();
     }
 
     /// A checksum file as Hadoop writes one: the header, then a CRC-32 per 512 bytes.
