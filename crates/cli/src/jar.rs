@@ -411,7 +411,12 @@ fn example(args: &[String]) -> Result<Vec<String>, Refusal> {
                 flag(&mut run, "--group", group);
             }
         }
-        ("terasort" | "teravalidate", [input, output]) => {
+        // TeraValidate's `--input` is one location already, never split.
+        ("teravalidate", [input, output]) => {
+            flag(&mut run, "--input", input);
+            flag(&mut run, "--output", output);
+        }
+        ("terasort", [input, output]) => {
             flag(&mut run, "--input-path", input);
             flag(&mut run, "--output", output);
         }
@@ -737,7 +742,7 @@ mod tests {
             Ok(runs_example(&[
                 "run",
                 "teravalidate",
-                "--input-path",
+                "--input",
                 "sorted",
                 "--output",
                 "report"

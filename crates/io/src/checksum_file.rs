@@ -292,7 +292,10 @@ mod tests {
         fs::write(&file, b"long").unwrap();
         let mut read = Vec::new();
         assert!(verified(&file, 0, u64::MAX).unwrap().is_none());
-        fs::File::open(&file).unwrap().read_to_end(&mut read).unwrap();
+        fs::File::open(&file)
+            .unwrap()
+            .read_to_end(&mut read)
+            .unwrap();
         assert_eq!(read, b"long");
         let moved = dir.path().join("m".repeat(255));
         fs::rename(&file, &moved).unwrap();

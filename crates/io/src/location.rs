@@ -50,8 +50,8 @@ pub fn local_path(location: &str) -> Result<PathBuf, IoError> {
 /// `path` with each `..` that follows a name taken away with the name, by the text alone, as
 /// Hadoop's `Path` normalises it: `link/../d` is `d`, wherever `link` leads (the system would
 /// go to the parent of the link's target). A path without such a `..` is kept as it is
-/// spelled; one with it loses its `.` components and a trailing `/` too. A leading `..` stays,
-/// and `/..` is `/`.
+/// spelled but for a trailing `/` (`in/f.txt/` is the file, as in Hadoop); one with it loses
+/// its `.` components too. A leading `..` stays, and `/..` is `/`.
 fn without_dot_dot(path: &Path) -> PathBuf {
     use std::path::Component;
     let mut after_name = false;
@@ -65,7 +65,14 @@ fn without_dot_dot(path: &Path) -> PathBuf {
     });
     let at_root = path.has_root() && path.components().any(|c| c == Component::ParentDir);
     if !resolvable && !at_root {
-        return path.to_path_buf();
+        // A trailing `/` goes too, as in Hadoop: `in/f.txt/` is the file.
+        let bytes = path.as_os_str().as_bytes();
+        let end = bytes.len() - bytes.iter().rev().take_while(|&&b| b == b'/').count();
+        return match end {
+            0 if bytes.is_empty() => PathBuf::new(),
+            0 => PathBuf::from("/"),
+            end => PathBuf::from(std::ffi::OsStr::from_bytes(&bytes[..end])),
+        };
     }
     let mut kept: Vec<Component<'_>> = Vec::new();
     for component in path.components() {
@@ -651,7 +658,10 @@ mod tests {
         assert_eq!(path("/../x"), "/x");
         assert_eq!(path("/a/./b/../c"), "/a/c");
         assert_eq!(path("file:///t/link/../d"), "/t/d");
-        assert_eq!(path("in/./x/"), "in/./x/");
+        assert_eq!(path("in/./x/"), "in/./x");
+        assert_eq!(path("in/f.txt//"), "in/f.txt");
+        assert_eq!(path("/"), "/");
+        assert_eq!(path("//"), "/");
         assert_eq!(path("in//x"), "in//x");
         assert_eq!(
             crate::local_path("l/../o").unwrap(),
