@@ -74,10 +74,16 @@ fn inputs(dir: &Path) -> BTreeMap<String, usize> {
 /// once, one overwrites another's file and the job writes the wrong lines with exit 0.
 const THROUGH_A_SCRATCH_FILE: &str = "#!/bin/sh\ncat > scratch.txt\nsleep 0.2\ncat scratch.txt\n";
 
+/// The same, keeping the file beside the script itself (`$0`'s directory), as scripts that
+/// `cd "$(dirname "$0")"` do: the program must be found in the run's own directory.
+const BESIDE_ITSELF: &str =
+    "#!/bin/sh\nd=$(dirname \"$0\")\ncat > \"$d/beside.tmp\"\nsleep 0.2\ncat \"$d/beside.tmp\"\n";
+
 fn runs_at_once_keep_their_scratch_files_apart(workers: Option<&Workers>) {
     let dir = tempfile::tempdir().unwrap();
     let expected = inputs(dir.path());
     write_script(&dir.path().join("through.sh"), THROUGH_A_SCRATCH_FILE);
+    write_script(&dir.path().join("beside.sh"), BESIDE_ITSELF);
     let mut args = vec!["streaming"];
     let worker_args = workers.map(Workers::args).unwrap_or_default();
     args.extend(worker_args.iter().map(String::as_str));
@@ -85,13 +91,13 @@ fn runs_at_once_keep_their_scratch_files_apart(workers: Option<&Workers>) {
         "-D",
         "sluice.threads=4",
         "-files",
-        "through.sh",
+        "through.sh,beside.sh",
         "-input",
         "in",
         "-output",
         "out",
         "-mapper",
-        "through.sh",
+        "beside.sh",
         "-reducer",
         "through.sh",
         "-numReduceTasks",

@@ -14,15 +14,15 @@ use crate::{IoError, JobCommitter, Location, ObjectWriter, PartAttempt, Storage,
 /// job's commit writes `_SUCCESS` into the output directory, made if it was missing.
 ///
 /// What is visible at the output location if the job stops at any point: what was there
-/// before, and, from set-up until an abort, the empty directory made for it when it was
-/// missing (Hadoop makes it at set-up too); `_SUCCESS` only once the job commits. A job that
-/// fails removes the directory if it made it.
+/// before, and the directory made at set-up when it was missing (Hadoop makes it at set-up
+/// too); `_SUCCESS` only once the job commits. An abort removes nothing, as Hadoop's removes
+/// only its own `_temporary`: such a job's programs often write their own files into the
+/// output directory, and another job may share it, so nothing there is this committer's to
+/// delete.
 pub struct DiscardingCommitter {
     /// `None` for a committer of tasks only ([`DiscardingCommitter::for_tasks`]).
     storage: Option<Box<dyn Storage>>,
     output: Location,
-    /// The output directory was missing and set-up made it: an abort removes it.
-    made: bool,
     set_up: bool,
     finished: bool,
 }
@@ -33,7 +33,6 @@ impl DiscardingCommitter {
         DiscardingCommitter {
             storage: Some(storage),
             output,
-            made: false,
             set_up: false,
             finished: false,
         }
@@ -47,7 +46,6 @@ impl DiscardingCommitter {
         DiscardingCommitter {
             storage: None,
             output,
-            made: false,
             set_up: true,
             finished: false,
         }
@@ -72,7 +70,6 @@ impl std::fmt::Debug for DiscardingCommitter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("DiscardingCommitter")
             .field("output", &self.output)
-            .field("made", &self.made)
             .field("set_up", &self.set_up)
             .field("finished", &self.finished)
             .finish()
@@ -117,7 +114,6 @@ impl JobCommitter for DiscardingCommitter {
                     },
                     other => other,
                 })?;
-                self.made = true;
             }
         }
         self.set_up = true;
@@ -161,21 +157,17 @@ impl JobCommitter for DiscardingCommitter {
             })
             .map(drop);
         if written.is_err() {
-            self.abort_job()?;
+            self.finished = true;
             return written;
         }
         self.finished = true;
         Ok(())
     }
 
+    /// Removes nothing (see [`DiscardingCommitter`]): what the job's programs wrote into the
+    /// output directory stays, as in Hadoop.
     fn abort_job(&mut self) -> Result<(), IoError> {
-        if self.finished || self.storage.is_none() {
-            return Ok(());
-        }
         self.finished = true;
-        if self.made {
-            self.storage()?.delete_tree(&self.output)?;
-        }
         Ok(())
     }
 
@@ -254,15 +246,18 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_output_is_made_with_parents_and_removed_on_abort() {
+    fn a_missing_output_is_made_with_parents_and_an_abort_removes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("a/b/out");
         let mut c = committer(&out);
         c.setup_job().unwrap();
         assert!(out.is_dir(), "made at set-up, as Hadoop makes it");
         write_a_part(&c);
+        // A program of the job (or another job sharing the output) wrote a file of its own.
+        std::fs::write(out.join("side.txt"), b"a program's").unwrap();
         c.abort_job().unwrap();
-        assert!(!out.exists());
+        assert_eq!(names(&out), ["side.txt"]);
+        std::fs::remove_file(out.join("side.txt")).unwrap();
 
         let mut c = committer(&out);
         c.setup_job().unwrap();

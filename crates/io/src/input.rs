@@ -324,7 +324,6 @@ fn add(
     Ok(())
 }
 
-/// Whether Hadoop's hidden-file filter drops this name.
 /// The last name of `input`, as Hadoop sees it: a relative local path is taken from the
 /// current directory (so `.` is the current directory's own name).
 fn last_name(input: &Location) -> Option<std::ffi::OsString> {
@@ -338,6 +337,7 @@ fn last_name(input: &Location) -> Option<std::ffi::OsString> {
         .map(OsStr::to_owned)
 }
 
+/// Whether Hadoop's hidden-file filter drops this name.
 pub(crate) fn is_hidden(name: &OsStr) -> bool {
     is_hidden_name(name.as_bytes())
 }

@@ -635,10 +635,9 @@ fn normal_hdfs_path(path: &str) -> String {
 #[cfg(test)]
 mod tests {
 
-    /// As Hadoop's `Path` normalises them (`new Path("hdfs://nn//a/./b/../c/")` is
-    /// `hdfs://nn/a/c`), so that the name node is asked for what the user meant.
     /// A `..` after a name takes the name away by the text, as Hadoop's `Path` does, so that
-    /// `link/../d` is `d` and not the parent of wherever `link` leads; other spellings stay.
+    /// `link/../d` is `d` and not the parent of wherever `link` leads; other spellings stay
+    /// but for a trailing `/`.
     #[test]
     fn local_dot_dots_are_resolved_by_the_text_as_hadoop_resolves_them() {
         let path = |text: &str| {
@@ -669,6 +668,8 @@ mod tests {
         );
     }
 
+    /// As Hadoop's `Path` normalises them (`new Path("hdfs://nn//a/./b/../c/")` is
+    /// `hdfs://nn/a/c`), so that the name node is asked for what the user meant.
     #[test]
     fn hdfs_paths_are_normalised_as_hadoop_normalises_them() {
         let path = |text: &str| Location::parse(text).unwrap().to_string();

@@ -69,6 +69,25 @@ pub(super) struct JobContext {
     pub(super) status: Arc<JobStatus>,
 }
 
+/// `value` with the directory `dir` replaced by `with` wherever it stands whole: followed by
+/// the end, a `/` or a `:` (not inside a longer name such as `dir2`).
+fn replace_dir(value: &str, dir: &str, with: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find(dir) {
+        let after = &rest[at + dir.len()..];
+        out.push_str(&rest[..at]);
+        if after.is_empty() || after.starts_with('/') || after.starts_with(':') {
+            out.push_str(with);
+        } else {
+            out.push_str(dir);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 impl JobContext {
     /// A working directory for one program run, of its own for as long as the value lives.
     fn take_work_dir(&self) -> Result<WorkDir, ExecError> {
@@ -408,12 +427,14 @@ impl Program {
         let (template, own) = (job.work_dir.to_string_lossy(), work_dir.to_string_lossy());
         for (_, value) in &mut env {
             if value.contains(template.as_ref()) {
-                *value = value.replace(template.as_ref(), &own);
+                *value = replace_dir(value, &template, &own);
             }
         }
-        let task_path = task_env::path(&env, &job.work_dir);
+        // Programs are found in the run's own directory (which links the same entries), so
+        // that a script writing beside itself writes there.
+        let task_path = task_env::path(&env, work_dir);
         let path_var = task_path.as_deref().or(job.path_var.as_deref());
-        let dirs = [job.work_dir.as_path(), job.start_dir.as_path()];
+        let dirs = [work_dir, job.start_dir.as_path()];
         let Some(program_path) = resolve_program(program, &dirs, path_var) else {
             return Err(ProgramError::NotFound {
                 command: self.command.clone(),
@@ -712,6 +733,20 @@ impl Reducer for IdentityReducer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_directory_is_replaced_only_where_it_stands_whole() {
+        assert_eq!(
+            replace_dir(
+                "/s/work:/s/work/lib:/s/workspace:/opt",
+                "/s/work",
+                "/s/runs/3"
+            ),
+            "/s/runs/3:/s/runs/3/lib:/s/workspace:/opt"
+        );
+        assert_eq!(replace_dir("/s/work", "/s/work", "/r"), "/r");
+        assert_eq!(replace_dir("none", "/s/work", "/r"), "none");
+    }
 
     #[test]
     fn task_ids_follow_hadoop() {

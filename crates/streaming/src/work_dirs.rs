@@ -13,9 +13,11 @@
 //! kept for reuse: when a run ends, what it left is removed (anything that is not one of the
 //! links made: a link of that name to that target, so a link the program replaced is replaced
 //! back) and missing links are made again; the next run finds the directory as new. Resetting
-//! a directory the run did not change costs one listing and one `stat`: the links are known by
-//! their inode numbers, and each is read again only when the directory's times say something
-//! in it changed (a link replaced under its own name may get the old one's inode number).
+//! a directory the run did not change costs one listing and one `stat`: a directory left ready
+//! has its modification time set to the epoch, which any entry made or removed in it replaces
+//! with the clock's time, and while it stays at the epoch the links are known by their inode
+//! numbers; otherwise each is read again (a link replaced under its own name may get the old
+//! one's inode number).
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -40,26 +42,23 @@ pub(super) struct WorkDirs {
     made: AtomicUsize,
 }
 
-/// A directory of links as it was left ready: the inode number of each link, and the
-/// directory's own times then.
+/// A directory of links as it was left ready, and the inode number of each link.
 #[derive(Debug)]
 struct Prepared {
     path: PathBuf,
     links: HashMap<OsString, u64>,
-    times: Times,
 }
 
-/// A directory's modification and change times, to the nanosecond.
-type Times = (i64, i64, i64, i64);
+/// Sets the directory's modification time to the epoch: left so, nothing was made or removed
+/// in it since. A directory whose time cannot be set is read in full at each reset.
+fn mark_ready(path: &Path) {
+    let _ = fs::File::open(path).and_then(|dir| dir.set_modified(std::time::UNIX_EPOCH));
+}
 
-fn times_of(path: &Path) -> io::Result<Times> {
+/// Whether nothing was made or removed in the directory since [`mark_ready`].
+fn untouched(path: &Path) -> io::Result<bool> {
     let meta = fs::symlink_metadata(path)?;
-    Ok((
-        meta.mtime(),
-        meta.mtime_nsec(),
-        meta.ctime(),
-        meta.ctime_nsec(),
-    ))
+    Ok(meta.mtime() == 0 && meta.mtime_nsec() == 0)
 }
 
 /// A run's working directory, returned to its [`WorkDirs`] (reset) when dropped.
@@ -76,6 +75,10 @@ impl WorkDirs {
     /// # Errors
     /// When `template` cannot be read or `root` cannot be made.
     pub(super) fn new(template: &Path, root: PathBuf) -> io::Result<WorkDirs> {
+        // Absolute, so that links lead to the same place from every run's directory (a
+        // relative TMPDIR makes a relative template).
+        let template = &std::path::absolute(template)?;
+        let root = std::path::absolute(root)?;
         let mut entries = HashMap::new();
         for entry in fs::read_dir(template)? {
             let entry = entry?;
@@ -121,15 +124,15 @@ impl WorkDirs {
         for (name, target) in &self.entries {
             links.insert(name.clone(), link(&path, name, target)?);
         }
-        let times = times_of(&path)?;
-        Ok(Prepared { path, links, times })
+        mark_ready(&path);
+        Ok(Prepared { path, links })
     }
 
     /// Makes `dir` as new: removes what is not one of its links, makes the missing ones.
     fn reset(&self, dir: &mut Prepared) -> io::Result<()> {
         // Changed since it was left ready: every link is read again, not only known by its
         // inode number.
-        let changed = times_of(&dir.path)? != dir.times;
+        let changed = !untouched(&dir.path)?;
         let mut intact = HashSet::with_capacity(self.entries.len());
         for entry in fs::read_dir(&dir.path)? {
             let entry = entry?;
@@ -159,7 +162,7 @@ impl WorkDirs {
             }
         }
         if changed || intact.len() < self.entries.len() {
-            dir.times = times_of(&dir.path)?;
+            mark_ready(&dir.path);
         }
         Ok(())
     }
@@ -294,6 +297,25 @@ mod tests {
             b"table"
         );
         assert!(dir.path().join("work/mapper.sh").is_file());
+    }
+
+    /// A directory left ready says so until anything is made or removed in it, however soon
+    /// after (the clock's coarse ticks do not hide a change).
+    #[test]
+    fn a_change_right_after_the_directory_is_ready_is_seen() {
+        let (dir, dirs) = template();
+        let run = dirs.take().unwrap();
+        assert!(untouched(run.path()).unwrap());
+        fs::remove_file(run.path().join("lib")).unwrap();
+        std::os::unix::fs::symlink("/nowhere", run.path().join("lib")).unwrap();
+        assert!(!untouched(run.path()).unwrap());
+        let path = run.path().to_path_buf();
+        drop(run);
+        assert!(untouched(&path).unwrap(), "ready again after the reset");
+        assert_eq!(
+            fs::read_link(path.join("lib")).unwrap(),
+            dir.path().join("work/../shipped/lib")
+        );
     }
 
     #[test]
