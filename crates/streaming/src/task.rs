@@ -738,14 +738,14 @@ mod tests {
     fn a_directory_is_replaced_only_where_it_stands_whole() {
         assert_eq!(
             replace_dir(
-                "/s/work:/s/work/lib:/s/workspace:/opt",
-                "/s/work",
-                "/s/runs/3"
+                "job/work:job/work/lib:job/workspace:opt",
+                "job/work",
+                "job/runs/3"
             ),
-            "/s/runs/3:/s/runs/3/lib:/s/workspace:/opt"
+            "job/runs/3:job/runs/3/lib:job/workspace:opt"
         );
-        assert_eq!(replace_dir("/s/work", "/s/work", "/r"), "/r");
-        assert_eq!(replace_dir("none", "/s/work", "/r"), "none");
+        assert_eq!(replace_dir("job/work", "job/work", "run"), "run");
+        assert_eq!(replace_dir("none", "job/work", "run"), "none");
     }
 
     #[test]

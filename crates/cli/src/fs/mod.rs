@@ -103,17 +103,11 @@ pub(crate) fn run(args: &[String]) -> u8 {
         // tools' clients for old Hadoop releases use them.
         "-lsr" => {
             eprintln!("lsr: DEPRECATED: Please use 'ls -R' instead.");
-            let recursive: Vec<String> = std::iter::once("-R".to_string())
-                .chain(operands.iter().cloned())
-                .collect();
-            shell.ls("lsr", &recursive)
+            shell.ls("lsr", &with_flag("-R", operands))
         }
         "-rmr" => {
             eprintln!("rmr: DEPRECATED: Please use '-rm -r' instead.");
-            let recursive: Vec<String> = std::iter::once("-r".to_string())
-                .chain(operands.iter().cloned())
-                .collect();
-            shell.rm("rmr", &recursive)
+            shell.rm("rmr", &with_flag("-r", operands))
         }
         "-du" => shell.du(operands),
         "-getmerge" => shell.getmerge(operands),
@@ -135,6 +129,13 @@ pub(crate) fn run(args: &[String]) -> u8 {
         Ok(status) => status,
         Err(Usage(message)) => usage(&format!("-{name}: {message}")),
     }
+}
+
+/// `operands` with `flag` before them: a deprecated command as the command it stands for.
+fn with_flag(flag: &str, operands: &[String]) -> Vec<String> {
+    std::iter::once(flag.to_string())
+        .chain(operands.iter().cloned())
+        .collect()
 }
 
 /// A command line the shell cannot run: says why, then how to use it.
