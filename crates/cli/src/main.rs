@@ -816,6 +816,7 @@ fn refused_at_submission(error: &anyhow::Error) -> bool {
         matches!(
             e,
             sluice_io::IoError::InputNotFound { .. }
+                | sluice_io::IoError::PatternMatchesNothing { .. }
                 | sluice_io::IoError::HiddenInput { .. }
                 | sluice_io::IoError::OutputExists { .. }
         )

@@ -290,6 +290,16 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             &format!("-D {setting}: not NAME=VALUE; ignored, as Hadoop ignores it"),
         );
     }
+    for (left_out, kept) in &parsed.shadowed_files {
+        say(
+            console,
+            "WARN",
+            &format!(
+                "-files {left_out}: {kept} has the same name in the working directory and comes \
+                 first; {left_out} is not shipped, as Hadoop ships only the first"
+            ),
+        );
+    }
     warn_unbuffered_python(console, &parsed);
     warn_small_splits(console, &built);
     if parsed.verbose {
@@ -594,6 +604,7 @@ fn exit_status(e: &ExecError) -> u8 {
     match e {
         ExecError::Io(
             IoError::InputNotFound { .. }
+            | IoError::PatternMatchesNothing { .. }
             | IoError::HiddenInput { .. }
             | IoError::OutputExists { .. },
         ) => 5,

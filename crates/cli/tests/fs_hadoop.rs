@@ -66,6 +66,7 @@ const COMMANDS: &[&[&str]] = &[
     &["-cat", "globs/a\\[1\\].txt"],
     &["-cat", "globs/a[1].txt"],
     &["-cat", "globs/[^x]ne"],
+    &["-cat", "globs/o\\ne"],
     &["-ls", "-C", "globs/[!x]ne"],
     &["-cat", "tampered.txt"],
     &["-tail", "tampered.txt"],

@@ -6,9 +6,27 @@
 /// Most paths one input may expand to: `{0,1}{0,1}...` doubles with every group.
 const MAX_EXPANSIONS: usize = 10_000;
 
-/// Whether `path` holds a `{` (and so is expanded; an unclosed one is an error).
+/// Whether `path` holds a `{` not escaped by a `\` (and so is expanded; an unclosed one is an
+/// error).
 pub(crate) fn has_group(path: &str) -> bool {
-    path.contains('{')
+    first_open(path).is_some()
+}
+
+/// The characters of `text` that no `\` escapes, with their positions (a `\` and the
+/// character after it are left out): as in Hadoop's globs, `\{`, `\,` and `\}` open, cut and
+/// close no group, and the escape stays in the alternatives for the glob to read.
+fn unescaped(text: &str) -> impl Iterator<Item = (usize, char)> + '_ {
+    let mut escaped = false;
+    text.char_indices().filter(move |&(_, c)| {
+        let plain = !escaped && c != '\\';
+        escaped = !escaped && c == '\\';
+        plain
+    })
+}
+
+/// The position of the first unescaped `{`.
+fn first_open(pattern: &str) -> Option<usize> {
+    unescaped(pattern).find(|&(_, c)| c == '{').map(|(i, _)| i)
 }
 
 /// The paths `pattern` stands for, in the order of its alternatives, without duplicates.
@@ -25,7 +43,7 @@ pub(crate) fn expand(pattern: &str) -> Result<Vec<String>, String> {
 }
 
 fn expand_into(pattern: &str, out: &mut Vec<String>) -> Result<(), String> {
-    let Some(open) = pattern.find('{') else {
+    let Some(open) = first_open(pattern) else {
         out.push(pattern.to_string());
         return Ok(());
     };
@@ -50,7 +68,7 @@ fn expand_into(pattern: &str, out: &mut Vec<String>) -> Result<(), String> {
 fn group_at(pattern: &str, open: usize) -> Result<(usize, Vec<usize>), String> {
     let mut depth = 0usize;
     let mut commas = Vec::new();
-    for (i, c) in pattern.char_indices().skip_while(|(i, _)| *i < open) {
+    for (i, c) in unescaped(pattern).skip_while(|(i, _)| *i < open) {
         match c {
             '{' => depth += 1,
             '}' => {
@@ -99,6 +117,18 @@ mod tests {
         assert_eq!(ok("{a,a,b}"), ["a", "b"]);
         assert_eq!(ok("a}b"), ["a}b"]);
         assert_eq!(ok("{a,b}}"), ["a}", "b}"]);
+    }
+
+    /// Hadoop's escapes: `\{`, `\,` and `\}` do not open, cut or close a group, and stay in
+    /// the alternatives for the glob to read.
+    #[test]
+    fn escaped_braces_and_commas_are_plain() {
+        assert!(!has_group(r"a\{b"));
+        assert_eq!(ok(r"a\{b"), [r"a\{b"]);
+        assert_eq!(ok(r"{a\,b,c}"), [r"a\,b", "c"]);
+        assert_eq!(ok(r"{a\}b,c}"), [r"a\}b", "c"]);
+        assert_eq!(ok(r"\\{a,b}"), [r"\\a", r"\\b"]);
+        assert!(expand(r"{a\}").is_err());
     }
 
     #[test]

@@ -7,10 +7,18 @@ use std::path::PathBuf;
 /// location's URI text ([`Location::error_path`](crate::Location::error_path)).
 #[derive(Debug, thiserror::Error)]
 pub enum IoError {
-    /// An input path or glob matched nothing.
+    /// An input path names nothing.
     #[error("input path does not exist: {path}")]
     InputNotFound {
-        /// The path or pattern as the user gave it.
+        /// The path as the user gave it.
+        path: PathBuf,
+    },
+    /// An input pattern (`*`, `?`, `[...]` or `{a,b}`) matched nothing; Hadoop's job client
+    /// words this refusal apart from a missing path ("Input Pattern ... matches 0 files"), and
+    /// wrappers look for those words.
+    #[error("input pattern {path} matches 0 files")]
+    PatternMatchesNothing {
+        /// The pattern as the user gave it.
         path: PathBuf,
     },
     /// An input named outright whose last name starts with `_` or `.`: Hadoop's input formats
@@ -149,7 +157,9 @@ impl IoError {
     /// operating system or store answered "not found").
     pub fn is_not_found(&self) -> bool {
         match self {
-            IoError::InputNotFound { .. } | IoError::HiddenInput { .. } => true,
+            IoError::InputNotFound { .. }
+            | IoError::PatternMatchesNothing { .. }
+            | IoError::HiddenInput { .. } => true,
             IoError::Read { source, .. } => source.kind() == std::io::ErrorKind::NotFound,
             _ => false,
         }
@@ -173,6 +183,7 @@ impl IoError {
                     | std::io::ErrorKind::UnexpectedEof
             ),
             IoError::InputNotFound { .. }
+            | IoError::PatternMatchesNothing { .. }
             | IoError::HiddenInput { .. }
             | IoError::BadPattern { .. }
             | IoError::SequenceFile { .. }

@@ -231,6 +231,9 @@ pub fn discover_with(
     let not_found = |input: &Location| IoError::InputNotFound {
         path: input.error_path(),
     };
+    let matches_nothing = |input: &Location| IoError::PatternMatchesNothing {
+        path: input.error_path(),
+    };
     for input in inputs {
         let mut named = Vec::new();
         if let Some(alternatives) = brace_alternatives(input)? {
@@ -254,12 +257,17 @@ pub fn discover_with(
                 }
             }
             if !any {
-                return Err(not_found(input));
+                return Err(matches_nothing(input));
             }
         } else if input.is_glob() {
             let matches = storage.glob_visible(input)?;
             if matches.is_empty() {
-                return Err(not_found(input));
+                // A pattern of escapes alone (`a\b`) is a path to Hadoop, missing as one.
+                return Err(if input.has_wildcard() {
+                    matches_nothing(input)
+                } else {
+                    not_found(input)
+                });
             }
             for status in matches {
                 add(storage, status, nested, &mut named)?;

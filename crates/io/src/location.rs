@@ -440,14 +440,28 @@ impl Location {
         Some(Location { repr })
     }
 
-    /// Whether the path holds a glob character (`*`, `?` or `[`).
+    /// Whether the path is read as a glob: it holds a wildcard (`*`, `?` or `[`) or a `\`,
+    /// which Hadoop's globs read as an escape even without a wildcard (`a\b` names `ab`).
     pub fn is_glob(&self) -> bool {
-        let bytes = match &self.repr {
+        self.path_bytes()
+            .iter()
+            .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
+    }
+
+    /// Whether the path holds a wildcard (`*`, `?` or `[`): a glob that matches nothing is then
+    /// "matches 0 files" to Hadoop, where one of escapes alone is a path that does not exist.
+    pub fn has_wildcard(&self) -> bool {
+        self.path_bytes()
+            .iter()
+            .any(|b| matches!(b, b'*' | b'?' | b'['))
+    }
+
+    fn path_bytes(&self) -> &[u8] {
+        match &self.repr {
             Repr::Local { path, .. } => path.as_os_str().as_bytes(),
             Repr::Hdfs { path, .. } => path.as_bytes(),
             Repr::S3 { key, .. } => key.as_bytes(),
-        };
-        bytes.iter().any(|b| matches!(b, b'*' | b'?' | b'['))
+        }
     }
 
     /// The same store and authority with another path, in [`Location::path_str`]'s form (an

@@ -623,8 +623,11 @@ pub(crate) fn glob_syntax(hadoop: &str) -> String {
     out
 }
 
+/// Whether a component is matched rather than looked up: it holds a wildcard, or a `\` that
+/// Hadoop reads as an escape (`a\b` is `ab`).
 fn has_glob_chars(text: &str) -> bool {
-    text.bytes().any(|b| matches!(b, b'*' | b'?' | b'['))
+    text.bytes()
+        .any(|b| matches!(b, b'*' | b'?' | b'[' | b'\\'))
 }
 
 #[cfg(test)]

@@ -191,14 +191,38 @@ fn globs_expand_and_filter_hidden_matches() {
 }
 
 #[test]
-fn glob_matching_nothing_or_only_hidden_files_is_not_found() {
+fn glob_matching_nothing_or_only_hidden_files_matches_0_files() {
     let dir = tree();
     let root = dir.path().join("in");
     for pattern in [root.join("*.csv"), root.join("_*"), root.join("nope/*")] {
         match discover_inputs(std::slice::from_ref(&pattern)) {
-            Err(IoError::InputNotFound { path }) => assert_eq!(path, pattern),
-            other => panic!("{}: expected not found, got {other:?}", pattern.display()),
+            Err(e @ IoError::PatternMatchesNothing { .. }) => {
+                assert!(e.is_not_found());
+                assert_eq!(
+                    e.to_string(),
+                    format!("input pattern {} matches 0 files", pattern.display())
+                );
+            }
+            other => panic!("{}: expected no match, got {other:?}", pattern.display()),
         }
+    }
+}
+
+/// Hadoop reads a `\` as an escape even where a path has no wildcard: `a\.txt` names `a.txt`,
+/// and one that names nothing is a missing path, not a pattern matching 0 files.
+#[test]
+fn an_escape_without_a_wildcard_names_the_plain_path() {
+    let dir = tree();
+    let root = dir.path().join("in");
+    assert_eq!(paths(&[root.join("a\\.txt")]), vec![root.join("a.txt")]);
+    assert_eq!(
+        paths(&[root.join("s\\ub/c.gz")]),
+        vec![root.join("sub/c.gz")]
+    );
+    let missing = root.join("x\\y");
+    match discover_inputs(std::slice::from_ref(&missing)) {
+        Err(IoError::InputNotFound { path }) => assert_eq!(path, missing),
+        other => panic!("expected not found, got {other:?}"),
     }
 }
 
@@ -237,7 +261,7 @@ fn brace_groups_stand_for_each_alternative() {
     );
     let none = root.join("{x,y}.txt");
     match discover_inputs(std::slice::from_ref(&none)) {
-        Err(IoError::InputNotFound { path }) => assert_eq!(path, none),
+        Err(IoError::PatternMatchesNothing { path }) => assert_eq!(path, none),
         other => panic!("expected not found, got {other:?}"),
     }
     match discover_inputs(&[root.join("{a,b.txt")]) {
@@ -311,6 +335,6 @@ fn a_double_star_matches_one_level_as_in_hadoop() {
     );
     assert!(matches!(
         discover_inputs(&[root.join("**/d.txt")]),
-        Err(IoError::InputNotFound { .. })
+        Err(IoError::PatternMatchesNothing { .. })
     ));
 }

@@ -186,7 +186,7 @@ fn discovery_through_the_trait_is_discover_inputs() {
     let only_hidden = Location::from_path(root.join("_*"));
     assert!(matches!(
         discover(storage().as_ref(), &[only_hidden]),
-        Err(IoError::InputNotFound { .. })
+        Err(IoError::PatternMatchesNothing { .. })
     ));
 }
 

@@ -288,10 +288,10 @@ fn discovery_lists_visible_files_and_expands_globs() {
     let inside = discover(storage.as_ref(), &[at("s3://mem/in/_logs/*")]).unwrap();
     assert_eq!(shown(&inside), ["s3://mem/in/_logs/history"]);
     match discover(storage.as_ref(), &[at("s3://mem/in/_*")]) {
-        Err(IoError::InputNotFound { path }) => {
+        Err(IoError::PatternMatchesNothing { path }) => {
             assert_eq!(path.to_str(), Some("s3://mem/in/_*"));
         }
-        other => panic!("expected InputNotFound, got {other:?}"),
+        other => panic!("expected PatternMatchesNothing, got {other:?}"),
     }
     assert!(matches!(
         discover(storage.as_ref(), &[at("s3://mem/nothing")]),

@@ -59,6 +59,9 @@ pub struct StreamingArgs {
     pub verbose: bool,
     /// `-D` values without a `=`, which Hadoop's option parser ignores: for a warning.
     pub ignored_defines: Vec<String>,
+    /// `-files` entries left out because an earlier entry of another path has the same name
+    /// in the working directory, with that entry: for a warning (Hadoop ships the first).
+    pub shadowed_files: Vec<(String, String)>,
     /// Run, or print help.
     pub action: Action,
 }
@@ -236,15 +239,17 @@ pub fn parse_shipped_args(
             "-files" => {
                 let list = value("-files")?;
                 for entry in list.split(',').filter(|s| !s.is_empty()) {
-                    check_file_entry("-files", entry)?;
-                    parsed.files.push(entry.to_string());
+                    let entry = decode_uri_entry("-files", entry)?;
+                    check_file_entry("-files", &entry)?;
+                    parsed.files.push(entry);
                 }
             }
             "-archives" => {
                 let list = value("-archives")?;
                 for entry in list.split(',').filter(|s| !s.is_empty()) {
-                    check_file_entry("-archives", entry)?;
-                    parsed.archives.push(entry.to_string());
+                    let entry = decode_uri_entry("-archives", entry)?;
+                    check_file_entry("-archives", &entry)?;
+                    parsed.archives.push(entry);
                 }
             }
             // Streaming's deprecated forms of -files and -archives: URIs on the default file
@@ -369,7 +374,8 @@ pub fn parse_shipped_args(
         } else {
             "-cacheFile"
         };
-        let (path, name) = entry.split_once('#').unwrap_or((&entry, ""));
+        let decoded = decode_uri_entry(option, &entry)?;
+        let (path, name) = decoded.split_once('#').unwrap_or((&decoded, ""));
         let location = parsed.location(option, path)?;
         let resolved = format!("{location}#{name}");
         check_file_entry(option, &resolved)?;
@@ -379,7 +385,39 @@ pub fn parse_shipped_args(
             parsed.files.push(resolved);
         }
     }
+    parsed.shadowed_files = keep_first_of_each_name(&mut parsed.files);
     Ok(parsed)
+}
+
+/// Leaves out each `-files` entry whose name in the working directory an earlier entry has
+/// (`-files d/x,e/x`), as Hadoop does: it ships the first and warns of the others, and drops
+/// a repeated entry without a word. Returns the entries left out that named another path, each
+/// with the entry kept in its place.
+fn keep_first_of_each_name(files: &mut Vec<String>) -> Vec<(String, String)> {
+    let mut kept: Vec<String> = Vec::with_capacity(files.len());
+    let mut shadowed = Vec::new();
+    for entry in files.drain(..) {
+        match kept.iter().find(|k| link_name(k) == link_name(&entry)) {
+            Some(first) if *first == entry => {}
+            Some(first) => shadowed.push((entry, first.clone())),
+            None => kept.push(entry),
+        }
+    }
+    *files = kept;
+    shadowed
+}
+
+/// The name a `-files` entry (`path` or `path#name`) gets in the working directory: its
+/// `#name`, else its path's last name.
+fn link_name(entry: &str) -> &str {
+    match entry.split_once('#') {
+        Some((_, name)) => name,
+        None => entry
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or(entry),
+    }
 }
 
 /// Cuts `-cmdenv` settings joined with spaces (as Hadoop keeps them in
@@ -389,6 +427,39 @@ pub(crate) fn split_environment(text: &str) -> impl Iterator<Item = (String, Str
     text.split(' ')
         .filter_map(|word| word.split_once('='))
         .map(|(name, value)| (name.to_string(), value.to_string()))
+}
+
+/// A `-files`, `-archives`, `-cacheFile` or `-cacheArchive` entry (`path` or `path#name`) with
+/// its percent escapes decoded: Hadoop reads these entries as URIs, so `-files 'a%20b#c%41'`
+/// ships the file `a b` as `cA`. A `%` that starts no escape is kept as it is (Hadoop refuses
+/// the entry). Streaming's own `-file` takes a plain path and is not decoded, as in Hadoop.
+///
+/// # Errors
+/// [`StreamingError::Usage`] if an escape stands for a `#` or for bytes that are not UTF-8.
+fn decode_uri_entry(option: &str, entry: &str) -> Result<String, StreamingError> {
+    let decode = |part: &str| {
+        percent_encoding::percent_decode_str(part)
+            .decode_utf8()
+            .map(|text| text.into_owned())
+            .map_err(|_| {
+                StreamingError::Usage(format!(
+                    "{option} {entry}: its percent escapes do not make UTF-8 text"
+                ))
+            })
+    };
+    let (path, name) = match entry.split_once('#') {
+        Some((path, name)) => (decode(path)?, Some(decode(name)?)),
+        None => (decode(entry)?, None),
+    };
+    if path.contains('#') || name.as_deref().is_some_and(|n| n.contains('#')) {
+        return Err(StreamingError::Usage(format!(
+            "{option} {entry}: an escaped '#' (%23) cannot be part of a name here"
+        )));
+    }
+    Ok(match name {
+        Some(name) => format!("{path}#{name}"),
+        None => path,
+    })
 }
 
 /// Refuses a `-files`/`-file`/`-archives` entry (`path` or `path#name`) whose path is
@@ -616,6 +687,58 @@ mod tests {
 
     fn args(list: &[&str]) -> Vec<String> {
         list.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// `-files`, `-archives` and `-cacheFile` entries are URIs to Hadoop, decoded in their
+    /// path and `#name`; `-file` takes a plain path, kept as given.
+    #[test]
+    fn uri_entries_are_percent_decoded_and_plain_paths_are_not() {
+        let parsed = parse_args(&args(&[
+            "-files",
+            "s%41,d/a%20b#n%41me,x%zz",
+            "-archives",
+            "t%2Etgz",
+            "-input",
+            "in",
+            "-output",
+            "out",
+            "-mapper",
+            "cat",
+            "-file",
+            "p%41.py",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.files, ["sA", "d/a b#nAme", "x%zz", "p%41.py"]);
+        assert_eq!(parsed.archives, ["t.tgz"]);
+        let message = |entry: &str| {
+            parse_args(&args(&["-files", entry, "-mapper", "cat"]))
+                .unwrap_err()
+                .to_string()
+        };
+        assert!(message("a%23b").contains("'#'"));
+        assert!(message("a%FF").contains("UTF-8"));
+    }
+
+    /// Of `-files` entries with one name in the working directory the first is kept; one of
+    /// another path is reported, a repeated entry is not.
+    #[test]
+    fn the_first_file_of_each_name_is_shipped() {
+        let parsed = parse_args(&args(&[
+            "-files",
+            "d/x,e/x,d/x,f/y#x,g/x/,h/z",
+            "-mapper",
+            "cat",
+        ]))
+        .unwrap();
+        assert_eq!(parsed.files, ["d/x", "h/z"]);
+        assert_eq!(
+            parsed.shadowed_files,
+            [
+                ("e/x".to_string(), "d/x".to_string()),
+                ("f/y#x".to_string(), "d/x".to_string()),
+                ("g/x/".to_string(), "d/x".to_string()),
+            ]
+        );
     }
 
     #[test]

@@ -1,0 +1,3 @@
+#!/bin/sh
+cat > /dev/null
+cat x l qA
