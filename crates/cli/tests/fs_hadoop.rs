@@ -526,6 +526,111 @@ fn copy_tree(from: &Path, to: &Path) {
 
 /// `-put -` copies standard input, as scripts pipe generated input into place; `-help` lists
 /// the commands; a command `sluice fs` does not have is a usage error (Hadoop's 255).
+/// `-chmod` modes as Hadoop's parser reads them (octal, symbolic, its quirks), `-R`, and
+/// what each shows afterwards; `-chown` and `-chgrp` too when the tests run as root, the only
+/// user who may give files away.
+const PERMISSION_COMMANDS: &[&[&str]] = &[
+    &["-chmod", "600", "f"],
+    &["-chmod", "-R", "go-rx,u+X", "d"],
+    &["-ls", "-R", "d"],
+    &["-chmod", "1777", "d"],
+    &["-ls", "-d", "d"],
+    &["-stat", "%a %A", "d"],
+    &["-chmod", "o-x", "d"],
+    &["-ls", "-d", "d"],
+    &["-chmod", "0755", "d"],
+    &["-chmod", "a+X", "f"],
+    &["-ls", "f"],
+    &["-chmod", "u+x", "f"],
+    &["-chmod", "a+X", "f"],
+    &["-ls", "f"],
+    &["-chmod", "=r,+w", "f"],
+    &["-ls", "f"],
+    &["-chmod", " u=rw , g+r", "f", "d/*"],
+    &["-ls", "f", "d"],
+    &["-chmod", "+640", "f"],
+    &["-ls", "f"],
+    &["-chmod", "xyz", "f"],
+    &["-chmod", "u=rwx,g=,o=", "f"],
+    &["-chmod", "2755", "f"],
+    &["-chmod", "644", "nope", "f"],
+    &["-chmod", "644"],
+    &["-chmod"],
+    &["-chown", ":", "f"],
+    &["-chown", "a b", "f"],
+    &["-chgrp", "a:b", "f"],
+    &["-chgrp", "staff"],
+];
+
+/// Run as root only: giving a file to another user.
+const OWNER_COMMANDS: &[&[&str]] = &[
+    &["-chown", "nobody", "f"],
+    &["-ls", "f"],
+    &["-chown", "-R", ":nogroup", "d"],
+    &["-ls", "-R", "d"],
+    &["-chown", "root:", "f"],
+    &["-chgrp", "-R", "root", "d/*"],
+    &["-ls", "-R", "d", "f"],
+    &["-chown", "nobody:nogroup", "d/e/*", "f"],
+    &["-ls", "-R", "d", "f"],
+];
+
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn sluice_fs_changes_permissions_and_owners_as_hadoop_does() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = root();
+    let scratch = tempfile::tempdir().unwrap();
+    let s = scratch.path();
+    let mut commands: Vec<&[&str]> = PERMISSION_COMMANDS.to_vec();
+    if nix::unistd::geteuid().is_root() {
+        commands.extend_from_slice(OWNER_COMMANDS);
+    } else {
+        eprintln!("not root: -chown and -chgrp are compared only for their refusals");
+    }
+    let make = |dir: &Path| {
+        fs::create_dir_all(dir.join("d/e")).unwrap();
+        for (file, mode) in [("f", 0o644), ("d/g", 0o644), ("d/e/h", 0o664)] {
+            fs::write(dir.join(file), file).unwrap();
+            fs::set_permissions(dir.join(file), fs::Permissions::from_mode(mode)).unwrap();
+        }
+        for d in ["d", "d/e"] {
+            fs::set_permissions(dir.join(d), fs::Permissions::from_mode(0o755)).unwrap();
+        }
+    };
+    let (hadoop_dir, sluice_dir) = (s.join("hadoop"), s.join("sluice"));
+    make(&hadoop_dir);
+    make(&sluice_dir);
+    let results = s.join("results");
+    hadoop_fs(&root, &hadoop_dir, &commands, &results);
+    let mut differences = Vec::new();
+    for (i, command) in commands.iter().enumerate() {
+        let hadoop = recorded(&results, i);
+        let out = Command::new(SLUICE)
+            .arg("fs")
+            .args(*command)
+            .current_dir(&sluice_dir)
+            .env_remove("HADOOP_CONF_DIR")
+            .output()
+            .unwrap();
+        let sluice = outcome(
+            out.status.code().unwrap().to_string(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            &String::from_utf8_lossy(&out.stderr),
+        );
+        if sluice != hadoop {
+            differences.push(format!(
+                "fs {}:\n  sluice: {sluice:?}\n  Hadoop: {hadoop:?}",
+                command.join(" ")
+            ));
+        }
+    }
+    assert!(differences.is_empty(), "{}", differences.join("\n"));
+}
+
 #[test]
 fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     use std::io::Write as _;

@@ -1326,7 +1326,33 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
                     "fs {ls:?}: sluice's, then Hadoop's"
                 );
             }
+            // Permissions and owners set through sluice, as Hadoop's own shell lists them.
+            for change in [
+                &["-chmod", "-R", "go-rx,u+X", &copy][..],
+                &["-chmod", "1750", &dir],
+                &["-chown", "-R", "alice:staff", &copy],
+                &["-chgrp", "wheel", &format!("{copy}/a.txt")],
+            ] {
+                let changed = status(change);
+                assert_eq!(changed.0, 0, "fs {change:?}: {}", changed.2);
+            }
+            for (ls, changed) in [
+                (
+                    &["-ls", "-R", &copy][..],
+                    &["drwx------", "alice staff", "alice wheel"][..],
+                ),
+                (&["-ls", "-d", &dir], &["drwxr-x--T"]),
+            ] {
+                let hadoop = String::from_utf8_lossy(&dfs().fs(ls).stdout).into_owned();
+                for shown in changed {
+                    assert!(hadoop.contains(shown), "{shown} in {hadoop}");
+                }
+                assert_eq!(status(ls).1, hadoop, "fs {ls:?}: sluice's, then Hadoop's");
+            }
         } else {
+            // S3 has no permissions or owners: taken and ignored, as by Hadoop's S3 client.
+            assert_eq!(status(&["-chmod", "-R", "700", &copy]).0, 0, "{base}");
+            assert_eq!(status(&["-chown", "alice", &copy]).0, 0, "{base}");
             let listed = status(&["-ls", "-R", &copy]).1;
             let paths: Vec<&str> = listed
                 .lines()

@@ -5,7 +5,7 @@ use std::io::{self, Read, Seek, SeekFrom};
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
-use crate::checksum_file::{delete_checksum_of, follow_rename, listed, verified};
+use crate::checksum_file::{checksum_file_of, delete_checksum_of, follow_rename, listed, verified};
 use crate::input::is_hidden;
 use crate::storage::glob_syntax;
 use crate::{CachePolicy, DirectWriter, FileStatus, IoError, Location, Storage, StorageWriter};
@@ -302,6 +302,66 @@ impl Storage for LocalStorage {
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(false),
             Err(source) => Err(write_error(path, source)),
         }
+    }
+
+    /// As Hadoop's local file system: through a link to what it names, and the file's
+    /// checksum file too, so the two stay readable together.
+    fn set_permission(&self, location: &Location, bits: u16) -> Result<(), IoError> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let path = self.path(location)?;
+        let mode = fs::Permissions::from_mode(u32::from(bits & 0o1777));
+        fs::set_permissions(path, mode.clone()).map_err(|e| write_error(path, e))?;
+        if let Some(checksum) = checksum_file_of(path).filter(|c| c.is_file()) {
+            fs::set_permissions(&checksum, mode).map_err(|e| write_error(&checksum, e))?;
+        }
+        Ok(())
+    }
+
+    /// Users and groups by name, or by number for one the system does not name (as `chown`
+    /// takes them); the checksum file follows, as for [`LocalStorage::set_permission`].
+    fn set_owner(
+        &self,
+        location: &Location,
+        owner: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        let refused =
+            |what: String| write_error(path, io::Error::new(io::ErrorKind::InvalidInput, what));
+        let uid = match owner {
+            Some(name) => {
+                Some(user_id(name).ok_or_else(|| refused(format!("invalid user: '{name}'")))?)
+            }
+            None => None,
+        };
+        let gid = match group {
+            Some(name) => {
+                Some(group_id(name).ok_or_else(|| refused(format!("invalid group: '{name}'")))?)
+            }
+            None => None,
+        };
+        nix::unistd::chown(path, uid, gid).map_err(|e| write_error(path, io::Error::from(e)))?;
+        if let Some(checksum) = checksum_file_of(path).filter(|c| c.is_file()) {
+            nix::unistd::chown(&checksum, uid, gid)
+                .map_err(|e| write_error(&checksum, io::Error::from(e)))?;
+        }
+        Ok(())
+    }
+}
+
+/// The user `name` names: by name, else a number.
+fn user_id(name: &str) -> Option<nix::unistd::Uid> {
+    match nix::unistd::User::from_name(name) {
+        Ok(Some(user)) => Some(user.uid),
+        _ => name.parse().ok().map(nix::unistd::Uid::from_raw),
+    }
+}
+
+/// The group `name` names: by name, else a number.
+fn group_id(name: &str) -> Option<nix::unistd::Gid> {
+    match nix::unistd::Group::from_name(name) {
+        Ok(Some(group)) => Some(group.gid),
+        _ => name.parse().ok().map(nix::unistd::Gid::from_raw),
     }
 }
 

@@ -393,6 +393,33 @@ pub trait Storage: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Sets the permission bits of the file or directory at `location`: read, write and
+    /// execute for its owner, group and others, and the sticky bit (`0o1777` at most). By
+    /// default nothing: a store without permissions (an object store) takes none, as Hadoop's
+    /// S3 client ignores them.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if the store refuses (not the owner, or nothing there).
+    fn set_permission(&self, location: &Location, bits: u16) -> Result<(), IoError> {
+        let _ = (location, bits);
+        Ok(())
+    }
+
+    /// Gives the file or directory at `location` the owner and/or group named (`None` leaves
+    /// that one as it is). By default nothing, as for [`Storage::set_permission`].
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if the store refuses (no such user or group, not allowed).
+    fn set_owner(
+        &self,
+        location: &Location,
+        owner: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<(), IoError> {
+        let _ = (location, owner, group);
+        Ok(())
+    }
+
     /// Deletes what is at `location`: a file, or a directory with everything below it;
     /// `false` if nothing was there. By default every file below it, one by one, hidden ones
     /// included: right for a store without directories.

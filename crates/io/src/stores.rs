@@ -203,6 +203,19 @@ impl Storage for Stores {
         self.with(location, |s| s.delete_tree(location))
     }
 
+    fn set_permission(&self, location: &Location, bits: u16) -> Result<(), IoError> {
+        self.with(location, |s| s.set_permission(location, bits))
+    }
+
+    fn set_owner(
+        &self,
+        location: &Location,
+        owner: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<(), IoError> {
+        self.with(location, |s| s.set_owner(location, owner, group))
+    }
+
     fn block_locations(&self, location: &Location) -> Result<Vec<BlockLocation>, IoError> {
         self.with(location, |s| s.block_locations(location))
     }

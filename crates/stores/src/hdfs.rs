@@ -335,6 +335,26 @@ impl Storage for HdfsStorage {
     fn delete_tree(&self, location: &Location) -> Result<bool, IoError> {
         HdfsStorage::delete_tree(self, location)
     }
+
+    fn set_permission(&self, location: &Location, bits: u16) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        self.call(
+            "setPermission",
+            self.client.set_permission(path, u32::from(bits)),
+        )
+        .map_err(|e| write_error(location, e))
+    }
+
+    fn set_owner(
+        &self,
+        location: &Location,
+        owner: Option<&str>,
+        group: Option<&str>,
+    ) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        self.call("setOwner", self.client.set_owner(path, owner, group))
+            .map_err(|e| write_error(location, e))
+    }
 }
 
 /// A size as Hadoop's configuration writes it: digits with an optional binary suffix (`k`,

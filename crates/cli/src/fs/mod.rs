@@ -14,6 +14,7 @@ use sluice_io::{FileStatus, IoError, Location, Storage, Stores};
 
 mod info;
 mod moving;
+mod perms;
 
 /// The commands, as `-help` lists them.
 const USAGE: &str = "Usage: sluice fs [generic options]
@@ -121,6 +122,9 @@ pub(crate) fn run(args: &[String]) -> u8 {
         "-count" => shell.count(operands),
         "-tail" => shell.tail(operands),
         "-text" => shell.text(operands),
+        "-chmod" => shell.chmod(operands),
+        "-chown" => shell.chown(operands),
+        "-chgrp" => shell.chgrp(operands),
         "-cp" => shell.cp(operands),
         "-mv" => shell.mv(operands),
         _ => return usage(&format!("{command}: Unknown command")),
@@ -749,7 +753,7 @@ impl Shell {
 
     /// `-put`/`-copyFromLocal`: local files (`-` for standard input) and directories to `dst`.
     fn put(&self, cmd: &str, operands: &[String]) -> Result<u8, Usage> {
-        // (`-p`, keeping times and permissions, is refused: sluice's stores do not set them.)
+        // (`-p`, keeping times and permissions, is refused: the stores set no times.)
         let (flags, operands) = options(operands, &["-f", "-l", "-d"])?;
         let overwrite = flags.contains(&"-f");
         let Some((dst_text, sources)) = operands.split_last().filter(|(_, s)| !s.is_empty()) else {
@@ -1301,8 +1305,8 @@ fn owned(entry: &FileStatus) -> Owned {
                 .ok()
                 .flatten()
                 .map_or_else(|| meta.gid().to_string(), |g| g.name),
-            // The low 9 bits, which fit.
-            permission: u16::try_from(meta.mode() & 0o777).unwrap_or(0),
+            // The sticky bit and the low 9 bits, which fit.
+            permission: u16::try_from(meta.mode() & 0o1777).unwrap_or(0),
             replication: 1,
             len: meta.len(),
         };
@@ -1317,15 +1321,22 @@ fn owned(entry: &FileStatus) -> Owned {
     }
 }
 
-/// `rwxr-xr-x` for permission bits `0o755`.
+/// `rwxr-xr-x` for permission bits `0o755`; with the sticky bit the last is `t` (`T` without
+/// execute for others), as Hadoop shows it.
 fn permissions(bits: u16) -> String {
     (0..9)
         .map(|i| {
-            let bit = 1 << (8 - i);
-            if bits & bit == 0 {
-                '-'
-            } else {
-                ['r', 'w', 'x'][i % 3]
+            let set = bits & (1 << (8 - i)) != 0;
+            match (i, set) {
+                (8, set) if bits & 0o1000 != 0 => {
+                    if set {
+                        't'
+                    } else {
+                        'T'
+                    }
+                }
+                (_, false) => '-',
+                (_, true) => ['r', 'w', 'x'][i % 3],
             }
         })
         .collect()

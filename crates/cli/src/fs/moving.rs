@@ -10,7 +10,7 @@ impl Shell {
     /// `-cp [-f] [-d] SRC... DST`: what SRC names (globs expanded) copied to DST on any
     /// store, into it when it is a directory.
     pub(super) fn cp(&self, operands: &[String]) -> Result<u8, Usage> {
-        // (`-p`, keeping times and permissions, is refused: sluice's stores do not set them.
+        // (`-p`, keeping times and permissions, is refused: the stores set no times.
         // `-d`, writing without a temporary file, is taken and ignored: the copy is still
         // written under one, which costs a rename.)
         let (flags, operands) = options(operands, &["-f", "-d"])?;
