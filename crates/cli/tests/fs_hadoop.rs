@@ -216,6 +216,19 @@ const COMMANDS: &[&[&str]] = &[
     &["-bogus"],
     &["-rm"],
     &["-mkdir"],
+    // A destination pattern stands for the one entry it matches, or for itself.
+    &["-mkdir", "-p", "dest/only", "dest/other"],
+    &["-put", "a.txt", "dest/on*"],
+    &["-cp", "b.txt", "dest/o?ly"],
+    &["-cp", "a.txt", "dest/{only,x}"],
+    &["-mv", "dest/only/b.txt", "dest/oth*"],
+    &["-put", "a.txt", "dest/o*"],
+    &["-cp", "a.txt", "dest/*"],
+    &["-put", "a.txt", "dest/new*"],
+    &["-cp", "a.txt", "dest/{x,y}"],
+    &["-put", "a.txt", "dest/n\\.w"],
+    &["-cp", "dest/n.w", "dest/n\\.w2"],
+    &["-ls", "-R", "dest"],
 ];
 
 /// What Hadoop reads afterwards in both directories, checking every checksum file it finds:

@@ -209,6 +209,45 @@ impl Shell {
         )
     }
 
+    /// The destination `text` names, with the text it is shown by, as Hadoop's shell takes a
+    /// destination on a store: a pattern (`out/d*`) stands for the one entry it matches, and a
+    /// path with escapes alone (`a\b`) for what it names, or, when that is not there, for the
+    /// path without them (to be made). `None`, after saying why as `cmd`, when it is not a
+    /// location, or is a pattern matching no entry or more than one.
+    fn destination_location(&self, cmd: &str, text: &str) -> Option<(Location, String)> {
+        let location = match self.location(text) {
+            Ok(location) => location,
+            Err(e) => {
+                say(cmd, text, &reason(&e));
+                return None;
+            }
+        };
+        if !is_pattern(&location) {
+            return Some((location, text.to_string()));
+        }
+        match self.find(text) {
+            Ok(found) => match found.as_slice() {
+                [] if location.has_wildcard() || !location.is_glob() => {
+                    say(cmd, text, "No such file or directory");
+                    None
+                }
+                [] => {
+                    let plain = without_escapes(text);
+                    Some((self.location(&plain).ok()?, plain))
+                }
+                [one] => Some((one.location.clone(), shown(text, one))),
+                _ => {
+                    say(cmd, text, "Too many matches");
+                    None
+                }
+            },
+            Err(e) => {
+                say(cmd, text, &reason(&e));
+                None
+            }
+        }
+    }
+
     /// The files and directories `text` names: its glob's matches in name order, as Hadoop
     /// lists them, or what is there (nothing: an empty list).
     fn find(&self, text: &str) -> Result<Vec<FileStatus>, IoError> {
@@ -760,13 +799,10 @@ impl Shell {
             return Err(Usage("Not enough arguments: expected 2".into()));
         };
         let local = Stores::local();
-        let dst = match self.location(dst_text) {
-            Ok(dst) => dst,
-            Err(e) => {
-                say(cmd, dst_text, &reason(&e));
-                return Ok(1);
-            }
+        let Some((dst, dst_shown)) = self.destination_location(cmd, dst_text) else {
+            return Ok(1);
         };
+        let dst_text = &dst_shown;
         let Some(dst_is_dir) = self.destination(cmd, &self.stores, &dst, dst_text, sources.len())
         else {
             return Ok(1);
@@ -1374,11 +1410,28 @@ fn missing_parent(stores: &Stores, location: &Location) -> Result<Option<Locatio
     Ok((!exists).then_some(parent))
 }
 
+/// `text` with each `\` escape replaced by the character it escapes, as Hadoop's shell names
+/// a path that holds escapes but no wildcard when nothing is there.
+fn without_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => out.extend(chars.next().or(Some('\\'))),
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Whether `location` is a glob or holds `{a,b}` alternatives.
+fn is_pattern(location: &Location) -> bool {
+    location.is_glob() || sluice_io::brace_alternatives(location).is_ok_and(|a| a.is_some())
+}
+
 /// How Hadoop names a match of an operand: as given, unless a glob expanded it.
 fn shown(text: &str, status: &FileStatus) -> String {
-    let is_pattern = Location::parse(text)
-        .is_ok_and(|l| l.is_glob() || sluice_io::brace_alternatives(&l).is_ok_and(|a| a.is_some()));
-    if is_pattern {
+    if Location::parse(text).is_ok_and(|l| is_pattern(&l)) {
         normal(&status.location.to_string())
     } else {
         normal(text)

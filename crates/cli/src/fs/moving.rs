@@ -15,13 +15,10 @@ impl Shell {
         // written under one, which costs a rename.)
         let (flags, operands) = options(operands, &["-f", "-d"])?;
         let (dst_text, sources) = two_or_more(operands)?;
-        let dst = match self.location(dst_text) {
-            Ok(dst) => dst,
-            Err(e) => {
-                say("cp", dst_text, &reason(&e));
-                return Ok(1);
-            }
+        let Some((dst, dst_shown)) = self.destination_location("cp", dst_text) else {
+            return Ok(1);
         };
+        let dst_text = &dst_shown;
         Ok(self.copy_matches(
             "cp",
             sources,
@@ -35,13 +32,10 @@ impl Shell {
     pub(super) fn mv(&self, operands: &[String]) -> Result<u8, Usage> {
         let (_, operands) = options(operands, &[])?;
         let (dst_text, sources) = two_or_more(operands)?;
-        let dst = match self.location(dst_text) {
-            Ok(dst) => dst,
-            Err(e) => {
-                say("mv", dst_text, &reason(&e));
-                return Ok(1);
-            }
+        let Some((dst, dst_shown)) = self.destination_location("mv", dst_text) else {
+            return Ok(1);
         };
+        let dst_text = &dst_shown;
         let mut failed = false;
         let mut found: Vec<(String, FileStatus)> = Vec::new();
         for text in sources {
