@@ -2,7 +2,8 @@
 //! as those tools parse it: mrjob's `hadoop version` (the first number of the first line is
 //! the Hadoop version it talks to), Luigi's command-line HDFS client (`fs -stat` for whether a
 //! path exists, `fs -mv` to rename, `fs -count` split on white space, `fs -cp`, `fs -ls -R`
-//! lines of eight fields), `hadoop --config DIR` and `hdfs dfs`.
+//! lines of eight fields, `fs -chmod -R` and `fs -chown -R`), `hadoop --config DIR` and
+//! `hdfs dfs`.
 
 use super::harness::{finish, Scratch};
 
@@ -81,6 +82,35 @@ fn luigis_command_line_client_works_on_sluice_fs() {
         .map(|p| format!("{renamed}/{p}"))
         .collect();
     assert_eq!(paths, expected);
+
+    // chmod(recursive) and chown(owner, group, recursive): `fs -chmod -R MODE PATH` and
+    // `fs -chown -R OWNER:GROUP PATH` (to the user's own, which needs no privilege).
+    use std::os::unix::fs::{MetadataExt as _, PermissionsExt as _};
+    scratch
+        .run(&["fs", "-chmod", "-R", "750", &renamed])
+        .assert_success();
+    for entry in [
+        "data-renamed",
+        "data-renamed/sub",
+        "data-renamed/sub/deep.txt",
+    ] {
+        let mode = std::fs::metadata(scratch.path(entry))
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o7777, 0o750, "{entry}");
+    }
+    let meta = std::fs::metadata(scratch.path("data-renamed")).unwrap();
+    let user = nix::unistd::User::from_uid(meta.uid().into())
+        .unwrap()
+        .unwrap();
+    let group = nix::unistd::Group::from_gid(meta.gid().into())
+        .unwrap()
+        .unwrap();
+    let owner = format!("{}:{}", user.name, group.name);
+    scratch
+        .run(&["fs", "-chown", "-R", &owner, &renamed])
+        .assert_success();
 }
 
 #[test]
