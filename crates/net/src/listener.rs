@@ -1,13 +1,13 @@
 use std::collections::VecDeque;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
-use tokio::task::{JoinHandle, JoinSet};
+use tokio::task::{AbortHandle, JoinHandle, JoinSet};
 
 use crate::conn::{Connection, Role};
 use crate::{NetError, Secret};
@@ -15,8 +15,10 @@ use crate::{NetError, Secret};
 /// How long a peer has to complete the handshake unless
 /// [`with_handshake_timeout`](Listener::with_handshake_timeout) says otherwise.
 pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
-/// Handshakes running at once. Past it, new peers wait in the kernel's backlog, so a flood of
-/// silent connections costs bounded memory (each is dropped at its handshake timeout).
+/// Handshakes running at once. Past it, the oldest handshake still under way is given up for
+/// the newest peer: a flood of silent connections costs bounded memory, and cannot keep a
+/// job's own peers (whose handshakes take a round trip) waiting behind it until the flood's
+/// handshakes time out.
 const MAX_PENDING_HANDSHAKES: usize = 256;
 /// Authenticated peers waiting for [`Listener::accept`].
 const READY_QUEUE: usize = 64;
@@ -30,6 +32,8 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 ///
 /// Connections are accepted and their handshakes run by a background task, each handshake in
 /// its own task bounded by the handshake timeout, so a silent or slow peer never delays others.
+/// With 256 handshakes under way, a new peer takes the place of the one waiting longest, which
+/// is dropped and counted as rejected.
 /// [`accept`](Listener::accept) only yields peers that completed the handshake. A peer that
 /// fails it is dropped, counted in [`rejected`](Listener::rejected), and its error kept among
 /// the last few [`rejections`](Listener::rejections) for the caller to log.
@@ -172,13 +176,12 @@ async fn accept_loop(
     ready: mpsc::Sender<Connection>,
 ) {
     let mut handshakes = JoinSet::new();
+    // The handshakes in the order their peers came, finished ones dropped from the front as
+    // they are met: the one to give up when the set is full.
+    let mut arrivals: VecDeque<Arrival> = VecDeque::new();
     loop {
         // Collect finished handshakes so the set holds only those under way.
         while handshakes.try_join_next().is_some() {}
-        if handshakes.len() >= MAX_PENDING_HANDSHAKES {
-            handshakes.join_next().await;
-            continue;
-        }
         let (stream, peer) = match tcp.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
@@ -193,13 +196,31 @@ async fn accept_loop(
                 continue;
             }
         };
+        while handshakes.try_join_next().is_some() {}
+        if handshakes.len() >= MAX_PENDING_HANDSHAKES {
+            give_up_oldest(&mut arrivals, &shared);
+            // The task given up ends when next polled (or, if every task holds a peer that
+            // passed and waits for `accept`, one of those is taken): collected before the
+            // set is counted again.
+            handshakes.join_next().await;
+        }
+        if arrivals.len() > 2 * MAX_PENDING_HANDSHAKES {
+            arrivals.retain(|arrival| !arrival.handle.is_finished());
+        }
         let (secret, shared, ready) = (secret.clone(), Arc::clone(&shared), ready.clone());
-        handshakes.spawn(async move {
+        let state = Arc::new(AtomicU8::new(HANDSHAKING));
+        let state_in_task = Arc::clone(&state);
+        let handle = handshakes.spawn(async move {
             let limit = shared.handshake_timeout();
             let attempt = Connection::handshake(stream, peer, &secret, Role::Server);
             match tokio::time::timeout(limit, attempt).await {
                 // A send fails only if the listener was dropped; the peer goes with it.
-                Ok(Ok(connection)) => drop(ready.send(connection).await),
+                // A peer given up for a newer one in the meantime is not handed on.
+                Ok(Ok(connection)) => {
+                    if claim(&state_in_task, PASSED) {
+                        drop(ready.send(connection).await);
+                    }
+                }
                 Ok(Err(error)) => shared.reject(&error),
                 Err(_) => shared.reject(&NetError::Timeout {
                     peer: peer.to_string(),
@@ -207,6 +228,59 @@ async fn accept_loop(
                 }),
             }
         });
+        arrivals.push_back(Arrival {
+            handle,
+            peer,
+            state,
+        });
+    }
+}
+
+/// A peer whose handshake task was started.
+struct Arrival {
+    handle: AbortHandle,
+    peer: SocketAddr,
+    /// [`HANDSHAKING`], then [`PASSED`] (never given up then) or [`GIVEN_UP`], whichever the
+    /// task or the accepting loop claims first.
+    state: Arc<AtomicU8>,
+}
+
+/// A peer's handshake is under way.
+const HANDSHAKING: u8 = 0;
+/// The peer passed the handshake and is handed to [`Listener::accept`].
+const PASSED: u8 = 1;
+/// The peer was given up for a newer one.
+const GIVEN_UP: u8 = 2;
+
+/// Moves `state` from [`HANDSHAKING`] to `to`; whether this call did.
+fn claim(state: &AtomicU8, to: u8) -> bool {
+    state
+        .compare_exchange(HANDSHAKING, to, Ordering::AcqRel, Ordering::Acquire)
+        .is_ok()
+}
+
+/// Gives up the handshake under way that began first, to make room for a new peer; a peer
+/// that already passed (waiting for [`Listener::accept`]) keeps its place.
+fn give_up_oldest(arrivals: &mut VecDeque<Arrival>, shared: &Shared) {
+    let mut kept = Vec::new();
+    while let Some(arrival) = arrivals.pop_front() {
+        if arrival.handle.is_finished() {
+            continue;
+        }
+        if !claim(&arrival.state, GIVEN_UP) {
+            // It passed: it keeps its place.
+            kept.push(arrival);
+            continue;
+        }
+        arrival.handle.abort();
+        shared.reject(&NetError::Timeout {
+            peer: arrival.peer.to_string(),
+            what: "handshake (given up for a newer peer: too many under way)",
+        });
+        break;
+    }
+    for arrival in kept.into_iter().rev() {
+        arrivals.push_front(arrival);
     }
 }
 

@@ -188,6 +188,31 @@ async fn silent_peers_do_not_delay_good_ones() {
     drop(silent);
 }
 
+/// A flood of silent connections past the listener's 256 handshakes at once: the oldest are
+/// given up for newer peers, so a good peer gets through at once instead of waiting behind
+/// the flood until its handshakes time out (here a minute).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_flood_of_silent_peers_does_not_keep_good_ones_out() {
+    let listener = Listener::bind(localhost(), secret())
+        .await
+        .unwrap()
+        .with_handshake_timeout(Duration::from_secs(60));
+    let mut silent = Vec::new();
+    for _ in 0..400 {
+        silent.push(TcpStream::connect(listener.local_addr()).await.unwrap());
+    }
+    // At least the 144 past the limit were given up, each said so.
+    wait_until(|| listener.rejected() >= 144).await;
+    let reason = listener.rejections().pop().unwrap();
+    assert!(reason.contains("given up for a newer peer"), "{reason}");
+    for _ in 0..3 {
+        tokio::time::timeout(Duration::from_secs(5), good_peer_gets_through(&listener))
+            .await
+            .expect("a good peer got through while the flood was pending");
+    }
+    drop(silent);
+}
+
 #[tokio::test]
 async fn connect_gives_up_on_a_silent_listener() {
     // A socket that accepts (the kernel does) but never says anything.
