@@ -575,8 +575,11 @@ fn defines(settings: Vec<String>) -> Vec<String> {
 
 /// Hadoop's generic options at the start of `args`, as settings (`key=value`), and the
 /// arguments after them. `-D key=value` (or `-Dkey=value`) is kept; `-fs URI` is
-/// `fs.defaultFS=URI`; the options that ship Java code or name a Hadoop service are refused.
+/// `fs.defaultFS=URI`; a `-conf FILE`'s properties come first, so that every `-D` wins over
+/// them as in Hadoop; `-jt local` is taken; the options that ship Java code or name a Hadoop
+/// service are refused.
 fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String> {
+    let mut from_files = Vec::new();
     let mut settings = Vec::new();
     let mut rest = args.iter();
     let mut positional = Vec::new();
@@ -585,10 +588,26 @@ fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String
         match arg.as_str() {
             "-D" => settings.push(value()?),
             "-fs" => settings.push(format!("fs.defaultFS={}", value()?)),
-            "-libjars" | "-files" | "-archives" | "-conf" | "-jt" | "-tokenCacheFile" => {
+            "-conf" => {
+                let file = value()?;
+                let mut conf = sluice_streaming::conf::JobConf::new();
+                conf.load_xml(std::path::Path::new(&file))
+                    .map_err(|e| e.to_string())?;
+                from_files.extend(conf.entries().map(|(key, value)| format!("{key}={value}")));
+            }
+            "-jt" => {
+                let tracker = value()?;
+                if tracker != "local" {
+                    return Err(format!(
+                        "generic option -jt {tracker}: sluice runs the job itself (use -jt \
+                         local, or leave it out)"
+                    ));
+                }
+            }
+            "-libjars" | "-files" | "-archives" | "-tokenCacheFile" => {
                 return Err(format!(
                     "generic option {arg} is not supported by sluice's built-in jobs (they need \
-                     no jars, files or Hadoop services; settings go in -D key=value)"
+                     no jars, files or Hadoop services; settings go in -D key=value or -conf FILE)"
                 ));
             }
             joined if joined.len() > 2 && joined.starts_with("-D") => {
@@ -602,7 +621,8 @@ fn generic_options(args: &[String]) -> Result<(Vec<String>, Vec<String>), String
             }
         }
     }
-    Ok((settings, positional))
+    from_files.append(&mut settings);
+    Ok((from_files, positional))
 }
 
 #[cfg(test)]

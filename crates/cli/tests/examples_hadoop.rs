@@ -1615,3 +1615,66 @@ fn wordcount_and_terasort_take_a_comma_in_a_path_as_hadoop_does() {
     assert_eq!(h.len(), 1000, "Hadoop sorted the ten rows of x,y");
     assert_eq!(fs::read(s_out.join("part-r-00000")).unwrap(), h);
 }
+
+/// The examples jar's generic `-conf FILE`: its properties under every `-D`, wherever the
+/// `-D` stands (three reduces from the file, two where a `-D` says so), and `-jt local`.
+#[test]
+#[cfg_attr(
+    not(feature = "test-hadoop"),
+    ignore = "needs Apache Hadoop (Java 17): make hadoop; cargo test --features test-hadoop"
+)]
+fn the_examples_jar_reads_conf_files_as_hadoop_does() {
+    require_hadoop();
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let input = d.join("in.txt");
+    let words: String = (0..200)
+        .map(|i| format!("w{} x{}\n", i % 37, i % 11))
+        .collect();
+    fs::write(&input, words).unwrap();
+    let conf = d.join("job.xml");
+    fs::write(
+        &conf,
+        "<?xml version=\"1.0\"?>\n<configuration>\n  <property><name>mapreduce.job.reduces\
+         </name><value>3</value></property>\n</configuration>\n",
+    )
+    .unwrap();
+    let jar = "hadoop-mapreduce-examples.jar";
+    for (name, extra) in [
+        ("from-file", &[][..]),
+        ("d-after", &["-D", "mapreduce.job.reduces=2"][..]),
+        ("jt-local", &["-jt", "local"][..]),
+    ] {
+        let (h_out, s_out) = (d.join(format!("h-{name}")), d.join(format!("s-{name}")));
+        let mut args = vec!["-conf", path(&conf)];
+        args.extend_from_slice(extra);
+        hadoop(
+            d,
+            "wordcount",
+            &[&args[..], &[path(&input), path(&h_out)]].concat(),
+        );
+        sluice(
+            &[
+                &["jar", jar, "wordcount"][..],
+                &args,
+                &[path(&input), path(&s_out)],
+            ]
+            .concat(),
+        );
+        let (h_parts, s_parts) = (parts(&h_out), parts(&s_out));
+        assert_eq!(
+            h_parts.len(),
+            if name == "d-after" { 2 } else { 3 },
+            "{name}"
+        );
+        assert_eq!(s_parts.len(), h_parts.len(), "{name}");
+        for (h, s) in h_parts.iter().zip(&s_parts) {
+            assert_eq!(
+                fs::read(s).unwrap(),
+                fs::read(h).unwrap(),
+                "{name}: {}",
+                s.display()
+            );
+        }
+    }
+}
