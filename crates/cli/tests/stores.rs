@@ -1349,6 +1349,29 @@ fn sluice_fs_manages_files_on_hdfs_and_s3() {
                 }
                 assert_eq!(status(ls).1, hadoop, "fs {ls:?}: sluice's, then Hadoop's");
             }
+            // Replication: two copies asked of every file (the one DataNode holds one), then
+            // one again, waited for.
+            let (a, b) = (format!("{copy}/a.txt"), format!("{copy}/sub/b.txt"));
+            let set = status(&["-setrep", "-R", "2", &copy]);
+            assert_eq!(set.0, 0, "{}", set.2);
+            assert!(
+                set.1.contains(&format!("Replication 2 set: {a}")),
+                "{}",
+                set.1
+            );
+            let kept = dfs().fs(&["-stat", "%r", &a]);
+            assert_eq!(String::from_utf8_lossy(&kept.stdout), "2\n");
+            // (Block locations come from WebHDFS, at the address a site's hdfs-site.xml gives.)
+            let http = format!("dfs.namenode.http-address={}", dfs().webhdfs());
+            let waited = status(&["-D", &http, "-setrep", "-w", "1", &b]);
+            assert_eq!(
+                waited.1,
+                format!("Replication 1 set: {b}\nWaiting for {b} ... done\n"),
+                "{}",
+                waited.2
+            );
+            let kept = dfs().fs(&["-stat", "%r", &b]);
+            assert_eq!(String::from_utf8_lossy(&kept.stdout), "1\n");
         } else {
             // S3 has no permissions or owners: taken and ignored, as by Hadoop's S3 client.
             assert_eq!(status(&["-chmod", "-R", "700", &copy]).0, 0, "{base}");

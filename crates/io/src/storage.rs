@@ -405,6 +405,17 @@ pub trait Storage: fmt::Debug + Send + Sync {
         Ok(())
     }
 
+    /// Sets how many copies of the file at `location` the store keeps. By default nothing: a
+    /// store that keeps no copies of its own (local files, an object store) takes the number
+    /// and ignores it, as Hadoop's do.
+    ///
+    /// # Errors
+    /// [`IoError::Write`] if the store refuses.
+    fn set_replication(&self, location: &Location, replication: u16) -> Result<(), IoError> {
+        let _ = (location, replication);
+        Ok(())
+    }
+
     /// Gives the file or directory at `location` the owner and/or group named (`None` leaves
     /// that one as it is). By default nothing, as for [`Storage::set_permission`].
     ///

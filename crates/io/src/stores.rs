@@ -207,6 +207,10 @@ impl Storage for Stores {
         self.with(location, |s| s.set_permission(location, bits))
     }
 
+    fn set_replication(&self, location: &Location, replication: u16) -> Result<(), IoError> {
+        self.with(location, |s| s.set_replication(location, replication))
+    }
+
     fn set_owner(
         &self,
         location: &Location,

@@ -345,6 +345,24 @@ impl Storage for HdfsStorage {
         .map_err(|e| write_error(location, e))
     }
 
+    fn set_replication(&self, location: &Location, replication: u16) -> Result<(), IoError> {
+        let path = self.path(location)?;
+        let done = self
+            .call(
+                "setReplication",
+                self.client.set_replication(path, u32::from(replication)),
+            )
+            .map_err(|e| write_error(location, e))?;
+        if done {
+            Ok(())
+        } else {
+            Err(write_error(
+                location,
+                io::Error::other(format!("Could not set replication for: {path}")),
+            ))
+        }
+    }
+
     fn set_owner(
         &self,
         location: &Location,

@@ -18,6 +18,9 @@ const DEFAULT_BLOCK_SIZE: u64 = 32 << 20;
 /// How much of a file's end `-tail` prints.
 const TAIL_BYTES: u64 = 1024;
 
+/// How much of a file's start `-head` prints.
+const HEAD_BYTES: u64 = 1024;
+
 /// How often `-tail -f` looks for more.
 const TAIL_FOLLOW_INTERVAL: Duration = Duration::from_secs(5);
 
@@ -163,6 +166,56 @@ impl Shell {
                 return Ok(0);
             }
             std::thread::sleep(TAIL_FOLLOW_INTERVAL);
+        }
+    }
+
+    /// `-head FILE`: its first kilobyte, as Hadoop prints it.
+    pub(super) fn head(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (_, paths) = options(operands, &[])?;
+        let text = match paths {
+            [text] => text,
+            [] => return Err(Usage("Not enough arguments: expected 1 but got 0".into())),
+            _ => {
+                return Err(Usage(format!(
+                    "Too many arguments: expected 1 but got {}",
+                    paths.len()
+                )))
+            }
+        };
+        let Some(status) = self
+            .matches("head", text)
+            .and_then(|f| f.into_iter().next())
+        else {
+            return Ok(1);
+        };
+        if status.is_dir {
+            say("head", text, "Is a directory");
+            return Ok(1);
+        }
+        let printed = self
+            .stores
+            .open_range(&status.location, 0, HEAD_BYTES)
+            .and_then(|mut reader| {
+                let mut bytes = Vec::new();
+                reader
+                    .read_to_end(&mut bytes)
+                    .map_err(|source| IoError::Read {
+                        path: status.location.error_path(),
+                        source,
+                    })?;
+                Ok(bytes)
+            });
+        match printed {
+            Ok(bytes) => {
+                let mut out = io::stdout().lock();
+                let _ = out.write_all(&bytes);
+                let _ = out.flush();
+                Ok(0)
+            }
+            Err(e) => {
+                say("head", text, &reason(&e));
+                Ok(1)
+            }
         }
     }
 

@@ -19,6 +19,9 @@ mod perms;
 /// The commands, as `-help` lists them.
 const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-cat <src> ...]
+\t[-chgrp [-R] GROUP PATH...]
+\t[-chmod [-R] <MODE[,MODE]... | OCTALMODE> PATH...]
+\t[-chown [-R] [OWNER][:[GROUP]] PATH...]
 \t[-copyFromLocal [-f] <localsrc> ... <dst>]
 \t[-copyToLocal [-f] <src> ... <localdst>]
 \t[-count [-q] [-u] [-h] [-v] <path> ...]
@@ -26,12 +29,16 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-du [-s] [-h] [-v] <path> ...]
 \t[-get [-f] <src> ... [<localdst>]]
 \t[-getmerge [-nl] [-skip-empty-file] <src> <localdst>]
+\t[-head <file>]
 \t[-help]
 \t[-ls [-C] [-d] [-h] [-q] [-R] [-t] [-S] [-r] [-u] [<path> ...]]
 \t[-mkdir [-p] <path> ...]
+\t[-moveFromLocal [-f] <localsrc> ... <dst>]
 \t[-mv <src> ... <dst>]
 \t[-put [-f] <localsrc> ... <dst>]
 \t[-rm [-f] [-r|-R] [-skipTrash] <src> ...]
+\t[-rmdir [--ignore-fail-on-non-empty] <dir> ...]
+\t[-setrep [-R] [-w] <rep> <path> ...]
 \t[-stat [-R] [format] <path> ...]
 \t[-tail [-f] <file>]
 \t[-test -[defsz] <path>]
@@ -114,6 +121,10 @@ pub(crate) fn run(args: &[String]) -> u8 {
         "-getmerge" => shell.getmerge(operands),
         "-mkdir" => shell.mkdir(operands),
         "-rm" => shell.rm("rm", operands),
+        "-rmdir" => shell.rmdir(operands),
+        "-head" => shell.head(operands),
+        "-setrep" => shell.setrep(operands),
+        "-moveFromLocal" => shell.put(name, operands),
         "-test" => shell.test(operands),
         "-put" | "-copyFromLocal" => shell.put(name, operands),
         "-get" | "-copyToLocal" => shell.get(name, operands),
@@ -840,13 +851,49 @@ impl Shell {
                 }
             };
             let (target, target_text) = into(&dst, dst_text, dst_is_dir, &from);
-            failed |= self.copy_top(
+            let copy_failed = self.copy_top(
                 cmd,
                 (&local, &status, source),
                 (&self.stores, &target, &target_text),
                 overwrite,
             );
+            failed |= copy_failed;
+            if cmd == "moveFromLocal" && !copy_failed {
+                // Moved: the local source goes once its copy is whole, as in Hadoop.
+                if let Err(e) = local.delete_tree(&from) {
+                    say(cmd, source, &reason(&e));
+                    failed = true;
+                }
+            }
         }
+        Ok(u8::from(failed))
+    }
+
+    /// `-rmdir [--ignore-fail-on-non-empty] DIR...`: empty directories removed.
+    fn rmdir(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (flags, paths) = options(operands, &["--ignore-fail-on-non-empty"])?;
+        if paths.is_empty() {
+            return Err(Usage("Not enough arguments: expected 1 but got 0".into()));
+        }
+        let ignore_non_empty = !flags.is_empty();
+        let failed = self.each_match("rmdir", paths, |status, name| {
+            let outcome = if !status.is_dir {
+                Ok(Outcome::Failed("Is not a directory"))
+            } else {
+                self.stores.list(&status.location).and_then(|entries| {
+                    if !entries.is_empty() {
+                        return Ok(if ignore_non_empty {
+                            Outcome::Done
+                        } else {
+                            Outcome::Failed("Directory is not empty")
+                        });
+                    }
+                    self.stores.delete_tree(&status.location)?;
+                    Ok(Outcome::Done)
+                })
+            };
+            report(outcome, "rmdir", &name)
+        });
         Ok(u8::from(failed))
     }
 

@@ -1,4 +1,5 @@
-//! `sluice fs -chmod`, `-chown` and `-chgrp`, and their arguments as Hadoop's shell reads them.
+//! `sluice fs -chmod`, `-chown`, `-chgrp` and `-setrep`: what a store keeps with a file
+//! besides its bytes, and the arguments as Hadoop's shell reads them.
 //!
 //! A mode is octal (`755`, or `1777` with the sticky bit) or symbolic: clauses such as
 //! `u+x`, `go-w` or `a=rX`, joined by commas. Hadoop's parser differs from `chmod(1)` in ways
@@ -41,6 +42,120 @@ impl Shell {
         let (recursive, group, paths) = Self::change_args(operands)?;
         let group = group_only(group).map_err(Usage)?;
         Ok(self.change_all("chgrp", paths, recursive, &Change::Owner(None, Some(group))))
+    }
+
+    /// `-setrep [-R] [-w] REP PATH...`: the replication of each file, and of every file below
+    /// a directory (with or without `-R`, as in Hadoop); with `-w`, then waits until every
+    /// block has that many copies. Only HDFS keeps copies: elsewhere the files are left as
+    /// they are and reported set, as Hadoop's local and S3 file systems do.
+    pub(super) fn setrep(&self, operands: &[String]) -> Result<u8, Usage> {
+        let (flags, rest) = options(operands, &["-R", "-w"])?;
+        let [replication, paths @ ..] = rest else {
+            return Err(Usage("Not enough arguments: expected 2 but got 0".into()));
+        };
+        if paths.is_empty() {
+            return Err(Usage(format!(
+                "Not enough arguments: expected 2 but got {}",
+                rest.len()
+            )));
+        }
+        let replication: u16 = match replication.trim().parse::<i16>() {
+            Ok(n) if n >= 1 => n.unsigned_abs(),
+            Ok(_) => return Err(Usage("replication must be >= 1".into())),
+            Err(_) => {
+                eprintln!("setrep: Illegal replication, a positive integer expected");
+                return Err(Usage(format!("For input string: \"{replication}\"")));
+            }
+        };
+        let mut set = Vec::new();
+        let mut failed = self.each_match("setrep", paths, |status, name| {
+            self.set_replication_tree(&status, &name, replication, &mut set)
+        });
+        if flags.contains(&"-w") {
+            for (location, name) in &set {
+                failed |= !self.wait_for_replication(location, name, replication);
+            }
+        }
+        Ok(u8::from(failed))
+    }
+
+    /// Sets the replication of `status` (shown as `name`), or of every file below it;
+    /// each file set is added to `set`. Whether anything failed.
+    fn set_replication_tree(
+        &self,
+        status: &FileStatus,
+        name: &str,
+        replication: u16,
+        set: &mut Vec<(sluice_io::Location, String)>,
+    ) -> bool {
+        if !status.is_dir {
+            return match self.stores.set_replication(&status.location, replication) {
+                Ok(()) => {
+                    println!("Replication {replication} set: {name}");
+                    set.push((status.location.clone(), name.to_string()));
+                    false
+                }
+                Err(e) => {
+                    super::say("setrep", name, &reason(&e));
+                    true
+                }
+            };
+        }
+        match self.stores.list(&status.location) {
+            Ok(entries) => entries.iter().fold(false, |failed, entry| {
+                let child = entry.location.file_name().unwrap_or_default();
+                let shown = child_shown(name, &child.to_string_lossy());
+                self.set_replication_tree(entry, &shown, replication, set) | failed
+            }),
+            Err(e) => {
+                super::say("setrep", name, &reason(&e));
+                true
+            }
+        }
+    }
+
+    /// Waits, as Hadoop's `-setrep -w` does, until each block of the file has `replication`
+    /// copies: a dot for every 10 s look that finds fewer or more. Whether it got there (not
+    /// when the block locations cannot be had, which is said).
+    fn wait_for_replication(
+        &self,
+        location: &sluice_io::Location,
+        name: &str,
+        replication: u16,
+    ) -> bool {
+        use std::io::Write as _;
+        print!("Waiting for {name} ...");
+        let _ = std::io::stdout().flush();
+        let mut warned = false;
+        loop {
+            let blocks = match self.stores.block_locations(location) {
+                Ok(blocks) => blocks,
+                Err(e) => {
+                    println!();
+                    super::say("setrep", name, &reason(&e));
+                    return false;
+                }
+            };
+            let short = blocks
+                .iter()
+                .map(|b| b.hosts.len())
+                .find(|&copies| copies != usize::from(replication));
+            let Some(copies) = short else {
+                break;
+            };
+            if !warned && usize::from(replication) > copies {
+                eprintln!(
+                    "\nWARNING: the waiting time may be long for DECREASING the number of \
+                     replications."
+                );
+                warned = true;
+            }
+            print!(".");
+            let _ = std::io::stdout().flush();
+            std::thread::sleep(std::time::Duration::from_secs(10));
+        }
+        println!(" done");
+        true
     }
 
     /// `-R`, the mode or owner, and the paths.
