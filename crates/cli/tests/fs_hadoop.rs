@@ -229,6 +229,10 @@ const COMMANDS: &[&[&str]] = &[
     &["-put", "a.txt", "dest/n\\.w"],
     &["-cp", "dest/n.w", "dest/n\\.w2"],
     &["-ls", "-R", "dest"],
+    &["-mkdir", "esc\\.d"],
+    &["-touchz", "esc.d/t\\.z"],
+    &["-ls", "-C", "-R", "esc\\.d", "esc\\.missing"],
+    &["-mv", "a.txt", "dest/x\\y"],
     &["-head", "a.txt"],
     &["-head", "dest"],
     &["-head", "missing"],
@@ -564,8 +568,6 @@ fn copy_tree(from: &Path, to: &Path) {
     }
 }
 
-/// `-put -` copies standard input, as scripts pipe generated input into place; `-help` lists
-/// the commands; a command `sluice fs` does not have is a usage error (Hadoop's 255).
 /// `-chmod` modes as Hadoop's parser reads them (octal, symbolic, its quirks), `-R`, and
 /// what each shows afterwards; `-chown` and `-chgrp` too when the tests run as root, the only
 /// user who may give files away.
@@ -590,6 +592,12 @@ const PERMISSION_COMMANDS: &[&[&str]] = &[
     &["-ls", "f", "d"],
     &["-chmod", "+640", "f"],
     &["-ls", "f"],
+    &["-chmod", "-w", "f"],
+    &["-chmod", "-R", "-x,+r", "d"],
+    &["-ls", "-R", "d", "f"],
+    &["-chmod", "-Q", "f"],
+    &["-chmod", "u+x", "sg"],
+    &["-chmod", "g=X", "sg"],
     &["-chmod", "xyz", "f"],
     &["-chmod", "u=rwx,g=,o=", "f"],
     &["-chmod", "2755", "f"],
@@ -640,6 +648,9 @@ fn sluice_fs_changes_permissions_and_owners_as_hadoop_does() {
         for d in ["d", "d/e"] {
             fs::set_permissions(dir.join(d), fs::Permissions::from_mode(0o755)).unwrap();
         }
+        // A directory whose new files take its group (setgid).
+        fs::create_dir(dir.join("sg")).unwrap();
+        fs::set_permissions(dir.join("sg"), fs::Permissions::from_mode(0o2755)).unwrap();
     };
     let (hadoop_dir, sluice_dir) = (s.join("hadoop"), s.join("sluice"));
     make(&hadoop_dir);
@@ -669,8 +680,21 @@ fn sluice_fs_changes_permissions_and_owners_as_hadoop_does() {
         }
     }
     assert!(differences.is_empty(), "{}", differences.join("\n"));
+    // Every mode bit as the two left them, the setgid bit too.
+    let modes = |dir: &Path| -> Vec<(String, u32)> {
+        ["f", "d", "d/g", "d/e", "d/e/h", "sg"]
+            .iter()
+            .map(|p| {
+                let mode = fs::metadata(dir.join(p)).unwrap().permissions().mode();
+                (p.to_string(), mode & 0o7777)
+            })
+            .collect()
+    };
+    assert_eq!(modes(&sluice_dir), modes(&hadoop_dir));
 }
 
+/// `-put -` copies standard input, as scripts pipe generated input into place; `-help` lists
+/// the commands; a command `sluice fs` does not have is a usage error (Hadoop's 255).
 #[test]
 fn sluice_fs_puts_standard_input_and_says_what_it_can_do() {
     use std::io::Write as _;
@@ -785,4 +809,62 @@ fn sluice_fs_loses_nothing_it_was_not_asked_to_delete() {
         assert!(out.status.success());
         assert_eq!(fs::read_to_string(d.join("target.txt")).unwrap(), "new\n");
     }
+}
+
+/// As Hadoop's shell, `-chmod`, `-chown` and `-chgrp` ask nothing of the store for an entry
+/// already as asked: a user may run them over a tree holding others' files that are already
+/// so. Run as `nobody` over root's files: what would not change succeeds, a change is refused.
+#[test]
+#[cfg_attr(
+    not(feature = "test-root"),
+    ignore = "needs root, to run sluice as another user over root's files (the test-root feature)"
+)]
+fn unchanged_entries_of_other_users_are_left_alone() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    fs::set_permissions(d, fs::Permissions::from_mode(0o755)).unwrap();
+    fs::create_dir(d.join("tree")).unwrap();
+    fs::write(d.join("tree/f"), "f").unwrap();
+    fs::set_permissions(d.join("tree"), fs::Permissions::from_mode(0o755)).unwrap();
+    fs::set_permissions(d.join("tree/f"), fs::Permissions::from_mode(0o644)).unwrap();
+    let as_nobody = |args: &[&str]| {
+        let out = Command::new("setpriv")
+            .args([
+                "--reuid=nobody",
+                "--regid=nogroup",
+                "--clear-groups",
+                SLUICE,
+                "fs",
+            ])
+            .args(args)
+            .current_dir(d)
+            .output()
+            .expect("setpriv runs");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    for unchanged in [
+        &["-chmod", "-R", "u+r,go-w", "tree"][..],
+        &["-chmod", "644", "tree/f"],
+        &["-chown", "-R", "root", "tree"],
+        &["-chgrp", "root", "tree/f"],
+        &["-chown", "root:root", "tree/f"],
+    ] {
+        assert_eq!(
+            as_nobody(unchanged),
+            (Some(0), String::new()),
+            "{unchanged:?}"
+        );
+    }
+    let (code, err) = as_nobody(&["-chmod", "600", "tree/f"]);
+    assert_eq!(code, Some(1));
+    assert!(
+        err.starts_with("chmod: changing permissions of 'tree/f': "),
+        "{err}"
+    );
+    let mode = fs::metadata(d.join("tree/f")).unwrap().permissions().mode();
+    assert_eq!(mode & 0o7777, 0o644);
 }

@@ -13,9 +13,9 @@ pub enum IoError {
         /// The path as the user gave it.
         path: PathBuf,
     },
-    /// An input pattern (`*`, `?`, `[...]` or `{a,b}`) matched nothing; Hadoop's job client
+    /// An input pattern (`*`, `?`, `[...]` or `{a,b}`) matched nothing. Hadoop's job client
     /// words this refusal apart from a missing path ("Input Pattern ... matches 0 files"), and
-    /// wrappers look for those words.
+    /// the message ends in the same words, which wrappers look for.
     #[error("input pattern {path} matches 0 files")]
     PatternMatchesNothing {
         /// The pattern as the user gave it.

@@ -120,8 +120,8 @@ pub struct InputFile {
 /// This is [`discover`] on [`LocalStorage`], for the local paths the engine plans with today.
 ///
 /// # Errors
-/// [`IoError::InputNotFound`] for a missing path or a glob matching nothing,
-/// [`IoError::HiddenInput`] for a hidden path named outright, [`IoError::BadPattern`],
+/// [`IoError::InputNotFound`] for a missing path, [`IoError::PatternMatchesNothing`] for a
+/// glob matching nothing, [`IoError::HiddenInput`] for a hidden path named outright, [`IoError::BadPattern`],
 /// [`IoError::Read`] when a directory cannot be listed or a file's metadata cannot be read.
 pub fn discover_inputs(args: &[PathBuf]) -> Result<Vec<InputFile>, IoError> {
     let locations: Vec<Location> = args.iter().cloned().map(Location::from_path).collect();
@@ -197,8 +197,9 @@ impl From<InputFile> for StoredInput {
 /// as Hadoop's input formats list it for each and its job reads it twice.
 ///
 /// # Errors
-/// [`IoError::InputNotFound`] for a missing location or a glob matching nothing (its `path`
-/// is [`Location::error_path`]); [`IoError::HiddenInput`] for a location named outright whose
+/// [`IoError::InputNotFound`] for a missing location, [`IoError::PatternMatchesNothing`] for
+/// a glob matching nothing (each `path` is [`Location::error_path`]);
+/// [`IoError::HiddenInput`] for a location named outright whose
 /// last name starts with `_` or `.`; the storage's errors ([`IoError::BadPattern`],
 /// [`IoError::Read`], [`IoError::UnsupportedScheme`]).
 pub fn discover(storage: &dyn Storage, inputs: &[Location]) -> Result<Vec<StoredInput>, IoError> {

@@ -84,8 +84,8 @@ pub use owned_dir::{remove_abandoned, remove_if_unowned, OwnedDir};
 pub use readahead::ReadAhead;
 pub use split::{plan_block_splits, plan_input_splits, plan_splits, MapSplit, Split};
 pub use storage::{
-    delete_files_by_listing, glob_all_by_listing, glob_by_listing, storage_for, walk_by_listing,
-    BlockLocation, CachePolicy, FileStatus, ObjectWriter, Ownership, Storage, StorageWriter,
-    DEFAULT_WRITE_BUFFER,
+    check_escapes, delete_files_by_listing, glob_all_by_listing, glob_by_listing, storage_for,
+    walk_by_listing, BlockLocation, CachePolicy, FileStatus, ObjectWriter, Ownership, Storage,
+    StorageWriter, DEFAULT_WRITE_BUFFER,
 };
 pub use stores::{RemoteStores, Stores};

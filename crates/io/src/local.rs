@@ -173,6 +173,10 @@ impl Storage for LocalStorage {
                 detail: "pattern is not valid UTF-8".to_owned(),
             });
         };
+        crate::storage::check_escapes(text).map_err(|detail| IoError::BadPattern {
+            pattern: text.to_owned(),
+            detail,
+        })?;
         let options = glob::MatchOptions {
             case_sensitive: true,
             require_literal_separator: true,
@@ -305,11 +309,18 @@ impl Storage for LocalStorage {
     }
 
     /// As Hadoop's local file system: through a link to what it names, and the file's
-    /// checksum file too, so the two stay readable together.
+    /// checksum file too, so the two stay readable together. A directory keeps its setuid and
+    /// setgid bits, as `chmod` with an octal mode leaves them (the setgid bit makes new files
+    /// take the directory's group, which shared trees rely on).
     fn set_permission(&self, location: &Location, bits: u16) -> Result<(), IoError> {
         use std::os::unix::fs::PermissionsExt as _;
         let path = self.path(location)?;
-        let mode = fs::Permissions::from_mode(u32::from(bits & 0o1777));
+        let kept = match fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => meta.permissions().mode() & 0o6000,
+            Ok(_) => 0,
+            Err(e) => return Err(write_error(path, e)),
+        };
+        let mode = fs::Permissions::from_mode(u32::from(bits & 0o1777) | kept);
         fs::set_permissions(path, mode.clone()).map_err(|e| write_error(path, e))?;
         if let Some(checksum) = checksum_file_of(path).filter(|c| c.is_file()) {
             fs::set_permissions(&checksum, mode).map_err(|e| write_error(&checksum, e))?;
@@ -329,15 +340,16 @@ impl Storage for LocalStorage {
         let refused =
             |what: String| write_error(path, io::Error::new(io::ErrorKind::InvalidInput, what));
         let uid = match owner {
-            Some(name) => {
-                Some(user_id(name).ok_or_else(|| refused(format!("invalid user: '{name}'")))?)
-            }
+            Some(name) => Some(
+                user_id(name).ok_or_else(|| refused(format!("chown: invalid user: '{name}'")))?,
+            ),
             None => None,
         };
         let gid = match group {
-            Some(name) => {
-                Some(group_id(name).ok_or_else(|| refused(format!("invalid group: '{name}'")))?)
-            }
+            Some(name) => Some(
+                group_id(name)
+                    .ok_or_else(|| refused(format!("chown: invalid group: ':{name}'")))?,
+            ),
             None => None,
         };
         nix::unistd::chown(path, uid, gid).map_err(|e| write_error(path, io::Error::from(e)))?;

@@ -555,6 +555,7 @@ fn glob_listing<S: Storage + ?Sized>(
     let text = pattern
         .path_str()
         .ok_or_else(|| bad("pattern is not valid UTF-8".to_string()))?;
+    check_escapes(text).map_err(bad)?;
     let parts: Vec<&str> = text.split('/').collect();
     let Some(first_glob) = parts.iter().position(|part| has_glob_chars(part)) else {
         let found = storage.status(pattern)?;
@@ -659,6 +660,39 @@ pub(crate) fn glob_syntax(hadoop: &str) -> String {
         }
     }
     out
+}
+
+/// Refuses the `\` escapes Hadoop's glob compiler (Java's re2j, which follows RE2) refuses,
+/// so that a path Hadoop would not take is not read in another sense: a `\` before a letter
+/// or digit that RE2 gives no meaning (`\y`, `\8`), before a character outside ASCII, or at
+/// the end. Escapes RE2 knows (`\.`, `\[`, `\b`, `\d`...) are taken; sluice reads each as the
+/// character after the `\`.
+///
+/// # Errors
+/// Hadoop's words (RE2's) for the first escape refused.
+pub fn check_escapes(text: &str) -> Result<(), String> {
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            continue;
+        }
+        match chars.next() {
+            None => {
+                return Err("error parsing regexp: trailing backslash at end of expression".into())
+            }
+            Some(e)
+                if !e.is_ascii()
+                    || (e.is_ascii_alphanumeric()
+                        && !"aftnrvbBAzdDsSwWpPQEx01234567".contains(e)) =>
+            {
+                return Err(format!(
+                    "error parsing regexp: invalid escape sequence: `\\{e}`"
+                ));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
 }
 
 /// Whether a component is matched rather than looked up: it holds a wildcard, or a `\` that

@@ -216,10 +216,22 @@ fn an_escape_without_a_wildcard_names_the_plain_path() {
     let root = dir.path().join("in");
     assert_eq!(paths(&[root.join("a\\.txt")]), vec![root.join("a.txt")]);
     assert_eq!(
-        paths(&[root.join("s\\ub/c.gz")]),
+        paths(&[root.join("su\\b/c.gz")]),
         vec![root.join("sub/c.gz")]
     );
-    let missing = root.join("x\\y");
+    // An escape Hadoop's pattern compiler refuses is refused, not read in another sense.
+    for refused in ["x\\y", "a\\"] {
+        match discover_inputs(&[root.join(refused)]) {
+            Err(IoError::BadPattern { detail, .. }) => {
+                assert!(
+                    detail.contains("escape") || detail.contains("backslash"),
+                    "{detail}"
+                )
+            }
+            other => panic!("{refused}: expected a bad pattern, got {other:?}"),
+        }
+    }
+    let missing = root.join("x\\.y");
     match discover_inputs(std::slice::from_ref(&missing)) {
         Err(IoError::InputNotFound { path }) => assert_eq!(path, missing),
         other => panic!("expected not found, got {other:?}"),

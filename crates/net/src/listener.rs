@@ -33,7 +33,9 @@ const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 /// Connections are accepted and their handshakes run by a background task, each handshake in
 /// its own task bounded by the handshake timeout, so a silent or slow peer never delays others.
 /// With 256 handshakes under way, a new peer takes the place of the one waiting longest, which
-/// is dropped and counted as rejected.
+/// is dropped and counted as rejected; a peer that passed is never dropped, though one given
+/// up as it sends its last handshake message may see the connection close once it thinks it
+/// is in.
 /// [`accept`](Listener::accept) only yields peers that completed the handshake. A peer that
 /// fails it is dropped, counted in [`rejected`](Listener::rejected), and its error kept among
 /// the last few [`rejections`](Listener::rejections) for the caller to log.
@@ -221,11 +223,20 @@ async fn accept_loop(
                         drop(ready.send(connection).await);
                     }
                 }
-                Ok(Err(error)) => shared.reject(&error),
-                Err(_) => shared.reject(&NetError::Timeout {
-                    peer: peer.to_string(),
-                    what: "handshake",
-                }),
+                // Counted once: not if the loop gave the peer up meanwhile (and counted it).
+                Ok(Err(error)) => {
+                    if claim(&state_in_task, FAILED) {
+                        shared.reject(&error);
+                    }
+                }
+                Err(_) => {
+                    if claim(&state_in_task, FAILED) {
+                        shared.reject(&NetError::Timeout {
+                            peer: peer.to_string(),
+                            what: "handshake",
+                        });
+                    }
+                }
             }
         });
         arrivals.push_back(Arrival {
@@ -240,8 +251,8 @@ async fn accept_loop(
 struct Arrival {
     handle: AbortHandle,
     peer: SocketAddr,
-    /// [`HANDSHAKING`], then [`PASSED`] (never given up then) or [`GIVEN_UP`], whichever the
-    /// task or the accepting loop claims first.
+    /// [`HANDSHAKING`], then [`PASSED`] (never given up then), [`FAILED`] or [`GIVEN_UP`],
+    /// whichever the task or the accepting loop claims first.
     state: Arc<AtomicU8>,
 }
 
@@ -251,6 +262,8 @@ const HANDSHAKING: u8 = 0;
 const PASSED: u8 = 1;
 /// The peer was given up for a newer one.
 const GIVEN_UP: u8 = 2;
+/// The peer failed the handshake or ran out of time.
+const FAILED: u8 = 3;
 
 /// Moves `state` from [`HANDSHAKING`] to `to`; whether this call did.
 fn claim(state: &AtomicU8, to: u8) -> bool {
@@ -260,7 +273,9 @@ fn claim(state: &AtomicU8, to: u8) -> bool {
 }
 
 /// Gives up the handshake under way that began first, to make room for a new peer; a peer
-/// that already passed (waiting for [`Listener::accept`]) keeps its place.
+/// that already passed (waiting for [`Listener::accept`]) keeps its place. (A task that ended
+/// after the set was last collected may still be counted in it: another is then given up
+/// although there was room, which costs that peer a retry and nothing else.)
 fn give_up_oldest(arrivals: &mut VecDeque<Arrival>, shared: &Shared) {
     let mut kept = Vec::new();
     while let Some(arrival) = arrivals.pop_front() {
@@ -268,8 +283,10 @@ fn give_up_oldest(arrivals: &mut VecDeque<Arrival>, shared: &Shared) {
             continue;
         }
         if !claim(&arrival.state, GIVEN_UP) {
-            // It passed: it keeps its place.
-            kept.push(arrival);
+            // It passed, and keeps its place; or it failed, and is ending.
+            if arrival.state.load(Ordering::Acquire) == PASSED {
+                kept.push(arrival);
+            }
             continue;
         }
         arrival.handle.abort();
@@ -325,6 +342,62 @@ mod tests {
         assert_eq!(last.len(), KEPT_REJECTIONS);
         assert_eq!(last[0], "connection with 10.0.0.2:7070: reset 4");
         assert_eq!(last[15], "connection with 10.0.0.2:7070: reset 19");
+    }
+
+    /// The loop gives up the oldest handshake still under way, never a peer that passed nor
+    /// one already ended, and counts it.
+    #[tokio::test]
+    async fn the_oldest_pending_handshake_is_given_up() {
+        let shared = Shared {
+            handshake_timeout_us: AtomicU64::new(0),
+            rejected: AtomicU64::new(0),
+            last_rejections: Mutex::new(VecDeque::new()),
+        };
+        let mut tasks = JoinSet::new();
+        let mut arrivals = VecDeque::new();
+        for (port, state) in [(1, FAILED), (2, PASSED), (3, HANDSHAKING), (4, HANDSHAKING)] {
+            let handle = tasks.spawn(std::future::pending::<()>());
+            arrivals.push_back(Arrival {
+                handle,
+                peer: SocketAddr::from(([127, 0, 0, 1], port)),
+                state: Arc::new(AtomicU8::new(state)),
+            });
+        }
+        give_up_oldest(&mut arrivals, &shared);
+        let states: Vec<(u16, u8)> = arrivals
+            .iter()
+            .map(|a| (a.peer.port(), a.state.load(Ordering::Acquire)))
+            .collect();
+        // The ended one went, the passed one kept its place, port 3 was given up.
+        assert_eq!(states, [(2, PASSED), (4, HANDSHAKING)]);
+        assert_eq!(shared.rejected.load(Ordering::Relaxed), 1);
+        let reason = shared.last_rejections.lock().unwrap()[0].clone();
+        assert!(reason.contains("127.0.0.1:3"), "{reason}");
+        // Its task was aborted; the others run on.
+        let ended = tasks.join_next().await.unwrap();
+        assert!(ended.unwrap_err().is_cancelled());
+        assert_eq!(tasks.len(), 3);
+    }
+
+    /// A handshake's end and the loop's giving up race for one state: exactly one wins,
+    /// whoever comes first, from many threads at once.
+    #[test]
+    fn one_claim_wins() {
+        for _ in 0..200 {
+            let state = Arc::new(AtomicU8::new(HANDSHAKING));
+            let wins: Vec<bool> = std::thread::scope(|scope| {
+                let claims: Vec<_> = [PASSED, GIVEN_UP, FAILED, GIVEN_UP]
+                    .into_iter()
+                    .map(|to| {
+                        let state = Arc::clone(&state);
+                        scope.spawn(move || claim(&state, to))
+                    })
+                    .collect();
+                claims.into_iter().map(|c| c.join().unwrap()).collect()
+            });
+            assert_eq!(wins.iter().filter(|w| **w).count(), 1, "{wins:?}");
+            assert_ne!(state.load(Ordering::Acquire), HANDSHAKING);
+        }
     }
 
     #[test]

@@ -220,6 +220,21 @@ impl Shell {
         )
     }
 
+    /// The location `text` names for a command that makes it (`-mkdir`, `-touchz`): a path
+    /// with escapes but no wildcard names the path without them, as in Hadoop (`a\.b` makes
+    /// `a.b`).
+    fn named_location(&self, text: &str) -> Result<Location, IoError> {
+        let location = self.location(text)?;
+        if location.is_glob() && !location.has_wildcard() {
+            sluice_io::check_escapes(text).map_err(|detail| IoError::BadPattern {
+                pattern: text.to_string(),
+                detail,
+            })?;
+            return self.location(&without_escapes(text));
+        }
+        Ok(location)
+    }
+
     /// The destination `text` names, with the text it is shown by, as Hadoop's shell takes a
     /// destination on a store: a pattern (`out/d*`) stands for the one entry it matches, and a
     /// path with escapes alone (`a\b`) for what it names, or, when that is not there, for the
@@ -297,7 +312,16 @@ impl Shell {
         match self.find(text) {
             Ok(found) if !found.is_empty() => Some(found),
             Ok(_) => {
-                say(cmd, text, "No such file or directory");
+                // A path of escapes alone is named as Hadoop names it, without them.
+                let escapes_only = self
+                    .location(text)
+                    .is_ok_and(|l| l.is_glob() && !l.has_wildcard());
+                let named = if escapes_only {
+                    without_escapes(text)
+                } else {
+                    text.to_string()
+                };
+                say(cmd, &named, "No such file or directory");
                 None
             }
             Err(e) => {
@@ -658,7 +682,7 @@ impl Shell {
         let parents = flags.contains(&"-p");
         let mut failed = false;
         for text in paths {
-            let outcome = self.location(text).and_then(|location| {
+            let outcome = self.named_location(text).and_then(|location| {
                 match self.stores.status(&location)? {
                     Some(status) if status.is_dir && parents => return Ok(Outcome::Done),
                     Some(status) if status.is_dir => return Ok(Outcome::Failed("File exists")),
@@ -772,7 +796,7 @@ impl Shell {
         }
         let mut failed = false;
         for text in operands {
-            let outcome = self.location(text).and_then(|location| {
+            let outcome = self.named_location(text).and_then(|location| {
                 match self.stores.status(&location)? {
                     Some(status) if status.is_dir => return Ok(Outcome::Failed("Is a directory")),
                     Some(status) if status.len > 0 => {
@@ -1546,6 +1570,10 @@ fn full_name(location: &Location) -> String {
 /// A store's error as the reason Hadoop's shell gives, without the path (the message names
 /// the operand).
 fn reason(error: &IoError) -> String {
+    if let IoError::BadPattern { detail, .. } = error {
+        // Hadoop names no operand here: `ls: Illegal file pattern: ...`.
+        return format!("Illegal file pattern: {detail}");
+    }
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
     while let Some(e) = source {
         if let Some(io) = e.downcast_ref::<io::Error>() {
@@ -1576,8 +1604,8 @@ fn io_reason(error: &io::Error) -> String {
 
 /// Prints Hadoop's message for an operand: `cmd: `path': why`.
 fn say(cmd: &str, path: &str, why: &str) {
-    if why.starts_with("Checksum error: ") {
-        // Hadoop's checksum error names the file itself.
+    if why.starts_with("Checksum error: ") || why.starts_with("Illegal file pattern: ") {
+        // Hadoop's checksum error names the file itself, and a bad pattern nothing.
         eprintln!("{cmd}: {why}");
     } else {
         eprintln!("{cmd}: `{path}': {why}");

@@ -158,13 +158,13 @@ impl Shell {
         true
     }
 
-    /// `-R`, the mode or owner, and the paths.
+    /// `-R`, the mode or owner, and the paths. Only `-R` is an option: whatever else starts
+    /// with `-` is the mode, as Hadoop reads `-chmod -w FILE`.
     fn change_args(operands: &[String]) -> Result<(bool, &str, &[String]), Usage> {
-        let (flags, rest) = options(operands, &["-R"])?;
+        let given = operands.iter().take_while(|arg| *arg == "-R").count();
+        let rest = &operands[given..];
         match rest {
-            [what, paths @ ..] if !paths.is_empty() => {
-                Ok((flags.contains(&"-R"), what.as_str(), paths))
-            }
+            [what, paths @ ..] if !paths.is_empty() => Ok((given > 0, what.as_str(), paths)),
             _ => Err(Usage(format!(
                 "Not enough arguments: expected 2 but got {}",
                 rest.len()
@@ -218,16 +218,26 @@ impl Shell {
         failed
     }
 
+    /// Applies `change` to one entry. As in Hadoop, what would not change is not asked of the
+    /// store: a user may run `-chmod -R 755` or `-chown -R` over a tree where some entries
+    /// are already so but are not theirs to change.
     fn change_one(&self, status: &FileStatus, change: &Change) -> Result<(), IoError> {
+        let now = owned(status);
         match change {
             Change::Mode(mode) => {
-                let existing = owned(status).permission;
-                let bits = mode.apply(existing, status.is_dir);
+                let bits = mode.apply(now.permission, status.is_dir);
+                if bits == now.permission & 0o1777 {
+                    return Ok(());
+                }
                 self.stores.set_permission(&status.location, bits)
             }
             Change::Owner(owner, group) => {
-                self.stores
-                    .set_owner(&status.location, owner.as_deref(), group.as_deref())
+                let owner = owner.as_deref().filter(|o| *o != now.owner);
+                let group = group.as_deref().filter(|g| *g != now.group);
+                if owner.is_none() && group.is_none() {
+                    return Ok(());
+                }
+                self.stores.set_owner(&status.location, owner, group)
             }
         }
     }
