@@ -233,6 +233,8 @@ const COMMANDS: &[&[&str]] = &[
     &["-touchz", "esc.d/t\\.z"],
     &["-ls", "-C", "-R", "esc\\.d", "esc\\.missing"],
     &["-mv", "a.txt", "dest/x\\y"],
+    &["-expunge"],
+    &["-expunge", "-immediate"],
     &["-head", "a.txt"],
     &["-head", "dest"],
     &["-head", "missing"],

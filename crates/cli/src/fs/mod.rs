@@ -27,6 +27,7 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 \t[-count [-q] [-u] [-h] [-v] <path> ...]
 \t[-cp [-f] <src> ... <dst>]
 \t[-du [-s] [-h] [-v] <path> ...]
+\t[-expunge [-immediate] [-fs <path>]]
 \t[-get [-f] <src> ... [<localdst>]]
 \t[-getmerge [-nl] [-skip-empty-file] <src> <localdst>]
 \t[-head <file>]
@@ -47,7 +48,8 @@ const USAGE: &str = "Usage: sluice fs [generic options]
 
 Generic options: -D <property=value>, -fs <file:///|hdfs://namenode:port|s3://bucket>.
 Paths are on fs.defaultFS (HADOOP_CONF_DIR's core-site.xml, -D or -fs) unless they name
-their store; a local path needs no configuration. There is no trash: -rm deletes at once.
+their store; a local path needs no configuration. There is no trash: -rm deletes at once
+(and -expunge has nothing to do).
 On S3 a directory exists only while something is in it.
 ";
 
@@ -122,6 +124,7 @@ pub(crate) fn run(args: &[String]) -> u8 {
         "-mkdir" => shell.mkdir(operands),
         "-rm" => shell.rm("rm", operands),
         "-rmdir" => shell.rmdir(operands),
+        "-expunge" => expunge(operands),
         "-head" => shell.head(operands),
         "-setrep" => shell.setrep(operands),
         "-moveFromLocal" => shell.put(name, operands),
@@ -143,6 +146,22 @@ pub(crate) fn run(args: &[String]) -> u8 {
     match result {
         Ok(status) => status,
         Err(Usage(message)) => usage(&format!("-{name}: {message}")),
+    }
+}
+
+/// `-expunge [-immediate] [-fs PATH]`: empties the trash, and sluice keeps none (`-rm`
+/// deletes at once), so there is nothing to do; as Hadoop with its trash turned off (its
+/// default), it says nothing and succeeds.
+fn expunge(operands: &[String]) -> Result<u8, Usage> {
+    let mut rest = operands;
+    loop {
+        match rest {
+            [] => return Ok(0),
+            [flag, tail @ ..] if flag == "-immediate" => rest = tail,
+            [flag, _, tail @ ..] if flag == "-fs" => rest = tail,
+            [flag] if flag == "-fs" => return Err(Usage("-fs needs a path".into())),
+            [other, ..] => return Err(Usage(format!("Illegal option {other}"))),
+        }
     }
 }
 
