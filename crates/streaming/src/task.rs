@@ -738,14 +738,14 @@ mod tests {
     fn a_directory_is_replaced_only_where_it_stands_whole() {
         assert_eq!(
             replace_dir(
-                "job/work:job/work/lib:job/workspace:opt",
-                "job/work",
+                "job/files:job/files/lib:job/filesystem:opt",
+                "job/files",
                 "job/runs/3"
             ),
-            "job/runs/3:job/runs/3/lib:job/workspace:opt"
+            "job/runs/3:job/runs/3/lib:job/filesystem:opt"
         );
-        assert_eq!(replace_dir("job/work", "job/work", "run"), "run");
-        assert_eq!(replace_dir("none", "job/work", "run"), "none");
+        assert_eq!(replace_dir("job/files", "job/files", "run"), "run");
+        assert_eq!(replace_dir("none", "job/files", "run"), "none");
     }
 
     #[test]
