@@ -20,10 +20,10 @@
 
 use std::path::{Path, PathBuf};
 
-use sluice_api::{ExecError, Job, JobConfig, SplitOrder, MIN_MEMORY};
+use sluice_api::{ExecError, InputFormat, Job, JobConfig, SplitOrder, MIN_MEMORY};
 use sluice_io::{
-    discover_with, plan_block_splits, plan_combined_splits, plan_input_splits, CombineSizes,
-    MapSplit, Storage, StoredInput,
+    discover_with, plan_block_splits, plan_combined_splits, plan_input_splits,
+    whole_compressed_files, CombineSizes, MapSplit, Storage, StoredInput,
 };
 use sluice_shuffle::SORT_BLOCK;
 
@@ -190,12 +190,15 @@ impl InputPlan {
                         ..CombineSizes::default()
                     };
                     plan_combined_splits(&files, sizes)
-                } else if config.split_by_blocks {
-                    let splits =
-                        plan_block_splits(&files, config.split_size, config.min_split_size);
-                    splits.into_iter().map(MapSplit::File).collect()
                 } else {
-                    let splits = plan_input_splits(&files, config.split_size);
+                    let mut splits = if config.split_by_blocks {
+                        plan_block_splits(&files, config.split_size, config.min_split_size)
+                    } else {
+                        plan_input_splits(&files, config.split_size)
+                    };
+                    if matches!(job.input, InputFormat::FixedLength(_)) {
+                        splits = whole_compressed_files(&files, splits);
+                    }
                     splits.into_iter().map(MapSplit::File).collect()
                 };
                 (files, splits)

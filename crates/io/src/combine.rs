@@ -1,7 +1,7 @@
 //! Packing many small files into few map tasks: Hadoop's `CombineFileInputFormat`.
 //!
 //! Each file is cut into chunks along its blocks (a file whose store reports no blocks is one
-//! block; a compressed file is one chunk), and a block longer than the maximum split size into
+//! block; a compressed file other than bzip2 is one chunk), and a block longer than the maximum split size into
 //! pieces of at most that size (a rest between one and two maximums is halved instead, so that
 //! no piece is a sliver). The chunks are then packed into splits in two rounds, as Hadoop does:
 //!
@@ -24,7 +24,7 @@
 //! which node.
 
 use crate::split::{MapSplit, Split};
-use crate::{Compression, StoredInput};
+use crate::StoredInput;
 
 /// The sizes that shape combined splits (`mapreduce.input.fileinputformat.split.maxsize`,
 /// `...split.minsize.per.node`, `...split.minsize.per.rack`; each 0 when not set).
@@ -128,8 +128,9 @@ impl Planner {
                 .map(|b| (b.offset, b.len, b.hosts.as_slice()))
                 .collect()
         };
-        if file.compression != Compression::None {
-            // Read from its start only: one chunk, on the first block's nodes.
+        if !file.compression.splittable() {
+            // Read from its start only: one chunk, on the first block's nodes. (A bzip2 file
+            // is cut as a plain one: its chunks are read from the blocks that start in them.)
             let hosts = blocks.first().map_or(&[][..], |b| b.2);
             self.add_chunk(index, 0, status.len, hosts);
             return;
@@ -361,10 +362,17 @@ mod tests {
     }
 
     #[test]
-    fn a_compressed_file_is_one_chunk() {
+    fn a_compressed_file_other_than_bzip2_is_one_chunk() {
         let files = [local("a.gz", 25), local("b", 3)];
         let splits = plan_combined_splits(&files, sizes(10, 0, 0));
         assert_eq!(parts(&splits), vec![vec![(0, 0, 25)], vec![(1, 0, 3)]]);
+        // bzip2 is splittable, as in Hadoop.
+        let files = [local("a.bz2", 25)];
+        let splits = plan_combined_splits(&files, sizes(10, 0, 0));
+        assert_eq!(
+            parts(&splits),
+            vec![vec![(0, 0, 10)], vec![(0, 10, 7), (0, 17, 8)]]
+        );
     }
 
     #[test]

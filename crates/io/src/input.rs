@@ -71,6 +71,13 @@ impl Compression {
             .map_or(Compression::None, |&(_, codec)| codec)
     }
 
+    /// Whether a file so compressed can be split into several map tasks: a plain file, and a
+    /// bzip2 file (cut at its blocks), as Hadoop's `FileInputFormat` splits the files of its
+    /// `SplittableCompressionCodec`s.
+    pub fn splittable(self) -> bool {
+        matches!(self, Compression::None | Compression::Bzip2)
+    }
+
     /// Short name for messages (`none`, `gzip`, ...).
     pub fn name(self) -> &'static str {
         match self {

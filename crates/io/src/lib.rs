@@ -42,6 +42,7 @@
 #![forbid(unsafe_code)]
 
 mod braces;
+mod bzip2_split;
 mod checksum_file;
 mod codec;
 mod combine;
@@ -82,7 +83,9 @@ pub use nline::{plan_line_splits, plan_line_splits_in};
 pub use output::{staging_prefix, OutputCommitter};
 pub use owned_dir::{remove_abandoned, remove_if_unowned, OwnedDir};
 pub use readahead::ReadAhead;
-pub use split::{plan_block_splits, plan_input_splits, plan_splits, MapSplit, Split};
+pub use split::{
+    plan_block_splits, plan_input_splits, plan_splits, whole_compressed_files, MapSplit, Split,
+};
 pub use storage::{
     check_escapes, delete_files_by_listing, glob_all_by_listing, glob_by_listing, storage_for,
     walk_by_listing, BlockLocation, CachePolicy, FileStatus, ObjectWriter, Ownership, Storage,

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 use memchr::memchr2;
 
+use crate::bzip2_split::Bzip2Split;
 use crate::codec::{BlockCodec, BlockReader, Lz4Frames, ZlibStreams};
 use crate::{
     CachePolicy, Compression, InputFile, IoError, LocalStorage, Location, Split, Storage,
@@ -55,7 +56,9 @@ pub trait BufferBudget: Send {
 ///   terminator at or after its start: that line belongs to the previous split.
 /// * A split reads every line that starts at a position `<= start + len` (so the line that starts
 ///   exactly at the next split's first byte is read here, and skipped there).
-/// * Compressed files are always read whole from the beginning.
+/// * A bzip2 file is split at its blocks, as Hadoop's splittable `BZip2Codec` is: the split
+///   reads the lines of the blocks that start in it, under the same two rules with the block
+///   starts as the boundaries; other compressed files are read whole from their beginning.
 ///
 /// Lines can be of any length (the buffer grows, and shrinks back to its first size once the
 /// long line is consumed; a [`BufferBudget`] is told both); bytes are never decoded or altered. (Unlike
@@ -101,7 +104,13 @@ impl LineReader {
     /// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
     /// decoder cannot be set up.
     pub fn open(file: &InputFile, split: &Split) -> Result<LineReader, IoError> {
-        let (reader, codec) = open_stream(file, split.start)?;
+        let (reader, codec) = open_split_stream(
+            &LocalStorage::new(),
+            &Location::from_path(file.path.clone()),
+            file.compression,
+            split,
+            CachePolicy::Keep,
+        )?;
         Ok(LineReader::over(reader, codec, split, file.path.clone()))
     }
 
@@ -123,12 +132,11 @@ impl LineReader {
         split: &Split,
     ) -> Result<LineReader, IoError> {
         let location = input.location();
-        let (reader, codec) = open_stream_in(
+        let (reader, codec) = open_split_stream(
             storage,
             location,
             input.compression,
-            split.start,
-            u64::MAX,
+            split,
             CachePolicy::Keep,
         )?;
         Ok(LineReader::over(
@@ -152,6 +160,9 @@ impl LineReader {
                 split.start.saturating_add(split.len),
                 small_split_buffer(split.len),
             ),
+            // The stream holds the split's lines and no more (and, unless the split starts the
+            // file, the partial line before them).
+            Some(BZIP2) => (split.start, u64::MAX, BUFFER_SIZE),
             Some(_) => (0, u64::MAX, BUFFER_SIZE),
         };
         LineReader::build(reader, start, end, path, codec, buffer_size)
@@ -395,33 +406,12 @@ fn budget_extra(budget: &mut Option<Box<dyn BufferBudget>>, extra: usize) {
     }
 }
 
-/// Opens the bytes of a split: a plain file positioned at `plain_start`, or a compressed file
-/// decoded from its beginning (compressed files are always read whole). Returns the stream and,
-/// for a compressed file, its codec's name. A zero-length compressed file reads as empty rather
-/// than as a truncated stream.
-///
-/// # Errors
-/// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
-/// decoder cannot be set up.
-pub(crate) fn open_stream(
-    file: &InputFile,
-    plain_start: u64,
-) -> Result<(Box<dyn Read + Send>, Option<&'static str>), IoError> {
-    open_stream_in(
-        &LocalStorage::new(),
-        &Location::from_path(file.path.clone()),
-        file.compression,
-        plain_start,
-        u64::MAX,
-        CachePolicy::Keep,
-    )
-}
-
-/// [`open_stream`] on any storage: a plain file's bytes `plain_start..plain_start +
+/// The bytes of a file on any storage: a plain file's bytes `plain_start..plain_start +
 /// plain_len`, or a compressed file's decoded bytes from its beginning.
 ///
 /// # Errors
-/// As for [`open_stream`], and the storage's errors.
+/// [`IoError::Read`] if the file cannot be opened or positioned, and the storage's errors;
+/// [`IoError::Decompress`] if a decoder cannot be set up.
 pub(crate) fn open_stream_in(
     storage: &dyn Storage,
     location: &Location,
@@ -439,6 +429,32 @@ pub(crate) fn open_stream_in(
     let reader = decoder_of(compression, raw)
         .map_err(|source| stream_error(&location.error_path(), Some(codec), 0, source))?;
     Ok((reader, Some(codec)))
+}
+
+/// The codec name of bzip2 files, whose splits [`Bzip2Split`] reads.
+const BZIP2: &str = "bzip2";
+
+/// Opens the bytes of `split` for a line reader: a plain file's from the split's start on; a
+/// bzip2 file's blocks that start in the split, then as far as the line running past its end
+/// goes ([`Bzip2Split`]); any other compressed file decoded whole from its beginning.
+///
+/// # Errors
+/// As for [`open_stream_in`]; [`IoError::Decompress`] if the bzip2 file does not start as one.
+fn open_split_stream(
+    storage: &dyn Storage,
+    location: &Location,
+    compression: Compression,
+    split: &Split,
+    cache: CachePolicy,
+) -> Result<(Box<dyn Read + Send>, Option<&'static str>), IoError> {
+    if compression != Compression::Bzip2 {
+        return open_stream_in(storage, location, compression, split.start, u64::MAX, cache);
+    }
+    let raw = storage.open_range_with(location, split.start, u64::MAX, cache)?;
+    let end = split.start.saturating_add(split.len);
+    let reader = Bzip2Split::new(raw, split.start, end)
+        .map_err(|source| stream_error(&location.error_path(), Some(BZIP2), 0, source))?;
+    Ok((Box::new(reader), Some(BZIP2)))
 }
 
 /// The decoded bytes of the whole file at `location`, decompressed by its name's codec
@@ -475,7 +491,7 @@ pub fn open_decompressed(
     .map(|(r, _)| r)
 }
 
-/// The error of a stream from [`open_stream`]: [`IoError::Decompress`] (with the uncompressed
+/// The error of a stream from [`open_stream_in`]: [`IoError::Decompress`] (with the uncompressed
 /// `offset`) for a compressed file, else [`IoError::Read`].
 pub(crate) fn stream_error(
     path: &Path,

@@ -2,7 +2,9 @@
 //!
 //! This is Hadoop's `FileInputFormat.getSplits` for one split size: full-size pieces while more than
 //! 1.1 split sizes remain, then the rest as one piece, so no task gets a sliver of under 10%.
-//! Compressed files cannot be entered in the middle, so each is one split.
+//! Plain files and bzip2 files are cut so (a bzip2 file's split reads the blocks that start in
+//! it, as with Hadoop's splittable `BZip2Codec`); other compressed files cannot be entered in
+//! the middle, so each is one split.
 
 use crate::{Compression, InputFile, StoredInput};
 
@@ -13,13 +15,15 @@ pub struct Split {
     pub file: usize,
     /// First byte of the range.
     pub start: u64,
-    /// Length of the range in bytes (for compressed files: the file length; the whole file is read).
+    /// Length of the range in bytes (for a compressed file other than bzip2: the file length;
+    /// the whole file is read).
     pub len: u64,
 }
 
 /// Cuts files into splits of at most `split_size` bytes, in file order.
 ///
-/// Compressed files and empty files give exactly one split. A plain file of length `n > 0` gives
+/// Empty files, and compressed files other than bzip2 ones, give exactly one split. A plain or
+/// bzip2 file of length `n > 0` gives
 /// `ceil(n / split_size)` splits, except that a last piece smaller than 10% of `split_size` is
 /// merged into the previous split (Hadoop's `SPLIT_SLOP` of 1.1).
 ///
@@ -129,7 +133,7 @@ fn plan(files: impl Iterator<Item = (u64, Compression)>, split_size: u64) -> Vec
     let size = split_size.max(1);
     let mut splits = Vec::new();
     for (index, (len, compression)) in files.enumerate() {
-        if compression != Compression::None || len == 0 {
+        if !compression.splittable() || len == 0 {
             splits.push(Split {
                 file: index,
                 start: 0,
@@ -155,6 +159,31 @@ fn plan(files: impl Iterator<Item = (u64, Compression)>, split_size: u64) -> Vec
         });
     }
     splits
+}
+
+/// The splits of a job whose records cannot be found from the middle of a compressed file
+/// (fixed-length rows, counted from the start of the uncompressed stream): each compressed
+/// file's splits give way to one split of the whole file, as Hadoop's
+/// `FixedLengthInputFormat` declares compressed input unsplittable. Plain files' splits are
+/// kept.
+pub fn whole_compressed_files(files: &[StoredInput], splits: Vec<Split>) -> Vec<Split> {
+    let mut kept: Vec<Split> = Vec::with_capacity(splits.len());
+    for split in splits {
+        let Some(file) = files.get(split.file) else {
+            kept.push(split);
+            continue;
+        };
+        if file.compression == Compression::None {
+            kept.push(split);
+        } else if kept.last().is_none_or(|last| last.file != split.file) {
+            kept.push(Split {
+                file: split.file,
+                start: 0,
+                len: file.status.len,
+            });
+        }
+    }
+    kept
 }
 
 /// `remaining / size > 1.1`, computed exactly in integers.

@@ -204,15 +204,21 @@ fn write(dir: &Path, name: &str, bytes: &[u8]) -> PathBuf {
     path
 }
 
-/// Reads every split `plan_splits` makes of the single file at `path` with a tiny split size.
+/// Reads every split `plan_splits` makes of the single file at `path` with a tiny split size,
+/// in order.
 fn read_lines(path: &Path) -> Result<Vec<(u64, Vec<u8>)>, IoError> {
     let files = discover_inputs(&[path.to_path_buf()])?;
     let splits = plan_splits(&files, 7);
-    assert_eq!(splits.len(), 1, "a compressed file is one split");
-    let mut reader = LineReader::open(&files[0], &splits[0])?;
+    if files[0].compression != Compression::Bzip2 {
+        assert_eq!(splits.len(), 1, "a compressed file is one split");
+    }
+    // A bzip2 file is cut too; its one block starts in the first split, which reads it all.
     let mut lines = Vec::new();
-    while let Some((offset, line)) = reader.next_line()? {
-        lines.push((offset, line.to_vec()));
+    for split in &splits {
+        let mut reader = LineReader::open(&files[0], split)?;
+        while let Some((offset, line)) = reader.next_line()? {
+            lines.push((offset, line.to_vec()));
+        }
     }
     Ok(lines)
 }
@@ -246,7 +252,14 @@ fn every_codec_decodes_to_the_plain_lines() {
         let path = write(dir.path(), name, &bytes);
         assert_eq!(Compression::from_path(&path), codec);
         let lines = read_lines(&path).unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_eq!(lines, expected, "{name}");
+        if codec == Compression::Bzip2 {
+            // A later split's keys count from its start, as Hadoop's do (see `bzip2_split`).
+            let values =
+                |lines: &[(u64, Vec<u8>)]| lines.iter().map(|l| l.1.clone()).collect::<Vec<_>>();
+            assert!(values(&lines) == values(&expected), "{name}");
+        } else {
+            assert!(lines == expected, "{name}");
+        }
     }
 }
 

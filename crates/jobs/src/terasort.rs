@@ -19,7 +19,8 @@ use std::sync::{Arc, Mutex};
 use sluice_format::Codec;
 use sluice_hadoop::tera::{TeraChecksum, ROW_LEN};
 use sluice_io::{
-    discover, plan_input_splits, CachePolicy, FixedRecordReader, LocalStorage, Location, Storage,
+    discover, plan_input_splits, whole_compressed_files, CachePolicy, FixedRecordReader,
+    LocalStorage, Location, Storage,
 };
 
 use super::PassThrough;
@@ -137,7 +138,7 @@ pub fn sample_terasort_in(
     sample_size: usize,
 ) -> Result<TeraSample, ExecError> {
     let files = discover(storage, inputs)?;
-    let splits = plan_input_splits(&files, split_size);
+    let splits = whole_compressed_files(&files, plan_input_splits(&files, split_size));
     let chosen: Vec<usize> = if splits.len() <= SAMPLED_SPLITS {
         (0..splits.len()).collect()
     } else {
