@@ -184,7 +184,9 @@ impl Bzip2Split {
         loop {
             self.drop_before(keep.min(from));
             let base_bit = self.base * 8;
-            if let Some((bit, marker)) = find_marker(&self.window, from - base_bit, &wanted) {
+            if let Some((bit, marker)) =
+                find_marker(&self.window, from.saturating_sub(base_bit), &wanted)
+            {
                 return Ok(Some((base_bit + bit, marker)));
             }
             // All but the window's last 7 bytes are searched: a marker may straddle its end.
@@ -250,7 +252,7 @@ impl Bzip2Split {
                 )
             });
         };
-        let from = start - self.base * 8;
+        let from = start.saturating_sub(self.base * 8);
         let bits = end - start;
         let stream = standalone_block(&self.window, from, bits);
         Ok(Some(Block {

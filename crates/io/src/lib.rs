@@ -27,9 +27,9 @@
 //!
 //! * [`discover_inputs`] turns the user's `--input` arguments (files, directories, globs) into a
 //!   sorted list of [`InputFile`]s, skipping hidden names (`_x`, `.x`) as Hadoop does.
-//! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain files, whole files for
-//!   compressed ones; [`plan_line_splits`] cuts them into splits of N lines each (Hadoop's
-//!   `NLineInputFormat`).
+//! * [`plan_splits`] cuts them into [`Split`]s: byte ranges for plain and bzip2 files, whole
+//!   files for other compressed ones; [`plan_line_splits`] cuts them into splits of N lines
+//!   each (Hadoop's `NLineInputFormat`).
 //! * [`LineReader`] reads the lines of one split with Hadoop `TextInputFormat` semantics;
 //!   [`FixedRecordReader`] reads fixed-length records (Hadoop's `TeraInputFormat`).
 //! * [`CompressedWriter`] compresses part files as Hadoop's codecs do ([`OutputCodec`]).

@@ -204,7 +204,7 @@ fn temp_prefix(name: &OsStr) -> OsString {
 const WHOLE_NAME_MAX: usize = 200;
 
 /// The start of the staging directory's name for an output named `name` (bytes of one path
-/// component): `.NAME.sluice-tmp-`. A longer name than [`WHOLE_NAME_MAX`] is cut to its first
+/// component): `.NAME.sluice-tmp-`. A name longer than 200 bytes is cut to its first
 /// 150 bytes and a hash of the whole (`.NAME~HASH.sluice-tmp-`), so that the staging directory
 /// of an output whose name the file system takes has a name it takes too, and outputs whose
 /// long names share a start still get their own.
