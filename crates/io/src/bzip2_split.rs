@@ -20,7 +20,7 @@
 //! start after the first byte of the first block whose marker starts in byte `s` or later (any
 //! line when `s` is 0), up to and including the line that starts at the first byte of the
 //! first block whose marker starts in byte `e` or later. The first block belongs to the first
-//! split whatever its length. The key of a line is Hadoop's too: its offset in the
+//! split whatever its length (a later split looks for markers from byte 5 on). The key of a line is Hadoop's too: its offset in the
 //! uncompressed data in the first split; in a later one, `s` plus its distance from the first
 //! byte of the split's first block.
 //!
@@ -128,7 +128,14 @@ impl Bzip2Split {
             window: Vec::new(),
             base: start,
             exhausted: false,
-            end_bit: end.saturating_mul(8),
+            // A split that starts the file reaches at least past the first block's marker
+            // (later splits start searching there), so that the first block is always read.
+            end_bit: if start == 0 {
+                end.max(FIRST_MARKER_BYTE + 1)
+            } else {
+                end
+            }
+            .saturating_mul(8),
             next_block: None,
             block: None,
             tail: false,
@@ -154,8 +161,12 @@ impl Bzip2Split {
                 }
             }
         }
-        // The first block belongs to the first split whatever its length, and a later split
-        // starts past the first block's marker (in byte 4), as in Hadoop.
+        // A later split starts searching past the first block's marker (in byte 4), as in
+        // Hadoop. (Hadoop's first split also reads the first block whatever its length and
+        // wherever it is: after an empty first stream both it and the next split read that
+        // block. Here it is the first split's only if its marker lies in the range above;
+        // else the split that holds it reads it, as the start of the data: `LineReader`
+        // looks back for that case.)
         let from = if start == 0 {
             0
         } else {
@@ -163,11 +174,16 @@ impl Bzip2Split {
         };
         let first = split.find(from, from, u64::MAX, |m| m == Marker::Block)?;
         match first {
-            Some((bit, _)) if start == 0 || bit < split.end_bit => split.next_block = Some(bit),
+            Some((bit, _)) if bit < split.end_bit => split.next_block = Some(bit),
             // No block starts in the range: its bytes belong to a block of an earlier split.
             _ => split.done = true,
         }
         Ok(split)
+    }
+
+    /// The file bit offset of the first block the split reads, if it reads any.
+    pub(crate) fn first_block(&self) -> Option<u64> {
+        self.next_block.filter(|_| !self.done)
     }
 
     /// The first marker accepted by `wanted` at or after file bit `from`, reading more of the
@@ -290,7 +306,7 @@ impl Bzip2Split {
                     self.done = true;
                     return Ok(0);
                 };
-                if start >= self.end_bit && start > FIRST_MARKER_BYTE * 8 {
+                if start >= self.end_bit {
                     self.tail = true;
                 }
                 self.block = self.open_block(start, start + MARKER_AND_CRC_BITS)?;
@@ -334,6 +350,15 @@ impl Read for Bzip2Split {
         }
         Ok(n)
     }
+}
+
+/// How far into a file a split looks back for blocks before its first one: only a file that
+/// starts with empty streams (14 bytes each) has its first block past byte 4, and not far past.
+pub(crate) const LOOK_BACK: u64 = 1 << 20;
+
+/// The bit offset of the first block marker in `head`, the first bytes of a file.
+pub(crate) fn first_block_of_data(head: &[u8]) -> Option<u64> {
+    find_marker(head, 0, &|m| m == Marker::Block).map(|(bit, _)| bit)
 }
 
 /// The first marker accepted by `wanted` whose 48 bits start at bit `from` or later of `data`

@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use memchr::memchr2;
 
-use crate::bzip2_split::Bzip2Split;
+use crate::bzip2_split::{self, Bzip2Split};
 use crate::codec::{BlockCodec, BlockReader, Lz4Frames, ZlibStreams};
 use crate::{
     CachePolicy, Compression, InputFile, IoError, LocalStorage, Location, Split, Storage,
@@ -104,14 +104,24 @@ impl LineReader {
     /// [`IoError::Read`] if the file cannot be opened or positioned; [`IoError::Decompress`] if a
     /// decoder cannot be set up.
     pub fn open(file: &InputFile, split: &Split) -> Result<LineReader, IoError> {
-        let (reader, codec) = open_split_stream(
+        let SplitStream {
+            reader,
+            codec,
+            start,
+        } = open_split_stream(
             &LocalStorage::new(),
             &Location::from_path(file.path.clone()),
             file.compression,
             split,
             CachePolicy::Keep,
         )?;
-        Ok(LineReader::over(reader, codec, split, file.path.clone()))
+        Ok(LineReader::over(
+            reader,
+            codec,
+            start,
+            split,
+            file.path.clone(),
+        ))
     }
 
     /// Opens `split` of `input` on any [`Storage`]: the same rules as [`LineReader::open`].
@@ -132,7 +142,11 @@ impl LineReader {
         split: &Split,
     ) -> Result<LineReader, IoError> {
         let location = input.location();
-        let (reader, codec) = open_split_stream(
+        let SplitStream {
+            reader,
+            codec,
+            start,
+        } = open_split_stream(
             storage,
             location,
             input.compression,
@@ -142,28 +156,29 @@ impl LineReader {
         Ok(LineReader::over(
             reader,
             codec,
+            start,
             split,
             location.error_path(),
         ))
     }
 
-    /// The reader of `split` over a stream opened for it.
+    /// The reader of `split` over a stream opened for it, whose first byte is at `start`
+    /// ([`open_split_stream`]).
     fn over(
         reader: Box<dyn Read + Send>,
         codec: Option<&'static str>,
+        start: u64,
         split: &Split,
         path: PathBuf,
     ) -> LineReader {
-        let (start, end, buffer_size) = match codec {
+        let (end, buffer_size) = match codec {
             None => (
-                split.start,
                 split.start.saturating_add(split.len),
                 small_split_buffer(split.len),
             ),
-            // The stream holds the split's lines and no more (and, unless the split starts the
-            // file, the partial line before them).
-            Some(BZIP2) => (split.start, u64::MAX, BUFFER_SIZE),
-            Some(_) => (0, u64::MAX, BUFFER_SIZE),
+            // A compressed stream holds the split's lines and no more (a bzip2 split's: and,
+            // unless it starts the data, the partial line before them).
+            Some(_) => (u64::MAX, BUFFER_SIZE),
         };
         LineReader::build(reader, start, end, path, codec, buffer_size)
     }
@@ -436,7 +451,10 @@ const BZIP2: &str = "bzip2";
 
 /// Opens the bytes of `split` for a line reader: a plain file's from the split's start on; a
 /// bzip2 file's blocks that start in the split, then as far as the line running past its end
-/// goes ([`Bzip2Split`]); any other compressed file decoded whole from its beginning.
+/// goes ([`Bzip2Split`]); any other compressed file decoded whole from its beginning. With
+/// the stream come the codec's name and where the line reader counts from: a split that does not
+/// start the data discards its partial first line, and its keys count from the split's start
+/// (a bzip2 split's as Hadoop's do, see [`crate::bzip2_split`]).
 ///
 /// # Errors
 /// As for [`open_stream_in`]; [`IoError::Decompress`] if the bzip2 file does not start as one.
@@ -446,15 +464,62 @@ fn open_split_stream(
     compression: Compression,
     split: &Split,
     cache: CachePolicy,
-) -> Result<(Box<dyn Read + Send>, Option<&'static str>), IoError> {
+) -> Result<SplitStream, IoError> {
     if compression != Compression::Bzip2 {
-        return open_stream_in(storage, location, compression, split.start, u64::MAX, cache);
+        let start = if compression == Compression::None {
+            split.start
+        } else {
+            0
+        };
+        let (reader, codec) =
+            open_stream_in(storage, location, compression, split.start, u64::MAX, cache)?;
+        return Ok(SplitStream {
+            reader,
+            codec,
+            start,
+        });
     }
+    let error = |source| stream_error(&location.error_path(), Some(BZIP2), 0, source);
     let raw = storage.open_range_with(location, split.start, u64::MAX, cache)?;
     let end = split.start.saturating_add(split.len);
-    let reader = Bzip2Split::new(raw, split.start, end)
-        .map_err(|source| stream_error(&location.error_path(), Some(BZIP2), 0, source))?;
-    Ok((Box::new(reader), Some(BZIP2)))
+    let reader = Bzip2Split::new(raw, split.start, end).map_err(error)?;
+    let mut start = split.start;
+    if let Some(first) = reader.first_block().filter(|_| split.start > 0) {
+        // Streams with no blocks may come first (an empty one, then the data appended): the
+        // split holding the first block then starts the data, with nothing to discard.
+        if first / 8 < bzip2_split::LOOK_BACK {
+            // The first 64 bytes hold the first block's marker but after empty streams.
+            let mut first_of_data = None;
+            for len in [64, first / 8 + 8] {
+                let mut head = Vec::new();
+                storage
+                    .open_range_with(location, 0, len, cache)?
+                    .read_to_end(&mut head)
+                    .map_err(error)?;
+                first_of_data = bzip2_split::first_block_of_data(&head);
+                if first_of_data.is_some() {
+                    break;
+                }
+            }
+            if first_of_data == Some(first) {
+                start = 0;
+            }
+        }
+    }
+    Ok(SplitStream {
+        reader: Box::new(reader),
+        codec: Some(BZIP2),
+        start,
+    })
+}
+
+/// What [`open_split_stream`] opens.
+struct SplitStream {
+    reader: Box<dyn Read + Send>,
+    /// The codec's name, for a compressed file.
+    codec: Option<&'static str>,
+    /// The position of the stream's first byte, as the line reader counts.
+    start: u64,
 }
 
 /// The decoded bytes of the whole file at `location`, decompressed by its name's codec

@@ -1,4 +1,4 @@
-use std::io::{Cursor, Read, Write};
+use std::io::{Read, Write};
 
 use super::*;
 use crate::LineReader;
@@ -66,20 +66,50 @@ fn reference_lines(data: &[u8]) -> Vec<Vec<u8>> {
     lines
 }
 
-/// The lines the split of bytes `start..start + len` of the compressed `file` reads.
+thread_local! {
+    /// The file the last [`split_lines`] call of this test wrote, and its bytes.
+    static ON_DISK: std::cell::RefCell<Option<(tempfile::TempDir, Vec<u8>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `file` as a `.bz2` file on disk (written again only when the bytes change).
+fn on_disk(file: &[u8]) -> crate::InputFile {
+    ON_DISK.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.as_ref().is_none_or(|(_, bytes)| bytes != file) {
+            let dir = tempfile::tempdir().unwrap();
+            std::fs::write(dir.path().join("t.bz2"), file).unwrap();
+            *cell = Some((dir, file.to_vec()));
+        }
+        let path = cell.as_ref().unwrap().0.path().join("t.bz2");
+        crate::InputFile {
+            path,
+            len: file.len() as u64,
+            compression: crate::Compression::Bzip2,
+        }
+    })
+}
+
+/// The lines the split of bytes `start..start + len` of the compressed `file` reads, through
+/// the line reader of a job.
 fn split_lines(file: &[u8], start: usize, len: usize) -> std::io::Result<Vec<Vec<u8>>> {
-    let source = Box::new(Cursor::new(file[start.min(file.len())..].to_vec()));
-    let split = Bzip2Split::new(source, start as u64, (start + len) as u64)?;
-    let mut reader = LineReader::from_reader(Box::new(split), start as u64, u64::MAX, "t.bz2");
-    let mut lines = Vec::new();
-    while let Some((_, line)) = reader.next_line().map_err(|e| {
+    let input = on_disk(file);
+    let split = crate::Split {
+        file: 0,
+        start: start as u64,
+        len: len as u64,
+    };
+    let error = |e: crate::IoError| {
         std::io::Error::other(format!(
             "{e}: {}",
             std::error::Error::source(&e)
                 .map(ToString::to_string)
                 .unwrap_or_default()
         ))
-    })? {
+    };
+    let mut reader = LineReader::open(&input, &split).map_err(error)?;
+    let mut lines = Vec::new();
+    while let Some((_, line)) = reader.next_line().map_err(error)? {
         lines.push(line.to_vec());
     }
     Ok(lines)
@@ -144,6 +174,23 @@ fn concatenated_streams_read_as_one() {
     for size in [file.len(), 40_000, 12_345] {
         assert!(all_splits(&file, size) == want, "split size {size}");
     }
+}
+
+#[test]
+fn a_leading_empty_stream_gives_no_line_twice() {
+    // Hadoop's first split reads the first block wherever it is, so after an empty first
+    // stream the next split reads it too; here each line is read once.
+    let data = text(300_000, 4);
+    let mut file = compress(b"", 9);
+    file.extend(compress(&data, 1));
+    let want = reference_lines(&data);
+    // The empty stream is 14 bytes; the first block's marker is in byte 18.
+    for cut in 1..40 {
+        let mut got = split_lines(&file, 0, cut).unwrap();
+        got.extend(split_lines(&file, cut, file.len() - cut).unwrap());
+        assert!(got == want, "splits cut at byte {cut}");
+    }
+    assert!(all_splits(&file, 7_000) == want);
 }
 
 #[test]
