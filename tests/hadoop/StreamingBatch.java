@@ -36,7 +36,8 @@ import org.apache.hadoop.util.ToolRunner;
  *
  * <p>Local mode runs the streaming programs in the JVM's working directory and unpacks {@code
  * -file} files there; the driver empties it before each case (it must hold the marker file
- * {@code .streaming-batch-cwd}) so that no case sees another one's files.
+ * {@code .streaming-batch-cwd}) so that no case sees another one's files, and closes the cached
+ * file systems, so that each case's are made from its own settings.
  */
 public class StreamingBatch {
   /** Thrown instead of exiting when code of a case calls System.exit. */
@@ -71,6 +72,10 @@ public class StreamingBatch {
     PrintStream err = System.err;
     for (Case c : cases) {
       emptyExceptMarker(cwd);
+      // A job in a JVM of its own makes its file systems from its own settings: without
+      // this, the cached local file system of an earlier case would keep that case's
+      // settings (fs.local.block.size, which decides how inputs are split).
+      org.apache.hadoop.fs.FileSystem.closeAll();
       Files.createDirectories(c.result());
       long start = System.nanoTime();
       int code;
